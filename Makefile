@@ -1,0 +1,121 @@
+# perfport - see README.md. `make help` lists the targets.
+
+CC       ?= cc
+PREFIX   ?= /usr/local
+LIBDIR   ?= $(PREFIX)/lib
+BINDIR   ?= $(PREFIX)/bin
+MANDIR   ?= $(PREFIX)/share/man
+INCDIR   ?= $(PREFIX)/include
+DESTDIR  ?=
+BUILD    ?= build
+
+PKGS     := libtraceevent libzstd json-c
+DEBS     := build-essential pkg-config libtraceevent-dev libzstd-dev libjson-c-dev \
+            libcmocka-dev libdw-dev libelf-dev
+
+OPT      ?= -O2 -g
+WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+            -Wformat=2 -Wno-format-nonliteral
+CFLAGS   ?= $(OPT)
+ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Iinclude -MMD -MP \
+             $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LIBS     := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+CORE_SRC := $(wildcard src/util/*.c) $(wildcard src/perf/*.c)
+CLI_SRC  := $(wildcard src/cli/*.c)
+CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/obj/%.o)
+CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
+CORE_LIB := $(BUILD)/libperfport-core.a
+
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+
+.PHONY: all deps check unit e2e demo install uninstall asan fuzz robust bench clean help
+
+all: $(BUILD)/perfport
+
+help:
+	@echo "make            build $(BUILD)/perfport"
+	@echo "make deps       install the Debian packages the build and tests need"
+	@echo "make check      build and run every test (unit, end-to-end, robustness)"
+	@echo "make demo       build and run perfport on the bundled sample recording"
+	@echo "make install    install (PREFIX=$(PREFIX), DESTDIR=)"
+	@echo "make asan       ASan+UBSan build in build-asan/"
+	@echo "make fuzz       run the libFuzzer target for the reader (FUZZ_SECONDS=60)"
+	@echo "make bench      compare perfport with perf on a large fresh recording"
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(CORE_LIB): $(CORE_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/perfport: $(CLI_OBJ) $(CORE_LIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJ) $(CORE_LIB) $(LIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(CORE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Isrc -o $@ $< $(CORE_LIB) $(LIBS) -lcmocka
+
+deps:
+	@missing=""; for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -z "$$missing" ]; then echo "all build packages are installed"; \
+	elif [ "$$(id -u)" = 0 ]; then apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $$missing; \
+	else echo "run as root:  apt-get update && apt-get install -y$$missing"; exit 1; fi
+
+unit: $(UNIT_BIN)
+
+check: all unit
+	@$(MAKE) --no-print-directory asan-robust
+	BUILD=$(BUILD) tests/run.sh
+
+demo: all
+	./$(BUILD)/perfport info -i samples/oncpu.perf.data
+	@echo
+	./$(BUILD)/perfport info -i samples/offcpu.perf.data
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(INCDIR)/perfport
+	install -m 755 $(BUILD)/perfport $(DESTDIR)$(BINDIR)/perfport
+	install -m 644 docs/perfport.1 $(DESTDIR)$(MANDIR)/man1/perfport.1
+	install -m 644 include/perfport/*.h $(DESTDIR)$(INCDIR)/perfport/
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/perfport $(DESTDIR)$(MANDIR)/man1/perfport.1
+	rm -rf $(DESTDIR)$(INCDIR)/perfport
+
+# --- sanitizers and fuzzing ---
+
+SAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+
+asan:
+	$(MAKE) --no-print-directory BUILD=build-asan CFLAGS="$(SAN_FLAGS)" \
+		LDFLAGS="-fsanitize=address,undefined" build-asan/perfport
+
+# The robustness driver: every corpus file truncated and bit-flipped, in process.
+build-asan/robust: tests/fuzz/fuzz_reader.c tests/fuzz/robust_main.c asan
+	$(CC) -std=gnu11 -D_GNU_SOURCE $(WARN) $(SAN_FLAGS) -Iinclude -Isrc -o $@ tests/fuzz/fuzz_reader.c \
+		tests/fuzz/robust_main.c build-asan/libperfport-core.a $(LIBS)
+
+asan-robust: build-asan/robust
+
+FUZZ_SECONDS ?= 60
+fuzz:
+	$(MAKE) --no-print-directory BUILD=build-fuzz CC=clang \
+		CFLAGS="-O1 -g -fsanitize=fuzzer-no-link,address,undefined" build-fuzz/libperfport-core.a
+	clang -std=gnu11 -D_GNU_SOURCE $(WARN) -O1 -g -fsanitize=fuzzer,address,undefined -Iinclude -Isrc \
+		-o build-fuzz/fuzz_reader tests/fuzz/fuzz_reader.c build-fuzz/libperfport-core.a $(LIBS)
+	tests/fuzz/seed.sh build-fuzz/seeds
+	build-fuzz/fuzz_reader -max_total_time=$(FUZZ_SECONDS) -max_len=1048576 \
+		build-fuzz/corpus build-fuzz/seeds
+
+bench: all
+	tests/bench/bench.sh
+
+clean:
+	rm -rf build build-asan build-fuzz
+
+-include $(CORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli.h - the command table's entries and what they share.
+ */
+#ifndef CLI_CLI_H
+#define CLI_CLI_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+/* Exit statuses, the same for every command. */
+enum cli_exit {
+	EXIT_FULL = 0,      /* everything was read */
+	EXIT_USAGE = 1,     /* bad command line */
+	EXIT_NOTHING = 2,   /* nothing usable */
+	EXIT_PARTIAL = 3,   /* some input was skipped; see the warning */
+};
+
+int cmd_info(int argc, char **argv);
+
+/** cli_usage_error() - print "perfport CMD: MSG" and a --help hint; EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/** cli_progress() - perf_progress_fn drawing a line on a terminal stderr. */
+void cli_progress(void *ctx, uint64_t done, uint64_t total);
+
+#endif /* CLI_CLI_H */

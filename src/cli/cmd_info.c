@@ -1,0 +1,542 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd_info.c - `perfport info`: what a recording holds and how good a
+ * profile it will make.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../perf/perf.h"
+#include "../util/error.h"
+#include "../util/log.h"
+#include "cli.h"
+
+struct thread {
+	uint32_t pid, tid;
+	uint64_t samples;
+	char comm[16];
+	bool used;
+};
+
+struct info_ctx {
+	struct thread *threads;  /* open addressing on tid */
+	size_t cap, nr;
+	uint64_t user_chains, shallow_user_chains;
+	uint64_t dwarf_samples, dwarf_full;
+	uint64_t first_time, last_time;
+	bool oom;
+};
+
+static struct thread *thread_get(struct info_ctx *c, uint32_t tid)
+{
+	size_t mask, i;
+
+	if (c->nr * 2 >= c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 256;
+		struct thread *n = calloc(cap, sizeof(*n));
+
+		if (!n) {
+			c->oom = true;
+			return NULL;
+		}
+		for (size_t j = 0; j < c->cap; j++) {
+			if (!c->threads[j].used)
+				continue;
+			i = (c->threads[j].tid * 2654435761u) & (cap - 1);
+			while (n[i].used)
+				i = (i + 1) & (cap - 1);
+			n[i] = c->threads[j];
+		}
+		free(c->threads);
+		c->threads = n;
+		c->cap = cap;
+	}
+	mask = c->cap - 1;
+	for (i = (tid * 2654435761u) & mask; c->threads[i].used; i = (i + 1) & mask)
+		if (c->threads[i].tid == tid)
+			return &c->threads[i];
+	c->threads[i].used = true;
+	c->threads[i].tid = tid;
+	c->threads[i].pid = UINT32_MAX;
+	c->nr++;
+	return &c->threads[i];
+}
+
+static void note_callchain(struct info_ctx *c, const struct perf_sample *s)
+{
+	uint64_t user = 0;
+	bool in_user = false;
+
+	for (uint64_t i = 0; i < s->callchain_nr; i++) {
+		uint64_t ip = s->callchain[i];
+
+		if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
+			in_user = ip == (uint64_t)PERF_CONTEXT_USER;
+			continue;
+		}
+		if (in_user)
+			user++;
+	}
+	if (in_user || user) {
+		c->user_chains++;
+		if (user <= 1)
+			c->shallow_user_chains++;
+	}
+}
+
+static int on_event(void *ctx, const struct perf_event *ev)
+{
+	struct info_ctx *c = ctx;
+	struct thread *t;
+
+	switch (ev->type) {
+	case PERF_RECORD_SAMPLE: {
+		const struct perf_sample *s = &ev->sample;
+		uint64_t st = ev->evsel->attr.sample_type;
+
+		if (st & PERF_SAMPLE_TID) {
+			t = thread_get(c, s->tid);
+			if (t) {
+				t->pid = s->pid;
+				t->samples++;
+			}
+		}
+		if (st & PERF_SAMPLE_TIME) {
+			if (!c->first_time || s->time < c->first_time)
+				c->first_time = s->time;
+			if (s->time > c->last_time)
+				c->last_time = s->time;
+		}
+		if ((st & PERF_SAMPLE_CALLCHAIN) && !(st & PERF_SAMPLE_STACK_USER))
+			note_callchain(c, s);
+		if ((st & PERF_SAMPLE_STACK_USER) && s->user_stack_size) {
+			c->dwarf_samples++;
+			if (s->user_stack_dyn_size >= s->user_stack_size)
+				c->dwarf_full++;
+		}
+		break;
+	}
+	case PERF_RECORD_COMM:
+		t = thread_get(c, ev->u.comm.tid);
+		if (t) {
+			t->pid = ev->u.comm.pid;
+			snprintf(t->comm, sizeof(t->comm), "%s", ev->u.comm.comm);
+		}
+		break;
+	case PERF_RECORD_FORK:
+		t = thread_get(c, ev->u.task.tid);
+		if (t)
+			t->pid = ev->u.task.pid;
+		break;
+	default:
+		break;
+	}
+	return c->oom;
+}
+
+static void sample_type_str(uint64_t t, char *buf, size_t len)
+{
+	static const char *const names[] = {
+		"IP", "TID", "TIME", "ADDR", "READ", "CALLCHAIN", "ID", "CPU", "PERIOD",
+		"STREAM_ID", "RAW", "BRANCH_STACK", "REGS_USER", "STACK_USER", "WEIGHT",
+		"DATA_SRC", "IDENTIFIER", "TRANSACTION", "REGS_INTR", "PHYS_ADDR", "AUX",
+		"CGROUP", "DATA_PAGE_SIZE", "CODE_PAGE_SIZE", "WEIGHT_STRUCT",
+	};
+	size_t used = 0;
+
+	buf[0] = 0;
+	for (unsigned i = 0; i < 64; i++) {
+		int n;
+
+		if (!(t & (1ULL << i)))
+			continue;
+		if (i < sizeof(names) / sizeof(*names))
+			n = snprintf(buf + used, len - used, "%s%s", used ? "|" : "", names[i]);
+		else
+			n = snprintf(buf + used, len - used, "%sbit%u", used ? "|" : "", i);
+		if (n < 0 || (size_t)n >= len - used)
+			break;
+		used += (size_t)n;
+	}
+}
+
+static const char *type_name(uint32_t type)
+{
+	switch (type) {
+	case PERF_TYPE_HARDWARE: return "hardware";
+	case PERF_TYPE_SOFTWARE: return "software";
+	case PERF_TYPE_TRACEPOINT: return "tracepoint";
+	case PERF_TYPE_HW_CACHE: return "hw-cache";
+	case PERF_TYPE_RAW: return "raw";
+	case PERF_TYPE_BREAKPOINT: return "breakpoint";
+	default: return "pmu";
+	}
+}
+
+static const char *clock_desc(const struct perf_header_info *h, struct perf_evsel *const *ev,
+			      size_t nr)
+{
+	int32_t clk = -1;
+
+	for (size_t i = 0; i < nr; i++)
+		if (ev[i]->attr.flags & PERF_ATTR_FLAG_USE_CLOCKID)
+			clk = ev[i]->attr.clockid;
+	if (h->has_clock_data)
+		clk = (int32_t)h->clock_data_clockid;
+	switch (clk) {
+	case -1: return "perf (sched_clock)";
+	case 0: return "realtime";
+	case 1: return "monotonic";
+	case 4: return "monotonic_raw";
+	case 7: return "boottime";
+	case 11: return "tai";
+	default: return "other clockid";
+	}
+}
+
+/* A warning about how the file was recorded, with the command that fixes it. */
+struct advice {
+	char text[512];
+};
+
+static size_t collect_advice(const struct info_ctx *c, struct perf_evsel *const *ev, size_t nr,
+			     struct advice *out, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < nr && n < max; i++) {
+		const struct perf_attr *a = &ev[i]->attr;
+
+		if (a->type == PERF_TYPE_TRACEPOINT && (a->flags & PERF_ATTR_FLAG_FREQ))
+			snprintf(out[n++].text, sizeof(out->text),
+				 "tracepoint '%s' was recorded in frequency mode (a global -F "
+				 "applied to it), so most of its events were not sampled; record "
+				 "with: perf record -e cpu-clock/freq=999/ -e %s ...",
+				 ev[i]->name, ev[i]->name);
+	}
+	if (n < max && c->user_chains >= 10 && c->shallow_user_chains * 5 > c->user_chains)
+		snprintf(out[n++].text, sizeof(out->text),
+			 "%" PRIu64 " of %" PRIu64 " frame-pointer user callchains have no caller "
+			 "(code without frame pointers, such as Debian's glibc, breaks the chain); "
+			 "for full stacks record with: perf record --call-graph dwarf ...",
+			 c->shallow_user_chains, c->user_chains);
+	if (n < max && c->dwarf_samples >= 10 && c->dwarf_full * 20 > c->dwarf_samples)
+		snprintf(out[n++].text, sizeof(out->text),
+			 "%" PRIu64 " of %" PRIu64 " DWARF stack copies filled their buffer, so "
+			 "their unwinding stops early; record with: perf record "
+			 "--call-graph dwarf,65528 ...",
+			 c->dwarf_full, c->dwarf_samples);
+	return n;
+}
+
+static int cmp_thread(const void *a, const void *b)
+{
+	const struct thread *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+/* The used slots, sorted by (pid, tid); the caller frees. */
+static struct thread *threads_sorted(const struct info_ctx *c, size_t *nr, size_t *procs)
+{
+	struct thread *t = malloc((c->nr ? c->nr : 1) * sizeof(*t));
+	size_t n = 0;
+
+	*nr = *procs = 0;
+	if (!t)
+		return NULL;
+	for (size_t i = 0; i < c->cap; i++)
+		if (c->threads[i].used)
+			t[n++] = c->threads[i];
+	qsort(t, n, sizeof(*t), cmp_thread);
+	for (size_t i = 0; i < n; i++)
+		if (i == 0 || t[i].pid != t[i - 1].pid)
+			(*procs)++;
+	*nr = n;
+	return t;
+}
+
+static void add_str(json_object *o, const char *k, const char *v)
+{
+	json_object_object_add(o, k, v ? json_object_new_string(v) : NULL);
+}
+
+static void print_json(const char *path, const struct perf_reader *r, const struct info_ctx *c,
+		       const struct advice *adv, size_t nadv)
+{
+	const struct perf_header_info *h = perf_reader_header(r);
+	const struct perf_stats *st = perf_reader_stats(r);
+	json_object *root = json_object_new_object(), *a, *o;
+	struct perf_evsel *const *ev;
+	struct thread *th;
+	size_t nr, nth, nproc;
+	char buf[512];
+
+	ev = perf_reader_evsels(r, &nr);
+	add_str(root, "file", path);
+	add_str(root, "mode", h->pipe ? "pipe" : h->directory ? "directory" : "file");
+	json_object_object_add(root, "byte_swapped", json_object_new_boolean(h->swapped));
+	add_str(root, "hostname", h->hostname);
+	add_str(root, "os_release", h->osrelease);
+	add_str(root, "arch", h->arch);
+	add_str(root, "perf_version", h->version);
+	add_str(root, "cmdline", h->cmdline);
+	add_str(root, "cpu_desc", h->cpudesc);
+	json_object_object_add(root, "nr_cpus_online", json_object_new_int64(h->nr_cpus_online));
+	json_object_object_add(root, "nr_cpus_avail", json_object_new_int64(h->nr_cpus_avail));
+	add_str(root, "clock", clock_desc(h, ev, nr));
+	json_object_object_add(root, "clock_data", json_object_new_boolean(h->has_clock_data));
+	json_object_object_add(root, "first_sample_time", json_object_new_uint64(c->first_time));
+	json_object_object_add(root, "last_sample_time", json_object_new_uint64(c->last_time));
+	json_object_object_add(root, "samples", json_object_new_uint64(st->samples));
+
+	a = json_object_new_array();
+	for (size_t i = 0; i < nr; i++) {
+		o = json_object_new_object();
+		add_str(o, "name", ev[i]->name);
+		add_str(o, "type", type_name(ev[i]->attr.type));
+		json_object_object_add(o, "config", json_object_new_uint64(ev[i]->attr.config));
+		sample_type_str(ev[i]->attr.sample_type, buf, sizeof(buf));
+		add_str(o, "sample_type", buf);
+		if (ev[i]->attr.flags & PERF_ATTR_FLAG_FREQ)
+			json_object_object_add(o, "frequency",
+					       json_object_new_uint64(ev[i]->attr.sample_period));
+		else
+			json_object_object_add(o, "period",
+					       json_object_new_uint64(ev[i]->attr.sample_period));
+		json_object_object_add(o, "samples", json_object_new_uint64(ev[i]->nr_samples));
+		json_object_array_add(a, o);
+	}
+	json_object_object_add(root, "events", a);
+
+	o = json_object_new_object();
+	for (uint32_t t = 0; t < PERF_REC_TYPE_MAX; t++) {
+		const char *name = perf_record_type_name(t);
+
+		if (!st->records[t])
+			continue;
+		if (name)
+			snprintf(buf, sizeof(buf), "PERF_RECORD_%s", name);
+		else
+			snprintf(buf, sizeof(buf), "type_%u", t);
+		json_object_object_add(o, buf, json_object_new_uint64(st->records[t]));
+	}
+	json_object_object_add(root, "records", o);
+
+	th = threads_sorted(c, &nth, &nproc);
+	a = json_object_new_array();
+	for (size_t i = 0; th && i < nth; i++) {
+		o = json_object_new_object();
+		json_object_object_add(o, "pid", json_object_new_int64(th[i].pid == UINT32_MAX ? -1 : (int64_t)th[i].pid));
+		json_object_object_add(o, "tid", json_object_new_int64(th[i].tid));
+		add_str(o, "comm", th[i].comm[0] ? th[i].comm : NULL);
+		json_object_object_add(o, "samples", json_object_new_uint64(th[i].samples));
+		json_object_array_add(a, o);
+	}
+	free(th);
+	json_object_object_add(root, "threads", a);
+	json_object_object_add(root, "processes", json_object_new_uint64(nproc));
+	json_object_object_add(root, "lost", json_object_new_uint64(st->lost + st->lost_samples));
+	json_object_object_add(root, "unknown_records", json_object_new_uint64(st->unknown_records));
+	json_object_object_add(root, "skipped_records", json_object_new_uint64(st->skipped_records));
+	json_object_object_add(root, "skipped_bytes", json_object_new_uint64(st->skipped_bytes));
+	json_object_object_add(root, "truncated", json_object_new_boolean(st->truncated));
+	a = json_object_new_array();
+	for (unsigned i = 0; i < st->nr_skips_kept; i++) {
+		o = json_object_new_object();
+		json_object_object_add(o, "offset", json_object_new_uint64(st->skips[i].offset));
+		json_object_object_add(o, "type", json_object_new_int64(st->skips[i].type));
+		add_str(o, "reason", st->skips[i].why);
+		json_object_array_add(a, o);
+	}
+	json_object_object_add(root, "skips", a);
+	if (h->has_compressed || st->compressed_in) {
+		o = json_object_new_object();
+		json_object_object_add(o, "level", json_object_new_int64(h->comp_level));
+		json_object_object_add(o, "compressed_bytes", json_object_new_uint64(st->compressed_in));
+		json_object_object_add(o, "decompressed_bytes", json_object_new_uint64(st->compressed_out));
+		json_object_object_add(root, "compression", o);
+	}
+	a = json_object_new_array();
+	for (size_t i = 0; i < nadv; i++)
+		json_object_array_add(a, json_object_new_string(adv[i].text));
+	json_object_object_add(root, "warnings", a);
+	puts(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(root);
+}
+
+static void print_text(const char *path, const struct perf_reader *r, const struct info_ctx *c,
+		       const struct advice *adv, size_t nadv)
+{
+	const struct perf_header_info *h = perf_reader_header(r);
+	const struct perf_stats *st = perf_reader_stats(r);
+	struct perf_evsel *const *ev;
+	size_t nr, nth, nproc;
+	struct thread *th;
+	char buf[512];
+
+	ev = perf_reader_evsels(r, &nr);
+	printf("file:          %s (%s mode%s)\n", path,
+	       h->pipe ? "pipe" : h->directory ? "directory" : "file",
+	       h->swapped ? ", other byte order" : "");
+	printf("host:          %s\n", h->hostname ? h->hostname : "(not recorded)");
+	printf("os release:    %s\n", h->osrelease ? h->osrelease : "(not recorded)");
+	printf("arch:          %s\n", h->arch ? h->arch : "(not recorded)");
+	printf("perf version:  %s\n", h->version ? h->version : "(not recorded)");
+	printf("command:       %s\n", h->cmdline ? h->cmdline : "(not recorded)");
+	if (h->nr_cpus_online || h->nr_cpus_avail)
+		printf("cpus:          %u online, %u available%s%s\n", h->nr_cpus_online,
+		       h->nr_cpus_avail, h->cpudesc ? ": " : "", h->cpudesc ? h->cpudesc : "");
+	printf("clock:         %s%s\n", clock_desc(h, ev, nr),
+	       h->has_clock_data ? " (with CLOCK_DATA: wall times are exact)"
+				 : " (no CLOCK_DATA: wall times will be estimated)");
+	if (c->last_time > c->first_time)
+		printf("span:          %.3f s (samples from %" PRIu64 " to %" PRIu64 ")\n",
+		       (double)(c->last_time - c->first_time) / 1e9, c->first_time, c->last_time);
+	if (h->has_compressed || st->compressed_in)
+		printf("compression:   zstd level %u, %" PRIu64 " bytes -> %" PRIu64 " bytes (ratio %.1f)\n",
+		       h->comp_level, st->compressed_in, st->compressed_out,
+		       st->compressed_in ? (double)st->compressed_out / (double)st->compressed_in : 0.0);
+	printf("samples:       %" PRIu64 "\n", st->samples);
+
+	printf("\nevents:\n");
+	for (size_t i = 0; i < nr; i++) {
+		const struct perf_attr *a = &ev[i]->attr;
+
+		sample_type_str(a->sample_type, buf, sizeof(buf));
+		printf("  %-24s %-10s %s %-8" PRIu64 " samples %-9" PRIu64 " %s\n", ev[i]->name,
+		       type_name(a->type), (a->flags & PERF_ATTR_FLAG_FREQ) ? "freq  " : "period",
+		       a->sample_period, ev[i]->nr_samples, buf);
+	}
+	printf("\nrecords:\n");
+	for (uint32_t t = 0; t < PERF_REC_TYPE_MAX; t++) {
+		const char *name = perf_record_type_name(t);
+
+		if (st->records[t])
+			printf("  %-20s %" PRIu64 "\n", name ? name : "(unknown)", st->records[t]);
+	}
+	th = threads_sorted(c, &nth, &nproc);
+	free(th);
+	printf("\nthreads:       %zu in %zu processes\n", nth, nproc);
+	printf("lost:          %" PRIu64 " events (LOST), %" PRIu64 " samples (LOST_SAMPLES)\n",
+	       st->lost, st->lost_samples);
+	printf("skipped:       %" PRIu64 " records, %" PRIu64 " bytes%s\n", st->skipped_records,
+	       st->skipped_bytes, st->truncated ? " (the file is truncated)" : "");
+	for (unsigned i = 0; i < st->nr_skips_kept; i++) {
+		const char *name = perf_record_type_name(st->skips[i].type);
+
+		printf("  at offset %" PRIu64 " (%s): %s\n", st->skips[i].offset,
+		       name ? name : "?", st->skips[i].why);
+	}
+	if (nadv) {
+		printf("\nwarnings:\n");
+		for (size_t i = 0; i < nadv; i++)
+			printf("  - %s\n", adv[i].text);
+	}
+}
+
+static void info_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: perfport info [-i FILE] [--json] [--strict]\n"
+		"\n"
+		"Describe a recording: host, OS release, arch, perf version, command line,\n"
+		"CPUs, clock, span; each event with its sample count; records by type;\n"
+		"threads and processes; lost and skipped data; recording problems, each\n"
+		"with the perf command line that records it right.\n"
+		"\n"
+		"options:\n"
+		"  -i, --input FILE  the recording: a perf.data file, a 'perf record --threads'\n"
+		"                    directory, or - for standard input (default ./perf.data)\n"
+		"      --json        print machine-readable JSON\n"
+		"      --strict      treat a partly readable file as an error (exit 2)\n"
+		"  -h, --help        show this help\n");
+}
+
+int cmd_info(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "strict", no_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct perf_reader_opts ropts = { .ordered = false };
+	struct info_ctx ctx = { 0 };
+	const struct perf_stats *st;
+	struct perf_reader *r = NULL;
+	struct advice adv[8];
+	const char *path = "perf.data";
+	bool json = false, strict = false, partial;
+	struct perf_evsel *const *ev;
+	int c, ret, shown = 0;
+	size_t nr, nadv;
+
+	while ((c = getopt_long(argc, argv, "i:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			path = optarg;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 's':
+			strict = true;
+			break;
+		case 'h':
+			info_usage(stdout);
+			return EXIT_FULL;
+		default:
+			return cli_usage_error("info", "unknown option");
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error("info", "unexpected argument '%s'", argv[optind]);
+
+	ropts.progress = cli_progress;
+	ropts.progress_ctx = &shown;
+	ret = perf_reader_open(path, &ropts, &r);
+	if (ret) {
+		if (ret == PP_ENOMEM)
+			pp_error("'%s': %s", path, pp_strerror(ret));
+		return EXIT_NOTHING;
+	}
+	ret = perf_reader_run(r, on_event, &ctx);
+	if (ctx.oom)
+		ret = PP_ENOMEM;
+	st = perf_reader_stats(r);
+	ev = perf_reader_evsels(r, &nr);
+	nadv = collect_advice(&ctx, ev, nr, adv, sizeof(adv) / sizeof(*adv));
+	if (json)
+		print_json(path, r, &ctx, adv, nadv);
+	else
+		print_text(path, r, &ctx, adv, nadv);
+
+	partial = ret != PP_OK || st->skipped_records || st->truncated;
+	if (ret != PP_OK)
+		pp_warn("'%s': reading stopped early: %s", path, pp_strerror(ret));
+	if (partial && ret == PP_OK)
+		pp_warn("'%s': read partly: %" PRIu64 " records (%" PRIu64 " bytes) skipped%s",
+			path, st->skipped_records, st->skipped_bytes,
+			st->truncated ? ", the file is truncated" : "");
+	c = partial ? (strict ? EXIT_NOTHING : EXIT_PARTIAL) : EXIT_FULL;
+	{
+		uint64_t total = 0;
+
+		for (uint32_t t = 0; t < PERF_REC_TYPE_MAX; t++)
+			total += st->records[t];
+		if (!total && !nr)
+			c = EXIT_NOTHING;
+	}
+	perf_reader_close(r);
+	free(ctx.threads);
+	return c;
+}

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * main.c - perfport's command table and global options.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <perfport/version.h>
+
+#include "../util/log.h"
+#include "cli.h"
+
+struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct command commands[] = {
+	{ "info", cmd_info, "describe a recording: host, events, sample and record counts, problems" },
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: perfport [-v | -q] COMMAND [ARGS]\n"
+		"       perfport --version | --help\n"
+		"\n"
+		"perfport turns what 'perf record' wrote into profiles for profiling backends.\n"
+		"\n"
+		"commands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(*commands); i++)
+		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out,
+		"\n"
+		"global options:\n"
+		"  -v, --verbose   say more (repeat for debug messages)\n"
+		"  -q, --quiet     print errors only, no warnings\n"
+		"  -h, --help      show this help; 'perfport COMMAND --help' for a command\n"
+		"  -V, --version   print the version\n"
+		"\n"
+		"exit status: 0 all input read, 1 usage error, 2 nothing usable,\n"
+		"3 partial (some input skipped; a warning says what and where).\n");
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "perfport %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry 'perfport %s --help'.\n", cmd);
+	return EXIT_USAGE;
+}
+
+void cli_progress(void *ctx, uint64_t done, uint64_t total)
+{
+	int *shown = ctx;
+
+	if (!isatty(STDERR_FILENO) || pp_log_get_level() < PP_LOG_WARN)
+		return;
+	if (total && done >= total) {
+		if (*shown)
+			fprintf(stderr, "\r\033[K");
+		*shown = 0;
+		return;
+	}
+	if (total)
+		fprintf(stderr, "\rperfport: reading %3" PRIu64 "%% (%" PRIu64 " of %" PRIu64 " MiB)",
+			done * 100 / total, done >> 20, total >> 20);
+	else
+		fprintf(stderr, "\rperfport: reading %" PRIu64 " MiB", done >> 20);
+	*shown = 1;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int verbosity = PP_LOG_WARN, c;
+
+	/* '+' stops at the command name: its options are its own. */
+	while ((c = getopt_long(argc, argv, "+vqhV", opts, NULL)) != -1) {
+		switch (c) {
+		case 'v':
+			verbosity++;
+			break;
+		case 'q':
+			verbosity = PP_LOG_ERROR;
+			break;
+		case 'h':
+			usage(stdout);
+			return EXIT_FULL;
+		case 'V':
+			printf("perfport %s\n", PERFPORT_VERSION);
+			return EXIT_FULL;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	pp_log_set_level(verbosity);
+	if (optind >= argc) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(*commands); i++) {
+		if (strcmp(argv[optind], commands[i].name) == 0) {
+			argv += optind;
+			argc -= optind;
+			optind = 1;
+			return commands[i].run(argc, argv);
+		}
+	}
+	fprintf(stderr, "perfport: '%s' is not a command; see 'perfport --help'\n", argv[optind]);
+	return EXIT_USAGE;
+}

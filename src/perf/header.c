@@ -1,0 +1,568 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * header.c - the file header, the attrs and their ids, and the feature
+ * sections (in file mode after the data, in pipe mode as HEADER_FEATURE
+ * records; the encoding is the same).
+ *
+ * File header (104 bytes): magic, size, attr_size, then the sections
+ * attrs, data and event_types ({u64 offset, u64 size} each), then a 256-bit
+ * feature bitmap. The feature sections follow the data as an array of
+ * {offset, size}, one per set bit in bit order.
+ */
+#include "priv.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <traceevent/event-parse.h>
+
+#include "../util/log.h"
+
+void perf_skip(struct perf_reader *r, uint64_t off, uint32_t type, uint64_t bytes,
+	       const char *why)
+{
+	r->st.skipped_records++;
+	r->st.skipped_bytes += bytes;
+	if (r->st.nr_skips_kept < PERF_SKIP_KEEP) {
+		struct perf_skip *s = &r->st.skips[r->st.nr_skips_kept++];
+
+		s->offset = off;
+		s->type = type;
+		s->why = why;
+	}
+	pp_debug("skipped %" PRIu64 " bytes at offset %" PRIu64 " (record type %u): %s",
+		 bytes, off, type, why);
+}
+
+/* --- events and the id map --- */
+
+static uint64_t id_hash(uint64_t id)
+{
+	id ^= id >> 33;
+	id *= 0xff51afd7ed558ccdULL;
+	id ^= id >> 33;
+	return id;
+}
+
+int perf_id_add(struct perf_reader *r, uint64_t id, struct perf_evsel *e)
+{
+	size_t mask, i;
+
+	if (r->ids_used * 2 >= r->ids_cap) {
+		size_t cap = r->ids_cap ? r->ids_cap * 2 : 64;
+		struct id_slot *n = calloc(cap, sizeof(*n));
+
+		if (!n)
+			return PP_ENOMEM;
+		for (size_t j = 0; j < r->ids_cap; j++) {
+			if (!r->ids[j].evsel)
+				continue;
+			i = id_hash(r->ids[j].id) & (cap - 1);
+			while (n[i].evsel)
+				i = (i + 1) & (cap - 1);
+			n[i] = r->ids[j];
+		}
+		free(r->ids);
+		r->ids = n;
+		r->ids_cap = cap;
+	}
+	mask = r->ids_cap - 1;
+	for (i = id_hash(id) & mask; r->ids[i].evsel; i = (i + 1) & mask) {
+		if (r->ids[i].id == id) {
+			r->ids[i].evsel = e; /* the later attr wins, as in perf */
+			return PP_OK;
+		}
+	}
+	r->ids[i].id = id;
+	r->ids[i].evsel = e;
+	r->ids_used++;
+	return PP_OK;
+}
+
+struct perf_evsel *perf_id_find(const struct perf_reader *r, uint64_t id)
+{
+	size_t mask, i;
+
+	if (!r->ids_cap)
+		return NULL;
+	mask = r->ids_cap - 1;
+	for (i = id_hash(id) & mask; r->ids[i].evsel; i = (i + 1) & mask)
+		if (r->ids[i].id == id)
+			return r->ids[i].evsel;
+	return NULL;
+}
+
+static const char *const hw_names[] = {
+	"cycles", "instructions", "cache-references", "cache-misses",
+	"branch-instructions", "branch-misses", "bus-cycles",
+	"stalled-cycles-frontend", "stalled-cycles-backend", "ref-cycles",
+};
+
+static const char *const sw_names[] = {
+	"cpu-clock", "task-clock", "page-faults", "context-switches",
+	"cpu-migrations", "minor-faults", "major-faults", "alignment-faults",
+	"emulation-faults", "dummy", "bpf-output", "cgroup-switches",
+};
+
+void perf_evsel_name_default(struct perf_evsel *e)
+{
+	char buf[96];
+	const struct perf_attr *a = &e->attr;
+
+	if (e->name)
+		return;
+	if (a->type == PERF_TYPE_HARDWARE && a->config < sizeof(hw_names) / sizeof(*hw_names))
+		snprintf(buf, sizeof(buf), "%s", hw_names[a->config]);
+	else if (a->type == PERF_TYPE_SOFTWARE && a->config < sizeof(sw_names) / sizeof(*sw_names))
+		snprintf(buf, sizeof(buf), "%s", sw_names[a->config]);
+	else if (a->type == PERF_TYPE_TRACEPOINT)
+		snprintf(buf, sizeof(buf), "tracepoint:%" PRIu64, a->config);
+	else
+		snprintf(buf, sizeof(buf), "type%u:0x%" PRIx64, a->type, a->config);
+	e->name = strdup(buf);
+}
+
+int perf_evsel_add(struct perf_reader *r, const void *attr, size_t attr_len,
+		   const uint8_t *ids, size_t nr_ids, bool swap)
+{
+	struct perf_evsel **n, *e;
+
+	if (r->nr_evsels >= 4096)
+		return PP_EFORMAT; /* perf caps events far below this */
+	n = realloc(r->evsels, (r->nr_evsels + 1) * sizeof(*n));
+	if (!n)
+		return PP_ENOMEM;
+	r->evsels = n;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return PP_ENOMEM;
+	e->idx = (unsigned)r->nr_evsels;
+	perf_attr_decode(&e->attr, attr, attr_len, swap);
+	perf_evsel_layout(e);
+	if (nr_ids) {
+		e->ids = malloc(nr_ids * sizeof(*e->ids));
+		if (!e->ids) {
+			free(e);
+			return PP_ENOMEM;
+		}
+		e->nr_ids = nr_ids;
+		for (size_t i = 0; i < nr_ids; i++) {
+			e->ids[i] = load_u64(ids + 8 * i, swap);
+			if (perf_id_add(r, e->ids[i], e)) {
+				free(e->ids);
+				free(e);
+				return PP_ENOMEM;
+			}
+		}
+	}
+	r->evsels[r->nr_evsels++] = e;
+	r->same_id_pos = true;
+	for (size_t i = 1; i < r->nr_evsels; i++)
+		if (r->evsels[i]->id_pos != r->evsels[0]->id_pos ||
+		    r->evsels[i]->is_pos != r->evsels[0]->is_pos)
+			r->same_id_pos = false;
+	return PP_OK;
+}
+
+/* --- feature sections --- */
+
+/* A perf header string: u32 length (padded), then the bytes. */
+static char *feat_str(struct cur *c)
+{
+	uint32_t len = cur_u32(c);
+	const uint8_t *p = cur_skip(c, len);
+
+	if (!p)
+		return NULL;
+	return strndup((const char *)p, len);
+}
+
+static void set_str(char **slot, char *s)
+{
+	if (!s)
+		return;
+	free(*slot);
+	*slot = s;
+}
+
+static int feat_event_desc(struct perf_reader *r, struct cur *c)
+{
+	uint32_t nr = cur_u32(c), attr_size = cur_u32(c);
+
+	if (c->bad || attr_size < 64 || attr_size > 4096)
+		return PP_EFORMAT;
+	for (uint32_t i = 0; i < nr && !c->bad; i++) {
+		uint32_t nr_ids;
+		char *name;
+
+		if (!cur_skip(c, attr_size))
+			break;
+		nr_ids = cur_u32(c);
+		name = feat_str(c);
+		if (!name)
+			break;
+		if (nr_ids > cur_left(c) / 8) {
+			free(name);
+			break;
+		}
+		cur_skip(c, (uint64_t)nr_ids * 8);
+		if (i < r->nr_evsels && name[0]) {
+			free(r->evsels[i]->name);
+			r->evsels[i]->name = name;
+		} else {
+			free(name);
+		}
+	}
+	return c->bad ? PP_EFORMAT : PP_OK;
+}
+
+static int feat_build_ids(struct perf_reader *r, uint8_t *buf, size_t len, bool swap)
+{
+	size_t pos = 0;
+
+	while (pos + 8 <= len) {
+		uint16_t misc = load_u16(buf + pos + 4, swap);
+		uint16_t size = load_u16(buf + pos + 6, swap);
+		struct perf_build_id *n, *b;
+		size_t fn_len;
+
+		if (size < 36 || size > len - pos)
+			return PP_EFORMAT;
+		n = realloc(r->hdr.build_ids, (r->hdr.nr_build_ids + 1) * sizeof(*n));
+		if (!n)
+			return PP_ENOMEM;
+		r->hdr.build_ids = n;
+		b = &n[r->hdr.nr_build_ids];
+		memset(b, 0, sizeof(*b));
+		b->pid = (int32_t)load_u32(buf + pos + 8, swap);
+		b->misc = misc;
+		memcpy(b->id, buf + pos + 12, PERF_MAX_BUILD_ID);
+		b->size = PERF_MAX_BUILD_ID;
+		if ((misc & PERF_MISC_BUILD_ID_SIZE) && buf[pos + 32] <= PERF_MAX_BUILD_ID)
+			b->size = buf[pos + 32];
+		fn_len = strnlen((const char *)buf + pos + 36, size - 36);
+		b->filename = strndup((const char *)buf + pos + 36, fn_len);
+		if (!b->filename)
+			return PP_ENOMEM;
+		r->hdr.nr_build_ids++;
+		pos += size;
+	}
+	return PP_OK;
+}
+
+int perf_feature_parse(struct perf_reader *r, unsigned feat, uint8_t *buf, size_t len)
+{
+	struct perf_header_info *h = &r->hdr;
+	struct cur c = cur_make(buf, len, h->swapped);
+	int ret = PP_OK;
+
+	if (feat < PERF_FEAT_BITS)
+		h->features[feat / 64] |= 1ULL << (feat % 64);
+	switch (feat) {
+	case PERF_FEAT_TRACING_DATA:
+		ret = perf_tracing_parse(r, buf, len);
+		perf_tracing_bind(r);
+		break;
+	case PERF_FEAT_BUILD_ID:
+		ret = feat_build_ids(r, buf, len, h->swapped);
+		break;
+	case PERF_FEAT_HOSTNAME:
+		set_str(&h->hostname, feat_str(&c));
+		break;
+	case PERF_FEAT_OSRELEASE:
+		set_str(&h->osrelease, feat_str(&c));
+		break;
+	case PERF_FEAT_VERSION:
+		set_str(&h->version, feat_str(&c));
+		break;
+	case PERF_FEAT_ARCH:
+		set_str(&h->arch, feat_str(&c));
+		break;
+	case PERF_FEAT_CPUDESC:
+		set_str(&h->cpudesc, feat_str(&c));
+		break;
+	case PERF_FEAT_CPUID:
+		set_str(&h->cpuid, feat_str(&c));
+		break;
+	case PERF_FEAT_NRCPUS:
+		h->nr_cpus_avail = cur_u32(&c);
+		h->nr_cpus_online = cur_u32(&c);
+		break;
+	case PERF_FEAT_TOTAL_MEM:
+		h->total_mem_kb = cur_u64(&c);
+		break;
+	case PERF_FEAT_CMDLINE: {
+		uint32_t nr = cur_u32(&c);
+		size_t used = 0, cap = 0;
+		char *line = NULL;
+
+		for (uint32_t i = 0; i < nr && !c.bad; i++) {
+			char *arg = feat_str(&c);
+			size_t al;
+
+			if (!arg)
+				break;
+			al = strlen(arg);
+			if (used + al + 2 > cap) {
+				char *n;
+
+				cap = (used + al + 2) * 2;
+				n = realloc(line, cap);
+				if (!n) {
+					free(arg);
+					break;
+				}
+				line = n;
+			}
+			if (used)
+				line[used++] = ' ';
+			memcpy(line + used, arg, al + 1);
+			used += al;
+			free(arg);
+		}
+		set_str(&h->cmdline, line);
+		break;
+	}
+	case PERF_FEAT_EVENT_DESC:
+		ret = feat_event_desc(r, &c);
+		break;
+	case PERF_FEAT_SAMPLE_TIME:
+		h->sample_time_first = cur_u64(&c);
+		h->sample_time_last = cur_u64(&c);
+		break;
+	case PERF_FEAT_CLOCKID:
+		h->clockid_res_ns = cur_u64(&c);
+		break;
+	case PERF_FEAT_CLOCK_DATA: {
+		uint32_t version = cur_u32(&c);
+
+		h->clock_data_clockid = cur_u32(&c);
+		h->clock_data_wall_ns = cur_u64(&c);
+		h->clock_data_clk_ns = cur_u64(&c);
+		h->has_clock_data = !c.bad && version >= 1;
+		break;
+	}
+	case PERF_FEAT_COMPRESSED:
+		cur_u32(&c); /* version */
+		h->comp_type = cur_u32(&c);
+		h->comp_level = cur_u32(&c);
+		h->comp_ratio = cur_u32(&c);
+		h->comp_mmap_len = cur_u32(&c);
+		h->has_compressed = !c.bad;
+		break;
+	case PERF_FEAT_DIR_FORMAT:
+		h->dir_format_version = cur_u64(&c);
+		break;
+	default:
+		/* Known by name or not, the rest is kept only as "present". */
+		break;
+	}
+	if (c.bad && ret == PP_OK)
+		ret = PP_EFORMAT;
+	return ret;
+}
+
+/* --- file mode --- */
+
+static int src_pread(struct perf_reader *r, void *buf, size_t len, uint64_t off)
+{
+	if (r->mem) {
+		if (off > r->mem_len || len > r->mem_len - off)
+			return PP_ETRUNC;
+		memcpy(buf, r->mem + off, len);
+		return PP_OK;
+	}
+	while (len) {
+		ssize_t n = pread(r->fd, buf, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return errno == ESPIPE ? PP_ENOSEEK : PP_EIO;
+		if (n == 0)
+			return PP_ETRUNC;
+		buf = (uint8_t *)buf + n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return PP_OK;
+}
+
+/* Read a whole section into a new buffer, capped for hostile sizes. */
+static int read_section(struct perf_reader *r, uint64_t off, uint64_t size, uint8_t **out)
+{
+	uint8_t *buf;
+	int ret;
+
+	*out = NULL;
+	if (size > r->hdr.file_size || off > r->hdr.file_size - size)
+		return PP_ETRUNC;
+	buf = malloc(size ? size : 1);
+	if (!buf)
+		return PP_ENOMEM;
+	ret = src_pread(r, buf, size, off);
+	if (ret) {
+		free(buf);
+		return ret;
+	}
+	*out = buf;
+	return PP_OK;
+}
+
+static int read_features(struct perf_reader *r, uint64_t feat_off)
+{
+	struct perf_header_info *h = &r->hdr;
+	unsigned nr = 0, i = 0;
+	uint8_t *table = NULL;
+	int ret;
+
+	for (unsigned f = 0; f < PERF_FEAT_BITS; f++)
+		nr += !!(h->features[f / 64] & (1ULL << (f % 64)));
+	if (!nr)
+		return PP_OK;
+	ret = read_section(r, feat_off, (uint64_t)nr * 16, &table);
+	if (ret) {
+		pp_warn("feature table at offset %" PRIu64 " is unreadable: %s",
+			feat_off, pp_strerror(ret));
+		r->st.truncated = true;
+		return PP_OK; /* the data is still usable */
+	}
+	for (unsigned f = 0; f < PERF_FEAT_BITS; f++) {
+		uint64_t off, size;
+		uint8_t *sec;
+
+		if (!(h->features[f / 64] & (1ULL << (f % 64))))
+			continue;
+		off = load_u64(table + 16 * i, h->swapped);
+		size = load_u64(table + 16 * i + 8, h->swapped);
+		i++;
+		ret = read_section(r, off, size, &sec);
+		if (ret) {
+			perf_skip(r, off, f, size, "feature section outside the file");
+			continue;
+		}
+		ret = perf_feature_parse(r, f, sec, size);
+		if (ret && ret != PP_ENOMEM) {
+			const char *name = perf_feature_name(f);
+
+			pp_warn("feature section '%s' at offset %" PRIu64 " is malformed: %s",
+				name ? name : "?", off, pp_strerror(ret));
+			r->st.truncated = r->st.truncated || ret == PP_ETRUNC;
+			perf_skip(r, off, f, size, "malformed feature section");
+		}
+		free(sec);
+		if (ret == PP_ENOMEM) {
+			free(table);
+			return ret;
+		}
+	}
+	free(table);
+	return PP_OK;
+}
+
+int perf_header_read_file(struct perf_reader *r)
+{
+	struct perf_header_info *h = &r->hdr;
+	uint8_t fh[PERF_FILE_HEADER_SIZE];
+	uint64_t hdr_size, attr_size, attrs_off, attrs_size, nr_attrs;
+	uint8_t *attrs = NULL;
+	int ret;
+
+	ret = src_pread(r, fh, sizeof(fh), 0);
+	if (ret)
+		return ret == PP_ETRUNC ? PP_EMAGIC : ret;
+	h->swapped = load_u64(fh, false) == PERF_MAGIC2_SWAPPED;
+	hdr_size = load_u64(fh + 8, h->swapped);
+	attr_size = load_u64(fh + 16, h->swapped);
+	attrs_off = load_u64(fh + 24, h->swapped);
+	attrs_size = load_u64(fh + 32, h->swapped);
+	h->data_offset = load_u64(fh + 40, h->swapped);
+	h->data_size = load_u64(fh + 48, h->swapped);
+	for (int i = 0; i < 4; i++)
+		h->features[i] = load_u64(fh + 72 + 8 * i, h->swapped);
+	if (hdr_size < PERF_FILE_HEADER_SIZE - 32 || hdr_size > 4096) {
+		pp_error("file header size %" PRIu64 " is not one perf writes", hdr_size);
+		return PP_EFORMAT;
+	}
+	if (hdr_size < PERF_FILE_HEADER_SIZE)
+		memset(h->features, 0, sizeof(h->features)); /* no feature bitmap */
+
+	/* Each attr is followed by the {offset, size} of its ids. */
+	if (attr_size < 64 + 16 || attr_size > 4096) {
+		pp_error("attr size %" PRIu64 " is not one perf writes", attr_size);
+		return PP_EFORMAT;
+	}
+	nr_attrs = attrs_size / attr_size;
+	if (nr_attrs == 0 || nr_attrs > 4096) {
+		pp_error("the file has %" PRIu64 " event attributes", nr_attrs);
+		return PP_EFORMAT;
+	}
+	ret = read_section(r, attrs_off, nr_attrs * attr_size, &attrs);
+	if (ret) {
+		pp_error("event attributes at offset %" PRIu64 " are unreadable: %s",
+			 attrs_off, pp_strerror(ret));
+		return ret;
+	}
+	for (uint64_t i = 0; i < nr_attrs; i++) {
+		const uint8_t *a = attrs + i * attr_size;
+		uint64_t ids_off = load_u64(a + attr_size - 16, h->swapped);
+		uint64_t ids_size = load_u64(a + attr_size - 8, h->swapped);
+		uint8_t *ids = NULL;
+
+		if (ids_size % 8 || read_section(r, ids_off, ids_size, &ids)) {
+			pp_warn("ids of event %" PRIu64 " at offset %" PRIu64 " are unreadable",
+				i, ids_off);
+			ids_size = 0;
+		}
+		ret = perf_evsel_add(r, a, attr_size - 16, ids, ids_size / 8, h->swapped);
+		free(ids);
+		if (ret)
+			goto out;
+	}
+
+	if (h->data_offset > h->file_size) {
+		pp_error("data section at offset %" PRIu64 " starts past the end (%" PRIu64 " bytes)",
+			 h->data_offset, h->file_size);
+		ret = PP_ETRUNC;
+		goto out;
+	}
+	if (h->data_size == 0 && h->file_size > h->data_offset && !h->directory) {
+		/* perf was killed before it finished the header. */
+		pp_warn("the header says the data section is empty: perf did not finish "
+			"the file; reading to the end of the file");
+		h->data_size = h->file_size - h->data_offset;
+		memset(h->features, 0, sizeof(h->features));
+		r->st.truncated = true;
+	} else if (h->data_size > h->file_size - h->data_offset) {
+		pp_warn("data section ends %" PRIu64 " bytes past the end of the file",
+			h->data_size - (h->file_size - h->data_offset));
+		h->data_size = h->file_size - h->data_offset;
+		r->st.truncated = true;
+	}
+	ret = read_features(r, h->data_offset + h->data_size);
+	for (size_t i = 0; i < r->nr_evsels; i++)
+		perf_evsel_name_default(r->evsels[i]);
+out:
+	free(attrs);
+	return ret;
+}
+
+void perf_header_free(struct perf_header_info *h)
+{
+	free(h->hostname);
+	free(h->osrelease);
+	free(h->version);
+	free(h->arch);
+	free(h->cpudesc);
+	free(h->cpuid);
+	free(h->cmdline);
+	for (size_t i = 0; i < h->nr_build_ids; i++)
+		free(h->build_ids[i].filename);
+	free(h->build_ids);
+	if (h->tep)
+		tep_free(h->tep);
+}

@@ -1,0 +1,362 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * perf.h - the perf.data reader: perfport's first stage.
+ *
+ * It opens a recording (file, pipe or directory form, plain or zstd
+ * compressed, either byte order), decodes the header, attributes and feature
+ * sections, and delivers every record, decoded and in native byte order, to
+ * one callback - in time order when asked. It knows nothing of symbols or
+ * trees. Nothing here crashes or hangs on a hostile file: what cannot be
+ * read is skipped, counted and reported in struct perf_stats.
+ */
+#ifndef PERF_PERF_H
+#define PERF_PERF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "abi.h"
+
+struct tep_handle;
+struct tep_event;
+struct tep_format_field;
+
+/* A decoded perf_event_attr; fields a file did not have are zero. */
+struct perf_attr {
+	uint32_t type;
+	uint32_t size;          /* as recorded (0 in the oldest files) */
+	uint64_t config;
+	uint64_t sample_period; /* or sample_freq when flags & FREQ */
+	uint64_t sample_type;
+	uint64_t read_format;
+	uint64_t flags;         /* PERF_ATTR_FLAG_*, in kernel bit order */
+	uint32_t wakeup_events;
+	uint32_t bp_type;
+	uint64_t config1;
+	uint64_t config2;
+	uint64_t branch_sample_type;
+	uint64_t sample_regs_user;
+	uint32_t sample_stack_user;
+	int32_t clockid;
+	uint64_t sample_regs_intr;
+	uint32_t aux_watermark;
+	uint16_t sample_max_stack;
+	uint32_t aux_sample_size;
+	uint64_t sig_data;
+	uint64_t config3;
+};
+
+/* One event (evsel) of the recording. Owned by the reader. */
+struct perf_evsel {
+	unsigned idx;            /* position in the file's attr list */
+	struct perf_attr attr;
+	char *name;              /* "cpu-clock", "sched:sched_switch", ... */
+	uint64_t *ids;
+	size_t nr_ids;
+	struct tep_event *tp;    /* tracepoint format, if known */
+	uint64_t nr_samples;     /* samples delivered for this event */
+	uint64_t first_time, last_time; /* of its samples, 0 if untimed */
+	/* Layout, computed once from attr. */
+	int id_pos;              /* u64 index of the id in a sample, or -1 */
+	int is_pos;              /* u64 index of the id from a trailer's end, or -1 */
+	int time_pos;            /* u64 index of TIME in a sample, or -1 */
+	unsigned trailer_size;   /* bytes of the sample_id_all trailer */
+};
+
+struct perf_branch_entry_rec {
+	uint64_t from;
+	uint64_t to;
+	uint64_t flags;
+};
+
+/* A decoded PERF_RECORD_SAMPLE; pointers point into the record. */
+struct perf_sample {
+	uint64_t id;
+	uint64_t ip;
+	uint32_t pid, tid;
+	uint64_t time;
+	uint64_t addr;
+	uint64_t stream_id;
+	uint32_t cpu;
+	uint64_t period;
+	struct {
+		uint64_t time_enabled, time_running;
+		uint64_t nr;            /* values; 1 unless PERF_FORMAT_GROUP */
+		const uint64_t *values; /* nr groups of stride u64: value[, id][, lost] */
+		unsigned stride;
+	} read;
+	uint64_t callchain_nr;
+	const uint64_t *callchain;
+	uint32_t raw_size;
+	const void *raw;         /* tracepoint data, in the recording's byte order */
+	uint64_t branch_nr;
+	uint64_t branch_hw_idx;  /* valid when branch_has_hw_idx */
+	bool branch_has_hw_idx;
+	const struct perf_branch_entry_rec *branch;
+	uint64_t user_regs_abi, user_regs_mask;
+	const uint64_t *user_regs;
+	uint64_t user_stack_size;
+	const uint8_t *user_stack;
+	uint64_t user_stack_dyn_size;
+	uint64_t weight;         /* WEIGHT, or WEIGHT_STRUCT's u64 */
+	uint64_t data_src;
+	uint64_t transaction;
+	uint64_t intr_regs_abi, intr_regs_mask;
+	const uint64_t *intr_regs;
+	uint64_t phys_addr;
+	uint64_t cgroup;
+	uint64_t data_page_size;
+	uint64_t code_page_size;
+	uint64_t aux_size;
+	const void *aux;
+};
+
+/* Decoded bodies of the side-band records later stages use. */
+struct perf_mmap_rec {
+	uint32_t pid, tid;
+	uint64_t start, len, pgoff;
+	uint32_t maj, min;       /* MMAP2 without build id */
+	uint64_t ino, ino_generation;
+	uint32_t prot, flags;    /* MMAP2 only */
+	uint8_t build_id[PERF_MAX_BUILD_ID];
+	uint8_t build_id_size;   /* non-zero when MMAP2 carried a build id */
+	const char *filename;    /* NUL-terminated inside the record */
+};
+
+struct perf_comm_rec {
+	uint32_t pid, tid;
+	bool exec;
+	const char *comm;
+};
+
+struct perf_task_rec {           /* FORK and EXIT */
+	uint32_t pid, ppid, tid, ptid;
+	uint64_t time;
+};
+
+struct perf_switch_rec {         /* SWITCH and SWITCH_CPU_WIDE */
+	bool out;
+	bool preempt;
+	uint32_t next_prev_pid, next_prev_tid; /* CPU_WIDE only */
+};
+
+struct perf_lost_rec {           /* LOST and LOST_SAMPLES */
+	uint64_t id;
+	uint64_t lost;
+};
+
+struct perf_ksymbol_rec {
+	uint64_t addr;
+	uint32_t len;
+	uint16_t ksym_type, flags;
+	const char *name;
+};
+
+/* One record as delivered to a consumer. Valid only during the callback. */
+struct perf_event {
+	uint32_t type;           /* PERF_RECORD_* or PERF_REC_* */
+	uint16_t misc;
+	uint32_t size;           /* bytes of the record, native */
+	uint64_t offset;         /* where it was in the file (in the stream when compressed) */
+	const void *data;        /* the whole record, native byte order */
+	const struct perf_evsel *evsel; /* SAMPLE and sample_id_all trailers; may be NULL */
+	bool has_sample_id;      /* a trailer was decoded into sample (tid, time, cpu, id) */
+	struct perf_sample sample;
+	union {
+		struct perf_mmap_rec mmap;
+		struct perf_comm_rec comm;
+		struct perf_task_rec task;
+		struct perf_switch_rec sw;
+		struct perf_lost_rec lost;
+		struct perf_ksymbol_rec ksym;
+	} u;
+};
+
+struct perf_build_id {
+	int32_t pid;
+	uint16_t misc;
+	uint8_t size;
+	uint8_t id[PERF_MAX_BUILD_ID];
+	char *filename;
+};
+
+/* What the header and its feature sections said. Owned by the reader. */
+struct perf_header_info {
+	bool pipe;               /* pipe-mode stream */
+	bool directory;          /* perf record --threads directory */
+	bool swapped;            /* recorded with the other byte order */
+	uint64_t file_size;
+	uint64_t data_offset, data_size;
+	uint64_t features[PERF_FEAT_BITS / 64];
+	char *hostname, *osrelease, *version, *arch, *cpudesc, *cpuid;
+	char *cmdline;           /* arguments joined by spaces */
+	uint32_t nr_cpus_avail, nr_cpus_online;
+	uint64_t total_mem_kb;
+	uint64_t sample_time_first, sample_time_last; /* SAMPLE_TIME */
+	uint64_t clockid_res_ns;
+	bool has_clock_data;
+	uint32_t clock_data_clockid;
+	uint64_t clock_data_wall_ns, clock_data_clk_ns;
+	bool has_compressed;
+	uint32_t comp_type, comp_level, comp_ratio, comp_mmap_len;
+	struct perf_build_id *build_ids;
+	size_t nr_build_ids;
+	uint64_t dir_format_version;
+	struct tep_handle *tep;  /* tracepoint formats, NULL without tracing data */
+	uint32_t tracing_long_size;
+};
+
+/* Why something was skipped; a few are kept with their offsets. */
+struct perf_skip {
+	uint64_t offset;
+	uint32_t type;
+	const char *why;
+};
+
+#define PERF_SKIP_KEEP 32
+
+struct perf_stats {
+	uint64_t records[PERF_REC_TYPE_MAX]; /* by record type, after decompression */
+	uint64_t records_other;  /* types >= PERF_REC_TYPE_MAX */
+	uint64_t samples;
+	uint64_t samples_unattributed; /* no event matched the sample's id */
+	uint64_t lost;           /* sum of PERF_RECORD_LOST.lost */
+	uint64_t lost_samples;   /* sum of PERF_RECORD_LOST_SAMPLES.lost */
+	uint64_t unknown_records;
+	uint64_t skipped_records;
+	uint64_t skipped_bytes;
+	uint64_t compressed_in, compressed_out; /* zstd bytes */
+	uint64_t out_of_order;   /* events that needed reordering */
+	uint64_t queue_peak;     /* most events waiting at once */
+	uint64_t forced_flushes; /* ordering queue overflowed its limit */
+	uint64_t bytes_read;
+	bool truncated;          /* the data ended inside a record or section */
+	struct perf_skip skips[PERF_SKIP_KEEP];
+	unsigned nr_skips_kept;
+};
+
+/**
+ * typedef perf_event_fn - the consumer callback.
+ * @ctx: the consumer's context, as given to perf_reader_run().
+ * @ev: the record; it and everything it points to is valid only during the
+ *      call.
+ *
+ * Return: 0 to go on, non-zero to stop reading (perf_reader_run() then
+ * returns PP_ESTOPPED).
+ */
+typedef int (*perf_event_fn)(void *ctx, const struct perf_event *ev);
+
+/**
+ * typedef perf_progress_fn - called every few MiB and once at the end.
+ * @done: bytes of input consumed; @total: input size, 0 if unknown (pipe).
+ */
+typedef void (*perf_progress_fn)(void *ctx, uint64_t done, uint64_t total);
+
+struct perf_reader_opts {
+	bool ordered;            /* deliver in time order (FINISHED_ROUND rule) */
+	size_t queue_limit;      /* bytes the ordering queue may hold; 0 = 256 MiB */
+	perf_progress_fn progress;
+	void *progress_ctx;
+};
+
+struct perf_reader;
+
+/**
+ * perf_reader_open() - open a recording and read its header.
+ * @path: a perf.data file, a `perf record --threads` directory, or "-" for
+ *        standard input (pipe mode, or a file redirected to stdin).
+ * @opts: reading options, copied; NULL for defaults (unordered).
+ * @out: set to the new reader, which the caller frees with
+ *       perf_reader_close().
+ *
+ * File mode reads the attributes and every feature section here; pipe mode
+ * learns them as its records arrive in perf_reader_run().
+ *
+ * Return: PP_OK or an enum pp_err; on error *out is NULL and the reason was
+ * logged.
+ */
+int perf_reader_open(const char *path, const struct perf_reader_opts *opts,
+		     struct perf_reader **out);
+
+/**
+ * perf_reader_open_mem() - as perf_reader_open() on bytes in memory.
+ * @buf: the bytes, which must outlive the reader; @len: their length.
+ */
+int perf_reader_open_mem(const void *buf, size_t len,
+			 const struct perf_reader_opts *opts,
+			 struct perf_reader **out);
+
+/**
+ * perf_reader_run() - read every record and deliver it to @fn.
+ * @r: the reader; runs once.
+ * @fn: the consumer; may be NULL to only count.
+ * @ctx: passed to @fn.
+ *
+ * Return: PP_OK when the data was read to its end (skips are in the stats),
+ * PP_ESTOPPED when @fn asked to stop, or the error that ended the read early;
+ * everything before it was delivered.
+ */
+int perf_reader_run(struct perf_reader *r, perf_event_fn fn, void *ctx);
+
+/** perf_reader_close() - free the reader and all it owns; NULL is fine. */
+void perf_reader_close(struct perf_reader *r);
+
+/** perf_reader_header() - the header; owned by the reader. */
+const struct perf_header_info *perf_reader_header(const struct perf_reader *r);
+
+/** perf_reader_stats() - counters so far; owned by the reader. */
+const struct perf_stats *perf_reader_stats(const struct perf_reader *r);
+
+/** perf_reader_evsels() - the events; @nr receives their count. */
+struct perf_evsel *const *perf_reader_evsels(const struct perf_reader *r, size_t *nr);
+
+/** perf_record_type_name() - "SAMPLE", "MMAP2", ... or NULL if unknown. */
+const char *perf_record_type_name(uint32_t type);
+
+/** perf_feature_name() - "HOSTNAME", ... or NULL if unknown. */
+const char *perf_feature_name(unsigned feat);
+
+/* --- tracepoints (tracing.c) --- */
+
+/**
+ * perf_tp_field() - look up a tracepoint field of an event by name.
+ * Return: the field, owned by the reader's tep handle, or NULL.
+ */
+const struct tep_format_field *perf_tp_field(const struct perf_evsel *evsel,
+					     const char *name);
+
+/**
+ * perf_tp_read_u64() - read a numeric tracepoint field of a sample.
+ * Return: 0 on success, -1 if the field does not fit the raw data.
+ */
+int perf_tp_read_u64(const struct tep_format_field *field,
+		     const struct perf_sample *sample, uint64_t *val);
+
+/* --- building blocks, exposed for unit tests and the fuzzer --- */
+
+/** perf_attr_decode() - decode @len bytes of a recorded attr. */
+void perf_attr_decode(struct perf_attr *attr, const void *buf, size_t len, bool swap);
+
+/** perf_evsel_layout() - compute an evsel's id/time positions from its attr. */
+void perf_evsel_layout(struct perf_evsel *evsel);
+
+/**
+ * perf_sample_parse() - decode a SAMPLE record's body.
+ * @evsel: the event it belongs to (its attr gives the layout).
+ * @body: the bytes after the 8-byte record header; swapped to native in
+ *        place when @swap.
+ * @len: their length.
+ * Return: 0, or -1 if the layout does not fit @len.
+ */
+int perf_sample_parse(const struct perf_evsel *evsel, void *body, size_t len,
+		      bool swap, struct perf_sample *out);
+
+/**
+ * perf_sample_id_parse() - decode a sample_id_all trailer at the end of a
+ * non-sample record's body. Return: 0, or -1 if it does not fit.
+ */
+int perf_sample_id_parse(const struct perf_evsel *evsel, void *body, size_t len,
+			 bool swap, struct perf_sample *out);
+
+#endif /* PERF_PERF_H */

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * priv.h - what the files of the reader share; not for other stages.
+ */
+#ifndef PERF_PRIV_H
+#define PERF_PRIV_H
+
+#include <zstd.h>
+
+#include "../util/error.h"
+#include "bytes.h"
+#include "ordered.h"
+#include "perf.h"
+
+/* A window of bytes from which records are cut; refilled from a source. */
+struct rstream {
+	uint8_t *buf;
+	size_t cap, len, pos;
+	uint64_t base;      /* stream offset of buf[0] */
+	uint64_t discard;   /* payload bytes still to drop (AUXTRACE data) */
+};
+
+struct id_slot {
+	uint64_t id;
+	struct perf_evsel *evsel;
+};
+
+struct perf_reader {
+	struct perf_reader_opts opts;
+	char *path;
+	int fd;
+	bool own_fd;
+	const uint8_t *mem;
+	size_t mem_len;
+	uint64_t src_pos;   /* next byte of the current source */
+	uint64_t src_end;   /* end of the data in the current source, or UINT64_MAX */
+	bool ran;
+
+	struct perf_header_info hdr;
+	struct perf_stats st;
+	struct perf_evsel **evsels;
+	size_t nr_evsels;
+	struct id_slot *ids;  /* open addressing, power-of-two size */
+	size_t ids_cap, ids_used;
+	bool same_id_pos;     /* every evsel finds its id at one place */
+
+	struct rstream in;
+	struct rstream z;     /* decompressed bytes */
+	ZSTD_DStream *zd;
+	uint8_t *scratch;     /* an aligned copy of a misaligned record */
+
+	struct oqueue oq;
+	uint64_t max_time;    /* of all timed records so far */
+	uint64_t round_prev;  /* max_time at the previous FINISHED_ROUND */
+	uint64_t last_delivered;
+	uint64_t next_progress;
+	uint64_t progress_total;
+
+	perf_event_fn fn;
+	void *ctx;
+	bool stop;
+};
+
+/* header.c */
+int perf_header_read_file(struct perf_reader *r);
+int perf_feature_parse(struct perf_reader *r, unsigned feat, uint8_t *buf, size_t len);
+int perf_evsel_add(struct perf_reader *r, const void *attr, size_t attr_len,
+		   const uint8_t *ids, size_t nr_ids, bool ids_swap);
+void perf_evsel_name_default(struct perf_evsel *e);
+int perf_id_add(struct perf_reader *r, uint64_t id, struct perf_evsel *e);
+struct perf_evsel *perf_id_find(const struct perf_reader *r, uint64_t id);
+void perf_skip(struct perf_reader *r, uint64_t off, uint32_t type, uint64_t bytes,
+	       const char *why);
+void perf_header_free(struct perf_header_info *h);
+
+/* tracing.c */
+int perf_tracing_parse(struct perf_reader *r, const uint8_t *buf, size_t len);
+void perf_tracing_bind(struct perf_reader *r);
+
+/* records.c */
+int perf_record_native(struct perf_reader *r, uint8_t *rec, uint32_t size,
+		       struct perf_evsel **evsel, uint64_t *time, bool *timed);
+int perf_record_decode(const struct perf_reader *r, uint8_t *rec, uint32_t size,
+		       struct perf_event *ev);
+
+#endif /* PERF_PRIV_H */

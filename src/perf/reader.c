@@ -1,0 +1,949 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * reader.c - opening a recording and streaming its records.
+ *
+ * Input is read sequentially through a window (struct rstream), so memory
+ * does not grow with the file and pipes work like files. Records are cut
+ * from the window; a record that straddles the window's end is moved to the
+ * front and the window refilled. PERF_RECORD_COMPRESSED(2) payloads are
+ * decompressed into a second window and cut the same way, carrying a partial
+ * record over to the next compressed chunk.
+ *
+ * Kernel records are delivered in time order when asked: they wait in the
+ * ordering queue until a FINISHED_ROUND says that nothing older can come
+ * (flush up to the largest time seen at the previous round), or until the
+ * queue exceeds its byte limit. Records of the perf tool (attrs, features,
+ * tracing data, build ids...) take effect as soon as they are read.
+ */
+#include "priv.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../util/log.h"
+
+#define WINDOW (4u << 20)
+#define MAX_RECORD (1u << 16)
+#define MAX_TRACING_DATA (256u << 20)
+#define PROGRESS_STEP (16u << 20)
+
+static const char *const record_names[] = {
+	[PERF_RECORD_MMAP] = "MMAP",
+	[PERF_RECORD_LOST] = "LOST",
+	[PERF_RECORD_COMM] = "COMM",
+	[PERF_RECORD_EXIT] = "EXIT",
+	[PERF_RECORD_THROTTLE] = "THROTTLE",
+	[PERF_RECORD_UNTHROTTLE] = "UNTHROTTLE",
+	[PERF_RECORD_FORK] = "FORK",
+	[PERF_RECORD_READ] = "READ",
+	[PERF_RECORD_SAMPLE] = "SAMPLE",
+	[PERF_RECORD_MMAP2] = "MMAP2",
+	[PERF_RECORD_AUX] = "AUX",
+	[PERF_RECORD_ITRACE_START] = "ITRACE_START",
+	[PERF_RECORD_LOST_SAMPLES] = "LOST_SAMPLES",
+	[PERF_RECORD_SWITCH] = "SWITCH",
+	[PERF_RECORD_SWITCH_CPU_WIDE] = "SWITCH_CPU_WIDE",
+	[PERF_RECORD_NAMESPACES] = "NAMESPACES",
+	[PERF_RECORD_KSYMBOL] = "KSYMBOL",
+	[PERF_RECORD_BPF_EVENT] = "BPF_EVENT",
+	[PERF_RECORD_CGROUP] = "CGROUP",
+	[PERF_RECORD_TEXT_POKE] = "TEXT_POKE",
+	[PERF_REC_AUX_OUTPUT_HW_ID] = "AUX_OUTPUT_HW_ID",
+	[PERF_REC_CALLCHAIN_DEFERRED] = "CALLCHAIN_DEFERRED",
+	[PERF_REC_HEADER_ATTR] = "HEADER_ATTR",
+	[PERF_REC_HEADER_EVENT_TYPE] = "HEADER_EVENT_TYPE",
+	[PERF_REC_HEADER_TRACING_DATA] = "HEADER_TRACING_DATA",
+	[PERF_REC_HEADER_BUILD_ID] = "HEADER_BUILD_ID",
+	[PERF_REC_FINISHED_ROUND] = "FINISHED_ROUND",
+	[PERF_REC_ID_INDEX] = "ID_INDEX",
+	[PERF_REC_AUXTRACE_INFO] = "AUXTRACE_INFO",
+	[PERF_REC_AUXTRACE] = "AUXTRACE",
+	[PERF_REC_AUXTRACE_ERROR] = "AUXTRACE_ERROR",
+	[PERF_REC_THREAD_MAP] = "THREAD_MAP",
+	[PERF_REC_CPU_MAP] = "CPU_MAP",
+	[PERF_REC_STAT_CONFIG] = "STAT_CONFIG",
+	[PERF_REC_STAT] = "STAT",
+	[PERF_REC_STAT_ROUND] = "STAT_ROUND",
+	[PERF_REC_EVENT_UPDATE] = "EVENT_UPDATE",
+	[PERF_REC_TIME_CONV] = "TIME_CONV",
+	[PERF_REC_HEADER_FEATURE] = "HEADER_FEATURE",
+	[PERF_REC_COMPRESSED] = "COMPRESSED",
+	[PERF_REC_FINISHED_INIT] = "FINISHED_INIT",
+	[PERF_REC_COMPRESSED2] = "COMPRESSED2",
+	[PERF_REC_BPF_METADATA] = "BPF_METADATA",
+	[PERF_REC_SCHEDSTAT_CPU] = "SCHEDSTAT_CPU",
+	[PERF_REC_SCHEDSTAT_DOMAIN] = "SCHEDSTAT_DOMAIN",
+};
+
+const char *perf_record_type_name(uint32_t type)
+{
+	if (type >= sizeof(record_names) / sizeof(*record_names))
+		return NULL;
+	return record_names[type];
+}
+
+static const char *const feature_names[PERF_FEAT_NR_KNOWN] = {
+	[PERF_FEAT_TRACING_DATA] = "TRACING_DATA", [PERF_FEAT_BUILD_ID] = "BUILD_ID",
+	[PERF_FEAT_HOSTNAME] = "HOSTNAME", [PERF_FEAT_OSRELEASE] = "OSRELEASE",
+	[PERF_FEAT_VERSION] = "VERSION", [PERF_FEAT_ARCH] = "ARCH",
+	[PERF_FEAT_NRCPUS] = "NRCPUS", [PERF_FEAT_CPUDESC] = "CPUDESC",
+	[PERF_FEAT_CPUID] = "CPUID", [PERF_FEAT_TOTAL_MEM] = "TOTAL_MEM",
+	[PERF_FEAT_CMDLINE] = "CMDLINE", [PERF_FEAT_EVENT_DESC] = "EVENT_DESC",
+	[PERF_FEAT_CPU_TOPOLOGY] = "CPU_TOPOLOGY", [PERF_FEAT_NUMA_TOPOLOGY] = "NUMA_TOPOLOGY",
+	[PERF_FEAT_BRANCH_STACK] = "BRANCH_STACK", [PERF_FEAT_PMU_MAPPINGS] = "PMU_MAPPINGS",
+	[PERF_FEAT_GROUP_DESC] = "GROUP_DESC", [PERF_FEAT_AUXTRACE] = "AUXTRACE",
+	[PERF_FEAT_STAT] = "STAT", [PERF_FEAT_CACHE] = "CACHE",
+	[PERF_FEAT_SAMPLE_TIME] = "SAMPLE_TIME", [PERF_FEAT_MEM_TOPOLOGY] = "MEM_TOPOLOGY",
+	[PERF_FEAT_CLOCKID] = "CLOCKID", [PERF_FEAT_DIR_FORMAT] = "DIR_FORMAT",
+	[PERF_FEAT_BPF_PROG_INFO] = "BPF_PROG_INFO", [PERF_FEAT_BPF_BTF] = "BPF_BTF",
+	[PERF_FEAT_COMPRESSED] = "COMPRESSED", [PERF_FEAT_CPU_PMU_CAPS] = "CPU_PMU_CAPS",
+	[PERF_FEAT_CLOCK_DATA] = "CLOCK_DATA", [PERF_FEAT_HYBRID_TOPOLOGY] = "HYBRID_TOPOLOGY",
+	[PERF_FEAT_PMU_CAPS] = "PMU_CAPS", [PERF_FEAT_CPU_DOMAIN_INFO] = "CPU_DOMAIN_INFO",
+};
+
+const char *perf_feature_name(unsigned feat)
+{
+	return feat < PERF_FEAT_NR_KNOWN ? feature_names[feat] : NULL;
+}
+
+/* --- sources --- */
+
+/* Read up to @len bytes of the current source; 0 at its end. */
+static ssize_t src_read(struct perf_reader *r, void *buf, size_t len)
+{
+	ssize_t n;
+
+	if (r->src_end != UINT64_MAX) {
+		if (r->src_pos >= r->src_end)
+			return 0;
+		if (len > r->src_end - r->src_pos)
+			len = (size_t)(r->src_end - r->src_pos);
+	}
+	if (r->mem) {
+		if (r->src_pos >= r->mem_len)
+			return 0;
+		if (len > r->mem_len - r->src_pos)
+			len = (size_t)(r->mem_len - r->src_pos);
+		memcpy(buf, r->mem + r->src_pos, len);
+		r->src_pos += len;
+		return (ssize_t)len;
+	}
+	do {
+		n = read(r->fd, buf, len);
+	} while (n < 0 && errno == EINTR);
+	if (n > 0)
+		r->src_pos += (uint64_t)n;
+	return n;
+}
+
+static void progress(struct perf_reader *r, bool final)
+{
+	r->st.bytes_read = r->src_pos;
+	if (!r->opts.progress)
+		return;
+	if (!final && r->src_pos < r->next_progress)
+		return;
+	r->next_progress = r->src_pos + PROGRESS_STEP;
+	r->opts.progress(r->opts.progress_ctx, r->src_pos, r->progress_total);
+}
+
+/*
+ * Make at least @need bytes available from the window's position, reading
+ * more if the source has them. Return: bytes available (may be < need at
+ * the end of the source), or -1 on a read error.
+ */
+static ssize_t window_fill(struct perf_reader *r, struct rstream *s, size_t need)
+{
+	if (s->len - s->pos >= need)
+		return (ssize_t)(s->len - s->pos);
+	if (s->pos) {
+		/* Slide the rest to the front; this also realigns records. */
+		memmove(s->buf, s->buf + s->pos, s->len - s->pos);
+		s->base += s->pos;
+		s->len -= s->pos;
+		s->pos = 0;
+	}
+	if (need > s->cap) {
+		uint8_t *n = realloc(s->buf, need);
+
+		if (!n)
+			return -1;
+		s->buf = n;
+		s->cap = need;
+	}
+	while (s->len < need) {
+		ssize_t n = src_read(r, s->buf + s->len, s->cap - s->len);
+
+		if (n < 0) {
+			pp_error("read error at offset %" PRIu64 ": %s", r->src_pos, strerror(errno));
+			return -1;
+		}
+		if (n == 0)
+			break;
+		s->len += (size_t)n;
+	}
+	progress(r, false);
+	return (ssize_t)(s->len - s->pos);
+}
+
+/* --- delivery --- */
+
+static void deliver(struct perf_reader *r, uint8_t *rec, uint32_t size, uint64_t offset)
+{
+	struct perf_event ev;
+	int ret;
+
+	ret = perf_record_decode(r, rec, size, &ev);
+	if (ret) {
+		perf_skip(r, offset, ev.type, size,
+			  ev.type == PERF_RECORD_SAMPLE ? "sample does not fit its event's layout"
+							: "record body too short for its type");
+		return;
+	}
+	ev.offset = offset;
+	if (ev.type == PERF_RECORD_SAMPLE) {
+		struct perf_evsel *e = (struct perf_evsel *)ev.evsel;
+
+		r->st.samples++;
+		e->nr_samples++;
+		if (e->attr.sample_type & PERF_SAMPLE_TIME) {
+			if (!e->first_time || ev.sample.time < e->first_time)
+				e->first_time = ev.sample.time;
+			if (ev.sample.time > e->last_time)
+				e->last_time = ev.sample.time;
+		}
+	}
+	if (r->fn && !r->stop && r->fn(r->ctx, &ev))
+		r->stop = true;
+}
+
+static void flush_until(struct perf_reader *r, uint64_t limit)
+{
+	const struct oq_item *it;
+
+	while (!r->stop && (it = oq_peek(&r->oq)) && it->time <= limit) {
+		r->last_delivered = it->time;
+		deliver(r, it->rec, it->size, it->offset);
+		oq_pop(&r->oq);
+	}
+}
+
+static void queue_record(struct perf_reader *r, uint8_t *rec, uint32_t size, uint64_t offset,
+			 uint64_t time, bool timed)
+{
+	size_t limit = r->opts.queue_limit ? r->opts.queue_limit : (256u << 20);
+
+	if (!timed)
+		time = r->max_time; /* keep its place among what was read */
+	if (time < r->max_time)
+		r->st.out_of_order++;
+	else
+		r->max_time = time;
+	if (time < r->last_delivered)
+		time = r->last_delivered; /* too late to reorder: deliver next */
+	if (oq_push(&r->oq, time, offset, rec, size)) {
+		flush_until(r, UINT64_MAX);
+		deliver(r, rec, size, offset);
+		return;
+	}
+	if (r->oq.nr > r->st.queue_peak)
+		r->st.queue_peak = r->oq.nr;
+	if (r->oq.bytes > limit) {
+		r->st.forced_flushes++;
+		while (r->oq.bytes > limit / 2 && oq_peek(&r->oq)) {
+			const struct oq_item *it = oq_peek(&r->oq);
+
+			r->last_delivered = it->time;
+			deliver(r, it->rec, it->size, it->offset);
+			oq_pop(&r->oq);
+		}
+	}
+}
+
+/* --- records of the perf tool --- */
+
+static int user_record(struct perf_reader *r, uint8_t *rec, uint32_t size, uint64_t offset)
+{
+	bool swap = r->hdr.swapped;
+	uint32_t type = load_u32(rec, swap);
+	uint8_t *body = rec + 8;
+	size_t len = size - 8;
+	int ret;
+
+	switch (type) {
+	case PERF_REC_HEADER_ATTR: {
+		uint32_t asz;
+
+		if (len < 64)
+			goto bad;
+		asz = load_u32(body + 4, swap);
+		if (asz == 0)
+			asz = 64;
+		if (asz < 64 || asz > len)
+			goto bad;
+		ret = perf_evsel_add(r, body, asz, body + asz, (len - asz) / 8, swap);
+		if (ret == PP_ENOMEM)
+			return ret;
+		if (ret)
+			goto bad;
+		perf_tracing_bind(r);
+		break;
+	}
+	case PERF_REC_HEADER_EVENT_TYPE:
+		break; /* old pipe files: {u64 id; char name[64]}; names come from EVENT_DESC */
+	case PERF_REC_HEADER_TRACING_DATA: {
+		uint32_t tsize;
+
+		if (len < 4)
+			goto bad;
+		tsize = load_u32(body, swap);
+		/* The payload follows the record (read_record() kept it there). */
+		ret = perf_tracing_parse(r, rec + size, tsize);
+		if (ret == PP_ENOMEM)
+			return ret;
+		if (ret && ret != PP_ETRUNC)
+			perf_skip(r, offset, type, tsize, "tracing data unreadable");
+		perf_tracing_bind(r);
+		break;
+	}
+	case PERF_REC_HEADER_BUILD_ID: {
+		if (perf_feature_parse(r, PERF_FEAT_BUILD_ID, rec, size) == PP_ENOMEM)
+			return PP_ENOMEM;
+		break;
+	}
+	case PERF_REC_HEADER_FEATURE: {
+		uint64_t feat;
+
+		if (len < 8)
+			goto bad;
+		feat = load_u64(body, swap);
+		if (feat >= PERF_FEAT_BITS || feat == PERF_FEAT_RESERVED)
+			break; /* the end marker, whose id changed across versions */
+		ret = perf_feature_parse(r, (unsigned)feat, body + 8, len - 8);
+		if (ret == PP_ENOMEM)
+			return ret;
+		if (ret)
+			perf_skip(r, offset, type, size, "malformed feature record");
+		break;
+	}
+	case PERF_REC_EVENT_UPDATE: {
+		/* u64 type, u64 id, data; type 2 (NAME) carries the event's name. */
+		struct perf_evsel *e;
+
+		if (len < 16 || load_u64(body, swap) != 2)
+			break;
+		e = perf_id_find(r, load_u64(body + 8, swap));
+		if (e && len > 16) {
+			char *name = strndup((const char *)body + 16, len - 16);
+
+			if (name && name[0]) {
+				free(e->name);
+				e->name = name;
+			} else {
+				free(name);
+			}
+		}
+		break;
+	}
+	case PERF_REC_FINISHED_ROUND:
+		if (r->opts.ordered) {
+			flush_until(r, r->round_prev);
+			r->round_prev = r->max_time;
+		}
+		break;
+	default:
+		break; /* counted; nothing else to do */
+	}
+	return PP_OK;
+bad:
+	perf_skip(r, offset, type, size, "malformed perf tool record");
+	return PP_OK;
+}
+
+/* --- the record loop --- */
+
+static int process_stream(struct perf_reader *r, struct rstream *s, bool inner);
+
+static int decompress(struct perf_reader *r, uint8_t *payload, size_t len, uint64_t offset)
+{
+	ZSTD_inBuffer in = { payload, len, 0 };
+
+	if (!r->zd) {
+		r->zd = ZSTD_createDStream();
+		if (!r->zd || ZSTD_isError(ZSTD_initDStream(r->zd)))
+			return PP_ENOMEM;
+	}
+	if (!r->z.buf) {
+		r->z.cap = WINDOW;
+		r->z.buf = malloc(r->z.cap);
+		if (!r->z.buf)
+			return PP_ENOMEM;
+	}
+	r->st.compressed_in += len;
+	for (;;) {
+		size_t in_before = in.pos;
+		ZSTD_outBuffer out;
+		size_t zr;
+		int ret;
+
+		/* Keep room: slide consumed bytes out, grow if a record is huge. */
+		if (r->z.pos) {
+			memmove(r->z.buf, r->z.buf + r->z.pos, r->z.len - r->z.pos);
+			r->z.base += r->z.pos;
+			r->z.len -= r->z.pos;
+			r->z.pos = 0;
+		}
+		if (r->z.cap - r->z.len < MAX_RECORD) {
+			uint8_t *n;
+
+			if (r->z.cap >= MAX_TRACING_DATA + WINDOW) {
+				perf_skip(r, offset, PERF_REC_COMPRESSED, len,
+					  "decompressed data holds no complete record");
+				r->z.pos = r->z.len;
+				return PP_OK;
+			}
+			n = realloc(r->z.buf, r->z.cap * 2);
+			if (!n)
+				return PP_ENOMEM;
+			r->z.buf = n;
+			r->z.cap *= 2;
+		}
+		out = (ZSTD_outBuffer){ r->z.buf + r->z.len, r->z.cap - r->z.len, 0 };
+		zr = ZSTD_decompressStream(r->zd, &out, &in);
+		if (ZSTD_isError(zr)) {
+			perf_skip(r, offset, PERF_REC_COMPRESSED, len, "zstd data is corrupt");
+			ZSTD_initDStream(r->zd);
+			return PP_OK;
+		}
+		r->z.len += out.pos;
+		r->st.compressed_out += out.pos;
+		ret = process_stream(r, &r->z, true);
+		if (ret)
+			return ret;
+		if (in.pos == in.size && out.pos < out.size)
+			break; /* all input used and zstd had no more to give */
+		if (out.pos == 0 && in.pos == in_before)
+			break; /* no progress: a damaged frame */
+	}
+	return PP_OK;
+}
+
+/*
+ * Handle one complete record at @rec (aligned, with any trailing payload
+ * right after it). @offset is its position for messages.
+ */
+static int handle_record(struct perf_reader *r, uint8_t *rec, uint32_t size, uint64_t offset,
+			 bool inner)
+{
+	uint32_t type = load_u32(rec, r->hdr.swapped);
+	struct perf_evsel *e;
+	uint64_t time;
+	bool timed;
+	int ret;
+
+	if (type < PERF_REC_TYPE_MAX)
+		r->st.records[type]++;
+	else
+		r->st.records_other++;
+
+	if (type == PERF_REC_COMPRESSED || type == PERF_REC_COMPRESSED2) {
+		size_t hdr = type == PERF_REC_COMPRESSED2 ? 16 : 8;
+		size_t plen = size - hdr;
+
+		if (inner || size < hdr) {
+			perf_skip(r, offset, type, size, "nested or short compressed record");
+			return PP_OK;
+		}
+		if (type == PERF_REC_COMPRESSED2) {
+			uint64_t dsize = load_u64(rec + 8, r->hdr.swapped);
+
+			if (dsize <= plen)
+				plen = (size_t)dsize;
+		}
+		return decompress(r, rec + hdr, plen, offset);
+	}
+	if (type >= PERF_REC_KERNEL_MAX)
+		return user_record(r, rec, size, offset);
+	if (type == 0 || (type > PERF_REC_CALLCHAIN_DEFERRED && type < PERF_REC_KERNEL_MAX)) {
+		r->st.unknown_records++;
+		return PP_OK;
+	}
+
+	ret = perf_record_native(r, rec, size, &e, &time, &timed);
+	if (ret == -2) {
+		r->st.samples_unattributed++;
+		perf_skip(r, offset, type, size, "sample names no known event");
+		return PP_OK;
+	}
+	if (ret) {
+		perf_skip(r, offset, type, size, "sample does not fit its event's layout");
+		return PP_OK;
+	}
+	if (r->opts.ordered)
+		queue_record(r, rec, size, offset, time, timed);
+	else
+		deliver(r, rec, size, offset);
+	return PP_OK;
+}
+
+/* Bytes that follow a record outside its header.size. */
+static uint64_t trailing_payload(const struct perf_reader *r, const uint8_t *rec, uint32_t size)
+{
+	uint32_t type = load_u32(rec, r->hdr.swapped);
+
+	if (type == PERF_REC_HEADER_TRACING_DATA && size >= 12)
+		return ((uint64_t)load_u32(rec + 8, r->hdr.swapped) + 7) & ~7ULL;
+	if (type == PERF_REC_AUXTRACE && size >= 16)
+		return load_u64(rec + 8, r->hdr.swapped);
+	return 0;
+}
+
+static bool plausible(const struct perf_reader *r, const uint8_t *p)
+{
+	uint32_t type = load_u32(p, r->hdr.swapped);
+	uint16_t size = load_u16(p + 6, r->hdr.swapped);
+
+	if (size < 8 || (size & 7))
+		return false;
+	return (type >= 1 && type <= PERF_REC_CALLCHAIN_DEFERRED) ||
+	       (type >= PERF_REC_HEADER_ATTR && type <= PERF_REC_SCHEDSTAT_DOMAIN);
+}
+
+/*
+ * After a record whose size cannot be right, find the next place where two
+ * plausible records follow each other (or one ends exactly at the end of the
+ * data), searching in 8-byte steps through at most RESYNC_MAX bytes.
+ * Return: bytes to skip from s->pos, 0 if none was found, -1 on read error.
+ */
+#define RESYNC_MAX (16u << 20)
+static int64_t resync(struct perf_reader *r, struct rstream *s, bool inner)
+{
+	uint64_t skipped = 8;
+
+	while (skipped < RESYNC_MAX) {
+		ssize_t have = inner ? (ssize_t)(s->len - s->pos)
+				     : window_fill(r, s, (size_t)skipped + 2 * MAX_RECORD);
+		const uint8_t *base = s->buf + s->pos;
+
+		if (have < 0)
+			return -1;
+		for (; skipped + 8 <= (uint64_t)have; skipped += 8) {
+			const uint8_t *p = base + skipped;
+			uint16_t size;
+
+			if (!plausible(r, p))
+				continue;
+			size = load_u16(p + 6, r->hdr.swapped);
+			if (skipped + size == (uint64_t)have)
+				return (int64_t)skipped;
+			if (skipped + size + 8 <= (uint64_t)have && plausible(r, p + size))
+				return (int64_t)skipped;
+			if (skipped + size + 8 > (uint64_t)have && !inner &&
+			    (uint64_t)have >= skipped + 2 * MAX_RECORD)
+				break; /* cannot happen: the window holds two records */
+		}
+		if (inner || (uint64_t)have < skipped + 2 * MAX_RECORD)
+			return 0; /* the data ends without a plausible record */
+	}
+	return 0;
+}
+
+/*
+ * Cut and handle every complete record in @s. For the outer stream, refill
+ * from the source as needed and return at its end; for the inner
+ * (decompressed) stream, return when the rest is a partial record.
+ */
+static int process_stream(struct perf_reader *r, struct rstream *s, bool inner)
+{
+	bool swap = r->hdr.swapped;
+
+	while (!r->stop) {
+		uint64_t offset, payload;
+		uint32_t size;
+		uint8_t *rec;
+		ssize_t have;
+		int ret;
+
+		if (s->discard) {
+			size_t d;
+
+			have = inner ? (ssize_t)(s->len - s->pos) : window_fill(r, s, 1);
+			if (have <= 0)
+				return have < 0 ? PP_EIO : PP_OK;
+			d = s->discard < (uint64_t)have ? (size_t)s->discard : (size_t)have;
+			s->pos += d;
+			s->discard -= d;
+			continue;
+		}
+		have = inner ? (ssize_t)(s->len - s->pos) : window_fill(r, s, 8);
+		if (have < 0)
+			return PP_EIO;
+		if (have == 0)
+			return PP_OK;
+		offset = s->base + s->pos;
+		if (have < 8) {
+			if (inner)
+				return PP_OK;
+			r->st.truncated = true;
+			perf_skip(r, offset, 0, (uint64_t)have, "data ends inside a record header");
+			s->pos = s->len;
+			return PP_OK;
+		}
+		rec = s->buf + s->pos;
+		size = load_u16(rec + 6, swap);
+		if (load_u32(rec, swap) == PERF_REC_COMPRESSED2 && have >= 16) {
+			/* perf's u16 size can wrap for big chunks: trust data_size. */
+			uint64_t dsize = load_u64(rec + 8, swap);
+
+			if (dsize <= MAX_RECORD && ((16 + dsize + 7) & ~7ULL) != size &&
+			    ((16 + dsize + 7) & 0xffff & ~7ULL) == size)
+				size = (uint32_t)((16 + dsize + 7) & ~7ULL);
+		}
+		if (size < 8) {
+			/* Nothing says where the next record starts: look for it. */
+			int64_t skip = resync(r, s, inner);
+
+			if (skip < 0)
+				return PP_EIO;
+			r->st.truncated = r->st.truncated || !skip;
+			perf_skip(r, offset, load_u32(s->buf + s->pos, swap), (uint64_t)skip,
+				  skip ? "record size below 8: skipped to the next plausible record"
+				       : "record size below 8: no record follows");
+			if (!skip) {
+				s->pos = s->len;
+				if (!inner)
+					pp_warn("record at offset %" PRIu64 " has size %u and no valid "
+						"record follows; the rest of the data is unread",
+						offset, size);
+				return PP_OK;
+			}
+			s->pos += (size_t)skip;
+			continue;
+		}
+		if (!inner && (size_t)have < size) {
+			have = window_fill(r, s, size);
+			if (have < 0)
+				return PP_EIO;
+			rec = s->buf + s->pos;
+		}
+		if ((size_t)have < size) {
+			if (inner)
+				return PP_OK; /* the rest comes with the next chunk */
+			r->st.truncated = true;
+			perf_skip(r, offset, load_u32(rec, swap), (uint64_t)have,
+				  "data ends inside a record");
+			s->pos = s->len;
+			return PP_OK;
+		}
+		payload = trailing_payload(r, rec, size);
+		if (payload && load_u32(rec, swap) == PERF_REC_HEADER_TRACING_DATA &&
+		    payload <= MAX_TRACING_DATA) {
+			have = inner ? (ssize_t)(s->len - s->pos)
+				     : window_fill(r, s, size + (size_t)payload);
+			if (have < 0)
+				return PP_EIO;
+			rec = s->buf + s->pos;
+			if ((uint64_t)have < size + payload) {
+				if (inner)
+					return PP_OK;
+				r->st.truncated = true;
+				perf_skip(r, offset, PERF_REC_HEADER_TRACING_DATA, (uint64_t)have,
+					  "data ends inside the tracing data");
+				s->pos = s->len;
+				return PP_OK;
+			}
+			ret = handle_record(r, rec, size, offset, inner);
+			s->pos += size + (size_t)payload;
+		} else {
+			if ((uintptr_t)rec & 7) {
+				memcpy(r->scratch, rec, size);
+				rec = r->scratch;
+			}
+			ret = handle_record(r, rec, size, offset, inner);
+			s->pos += size;
+			s->discard = payload;
+		}
+		if (ret)
+			return ret;
+	}
+	return PP_OK;
+}
+
+/* --- opening --- */
+
+static int reader_alloc(const struct perf_reader_opts *opts, struct perf_reader **out)
+{
+	struct perf_reader *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return PP_ENOMEM;
+	if (opts)
+		r->opts = *opts;
+	r->fd = -1;
+	r->src_end = UINT64_MAX;
+	r->scratch = aligned_alloc(8, MAX_RECORD);
+	r->in.cap = WINDOW;
+	r->in.buf = malloc(r->in.cap);
+	if (!r->scratch || !r->in.buf) {
+		perf_reader_close(r);
+		return PP_ENOMEM;
+	}
+	*out = r;
+	return PP_OK;
+}
+
+/* Decide pipe or file mode from the first 16 bytes and read the header. */
+static int open_common(struct perf_reader *r)
+{
+	uint8_t head[PERF_PIPE_HEADER_SIZE];
+	uint64_t magic, size;
+	ssize_t have;
+
+	have = window_fill(r, &r->in, sizeof(head));
+	if (have < 0)
+		return PP_EIO;
+	if ((size_t)have < sizeof(head)) {
+		pp_error("'%s' is too short to be a perf.data file (%zd bytes)", r->path, have);
+		return PP_EMAGIC;
+	}
+	memcpy(head, r->in.buf, sizeof(head));
+	magic = load_u64(head, false);
+	if (magic != PERF_MAGIC2 && magic != PERF_MAGIC2_SWAPPED) {
+		if (memcmp(head, "PERFFILE", 8) == 0)
+			pp_error("'%s' is in perf's first file format (before 2010), which "
+				 "perfport does not read", r->path);
+		else
+			pp_error("'%s' is not a perf.data file (no PERFILE2 magic)", r->path);
+		return PP_EMAGIC;
+	}
+	r->hdr.swapped = magic == PERF_MAGIC2_SWAPPED;
+	size = load_u64(head + 8, r->hdr.swapped);
+	if (size == PERF_PIPE_HEADER_SIZE) {
+		r->hdr.pipe = true;
+		r->in.pos = PERF_PIPE_HEADER_SIZE;
+		return PP_OK;
+	}
+	/* File mode: random access to the header, then stream the data. */
+	r->in.len = r->in.pos = 0;
+	r->in.base = 0;
+	{
+		int ret = perf_header_read_file(r);
+
+		if (ret)
+			return ret;
+	}
+	if (r->mem) {
+		r->src_pos = r->hdr.data_offset;
+	} else if (lseek(r->fd, (off_t)r->hdr.data_offset, SEEK_SET) < 0) {
+		return errno == ESPIPE ? PP_ENOSEEK : PP_EIO;
+	} else {
+		r->src_pos = r->hdr.data_offset;
+	}
+	r->in.base = r->hdr.data_offset;
+	r->src_end = r->hdr.data_offset + r->hdr.data_size;
+	r->progress_total = r->hdr.data_size;
+	return PP_OK;
+}
+
+static int open_fd(struct perf_reader *r)
+{
+	struct stat st;
+	int ret;
+
+	if (fstat(r->fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		r->hdr.file_size = (uint64_t)st.st_size;
+		r->progress_total = (uint64_t)st.st_size;
+		posix_fadvise(r->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	} else {
+		r->hdr.file_size = UINT64_MAX; /* a pipe: sizes are checked as read */
+	}
+	ret = open_common(r);
+	if (ret == PP_ENOSEEK)
+		pp_error("'%s' holds file-mode perf.data on an input that cannot seek: "
+			 "record with 'perf record -o -' for pipes, or pass the file itself",
+			 r->path);
+	return ret;
+}
+
+int perf_reader_open(const char *path, const struct perf_reader_opts *opts,
+		     struct perf_reader **out)
+{
+	struct perf_reader *r;
+	struct stat st;
+	char *data_path = NULL;
+	int ret;
+
+	*out = NULL;
+	ret = reader_alloc(opts, &r);
+	if (ret)
+		return ret;
+	r->path = strdup(path);
+	if (!r->path) {
+		ret = PP_ENOMEM;
+		goto fail;
+	}
+	if (strcmp(path, "-") == 0) {
+		r->fd = STDIN_FILENO;
+	} else {
+		if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+			/* perf record --threads: the header lives in DIR/data. */
+			if (asprintf(&data_path, "%s/data", path) < 0) {
+				ret = PP_ENOMEM;
+				goto fail;
+			}
+			r->hdr.directory = true;
+		}
+		r->fd = open(data_path ? data_path : path, O_RDONLY | O_CLOEXEC);
+		if (r->fd < 0) {
+			pp_error("cannot open '%s': %s", data_path ? data_path : path,
+				 strerror(errno));
+			ret = errno == ENOENT ? PP_ENOENT : PP_EIO;
+			goto fail;
+		}
+		r->own_fd = true;
+	}
+	ret = open_fd(r);
+	if (ret)
+		goto fail;
+	if (r->hdr.directory && r->hdr.pipe) {
+		pp_error("'%s/data' is a pipe-mode stream, not a perf directory header", path);
+		ret = PP_EFORMAT;
+		goto fail;
+	}
+	free(data_path);
+	*out = r;
+	return PP_OK;
+fail:
+	free(data_path);
+	perf_reader_close(r);
+	return ret;
+}
+
+int perf_reader_open_mem(const void *buf, size_t len, const struct perf_reader_opts *opts,
+			 struct perf_reader **out)
+{
+	struct perf_reader *r;
+	int ret;
+
+	*out = NULL;
+	ret = reader_alloc(opts, &r);
+	if (ret)
+		return ret;
+	r->mem = buf;
+	r->mem_len = len;
+	r->hdr.file_size = len;
+	r->progress_total = len;
+	r->path = strdup("<memory>");
+	ret = r->path ? open_common(r) : PP_ENOMEM;
+	if (ret) {
+		perf_reader_close(r);
+		return ret;
+	}
+	*out = r;
+	return PP_OK;
+}
+
+/* perf record --threads: DIR/data.N hold per-thread record streams. */
+static int run_directory_streams(struct perf_reader *r)
+{
+	for (unsigned i = 0; i < 4096 && !r->stop; i++) {
+		char *p;
+		int fd, ret;
+
+		if (asprintf(&p, "%s/data.%u", r->path, i) < 0)
+			return PP_ENOMEM;
+		fd = open(p, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			free(p);
+			if (errno == ENOENT)
+				break;
+			return PP_EIO;
+		}
+		free(p);
+		if (r->own_fd)
+			close(r->fd);
+		r->fd = fd;
+		r->own_fd = true;
+		r->src_pos = 0;
+		r->src_end = UINT64_MAX;
+		r->in.len = r->in.pos = 0;
+		r->in.base = 0;
+		r->in.discard = 0;
+		ret = process_stream(r, &r->in, false);
+		if (ret)
+			return ret;
+	}
+	return PP_OK;
+}
+
+int perf_reader_run(struct perf_reader *r, perf_event_fn fn, void *ctx)
+{
+	int ret;
+
+	if (r->ran)
+		return PP_EUSAGE;
+	r->ran = true;
+	r->fn = fn;
+	r->ctx = ctx;
+	ret = process_stream(r, &r->in, false);
+	if (ret == PP_OK && r->hdr.directory)
+		ret = run_directory_streams(r);
+	if (r->z.len > r->z.pos) {
+		r->st.truncated = true;
+		perf_skip(r, r->z.base + r->z.pos, 0, r->z.len - r->z.pos,
+			  "compressed data ends inside a record");
+		r->z.pos = r->z.len;
+	}
+	if (r->opts.ordered)
+		flush_until(r, UINT64_MAX);
+	progress(r, true);
+	if (r->stop)
+		return PP_ESTOPPED;
+	return ret;
+}
+
+void perf_reader_close(struct perf_reader *r)
+{
+	if (!r)
+		return;
+	if (r->own_fd && r->fd >= 0)
+		close(r->fd);
+	for (size_t i = 0; i < r->nr_evsels; i++) {
+		free(r->evsels[i]->name);
+		free(r->evsels[i]->ids);
+		free(r->evsels[i]);
+	}
+	free(r->evsels);
+	free(r->ids);
+	perf_header_free(&r->hdr);
+	oq_free(&r->oq);
+	if (r->zd)
+		ZSTD_freeDStream(r->zd);
+	free(r->z.buf);
+	free(r->in.buf);
+	free(r->scratch);
+	free(r->path);
+	free(r);
+}
+
+const struct perf_header_info *perf_reader_header(const struct perf_reader *r)
+{
+	return &r->hdr;
+}
+
+const struct perf_stats *perf_reader_stats(const struct perf_reader *r)
+{
+	return &r->st;
+}
+
+struct perf_evsel *const *perf_reader_evsels(const struct perf_reader *r, size_t *nr)
+{
+	*nr = r->nr_evsels;
+	return r->evsels;
+}

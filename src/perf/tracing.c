@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tracing.c - HEADER_TRACING_DATA: the tracepoint formats of the recording
+ * kernel, parsed with libtraceevent so RAW payloads are read by field name.
+ *
+ * Layout: "\x17\x08\x44tracing", a version string ("0.5", "0.6"), an endian
+ * byte (1 = big), a long-size byte, u32 page size; "header_page\0", u64 size,
+ * text; "header_event\0", u64 size, text; u32 ftrace format count, each u64
+ * size + text; u32 system count, each a name, u32 event count, each u64
+ * size + text; u32 kallsyms size + text; u32 printk size + text; from 0.6 a
+ * u64 saved_cmdlines size + text. Numbers are in the recording's byte order.
+ */
+#include "priv.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <traceevent/event-parse.h>
+
+#include "../util/log.h"
+
+struct tcur {
+	const uint8_t *p, *end;
+	bool big;
+	bool bad;
+};
+
+static bool host_big(void)
+{
+	const uint16_t one = 1;
+	return *(const uint8_t *)&one == 0;
+}
+
+static const uint8_t *t_take(struct tcur *c, uint64_t n)
+{
+	const uint8_t *at = c->p;
+
+	if (c->bad || n > (uint64_t)(c->end - c->p)) {
+		c->bad = true;
+		return NULL;
+	}
+	c->p += n;
+	return at;
+}
+
+static uint64_t t_num(struct tcur *c, unsigned size)
+{
+	const uint8_t *p = t_take(c, size);
+	bool swap = c->big != host_big();
+
+	if (!p)
+		return 0;
+	return size == 8 ? load_u64(p, swap) : load_u32(p, swap);
+}
+
+static const char *t_str(struct tcur *c)
+{
+	const uint8_t *nul;
+
+	if (c->bad)
+		return NULL;
+	nul = memchr(c->p, 0, (size_t)(c->end - c->p));
+	if (!nul) {
+		c->bad = true;
+		return NULL;
+	}
+	return (const char *)t_take(c, (uint64_t)(nul - c->p) + 1);
+}
+
+static bool t_expect(struct tcur *c, const char *word)
+{
+	const uint8_t *p = t_take(c, strlen(word) + 1);
+	return p && memcmp(p, word, strlen(word) + 1) == 0;
+}
+
+static int parse_formats(struct tep_handle *tep, struct tcur *c, const char *sys,
+			 unsigned *failed)
+{
+	uint32_t count = (uint32_t)t_num(c, 4);
+
+	for (uint32_t i = 0; i < count && !c->bad; i++) {
+		uint64_t size = t_num(c, 8);
+		const uint8_t *text = t_take(c, size);
+
+		if (!text)
+			break;
+		if (tep_parse_event(tep, (const char *)text, size, sys) != 0)
+			(*failed)++;
+	}
+	return c->bad ? -1 : 0;
+}
+
+int perf_tracing_parse(struct perf_reader *r, const uint8_t *buf, size_t len)
+{
+	static const uint8_t magic[] = { 0x17, 0x08, 0x44, 't', 'r', 'a', 'c', 'i', 'n', 'g' };
+	struct tcur c = { .p = buf, .end = buf + len };
+	struct tep_handle *tep;
+	const char *version;
+	const uint8_t *p;
+	unsigned failed = 0;
+	uint32_t page_size;
+	uint8_t long_size;
+	uint64_t size;
+	int ret = PP_ETRACE;
+
+	if (r->hdr.tep)
+		return PP_OK; /* pipe files may repeat it; the first one wins */
+	p = t_take(&c, sizeof(magic));
+	if (!p || memcmp(p, magic, sizeof(magic)) != 0)
+		return PP_ETRACE;
+	version = t_str(&c);
+	p = t_take(&c, 2);
+	if (!version || !p)
+		return PP_ETRACE;
+	c.big = p[0] != 0;
+	long_size = p[1];
+	page_size = (uint32_t)t_num(&c, 4);
+	if (c.bad || (long_size != 4 && long_size != 8))
+		return PP_ETRACE;
+
+	tep_set_loglevel(TEP_LOG_NONE);
+	tep = tep_alloc();
+	if (!tep)
+		return PP_ENOMEM;
+	tep_set_file_bigendian(tep, c.big ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
+	tep_set_local_bigendian(tep, host_big() ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
+	tep_set_long_size(tep, long_size);
+	tep_set_page_size(tep, (int)page_size);
+
+	if (!t_expect(&c, "header_page"))
+		goto out;
+	size = t_num(&c, 8);
+	p = t_take(&c, size);
+	if (!p)
+		goto out;
+	{
+		/* libtraceevent wants a writable buffer here. */
+		char *copy = malloc(size + 1);
+
+		if (!copy) {
+			ret = PP_ENOMEM;
+			goto out;
+		}
+		memcpy(copy, p, size);
+		copy[size] = 0;
+		tep_parse_header_page(tep, copy, size, long_size);
+		free(copy);
+	}
+	if (!t_expect(&c, "header_event"))
+		goto out;
+	size = t_num(&c, 8);
+	if (!t_take(&c, size))
+		goto out;
+	if (parse_formats(tep, &c, "ftrace", &failed))
+		goto out;
+	{
+		uint32_t nsys = (uint32_t)t_num(&c, 4);
+
+		for (uint32_t i = 0; i < nsys && !c.bad; i++) {
+			const char *sys = t_str(&c);
+
+			if (!sys || parse_formats(tep, &c, sys, &failed))
+				goto out;
+		}
+	}
+	/* kallsyms: not used (the symbol stage owns kernel names). */
+	size = t_num(&c, 4);
+	t_take(&c, size);
+	size = t_num(&c, 4);
+	p = t_take(&c, size);
+	if (p && size) {
+		char *copy = malloc(size + 1);
+
+		if (copy) {
+			memcpy(copy, p, size);
+			copy[size] = 0;
+			tep_parse_printk_formats(tep, copy);
+			free(copy);
+		}
+	}
+	/* saved_cmdlines (0.6+) and anything after: not needed. */
+	if (failed)
+		pp_debug("tracing data: %u event formats could not be parsed", failed);
+	r->hdr.tep = tep;
+	r->hdr.tracing_long_size = long_size;
+	return PP_OK;
+out:
+	/* Keep what parsed: formats before the damage are still right. */
+	if (tep_get_events_count(tep) > 0) {
+		r->hdr.tep = tep;
+		r->hdr.tracing_long_size = long_size;
+		return PP_ETRUNC;
+	}
+	tep_free(tep);
+	return ret;
+}
+
+void perf_tracing_bind(struct perf_reader *r)
+{
+	for (size_t i = 0; i < r->nr_evsels; i++) {
+		struct perf_evsel *e = r->evsels[i];
+
+		if (e->attr.type != PERF_TYPE_TRACEPOINT || e->tp || !r->hdr.tep)
+			continue;
+		e->tp = tep_find_event(r->hdr.tep, (int)e->attr.config);
+	}
+}
+
+const struct tep_format_field *perf_tp_field(const struct perf_evsel *evsel,
+					     const char *name)
+{
+	if (!evsel || !evsel->tp)
+		return NULL;
+	return tep_find_field(evsel->tp, name);
+}
+
+int perf_tp_read_u64(const struct tep_format_field *field, const struct perf_sample *s,
+		     uint64_t *val)
+{
+	unsigned long long v;
+
+	if (!field || !s->raw || field->offset < 0 || field->size <= 0 ||
+	    (uint64_t)field->offset + (uint64_t)field->size > s->raw_size)
+		return -1;
+	if (tep_read_number_field((struct tep_format_field *)field, s->raw, &v) != 0)
+		return -1;
+	*val = v;
+	return 0;
+}

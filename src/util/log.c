@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+#include "log.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+static int log_level = PP_LOG_WARN;
+
+void pp_log_set_level(int level)
+{
+	log_level = level;
+}
+
+int pp_log_get_level(void)
+{
+	return log_level;
+}
+
+void pp_log(int level, const char *fmt, ...)
+{
+	static const char *const prefix[] = { "error: ", "warning: ", "", "debug: " };
+	va_list ap;
+
+	if (level > log_level)
+		return;
+	if (level < 0 || level > PP_LOG_DEBUG)
+		level = PP_LOG_ERROR;
+	fprintf(stderr, "perfport: %s", prefix[level]);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
