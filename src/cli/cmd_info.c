@@ -293,6 +293,12 @@ static void print_json(const char *path, const struct perf_reader *r, const stru
 	json_object_object_add(root, "nr_cpus_avail", json_object_new_int64(h->nr_cpus_avail));
 	add_str(root, "clock", clock_desc(h, ev, nr));
 	json_object_object_add(root, "clock_data", json_object_new_boolean(h->has_clock_data));
+	if (h->features[PERF_FEAT_SAMPLE_TIME / 64] & (1ULL << (PERF_FEAT_SAMPLE_TIME % 64))) {
+		o = json_object_new_object();
+		json_object_object_add(o, "first", json_object_new_uint64(h->sample_time_first));
+		json_object_object_add(o, "last", json_object_new_uint64(h->sample_time_last));
+		json_object_object_add(root, "header_sample_time", o);
+	}
 	json_object_object_add(root, "first_sample_time", json_object_new_uint64(c->first_time));
 	json_object_object_add(root, "last_sample_time", json_object_new_uint64(c->last_time));
 	json_object_object_add(root, "samples", json_object_new_uint64(st->samples));
@@ -334,8 +340,8 @@ static void print_json(const char *path, const struct perf_reader *r, const stru
 	a = json_object_new_array();
 	for (size_t i = 0; th && i < nth; i++) {
 		o = json_object_new_object();
-		json_object_object_add(o, "pid", json_object_new_int64(th[i].pid == UINT32_MAX ? -1 : (int64_t)th[i].pid));
-		json_object_object_add(o, "tid", json_object_new_int64(th[i].tid));
+		json_object_object_add(o, "pid", json_object_new_int64((int32_t)th[i].pid));
+		json_object_object_add(o, "tid", json_object_new_int64((int32_t)th[i].tid));
 		add_str(o, "comm", th[i].comm[0] ? th[i].comm : NULL);
 		json_object_object_add(o, "samples", json_object_new_uint64(th[i].samples));
 		json_object_array_add(a, o);

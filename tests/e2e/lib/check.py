@@ -1,0 +1,145 @@
+#!/usr/bin/python3
+"""Compare perfport's view of a recording with perf's own tools.
+
+  check.py counts  INFO.json  SCRIPT.txt   per-event and per-thread sample counts
+                                           (SCRIPT from: perf script -F pid,tid,event)
+  check.py order   DUMP.txt   SCRIPT.txt   the sequence of samples in time order
+                                           (SCRIPT from: perf script -F pid,tid,time,event --ns)
+  check.py stats   INFO.json  STATS.txt    per-event counts against perf report --stats
+  check.py json    INFO.json  KEY=VALUE... fields of perfport info --json
+
+Exits 1 with a description of the first differences.
+"""
+import collections
+import json
+import re
+import sys
+
+
+def fail(msg):
+    print("FAIL:", msg)
+    sys.exit(1)
+
+
+SCRIPT_LINE = re.compile(r"^\s*(-?\d+)/(-?\d+)\s+(?:(\d+\.\d+):\s+)?(\S.*?):\s*$")
+
+
+def parse_script(path):
+    rows = []
+    with open(path, errors="replace") as f:
+        for line in f:
+            m = SCRIPT_LINE.match(line)
+            if m:
+                pid, tid, t, ev = m.groups()
+                ns = None
+                if t:
+                    sec, frac = t.split(".")
+                    ns = int(sec) * 10**9 + int(frac.ljust(9, "0"))
+                rows.append((int(pid), int(tid), ns, ev))
+    return rows
+
+
+def counts(info_path, script_path):
+    info = json.load(open(info_path))
+    rows = parse_script(script_path)
+    per_event = collections.Counter(r[3] for r in rows)
+    mine_events = {e["name"]: e["samples"] for e in info["events"] if e["samples"]}
+    if dict(per_event) != mine_events:
+        fail(f"per-event counts differ: perf script {dict(per_event)} perfport {mine_events}")
+    per_tid = collections.Counter(r[1] for r in rows)
+    mine_tid = {t["tid"]: t["samples"] for t in info["threads"] if t["samples"]}
+    if dict(per_tid) != mine_tid:
+        diff = {k: (per_tid.get(k), mine_tid.get(k)) for k in set(per_tid) | set(mine_tid)
+                if per_tid.get(k) != mine_tid.get(k)}
+        fail(f"per-thread counts differ (tid: perf, perfport): {dict(list(diff.items())[:10])}")
+    if info["samples"] != len(rows):
+        fail(f"total samples: perf script {len(rows)}, perfport {info['samples']}")
+    print(f"ok: {len(rows)} samples, {len(per_event)} events, {len(per_tid)} threads agree")
+
+
+DUMP_LINE = re.compile(r"^(\d+)\.(\d{9}) SAMPLE (-?\d+)/(-?\d+) .*?event=(\S+) ")
+
+
+def order(dump_path, script_path):
+    mine = []
+    with open(dump_path) as f:
+        for line in f:
+            m = DUMP_LINE.match(line)
+            if m:
+                sec, frac, pid, tid, ev = m.groups()
+                mine.append((int(sec) * 10**9 + int(frac), int(tid), ev))
+    theirs = [(r[2], r[1], r[3]) for r in parse_script(script_path)]
+    if len(mine) != len(theirs):
+        fail(f"sample count differs: perf script {len(theirs)}, perfport dump {len(mine)}")
+    # Samples with equal times may come in either order; compare groups.
+    def groups(seq):
+        out = []
+        for t, grp in __import__("itertools").groupby(seq, key=lambda x: x[0]):
+            out.append(sorted(grp))
+        return out
+    times = [x[0] for x in mine]
+    if times != sorted(times):
+        bad = next(i for i in range(1, len(times)) if times[i] < times[i - 1])
+        fail(f"perfport dump is not in time order at sample {bad}: {times[bad-1]} then {times[bad]}")
+    g1, g2 = groups(mine), groups(theirs)
+    if g1 != g2:
+        for i, (a, b) in enumerate(zip(g1, g2)):
+            if a != b:
+                fail(f"sequence differs at group {i}: perf {b[:3]} perfport {a[:3]}")
+        fail("sequences differ in length of groups")
+    print(f"ok: {len(mine)} samples in the same time order as perf script")
+
+
+def parse_stats(path):
+    """Per-event SAMPLE counts from perf report --stats, in order."""
+    events, cur = [], None
+    with open(path, errors="replace") as f:
+        for line in f:
+            m = re.match(r"^(\S.*) stats:\s*$", line)
+            if m:
+                cur = m.group(1)
+                continue
+            m = re.match(r"^\s+SAMPLE events:\s+(\d+)", line)
+            if m and cur is not None and cur != "Aggregated":
+                events.append((cur, int(m.group(1))))
+                cur = None
+    return events
+
+
+def stats(info_path, stats_path):
+    info = json.load(open(info_path))
+    theirs = [n for _, n in parse_stats(stats_path)]
+    mine = [e["samples"] for e in info["events"] if e["samples"]]
+    if theirs != mine:
+        fail(f"per-event sample counts: perf report --stats {theirs}, perfport {mine}")
+    print(f"ok: per-event counts {mine} agree with perf report --stats")
+
+
+def check_json(info_path, *pairs):
+    info = json.load(open(info_path))
+    for pair in pairs:
+        key, want = pair.split("=", 1)
+        val = info
+        for part in key.split("."):
+            val = val[int(part)] if isinstance(val, list) else val.get(part)
+        op = "=="
+        if want.startswith(">"):
+            op, want = ">", want[1:]
+        got = str(val).lower() if isinstance(val, bool) else str(val)
+        if op == ">" and not (val is not None and float(val) > float(want)):
+            fail(f"{key} is {val}, expected > {want}")
+        if op == "==" and got != want:
+            fail(f"{key} is {got!r}, expected {want!r}")
+    print("ok:", " ".join(pairs))
+
+
+def main():
+    if len(sys.argv) < 3:
+        print(__doc__)
+        sys.exit(2)
+    cmd, args = sys.argv[1], sys.argv[2:]
+    {"counts": counts, "order": order, "stats": stats, "json": check_json}[cmd](*args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Runs every test: cmocka unit tests, the robustness driver, then the
+# numbered end-to-end scripts. Ends with "N passed, N failed, N skipped".
+# An e2e script exits 0 (pass), 77 (skip, after printing why) or else (fail).
+set -u
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+export PERFPORT=$PWD/$BUILD/perfport
+export TOP=$PWD
+export CORPUS=${CORPUS:-$PWD/../shared/corpus}
+OUT=${TEST_OUT:-$PWD/tests/out}
+rm -rf "$OUT" && mkdir -p "$OUT"
+export TEST_OUT=$OUT
+pass=0 fail=0 skip=0
+failed=()
+
+for t in "$BUILD"/tests/test_*; do
+	[ -x "$t" ] || continue
+	name=$(basename "$t")
+	log="$OUT/$name.log"
+	if "$t" >"$log" 2>&1; then rc=0; else rc=$?; fi
+	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -1)
+	f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -1)
+	p=${p:-0}; f=${f:-0}
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+	pass=$((pass + p)); fail=$((fail + f))
+	if [ "$f" -ne 0 ]; then failed+=("$name"); echo "FAIL unit $name ($f failed; see $log)"; grep -E '^\[  (FAILED|ERROR)|error:|Error' "$log" | head -10
+	else echo "ok   unit $name ($p tests)"; fi
+done
+
+if [ -x build-asan/robust ]; then
+	log="$OUT/robust.log"
+	if build-asan/robust "$CORPUS" >"$log" 2>&1; then
+		pass=$((pass + 1)); echo "ok   robust: corpus truncated and bit-flipped under ASan+UBSan ($(tail -1 "$log"))"
+	else
+		fail=$((fail + 1)); failed+=(robust); echo "FAIL robust (see $log)"; tail -20 "$log"
+	fi
+fi
+
+for t in tests/e2e/[0-9][0-9]-*.sh; do
+	name=$(basename "$t" .sh)
+	log="$OUT/$name.log"
+	start=$(date +%s)
+	if bash "$t" >"$log" 2>&1; then rc=0; else rc=$?; fi
+	secs=$(( $(date +%s) - start ))
+	case $rc in
+	0) pass=$((pass + 1)); echo "ok   $name (${secs}s)";;
+	77) skip=$((skip + 1)); echo "skip $name: $(grep -m1 '^SKIP' "$log" | sed 's/^SKIP:* *//')";;
+	*) fail=$((fail + 1)); failed+=("$name"); echo "FAIL $name (exit $rc, ${secs}s; log: $log)"; tail -25 "$log" | sed 's/^/    /';;
+	esac
+done
+
+[ ${#failed[@]} -eq 0 ] || echo "failed: ${failed[*]}"
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]
