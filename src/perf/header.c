@@ -143,6 +143,11 @@ int perf_evsel_add(struct perf_reader *r, const void *attr, size_t attr_len,
 	e->idx = (unsigned)r->nr_evsels;
 	perf_attr_decode(&e->attr, attr, attr_len, swap);
 	perf_evsel_layout(e);
+	perf_evsel_name_default(e); /* EVENT_DESC or EVENT_UPDATE may rename it */
+	if (!e->name) {
+		free(e);
+		return PP_ENOMEM;
+	}
 	if (nr_ids) {
 		e->ids = malloc(nr_ids * sizeof(*e->ids));
 		if (!e->ids) {
@@ -544,8 +549,6 @@ int perf_header_read_file(struct perf_reader *r)
 		r->st.truncated = true;
 	}
 	ret = read_features(r, h->data_offset + h->data_size);
-	for (size_t i = 0; i < r->nr_evsels; i++)
-		perf_evsel_name_default(r->evsels[i]);
 out:
 	free(attrs);
 	return ret;

@@ -370,6 +370,14 @@ bad:
 
 static int process_stream(struct perf_reader *r, struct rstream *s, bool inner);
 
+static bool all_zero(const uint8_t *p, size_t n)
+{
+	while (n--)
+		if (*p++)
+			return false;
+	return true;
+}
+
 static int decompress(struct perf_reader *r, uint8_t *payload, size_t len, uint64_t offset)
 {
 	ZSTD_inBuffer in = { payload, len, 0 };
@@ -423,6 +431,8 @@ static int decompress(struct perf_reader *r, uint8_t *payload, size_t len, uint6
 		}
 		r->z.len += out.pos;
 		r->st.compressed_out += out.pos;
+		if (zr == 0 && in.pos < in.size && all_zero(payload + in.pos, in.size - in.pos))
+			in.pos = in.size; /* padding after a complete frame */
 		ret = process_stream(r, &r->z, true);
 		if (ret)
 			return ret;

@@ -12,6 +12,7 @@
  */
 #include "priv.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <traceevent/event-parse.h>
@@ -202,6 +203,15 @@ void perf_tracing_bind(struct perf_reader *r)
 		if (e->attr.type != PERF_TYPE_TRACEPOINT || e->tp || !r->hdr.tep)
 			continue;
 		e->tp = tep_find_event(r->hdr.tep, (int)e->attr.config);
+		if (e->tp && e->name && strncmp(e->name, "tracepoint:", 11) == 0) {
+			char *name;
+
+			/* No EVENT_DESC named it: use the format's system:name. */
+			if (asprintf(&name, "%s:%s", e->tp->system, e->tp->name) >= 0) {
+				free(e->name);
+				e->name = name;
+			}
+		}
 	}
 }
 

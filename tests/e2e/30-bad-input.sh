@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Bad input never crashes: exit 2 when nothing is usable, 3 when part is,
+# a message naming the file and the offset, and --strict makes partial fatal.
+. "$(dirname "$0")/lib/common.sh"
+need_python
+good="$TOP/samples/oncpu.perf.data"
+
+expect() { # WANT-RC DESCRIPTION -- ARGS...
+	local want=$1 what=$2; shift 3
+	rc=0; "$PERFPORT" "$@" >"$WORK/out" 2>"$WORK/err" || rc=$?
+	[ $rc -eq "$want" ] || { cat "$WORK/err"; fail "$what: exit $rc, want $want"; }
+	grep -q "AddressSanitizer\|runtime error" "$WORK/err" && fail "$what: sanitizer report"
+	echo "ok: $what -> $rc"
+}
+
+: >"$WORK/empty"
+expect 2 "empty file" -- info -i "$WORK/empty"
+grep -q "too short to be a perf.data file" "$WORK/err" || fail "empty: message"
+expect 2 "missing file" -- info -i "$WORK/nope"
+grep -q "cannot open '$WORK/nope'" "$WORK/err" || fail "missing: message"
+head -c 4096 /dev/urandom >"$WORK/random"
+expect 2 "random bytes" -- info -i "$WORK/random"
+grep -q "not a perf.data file" "$WORK/err" || fail "random: message"
+expect 2 "a directory without data" -- info -i "$WORK"
+
+# Truncated inside the data: partial, and it says where.
+size=$(stat -c %s "$good")
+head -c $((size / 2)) "$good" >"$WORK/half"
+expect 3 "file cut in half" -- info --json -i "$WORK/half"
+grep -q "read partly\|truncated\|past the end" "$WORK/err" || fail "half: no warning: $(cat "$WORK/err")"
+$PY "$CHECK" json "$WORK/out" samples=">0" truncated=true
+expect 2 "--strict on a cut file" -- info --strict -i "$WORK/half"
+
+# Inside the header: nothing usable.
+head -c 60 "$good" >"$WORK/hdr"
+expect 2 "file cut inside the header" -- info -i "$WORK/hdr"
+
+# A zeroed record size in the middle: the reader resynchronises.
+cp "$good" "$WORK/zero"
+off=$("$PERFPORT" dump -i "$good" --unordered >/dev/null 2>&1; $PY - "$good" <<'PY'
+import struct, sys
+d = open(sys.argv[1], "rb").read()
+data_off, data_size = struct.unpack_from("<QQ", d, 40)
+pos, n = data_off, 0
+while pos < data_off + data_size:
+    typ, misc, size = struct.unpack_from("<IHH", d, pos)
+    if typ == 9:
+        n += 1
+        if n == 50:
+            print(pos); break
+    pos += size
+PY
+)
+printf '\0\0' | dd of="$WORK/zero" bs=1 seek=$((off + 6)) conv=notrunc status=none
+expect 3 "a sample with size 0" -- info --json -i "$WORK/zero"
+$PY "$CHECK" json "$WORK/out" skipped_records=1 samples=">100"
+grep -q "offset $off" <("$PERFPORT" info -i "$WORK/zero" 2>&1) || fail "zero: offset not reported"
+
+# Usage errors are 1.
+expect 1 "unexpected argument" -- info extra
+echo "ok: bad input"

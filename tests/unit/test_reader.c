@@ -1,0 +1,729 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_reader.c - the perf.data reader on recordings built byte by byte:
+ * file and pipe mode, both byte orders, every sample field, time order
+ * across FINISHED_ROUND, zstd with records split across chunks, and
+ * truncation at every offset.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <cmocka.h>
+#include <zstd.h>
+
+#include "pdw.h"
+#include "perf/perf.h"
+#include "util/error.h"
+#include "util/log.h"
+
+#define ST (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
+	    PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN)
+#define ID_CPU 101
+#define ID_TASK 202
+
+/* --- records in the test layout --- */
+
+static void trailer(struct pdw *w, uint32_t pid, uint32_t tid, uint64_t time, uint64_t id)
+{
+	pdw_u32(w, pid);
+	pdw_u32(w, tid);
+	pdw_u64(w, time);
+	pdw_u32(w, 1);  /* cpu */
+	pdw_u32(w, 0);
+	pdw_u64(w, id);
+}
+
+static void rec_sample(struct pdw *w, uint64_t id, uint32_t tid, uint64_t time, uint64_t ip)
+{
+	size_t at = pdw_begin(w, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+
+	pdw_u64(w, id);
+	pdw_u64(w, ip);
+	pdw_u32(w, 100);
+	pdw_u32(w, tid);
+	pdw_u64(w, time);
+	pdw_u32(w, 1);
+	pdw_u32(w, 0);
+	pdw_u64(w, 250000);             /* period */
+	pdw_u64(w, 3);                  /* callchain */
+	pdw_u64(w, (uint64_t)PERF_CONTEXT_USER);
+	pdw_u64(w, ip);
+	pdw_u64(w, 0x401000);
+	pdw_end(w, at);
+}
+
+static void rec_comm(struct pdw *w, uint32_t tid, const char *name, uint64_t time)
+{
+	size_t at = pdw_begin(w, PERF_RECORD_COMM, 0);
+	size_t s;
+
+	pdw_u32(w, 100);
+	pdw_u32(w, tid);
+	s = w->n;
+	pdw_bytes(w, name, strlen(name) + 1);
+	while ((w->n - s) % 8)
+		pdw_u8(w, 0);
+	trailer(w, 100, tid, time, ID_CPU);
+	pdw_end(w, at);
+}
+
+static void rec_mmap2(struct pdw *w, uint64_t start, const char *path, uint64_t time)
+{
+	size_t at = pdw_begin(w, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER);
+	size_t s;
+
+	pdw_u32(w, 100);
+	pdw_u32(w, 100);
+	pdw_u64(w, start);
+	pdw_u64(w, 0x2000);
+	pdw_u64(w, 0x1000);
+	pdw_u32(w, 8);      /* maj */
+	pdw_u32(w, 1);      /* min */
+	pdw_u64(w, 1234);   /* ino */
+	pdw_u64(w, 0);
+	pdw_u32(w, 5);      /* prot */
+	pdw_u32(w, 2);      /* flags */
+	s = w->n;
+	pdw_bytes(w, path, strlen(path) + 1);
+	while ((w->n - s) % 8)
+		pdw_u8(w, 0);
+	trailer(w, 100, 100, time, ID_CPU);
+	pdw_end(w, at);
+}
+
+static void rec_round(struct pdw *w)
+{
+	pdw_end(w, pdw_begin(w, PERF_REC_FINISHED_ROUND, 0));
+}
+
+/* The standard data: out of order within rounds, as perf writes per-CPU buffers. */
+static void std_data(struct pdw *w)
+{
+	rec_comm(w, 100, "app", 900);
+	rec_mmap2(w, 0x400000, "/usr/bin/app", 950);
+	rec_sample(w, ID_CPU, 100, 1000, 0x401010);
+	rec_sample(w, ID_TASK, 101, 3000, 0x401020);
+	rec_sample(w, ID_CPU, 101, 2000, 0x401030);
+	rec_round(w);
+	rec_sample(w, ID_TASK, 100, 1500, 0x401040); /* older than the previous round's max */
+	rec_sample(w, ID_CPU, 100, 4000, 0x401050);
+	rec_round(w);
+	rec_sample(w, ID_CPU, 100, 3500, 0x401060);
+	rec_round(w);
+}
+
+#define NR_STD_SAMPLES 6
+
+/* A file-mode recording with two events and a few features. */
+static struct pdw build_file(bool swap, void (*data)(struct pdw *))
+{
+	struct pdw w = { .swap = swap };
+	size_t attrs_off = 104, ids_off, data_off, data_end, feat_off;
+	uint64_t flags = PERF_ATTR_FLAG_SAMPLE_ID_ALL | PERF_ATTR_FLAG_MMAP2 | PERF_ATTR_FLAG_COMM;
+
+	/* header, patched below */
+	pdw_bytes(&w, swap ? "2ELIFREP" : "PERFILE2", 8);
+	pdw_u64(&w, 104);
+	pdw_u64(&w, 128 + 16);
+	for (int i = 0; i < 6; i++)
+		pdw_u64(&w, 0);
+	for (int i = 0; i < 4; i++)
+		pdw_u64(&w, 0);
+
+	ids_off = attrs_off + 2 * (128 + 16);
+	pdw_attr(&w, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, 4000, ST,
+		 flags | PERF_ATTR_FLAG_FREQ, 0, 0, 0, 0, 0);
+	pdw_u64(&w, ids_off);
+	pdw_u64(&w, 8);
+	pdw_attr(&w, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, 100000, ST, flags, 0, 0, 0, 0, 0);
+	pdw_u64(&w, ids_off + 8);
+	pdw_u64(&w, 8);
+	pdw_u64(&w, ID_CPU);
+	pdw_u64(&w, ID_TASK);
+
+	data_off = w.n;
+	data(&w);
+	data_end = w.n;
+
+	/* features HOSTNAME (3), NRCPUS (7), CMDLINE (11), EVENT_DESC (12) */
+	feat_off = w.n;
+	for (int i = 0; i < 4; i++) {
+		pdw_u64(&w, 0);
+		pdw_u64(&w, 0);
+	}
+	{
+		size_t s[4], e[4];
+
+		s[0] = w.n;
+		pdw_str(&w, "testhost");
+		e[0] = w.n;
+		s[1] = w.n;
+		pdw_u32(&w, 4);
+		pdw_u32(&w, 2);
+		e[1] = w.n;
+		s[2] = w.n;
+		pdw_u32(&w, 3);
+		pdw_str(&w, "perf");
+		pdw_str(&w, "record");
+		pdw_str(&w, "./app");
+		e[2] = w.n;
+		s[3] = w.n;
+		pdw_u32(&w, 2);
+		pdw_u32(&w, 128);
+		pdw_attr(&w, PERF_TYPE_SOFTWARE, 0, 4000, ST, flags, 0, 0, 0, 0, 0);
+		pdw_u32(&w, 1);
+		pdw_str(&w, "cpu-clock:u");
+		pdw_u64(&w, ID_CPU);
+		pdw_attr(&w, PERF_TYPE_SOFTWARE, 1, 4000, ST, flags, 0, 0, 0, 0, 0);
+		pdw_u32(&w, 1);
+		pdw_str(&w, "task-clock:u");
+		pdw_u64(&w, ID_TASK);
+		e[3] = w.n;
+		for (int i = 0; i < 4; i++) {
+			pdw_patch_u64(&w, feat_off + 16 * i, s[i]);
+			pdw_patch_u64(&w, feat_off + 16 * i + 8, e[i] - s[i]);
+		}
+	}
+	pdw_patch_u64(&w, 24, attrs_off);
+	pdw_patch_u64(&w, 32, 2 * (128 + 16));
+	pdw_patch_u64(&w, 40, data_off);
+	pdw_patch_u64(&w, 48, data_end - data_off);
+	pdw_patch_u64(&w, 72, (1ULL << 3) | (1ULL << 7) | (1ULL << 11) | (1ULL << 12));
+	return w;
+}
+
+/* --- a collecting consumer --- */
+
+struct got {
+	uint64_t times[64];
+	uint32_t tids[64];
+	uint64_t ips[64];
+	const char *events[64];
+	unsigned nr;
+	unsigned comms, mmaps, others;
+	char comm[16];
+	char mmap_file[64];
+	uint64_t mmap_start, mmap_pgoff, mmap_ino;
+	uint64_t chain_last;
+	uint64_t trailer_time;
+};
+
+static int collect(void *ctx, const struct perf_event *ev)
+{
+	struct got *g = ctx;
+
+	if (ev->type == PERF_RECORD_SAMPLE && g->nr < 64) {
+		g->times[g->nr] = ev->sample.time;
+		g->tids[g->nr] = ev->sample.tid;
+		g->ips[g->nr] = ev->sample.ip;
+		g->events[g->nr] = ev->evsel->name;
+		if (ev->sample.callchain_nr == 3)
+			g->chain_last = ev->sample.callchain[2];
+		g->nr++;
+	} else if (ev->type == PERF_RECORD_COMM) {
+		g->comms++;
+		snprintf(g->comm, sizeof(g->comm), "%s", ev->u.comm.comm);
+		g->trailer_time = ev->sample.time;
+	} else if (ev->type == PERF_RECORD_MMAP2) {
+		g->mmaps++;
+		snprintf(g->mmap_file, sizeof(g->mmap_file), "%s", ev->u.mmap.filename);
+		g->mmap_start = ev->u.mmap.start;
+		g->mmap_pgoff = ev->u.mmap.pgoff;
+		g->mmap_ino = ev->u.mmap.ino;
+	} else {
+		g->others++;
+	}
+	return 0;
+}
+
+static void check_std(struct pdw *w, bool ordered)
+{
+	struct perf_reader_opts o = { .ordered = ordered };
+	const struct perf_header_info *h;
+	struct perf_evsel *const *ev;
+	struct perf_reader *r;
+	struct got g = { 0 };
+	size_t nr;
+
+	assert_int_equal(perf_reader_open_mem(w->b, w->n, &o, &r), PP_OK);
+	assert_int_equal(perf_reader_run(r, collect, &g), PP_OK);
+	h = perf_reader_header(r);
+	assert_int_equal(h->swapped, w->swap);
+	assert_string_equal(h->hostname, "testhost");
+	assert_string_equal(h->cmdline, "perf record ./app");
+	assert_int_equal(h->nr_cpus_avail, 4);
+	assert_int_equal(h->nr_cpus_online, 2);
+	ev = perf_reader_evsels(r, &nr);
+	assert_int_equal(nr, 2);
+	assert_string_equal(ev[0]->name, "cpu-clock:u");
+	assert_string_equal(ev[1]->name, "task-clock:u");
+	assert_true(ev[0]->attr.flags & PERF_ATTR_FLAG_FREQ);
+	assert_false(ev[1]->attr.flags & PERF_ATTR_FLAG_FREQ);
+	assert_true(ev[0]->attr.flags & PERF_ATTR_FLAG_SAMPLE_ID_ALL);
+	assert_int_equal(ev[0]->attr.sample_period, 4000);
+	assert_int_equal(ev[0]->attr.sample_type, ST);
+	assert_int_equal(ev[0]->nr_samples, 4);
+	assert_int_equal(ev[1]->nr_samples, 2);
+	assert_int_equal(g.nr, NR_STD_SAMPLES);
+	assert_int_equal(g.comms, 1);
+	assert_string_equal(g.comm, "app");
+	assert_int_equal(g.trailer_time, 900);
+	assert_int_equal(g.mmaps, 1);
+	assert_string_equal(g.mmap_file, "/usr/bin/app");
+	assert_int_equal(g.mmap_start, 0x400000);
+	assert_int_equal(g.mmap_pgoff, 0x1000);
+	assert_int_equal(g.mmap_ino, 1234);
+	assert_int_equal(g.chain_last, 0x401000);
+	if (ordered) {
+		static const uint64_t want[] = { 1000, 1500, 2000, 3000, 3500, 4000 };
+
+		for (unsigned i = 0; i < NR_STD_SAMPLES; i++)
+			assert_int_equal(g.times[i], want[i]);
+		assert_string_equal(g.events[1], "task-clock:u");
+		assert_int_equal(g.ips[1], 0x401040);
+	} else {
+		assert_int_equal(g.times[1], 3000);
+	}
+	assert_int_equal(perf_reader_stats(r)->skipped_records, 0);
+	assert_int_equal(perf_reader_stats(r)->records[PERF_REC_FINISHED_ROUND], 3);
+	perf_reader_close(r);
+}
+
+static void test_file_mode(void **state)
+{
+	struct pdw w = build_file(false, std_data);
+
+	(void)state;
+	check_std(&w, true);
+	check_std(&w, false);
+	free(w.b);
+}
+
+static void test_file_swapped(void **state)
+{
+	struct pdw w = build_file(true, std_data);
+
+	(void)state;
+	check_std(&w, true);
+	free(w.b);
+}
+
+/* Pipe mode: attrs, features and tracing data arrive as records. */
+static struct pdw build_pipe(bool swap)
+{
+	struct pdw w = { .swap = swap };
+	uint64_t flags = PERF_ATTR_FLAG_SAMPLE_ID_ALL;
+	size_t at;
+
+	pdw_bytes(&w, swap ? "2ELIFREP" : "PERFILE2", 8);
+	pdw_u64(&w, 16);
+	at = pdw_begin(&w, PERF_REC_HEADER_ATTR, 0);
+	pdw_attr(&w, PERF_TYPE_SOFTWARE, 0, 4000, ST, flags | PERF_ATTR_FLAG_FREQ, 0, 0, 0, 0, 0);
+	pdw_u64(&w, ID_CPU);
+	pdw_end(&w, at);
+	at = pdw_begin(&w, PERF_REC_HEADER_ATTR, 0);
+	pdw_attr(&w, PERF_TYPE_SOFTWARE, 1, 100000, ST, flags, 0, 0, 0, 0, 0);
+	pdw_u64(&w, ID_TASK);
+	pdw_end(&w, at);
+	/* An unaligned feature record (84 bytes, as perf 6.x writes some). */
+	at = pdw_begin(&w, PERF_REC_HEADER_FEATURE, 0);
+	pdw_u64(&w, PERF_FEAT_HOSTNAME);
+	pdw_u32(&w, 64);
+	{
+		char host[64] = "pipehost";
+		pdw_bytes(&w, host, 64);
+	}
+	pdw_end(&w, at);
+	std_data(&w);
+	return w;
+}
+
+static void test_pipe_mode(void **state)
+{
+	for (int swap = 0; swap < 2; swap++) {
+		struct pdw w = build_pipe(swap);
+		struct perf_reader_opts o = { .ordered = true };
+		struct perf_evsel *const *ev;
+		struct perf_reader *r;
+		struct got g = { 0 };
+		size_t nr;
+
+		(void)state;
+		assert_int_equal(perf_reader_open_mem(w.b, w.n, &o, &r), PP_OK);
+		assert_int_equal(perf_reader_run(r, collect, &g), PP_OK);
+		assert_true(perf_reader_header(r)->pipe);
+		assert_string_equal(perf_reader_header(r)->hostname, "pipehost");
+		ev = perf_reader_evsels(r, &nr);
+		assert_int_equal(nr, 2);
+		assert_string_equal(ev[0]->name, "cpu-clock");
+		assert_int_equal(ev[0]->nr_samples, 4);
+		assert_int_equal(ev[1]->nr_samples, 2);
+		assert_int_equal(g.nr, NR_STD_SAMPLES);
+		assert_int_equal(g.times[1], 1500);
+		assert_int_equal(perf_reader_stats(r)->skipped_records, 0);
+		perf_reader_close(r);
+		free(w.b);
+	}
+}
+
+/* Every sample field, in both byte orders. */
+static void test_sample_all_fields(void **state)
+{
+	const uint64_t all = PERF_SAMPLE_KNOWN_MASK & ~(uint64_t)PERF_SAMPLE_WEIGHT;
+	(void)state;
+
+	for (int swap = 0; swap < 2; swap++) {
+		struct pdw w = { .swap = swap };
+		struct perf_evsel e = { 0 };
+		struct perf_sample s;
+		uint8_t attr[128];
+
+		pdw_attr(&w, PERF_TYPE_RAW, 0, 1, all, 0,
+			 PERF_FORMAT_GROUP | PERF_FORMAT_ID | PERF_FORMAT_TOTAL_TIME_ENABLED |
+				 PERF_FORMAT_LOST,
+			 PERF_SAMPLE_BRANCH_HW_INDEX, 0x7 /* 3 regs */, 64, 0x3 /* 2 regs */);
+		memcpy(attr, w.b, 128);
+		perf_attr_decode(&e.attr, attr, 128, swap);
+		perf_evsel_layout(&e);
+		assert_int_equal(e.attr.sample_type, all);
+		assert_int_equal(e.attr.sample_stack_user, 64);
+		w.n = 0;
+
+		pdw_u64(&w, 77);                /* IDENTIFIER */
+		pdw_u64(&w, 0x1111);            /* IP */
+		pdw_u32(&w, 10); pdw_u32(&w, 11);  /* TID */
+		pdw_u64(&w, 123456789);         /* TIME */
+		pdw_u64(&w, 0xadd00);           /* ADDR */
+		pdw_u64(&w, 77);                /* ID */
+		pdw_u64(&w, 78);                /* STREAM_ID */
+		pdw_u32(&w, 3); pdw_u32(&w, 0); /* CPU */
+		pdw_u64(&w, 999);               /* PERIOD */
+		pdw_u64(&w, 2);                 /* READ: nr, enabled, {value, id, lost} x2 */
+		pdw_u64(&w, 5000);
+		pdw_u64(&w, 1); pdw_u64(&w, 77); pdw_u64(&w, 0);
+		pdw_u64(&w, 2); pdw_u64(&w, 79); pdw_u64(&w, 1);
+		pdw_u64(&w, 2);                 /* CALLCHAIN */
+		pdw_u64(&w, 0xa); pdw_u64(&w, 0xb);
+		pdw_u32(&w, 12);                /* RAW: 4 + 12 = 16 */
+		{
+			uint8_t raw[12] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 };
+			pdw_bytes(&w, raw, sizeof(raw));
+		}
+		pdw_u64(&w, 1);                 /* BRANCH_STACK: nr, hw_idx, entries */
+		pdw_u64(&w, 42);
+		pdw_u64(&w, 0xf0); pdw_u64(&w, 0xf1); pdw_u64(&w, 0);
+		pdw_u64(&w, 2);                 /* REGS_USER abi 64, 3 regs */
+		pdw_u64(&w, 100); pdw_u64(&w, 101); pdw_u64(&w, 102);
+		pdw_u64(&w, 16);                /* STACK_USER size, data, dyn_size */
+		{
+			uint8_t stack[16] = { 0xee };
+			pdw_bytes(&w, stack, sizeof(stack));
+		}
+		pdw_u64(&w, 8);
+		pdw_u64(&w, 55);                /* WEIGHT_STRUCT */
+		pdw_u64(&w, 0xd5);              /* DATA_SRC */
+		pdw_u64(&w, 0x7a);              /* TRANSACTION */
+		pdw_u64(&w, 2);                 /* REGS_INTR, 2 regs */
+		pdw_u64(&w, 200); pdw_u64(&w, 201);
+		pdw_u64(&w, 0xbeef);            /* PHYS_ADDR */
+		pdw_u64(&w, 9);                 /* CGROUP */
+		pdw_u64(&w, 4096);              /* DATA_PAGE_SIZE */
+		pdw_u64(&w, 2097152);           /* CODE_PAGE_SIZE */
+		pdw_u64(&w, 8);                 /* AUX */
+		pdw_u64(&w, 0x0123456789abcdefULL);
+
+		assert_int_equal(perf_sample_parse(&e, w.b, w.n, swap, &s), 0);
+		assert_int_equal(s.id, 77);
+		assert_int_equal(s.ip, 0x1111);
+		assert_int_equal(s.pid, 10);
+		assert_int_equal(s.tid, 11);
+		assert_int_equal(s.time, 123456789);
+		assert_int_equal(s.addr, 0xadd00);
+		assert_int_equal(s.stream_id, 78);
+		assert_int_equal(s.cpu, 3);
+		assert_int_equal(s.period, 999);
+		assert_int_equal(s.read.nr, 2);
+		assert_int_equal(s.read.time_enabled, 5000);
+		assert_int_equal(s.read.stride, 3);
+		assert_int_equal(s.read.values[3], 2);
+		assert_int_equal(s.read.values[4], 79);
+		assert_int_equal(s.callchain_nr, 2);
+		assert_int_equal(s.callchain[1], 0xb);
+		assert_int_equal(s.raw_size, 12);
+		assert_int_equal(((const uint8_t *)s.raw)[11], 12);
+		assert_int_equal(s.branch_nr, 1);
+		assert_true(s.branch_has_hw_idx);
+		assert_int_equal(s.branch_hw_idx, 42);
+		assert_int_equal(s.branch[0].to, 0xf1);
+		assert_int_equal(s.user_regs_abi, 2);
+		assert_int_equal(s.user_regs[2], 102);
+		assert_int_equal(s.user_stack_size, 16);
+		assert_int_equal(s.user_stack[0], 0xee);
+		assert_int_equal(s.user_stack_dyn_size, 8);
+		assert_int_equal(s.weight, 55);
+		assert_int_equal(s.data_src, 0xd5);
+		assert_int_equal(s.transaction, 0x7a);
+		assert_int_equal(s.intr_regs[1], 201);
+		assert_int_equal(s.phys_addr, 0xbeef);
+		assert_int_equal(s.cgroup, 9);
+		assert_int_equal(s.data_page_size, 4096);
+		assert_int_equal(s.code_page_size, 2097152);
+		assert_int_equal(s.aux_size, 8);
+
+		/* Every shorter length fails cleanly. */
+		for (size_t cut = 0; cut < w.n; cut += 4) {
+			struct pdw c = { .swap = swap };
+
+			pdw_bytes(&c, w.b, cut);
+			/* parse of a swapped buffer swaps it: work on copies */
+			if (!swap)
+				assert_int_equal(perf_sample_parse(&e, c.b, cut, false, &s), -1);
+			free(c.b);
+		}
+		free(w.b);
+	}
+}
+
+static void test_layout_positions(void **state)
+{
+	struct perf_evsel e = { 0 };
+
+	(void)state;
+	e.attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID |
+			     PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
+	e.attr.flags = PERF_ATTR_FLAG_SAMPLE_ID_ALL;
+	perf_evsel_layout(&e);
+	assert_int_equal(e.id_pos, 3);     /* IP, TID, TIME, then ID */
+	assert_int_equal(e.is_pos, 2);     /* from the end: CPU, then ID */
+	assert_int_equal(e.time_pos, 2);
+	assert_int_equal(e.trailer_size, 32);
+	e.attr.sample_type |= PERF_SAMPLE_IDENTIFIER;
+	perf_evsel_layout(&e);
+	assert_int_equal(e.id_pos, 0);
+	assert_int_equal(e.is_pos, 1);
+	assert_int_equal(e.time_pos, 3);
+	e.attr.flags = 0;
+	perf_evsel_layout(&e);
+	assert_int_equal(e.trailer_size, 0);
+}
+
+/* Old (64-byte) and new (136-byte) attrs decode; missing fields are zero. */
+static void test_attr_sizes(void **state)
+{
+	struct pdw w = { 0 };
+	struct perf_attr a;
+
+	(void)state;
+	pdw_attr(&w, PERF_TYPE_HARDWARE, 1, 1000, PERF_SAMPLE_IP, PERF_ATTR_FLAG_FREQ, 0, 0, 5, 8192, 0);
+	perf_attr_decode(&a, w.b, 64, false);
+	assert_int_equal(a.config, 1);
+	assert_true(a.flags & PERF_ATTR_FLAG_FREQ);
+	assert_int_equal(a.sample_regs_user, 0);
+	assert_int_equal(a.sample_stack_user, 0);
+	perf_attr_decode(&a, w.b, 128, false);
+	assert_int_equal(a.sample_regs_user, 5);
+	assert_int_equal(a.sample_stack_user, 8192);
+	free(w.b);
+}
+
+/*
+ * zstd: the records compressed into two chunks that split a record, as
+ * COMPRESSED (unpadded, perf before 6.15) or COMPRESSED2 (data_size, padded).
+ */
+static struct pdw build_zstd(int version, size_t *plain_len)
+{
+	struct pdw plain = { 0 }, w = { 0 };
+	struct pdw file = build_file(false, std_data);
+	size_t half, data_off, data_size, tail_off, tail_len, shift;
+	uint8_t *tail;
+
+	std_data(&plain);
+	*plain_len = plain.n;
+	half = plain.n / 2 + 3; /* inside a record */
+	memcpy(&data_off, file.b + 40, 8);
+	memcpy(&data_size, file.b + 48, 8);
+	tail_off = data_off + data_size;
+	tail_len = file.n - tail_off;
+	tail = malloc(tail_len);
+	memcpy(tail, file.b + tail_off, tail_len);
+	pdw_bytes(&w, file.b, data_off);
+	for (int part = 0; part < 2; part++) {
+		const uint8_t *src = plain.b + (part ? half : 0);
+		size_t len = part ? plain.n - half : half;
+		size_t cap = ZSTD_compressBound(len);
+		uint8_t *z = malloc(cap);
+		size_t zn = ZSTD_compress(z, cap, src, len, 3);
+		size_t at;
+
+		assert_false(ZSTD_isError(zn));
+		at = pdw_begin(&w, version == 2 ? PERF_REC_COMPRESSED2 : PERF_REC_COMPRESSED, 0);
+		if (version == 2)
+			pdw_u64(&w, zn);
+		pdw_bytes(&w, z, zn);
+		if (version == 2)
+			pdw_pad8(&w);
+		pdw_end(&w, at);
+		free(z);
+	}
+	data_size = w.n - data_off;
+	pdw_pad8(&w); /* between data and features, as perf leaves it */
+	shift = w.n - tail_off;
+	pdw_bytes(&w, tail, tail_len);
+	for (int i = 0; i < 4; i++) {
+		uint64_t off;
+
+		memcpy(&off, w.b + w.n - tail_len + 16 * i, 8);
+		off += shift;
+		memcpy(w.b + w.n - tail_len + 16 * i, &off, 8);
+	}
+	memcpy(w.b + 48, &data_size, 8);
+	free(tail);
+	free(plain.b);
+	free(file.b);
+	return w;
+}
+
+static void test_zstd_split(void **state)
+{
+	(void)state;
+	for (int version = 1; version <= 2; version++) {
+		size_t plain_len;
+		struct pdw w = build_zstd(version, &plain_len);
+		uint32_t type = version == 2 ? PERF_REC_COMPRESSED2 : PERF_REC_COMPRESSED;
+		struct perf_reader *r;
+
+		if (getenv("PDW_DUMP")) {
+			FILE *f = fopen(getenv("PDW_DUMP"), "wb");
+			fwrite(w.b, 1, w.n, f);
+			fclose(f);
+		}
+		check_std(&w, true);
+		assert_int_equal(perf_reader_open_mem(w.b, w.n, NULL, &r), PP_OK);
+		assert_int_equal(perf_reader_run(r, NULL, NULL), PP_OK);
+		assert_int_equal(perf_reader_stats(r)->records[type], 2);
+		assert_int_equal(perf_reader_stats(r)->compressed_out, plain_len);
+		assert_int_equal(perf_reader_stats(r)->skipped_records, 0);
+		perf_reader_close(r);
+		free(w.b);
+	}
+}
+/* Cut at every byte: never a crash, and what precedes the cut is kept. */
+static void test_truncation(void **state)
+{
+	struct pdw w = build_file(false, std_data);
+	size_t data_off;
+	unsigned prev = 0;
+
+	(void)state;
+	memcpy(&data_off, w.b + 40, 8);
+	for (size_t cut = 0; cut <= w.n; cut++) {
+		struct perf_reader_opts o = { .ordered = true };
+		struct perf_reader *r;
+		struct got g = { 0 };
+		uint8_t *copy = malloc(cut ? cut : 1);
+		int ret;
+
+		memcpy(copy, w.b, cut);
+		ret = perf_reader_open_mem(copy, cut, &o, &r);
+		if (ret == PP_OK) {
+			perf_reader_run(r, collect, &g);
+			if (cut < w.n && cut > data_off)
+				assert_true(perf_reader_stats(r)->truncated ||
+					    perf_reader_stats(r)->skipped_records ||
+					    g.nr == NR_STD_SAMPLES);
+			perf_reader_close(r);
+		}
+		if (cut > data_off && cut < data_off + 400)
+			assert_true(g.nr >= prev); /* more data, never fewer samples */
+		if (cut > data_off)
+			prev = g.nr;
+		free(copy);
+	}
+	free(w.b);
+}
+
+/* Unknown record types are counted and skipped by their size. */
+static void unknown_data(struct pdw *w)
+{
+	size_t at = pdw_begin(w, 50, 0);
+
+	pdw_u64(w, 1);
+	pdw_end(w, at);
+	at = pdw_begin(w, 200, 0);
+	pdw_u64(w, 2);
+	pdw_u64(w, 3);
+	pdw_end(w, at);
+	std_data(w);
+}
+
+static void test_unknown_records(void **state)
+{
+	struct pdw w = build_file(false, unknown_data);
+	struct perf_reader *r;
+	struct got g = { 0 };
+
+	(void)state;
+	assert_int_equal(perf_reader_open_mem(w.b, w.n, NULL, &r), PP_OK);
+	assert_int_equal(perf_reader_run(r, collect, &g), PP_OK);
+	assert_int_equal(g.nr, NR_STD_SAMPLES);
+	assert_int_equal(perf_reader_stats(r)->unknown_records, 1);
+	assert_int_equal(perf_reader_stats(r)->records_other, 1);
+	assert_int_equal(perf_reader_stats(r)->skipped_records, 0);
+	perf_reader_close(r);
+	free(w.b);
+}
+
+/* A sample naming an id no attr has is reported, not guessed. */
+static void bad_id_data(struct pdw *w)
+{
+	rec_sample(w, 9999, 100, 10, 0x1);
+	std_data(w);
+}
+
+static void test_unknown_id(void **state)
+{
+	struct pdw w = build_file(false, bad_id_data);
+	struct perf_reader *r;
+	struct got g = { 0 };
+
+	(void)state;
+	assert_int_equal(perf_reader_open_mem(w.b, w.n, NULL, &r), PP_OK);
+	assert_int_equal(perf_reader_run(r, collect, &g), PP_OK);
+	assert_int_equal(g.nr, NR_STD_SAMPLES);
+	assert_int_equal(perf_reader_stats(r)->samples_unattributed, 1);
+	assert_int_equal(perf_reader_stats(r)->skipped_records, 1);
+	perf_reader_close(r);
+	free(w.b);
+}
+
+static void test_not_perf_data(void **state)
+{
+	static const char junk[] = "this is not a perf.data file at all, not even close";
+	struct perf_reader *r;
+
+	(void)state;
+	assert_int_equal(perf_reader_open_mem(junk, sizeof(junk), NULL, &r), PP_EMAGIC);
+	assert_null(r);
+	assert_int_equal(perf_reader_open_mem(junk, 4, NULL, &r), PP_EMAGIC);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_file_mode),
+		cmocka_unit_test(test_file_swapped),
+		cmocka_unit_test(test_pipe_mode),
+		cmocka_unit_test(test_sample_all_fields),
+		cmocka_unit_test(test_layout_positions),
+		cmocka_unit_test(test_attr_sizes),
+		cmocka_unit_test(test_zstd_split),
+		cmocka_unit_test(test_truncation),
+		cmocka_unit_test(test_unknown_records),
+		cmocka_unit_test(test_unknown_id),
+		cmocka_unit_test(test_not_perf_data),
+	};
+
+	pp_log_set_level(PP_LOG_ERROR - 1); /* quiet: the tests provoke errors */
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
