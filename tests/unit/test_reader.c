@@ -567,7 +567,6 @@ static struct pdw build_zstd(int version, size_t *plain_len)
 		free(z);
 	}
 	data_size = w.n - data_off;
-	pdw_pad8(&w); /* between data and features, as perf leaves it */
 	shift = w.n - tail_off;
 	pdw_bytes(&w, tail, tail_len);
 	for (int i = 0; i < 4; i++) {
