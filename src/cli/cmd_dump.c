@@ -39,10 +39,15 @@ static int on_event(void *ctx, const struct perf_event *ev)
 	else
 		printf("-");
 	printf(" %s", name ? name : "UNKNOWN");
-	if (s->tid != UINT32_MAX)
-		printf(" %" PRId32 "/%" PRId32, (int32_t)s->pid, (int32_t)s->tid);
-	if (s->cpu != UINT32_MAX)
-		printf(" cpu=%" PRIu32, s->cpu);
+	if (ev->type == PERF_RECORD_SAMPLE || ev->has_sample_id) {
+		/* pid/tid -1 is real (a task the kernel could not name): print it. */
+		uint64_t st = ev->evsel->attr.sample_type;
+
+		if (st & PERF_SAMPLE_TID)
+			printf(" %" PRId32 "/%" PRId32, (int32_t)s->pid, (int32_t)s->tid);
+		if (st & PERF_SAMPLE_CPU)
+			printf(" cpu=%" PRIu32, s->cpu);
+	}
 	switch (ev->type) {
 	case PERF_RECORD_SAMPLE:
 		printf(" event=%s ip=%" PRIx64 " period=%" PRIu64, ev->evsel->name, s->ip, s->period);

@@ -44,7 +44,7 @@ static int item_before(const struct oq_item *a, const struct oq_item *b)
 }
 
 int oq_push(struct oqueue *q, uint64_t time, uint64_t offset, const void *rec,
-	    uint32_t size)
+	    uint32_t size, void *tag)
 {
 	size_t need = ((size_t)size + 7) & ~(size_t)7;
 	struct oq_item it;
@@ -76,6 +76,7 @@ int oq_push(struct oqueue *q, uint64_t time, uint64_t offset, const void *rec,
 	it.seq = q->seq++;
 	it.offset = offset;
 	it.size = size;
+	it.tag = tag;
 	it.chunk = q->cur;
 	it.rec = (uint8_t *)q->cur->data + q->cur->used;
 	memcpy(it.rec, rec, size);

@@ -19,6 +19,7 @@ struct oq_item {
 	uint64_t seq;
 	uint64_t offset;      /* file offset, for messages */
 	uint8_t *rec;         /* 8-aligned copy of the record */
+	void *tag;            /* the caller's, returned with the item */
 	uint32_t size;
 	struct oq_chunk *chunk;
 };
@@ -34,7 +35,7 @@ struct oqueue {
 
 /** oq_push() - queue a copy of @rec. Return: 0, or -1 out of memory. */
 int oq_push(struct oqueue *q, uint64_t time, uint64_t offset, const void *rec,
-	    uint32_t size);
+	    uint32_t size, void *tag);
 
 /** oq_peek() - the earliest item, or NULL when empty. */
 const struct oq_item *oq_peek(const struct oqueue *q);

@@ -81,6 +81,6 @@ void perf_tracing_bind(struct perf_reader *r);
 int perf_record_native(struct perf_reader *r, uint8_t *rec, uint32_t size,
 		       struct perf_evsel **evsel, uint64_t *time, bool *timed);
 int perf_record_decode(const struct perf_reader *r, uint8_t *rec, uint32_t size,
-		       struct perf_event *ev);
+		       struct perf_evsel *evsel, struct perf_event *ev);
 
 #endif /* PERF_PRIV_H */

@@ -194,12 +194,13 @@ static ssize_t window_fill(struct perf_reader *r, struct rstream *s, size_t need
 
 /* --- delivery --- */
 
-static void deliver(struct perf_reader *r, uint8_t *rec, uint32_t size, uint64_t offset)
+static void deliver(struct perf_reader *r, uint8_t *rec, uint32_t size, uint64_t offset,
+		    struct perf_evsel *evsel)
 {
 	struct perf_event ev;
 	int ret;
 
-	ret = perf_record_decode(r, rec, size, &ev);
+	ret = perf_record_decode(r, rec, size, evsel, &ev);
 	if (ret) {
 		perf_skip(r, offset, ev.type, size,
 			  ev.type == PERF_RECORD_SAMPLE ? "sample does not fit its event's layout"
@@ -229,13 +230,13 @@ static void flush_until(struct perf_reader *r, uint64_t limit)
 
 	while (!r->stop && (it = oq_peek(&r->oq)) && it->time <= limit) {
 		r->last_delivered = it->time;
-		deliver(r, it->rec, it->size, it->offset);
+		deliver(r, it->rec, it->size, it->offset, it->tag);
 		oq_pop(&r->oq);
 	}
 }
 
 static void queue_record(struct perf_reader *r, uint8_t *rec, uint32_t size, uint64_t offset,
-			 uint64_t time, bool timed)
+			 uint64_t time, bool timed, struct perf_evsel *evsel)
 {
 	size_t limit = r->opts.queue_limit ? r->opts.queue_limit : (256u << 20);
 
@@ -247,9 +248,9 @@ static void queue_record(struct perf_reader *r, uint8_t *rec, uint32_t size, uin
 		r->max_time = time;
 	if (time < r->last_delivered)
 		time = r->last_delivered; /* too late to reorder: deliver next */
-	if (oq_push(&r->oq, time, offset, rec, size)) {
+	if (oq_push(&r->oq, time, offset, rec, size, evsel)) {
 		flush_until(r, UINT64_MAX);
-		deliver(r, rec, size, offset);
+		deliver(r, rec, size, offset, evsel);
 		return;
 	}
 	if (r->oq.nr > r->st.queue_peak)
@@ -260,7 +261,7 @@ static void queue_record(struct perf_reader *r, uint8_t *rec, uint32_t size, uin
 			const struct oq_item *it = oq_peek(&r->oq);
 
 			r->last_delivered = it->time;
-			deliver(r, it->rec, it->size, it->offset);
+			deliver(r, it->rec, it->size, it->offset, it->tag);
 			oq_pop(&r->oq);
 		}
 	}
@@ -496,9 +497,9 @@ static int handle_record(struct perf_reader *r, uint8_t *rec, uint32_t size, uin
 		return PP_OK;
 	}
 	if (r->opts.ordered)
-		queue_record(r, rec, size, offset, time, timed);
+		queue_record(r, rec, size, offset, time, timed, e);
 	else
-		deliver(r, rec, size, offset);
+		deliver(r, rec, size, offset, e);
 	return PP_OK;
 }
 

@@ -207,30 +207,32 @@ static const char *body_str(const uint8_t *p, const uint8_t *end)
 }
 
 int perf_record_decode(const struct perf_reader *r, uint8_t *rec, uint32_t size,
-		       struct perf_event *ev)
+		       struct perf_evsel *evsel, struct perf_event *ev)
 {
 	uint8_t *body = rec + 8, *end;
 	size_t len = size - 8;
-	const struct perf_evsel *e;
-	bool known;
+	const struct perf_evsel *e = evsel;
 
-	memset(ev, 0, sizeof(*ev));
+	/* Zero only what the record type uses: this runs for every record. */
 	ev->type = load_u32(rec, false);
 	ev->misc = load_u16(rec + 4, false);
 	ev->size = size;
+	ev->offset = 0;
 	ev->data = rec;
-	ev->sample.pid = ev->sample.tid = ev->sample.cpu = UINT32_MAX;
+	ev->evsel = NULL;
+	ev->has_sample_id = false;
 
 	if (ev->type == PERF_RECORD_SAMPLE) {
-		e = sample_evsel(r, body, len, false, &known);
 		if (!e)
 			return -2;
 		ev->evsel = e;
 		return perf_sample_parse(e, body, len, false, &ev->sample);
 	}
+	ev->sample = (struct perf_sample){ .pid = UINT32_MAX, .tid = UINT32_MAX, .cpu = UINT32_MAX };
+	memset(&ev->u, 0, sizeof(ev->u));
 	if (ev->type >= PERF_REC_KERNEL_MAX)
 		return 0;
-	e = trailer_evsel(r, body, len, false);
+	(void)r;
 	ev->evsel = e;
 	if (e && e->trailer_size && perf_sample_id_parse(e, body, len, false, &ev->sample) == 0)
 		ev->has_sample_id = true;

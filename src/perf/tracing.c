@@ -163,21 +163,16 @@ int perf_tracing_parse(struct perf_reader *r, const uint8_t *buf, size_t len)
 				goto out;
 		}
 	}
-	/* kallsyms: not used (the symbol stage owns kernel names). */
+	/*
+	 * kallsyms (the symbol stage owns kernel names) and printk formats
+	 * (for trace_printk strings) are not needed to read fields. The printk
+	 * section is also not handed to libtraceevent: its parser (1.7) reads
+	 * past the end of a line without text after the ':' (found by fuzzing).
+	 */
 	size = t_num(&c, 4);
 	t_take(&c, size);
 	size = t_num(&c, 4);
-	p = t_take(&c, size);
-	if (p && size) {
-		char *copy = malloc(size + 1);
-
-		if (copy) {
-			memcpy(copy, p, size);
-			copy[size] = 0;
-			tep_parse_printk_formats(tep, copy);
-			free(copy);
-		}
-	}
+	t_take(&c, size);
 	/* saved_cmdlines (0.6+) and anything after: not needed. */
 	if (failed)
 		pp_debug("tracing data: %u event formats could not be parsed", failed);

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# make bench: perfport against perf on one large fresh recording, in the same
+# run, reported as ratios (perf's time / perfport's time: > 1 means perfport
+# is faster) with MB/s and peak RSS. Needs root (perf record -a).
+#
+#   BENCH_DIR   where the recording is kept between runs (/var/tmp/perfport-bench)
+#   BENCH_MB    minimum size of the recording in MB (100)
+#   BENCH_RUNS  timed runs per command; the best is reported (3)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+PERFPORT=${PERFPORT:-$PWD/build/perfport}
+dir=${BENCH_DIR:-/var/tmp/perfport-bench}
+min_mb=${BENCH_MB:-100}
+runs=${BENCH_RUNS:-3}
+mkdir -p "$dir"
+data="$dir/big.perf.data"
+
+command -v perf >/dev/null || { echo "bench: perf is not installed"; exit 1; }
+[ -x /usr/bin/time ] || { echo "bench: /usr/bin/time is missing (apt-get install time)"; exit 1; }
+
+if [ ! -f "$data" ] || [ $(( $(stat -c %s "$data") >> 20 )) -lt "$min_mb" ]; then
+	cc -O2 -g -fno-omit-frame-pointer -pthread -o "$dir/workload" samples/workload.c
+	secs=10
+	while :; do
+		echo "recording $secs s system-wide at 20 kHz with -g ..."
+		perf record -q -a -g -F 20000 -e cpu-clock -o "$data" -- "$dir/workload" "$secs" >/dev/null 2>&1
+		mb=$(( $(stat -c %s "$data") >> 20 ))
+		[ "$mb" -ge "$min_mb" ] && break
+		secs=$(( secs * (min_mb + 10) / (mb + 1) + 1 ))
+		[ "$secs" -le 120 ] || { echo "bench: cannot reach $min_mb MB ($mb MB)"; exit 1; }
+	done
+fi
+size=$(stat -c %s "$data")
+mb=$(awk -v s="$size" 'BEGIN { printf "%.1f", s / 1048576 }')
+echo "recording: $data, $mb MB, $("$PERFPORT" info --json -i "$data" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["samples"])') samples"
+
+# best wall time and its peak RSS over $runs runs: "SECONDS KB"
+measure() {
+	local best="" rss=""
+	cat "$data" >/dev/null # warm the page cache for every contender alike
+	for _ in $(seq "$runs"); do
+		/usr/bin/time -f "%e %M" -o "$dir/time" "$@" >/dev/null 2>&1 || true
+		read -r t m <"$dir/time"
+		if [ -z "$best" ] || awk -v a="$t" -v b="$best" 'BEGIN { exit !(a < b) }'; then
+			best=$t rss=$m
+		fi
+	done
+	echo "$best $rss"
+}
+
+report() { # NAME-OURS NAME-THEIRS "ours" "theirs"
+	local ot om tt tm
+	read -r ot om <<<"$3"
+	read -r tt tm <<<"$4"
+	awk -v on="$1" -v tn="$2" -v ot="$ot" -v om="$om" -v tt="$tt" -v tm="$tm" -v mb="$mb" 'BEGIN {
+		if (ot == 0) ot = 0.005
+		printf "%-28s %7.2f s %8.0f MB/s %6.0f MB RSS\n", on, ot, mb / ot, om / 1024
+		printf "%-28s %7.2f s %8.0f MB/s %6.0f MB RSS\n", tn, tt, mb / tt, tm / 1024
+		printf "ratio (%s / %s): %.2fx\n\n", tn, on, tt / ot
+	}'
+}
+
+echo
+ours=$(measure "$PERFPORT" info -i "$data")
+theirs=$(measure perf report --stats -i "$data")
+report "perfport info" "perf report --stats" "$ours" "$theirs"
+
+ours=$(measure "$PERFPORT" dump --samples -i "$data")
+theirs=$(measure perf script -i "$data")
+report "perfport dump --samples" "perf script" "$ours" "$theirs"
