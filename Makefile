@@ -44,21 +44,33 @@ help:
 	@echo "make fuzz       run the libFuzzer target for the reader (FUZZ_SECONDS=60)"
 	@echo "make bench      compare perfport with perf on a large fresh recording"
 
+# V=1 shows the full commands.
+ifeq ($(V),1)
+Q :=
+msg = @true
+else
+Q := @
+msg = @printf '  %-6s %s\n'
+endif
+
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+	$(msg) CC $<
+	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(CORE_LIB): $(CORE_OBJ)
 	@mkdir -p $(dir $@)
-	rm -f $@
-	ar rcs $@ $^
+	$(msg) AR $@
+	$(Q)rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/perfport: $(CLI_OBJ) $(CORE_LIB)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJ) $(CORE_LIB) $(LIBS)
+	$(msg) LINK $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJ) $(CORE_LIB) $(LIBS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(CORE_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Isrc -o $@ $< $(CORE_LIB) $(LIBS) -lcmocka
+	$(msg) TEST $@
+	$(Q)$(CC) $(ALL_CFLAGS) -Isrc -o $@ $< $(CORE_LIB) $(LIBS) -lcmocka
 
 deps:
 	@missing=""; for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -116,6 +128,6 @@ bench: all
 	tests/bench/bench.sh
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-fuzz build-clang
 
 -include $(CORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

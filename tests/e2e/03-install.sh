@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# make install puts the binary, the man page and the SDK headers under
+# DESTDIR/PREFIX, and the installed binary runs.
+. "$(dirname "$0")/lib/common.sh"
+make -s -C "$TOP" install DESTDIR="$WORK/root" PREFIX=/opt/pp >"$WORK/install.log" 2>&1 ||
+	{ cat "$WORK/install.log"; fail "make install failed"; }
+for f in bin/perfport share/man/man1/perfport.1 include/perfport/version.h; do
+	[ -f "$WORK/root/opt/pp/$f" ] || fail "not installed: $f"
+done
+"$WORK/root/opt/pp/bin/perfport" --version | grep -q '^perfport ' || fail "installed binary does not run"
+make -s -C "$TOP" uninstall DESTDIR="$WORK/root" PREFIX=/opt/pp >/dev/null 2>&1
+[ ! -e "$WORK/root/opt/pp/bin/perfport" ] || fail "uninstall left the binary"
+echo "ok: install and uninstall"
