@@ -26,6 +26,7 @@ struct thread {
 struct info_ctx {
 	struct thread *threads;  /* open addressing on tid */
 	size_t cap, nr;
+	struct thread *last;     /* the last one found: samples come in runs */
 	uint64_t user_chains, shallow_user_chains;
 	uint64_t dwarf_samples, dwarf_full;
 	uint64_t first_time, last_time;
@@ -36,6 +37,8 @@ static struct thread *thread_get(struct info_ctx *c, uint32_t tid)
 {
 	size_t mask, i;
 
+	if (c->last && c->last->tid == tid)
+		return c->last;
 	if (c->nr * 2 >= c->cap) {
 		size_t cap = c->cap ? c->cap * 2 : 256;
 		struct thread *n = calloc(cap, sizeof(*n));
@@ -54,17 +57,18 @@ static struct thread *thread_get(struct info_ctx *c, uint32_t tid)
 		}
 		free(c->threads);
 		c->threads = n;
+		c->last = NULL;
 		c->cap = cap;
 	}
 	mask = c->cap - 1;
 	for (i = (tid * 2654435761u) & mask; c->threads[i].used; i = (i + 1) & mask)
 		if (c->threads[i].tid == tid)
-			return &c->threads[i];
+			return c->last = &c->threads[i];
 	c->threads[i].used = true;
 	c->threads[i].tid = tid;
 	c->threads[i].pid = UINT32_MAX;
 	c->nr++;
-	return &c->threads[i];
+	return c->last = &c->threads[i];
 }
 
 static void note_callchain(struct info_ctx *c, const struct perf_sample *s)

@@ -28,7 +28,7 @@
 
 #include "../util/log.h"
 
-#define WINDOW (4u << 20)
+#define WINDOW (1u << 20)      /* input window: fits the cache it is parsed from */
 #define MAX_RECORD (1u << 16)
 #define MAX_TRACING_DATA (256u << 20)
 #define PROGRESS_STEP (16u << 20)

@@ -5,13 +5,13 @@
 #
 #   BENCH_DIR   where the recording is kept between runs (/var/tmp/perfport-bench)
 #   BENCH_MB    minimum size of the recording in MB (100)
-#   BENCH_RUNS  timed runs per command; the best is reported (3)
+#   BENCH_RUNS  timed runs per command; the best is reported (5)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PERFPORT=${PERFPORT:-$PWD/build/perfport}
 dir=${BENCH_DIR:-/var/tmp/perfport-bench}
 min_mb=${BENCH_MB:-100}
-runs=${BENCH_RUNS:-3}
+runs=${BENCH_RUNS:-5}
 mkdir -p "$dir"
 data="$dir/big.perf.data"
 
@@ -34,18 +34,20 @@ size=$(stat -c %s "$data")
 mb=$(awk -v s="$size" 'BEGIN { printf "%.1f", s / 1048576 }')
 echo "recording: $data, $mb MB, $("$PERFPORT" info --json -i "$data" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["samples"])') samples"
 
-# best wall time and its peak RSS over $runs runs: "SECONDS KB"
+# best wall time over $runs runs (ns clock) and peak RSS: "SECONDS KB"
 measure() {
-	local best="" rss=""
+	local best="" t0 t1 t m
 	cat "$data" >/dev/null # warm the page cache for every contender alike
 	for _ in $(seq "$runs"); do
-		/usr/bin/time -f "%e %M" -o "$dir/time" "$@" >/dev/null 2>&1 || true
-		read -r t m <"$dir/time"
-		if [ -z "$best" ] || awk -v a="$t" -v b="$best" 'BEGIN { exit !(a < b) }'; then
-			best=$t rss=$m
-		fi
+		t0=$(date +%s%N)
+		"$@" >/dev/null 2>&1 || true
+		t1=$(date +%s%N)
+		t=$(( t1 - t0 ))
+		if [ -z "$best" ] || [ "$t" -lt "$best" ]; then best=$t; fi
 	done
-	echo "$best $rss"
+	/usr/bin/time -f "%M" -o "$dir/time" "$@" >/dev/null 2>&1 || true
+	m=$(tail -1 "$dir/time")
+	echo "$(awk -v t="$best" 'BEGIN { printf "%.4f", t / 1e9 }') $m"
 }
 
 report() { # NAME-OURS NAME-THEIRS "ours" "theirs"
@@ -54,8 +56,8 @@ report() { # NAME-OURS NAME-THEIRS "ours" "theirs"
 	read -r tt tm <<<"$4"
 	awk -v on="$1" -v tn="$2" -v ot="$ot" -v om="$om" -v tt="$tt" -v tm="$tm" -v mb="$mb" 'BEGIN {
 		if (ot == 0) ot = 0.005
-		printf "%-28s %7.2f s %8.0f MB/s %6.0f MB RSS\n", on, ot, mb / ot, om / 1024
-		printf "%-28s %7.2f s %8.0f MB/s %6.0f MB RSS\n", tn, tt, mb / tt, tm / 1024
+		printf "%-28s %8.3f s %8.0f MB/s %6.0f MB RSS\n", on, ot, mb / ot, om / 1024
+		printf "%-28s %8.3f s %8.0f MB/s %6.0f MB RSS\n", tn, tt, mb / tt, tm / 1024
 		printf "ratio (%s / %s): %.2fx\n\n", tn, on, tt / ot
 	}'
 }
