@@ -24,6 +24,19 @@ static void print_callchain(const struct perf_sample *s)
 		printf("%s%" PRIx64, i ? "," : " chain=", s->callchain[i]);
 }
 
+/* Tracepoint samples: each numeric field as name=value (signed as declared). */
+static void print_tp_fields(const struct perf_event *ev)
+{
+	const struct tep_format_field *f = NULL;
+
+	while ((f = perf_tp_field_next(ev->evsel, f))) {
+		uint64_t v;
+
+		if (perf_tp_read_u64(f, &ev->sample, &v) == 0)
+			printf(" %s=%" PRIu64, perf_tp_field_name(f), v);
+	}
+}
+
 static int on_event(void *ctx, const struct perf_event *ev)
 {
 	const struct dump_ctx *d = ctx;
@@ -51,6 +64,7 @@ static int on_event(void *ctx, const struct perf_event *ev)
 	switch (ev->type) {
 	case PERF_RECORD_SAMPLE:
 		printf(" event=%s ip=%" PRIx64 " period=%" PRIu64, ev->evsel->name, s->ip, s->period);
+		print_tp_fields(ev);
 		print_callchain(s);
 		break;
 	case PERF_RECORD_MMAP:

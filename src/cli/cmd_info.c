@@ -293,6 +293,17 @@ static void print_json(const char *path, const struct perf_reader *r, const stru
 	add_str(root, "perf_version", h->version);
 	add_str(root, "cmdline", h->cmdline);
 	add_str(root, "cpu_desc", h->cpudesc);
+	add_str(root, "core_siblings", h->core_siblings);
+	add_str(root, "thread_siblings", h->thread_siblings);
+	a = json_object_new_array();
+	for (size_t i = 0; i < h->nr_groups; i++) {
+		o = json_object_new_object();
+		add_str(o, "name", h->groups[i].name);
+		json_object_object_add(o, "leader", json_object_new_int64(h->groups[i].leader_idx));
+		json_object_object_add(o, "members", json_object_new_int64(h->groups[i].nr_members));
+		json_object_array_add(a, o);
+	}
+	json_object_object_add(root, "groups", a);
 	json_object_object_add(root, "nr_cpus_online", json_object_new_int64(h->nr_cpus_online));
 	json_object_object_add(root, "nr_cpus_avail", json_object_new_int64(h->nr_cpus_avail));
 	add_str(root, "clock", clock_desc(h, ev, nr));
@@ -404,6 +415,9 @@ static void print_text(const char *path, const struct perf_reader *r, const stru
 	if (h->nr_cpus_online || h->nr_cpus_avail)
 		printf("cpus:          %u online, %u available%s%s\n", h->nr_cpus_online,
 		       h->nr_cpus_avail, h->cpudesc ? ": " : "", h->cpudesc ? h->cpudesc : "");
+	if (h->core_siblings)
+		printf("topology:      cores %s; threads %s\n", h->core_siblings,
+		       h->thread_siblings ? h->thread_siblings : "?");
 	printf("clock:         %s%s\n", clock_desc(h, ev, nr),
 	       h->has_clock_data ? " (with CLOCK_DATA: wall times are exact)"
 				 : " (no CLOCK_DATA: wall times will be estimated)");
@@ -425,6 +439,10 @@ static void print_text(const char *path, const struct perf_reader *r, const stru
 		       type_name(a->type), (a->flags & PERF_ATTR_FLAG_FREQ) ? "freq  " : "period",
 		       a->sample_period, ev[i]->nr_samples, buf);
 	}
+	for (size_t i = 0; i < h->nr_groups; i++)
+		printf("  group %s: leader %s, %u members\n", h->groups[i].name,
+		       h->groups[i].leader_idx < nr ? ev[h->groups[i].leader_idx]->name : "?",
+		       h->groups[i].nr_members);
 	printf("\nrecords:\n");
 	for (uint32_t t = 0; t < PERF_REC_TYPE_MAX; t++) {
 		const char *name = perf_record_type_name(t);

@@ -225,6 +225,68 @@ static int feat_event_desc(struct perf_reader *r, struct cur *c)
 	return c->bad ? PP_EFORMAT : PP_OK;
 }
 
+/* Strings joined with "; ", as CMDLINE and CPU_TOPOLOGY store lists. */
+static char *feat_str_list(struct cur *c, const char *sep, uint32_t max)
+{
+	uint32_t nr = cur_u32(c);
+	size_t used = 0, cap = 0;
+	char *line = NULL;
+
+	for (uint32_t i = 0; i < nr && i < max && !c->bad; i++) {
+		char *item = feat_str(c);
+		size_t il, sl = strlen(sep);
+
+		if (!item)
+			break;
+		il = strlen(item);
+		if (used + il + sl + 1 > cap) {
+			char *n;
+
+			cap = (used + il + sl + 1) * 2;
+			n = realloc(line, cap);
+			if (!n) {
+				free(item);
+				break;
+			}
+			line = n;
+		}
+		if (used) {
+			memcpy(line + used, sep, sl);
+			used += sl;
+		}
+		memcpy(line + used, item, il + 1);
+		used += il;
+		free(item);
+	}
+	if (!line)
+		line = strdup("");
+	return line;
+}
+
+static int feat_group_desc(struct perf_reader *r, struct cur *c)
+{
+	uint32_t nr = cur_u32(c);
+
+	if (c->bad || nr > 4096 || nr > cur_left(c) / 12)
+		return PP_EFORMAT;
+	free(r->hdr.groups);
+	r->hdr.groups = calloc(nr ? nr : 1, sizeof(*r->hdr.groups));
+	r->hdr.nr_groups = 0;
+	if (!r->hdr.groups)
+		return PP_ENOMEM;
+	for (uint32_t i = 0; i < nr && !c->bad; i++) {
+		struct perf_group_desc *g = &r->hdr.groups[i];
+
+		g->name = feat_str(c);
+		g->leader_idx = cur_u32(c);
+		g->nr_members = cur_u32(c);
+		if (!g->name)
+			break;
+		r->hdr.nr_groups++;
+	}
+	return c->bad ? PP_EFORMAT : PP_OK;
+}
+
 static int feat_build_ids(struct perf_reader *r, uint8_t *buf, size_t len, bool swap)
 {
 	size_t pos = 0;
@@ -300,38 +362,17 @@ int perf_feature_parse(struct perf_reader *r, unsigned feat, uint8_t *buf, size_
 	case PERF_FEAT_TOTAL_MEM:
 		h->total_mem_kb = cur_u64(&c);
 		break;
-	case PERF_FEAT_CMDLINE: {
-		uint32_t nr = cur_u32(&c);
-		size_t used = 0, cap = 0;
-		char *line = NULL;
-
-		for (uint32_t i = 0; i < nr && !c.bad; i++) {
-			char *arg = feat_str(&c);
-			size_t al;
-
-			if (!arg)
-				break;
-			al = strlen(arg);
-			if (used + al + 2 > cap) {
-				char *n;
-
-				cap = (used + al + 2) * 2;
-				n = realloc(line, cap);
-				if (!n) {
-					free(arg);
-					break;
-				}
-				line = n;
-			}
-			if (used)
-				line[used++] = ' ';
-			memcpy(line + used, arg, al + 1);
-			used += al;
-			free(arg);
-		}
-		set_str(&h->cmdline, line);
+	case PERF_FEAT_CMDLINE:
+		set_str(&h->cmdline, feat_str_list(&c, " ", UINT32_MAX));
 		break;
-	}
+	case PERF_FEAT_CPU_TOPOLOGY:
+		/* core siblings, thread siblings; later versions add ids we skip */
+		set_str(&h->core_siblings, feat_str_list(&c, "; ", 65536));
+		set_str(&h->thread_siblings, feat_str_list(&c, "; ", 65536));
+		break;
+	case PERF_FEAT_GROUP_DESC:
+		ret = feat_group_desc(r, &c);
+		break;
 	case PERF_FEAT_EVENT_DESC:
 		ret = feat_event_desc(r, &c);
 		break;
@@ -563,6 +604,11 @@ void perf_header_free(struct perf_header_info *h)
 	free(h->cpudesc);
 	free(h->cpuid);
 	free(h->cmdline);
+	free(h->core_siblings);
+	free(h->thread_siblings);
+	for (size_t i = 0; i < h->nr_groups; i++)
+		free(h->groups[i].name);
+	free(h->groups);
 	for (size_t i = 0; i < h->nr_build_ids; i++)
 		free(h->build_ids[i].filename);
 	free(h->build_ids);

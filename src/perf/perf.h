@@ -181,6 +181,12 @@ struct perf_build_id {
 	char *filename;
 };
 
+struct perf_group_desc {
+	char *name;              /* may be "{anon_group}" */
+	uint32_t leader_idx;     /* index of the leader in the event list */
+	uint32_t nr_members;
+};
+
 /* What the header and its feature sections said. Owned by the reader. */
 struct perf_header_info {
 	bool pipe;               /* pipe-mode stream */
@@ -203,6 +209,10 @@ struct perf_header_info {
 	struct perf_build_id *build_ids;
 	size_t nr_build_ids;
 	uint64_t dir_format_version;
+	struct perf_group_desc *groups; /* GROUP_DESC */
+	size_t nr_groups;
+	char *core_siblings;     /* CPU_TOPOLOGY: sibling lists joined with "; " */
+	char *thread_siblings;
 	struct tep_handle *tep;  /* tracepoint formats, NULL without tracing data */
 	uint32_t tracing_long_size;
 };
@@ -332,6 +342,18 @@ const struct tep_format_field *perf_tp_field(const struct perf_evsel *evsel,
  */
 int perf_tp_read_u64(const struct tep_format_field *field,
 		     const struct perf_sample *sample, uint64_t *val);
+
+/**
+ * perf_tp_field_next() - iterate an event's own (non-common) numeric fields.
+ * @prev: NULL for the first field, else the previous one returned.
+ * Return: the next field that is a plain number (not an array or string),
+ * or NULL at the end.
+ */
+const struct tep_format_field *perf_tp_field_next(const struct perf_evsel *evsel,
+						  const struct tep_format_field *prev);
+
+/** perf_tp_field_name() - the field's name, owned by the tep handle. */
+const char *perf_tp_field_name(const struct tep_format_field *field);
 
 /* --- building blocks, exposed for unit tests and the fuzzer --- */
 

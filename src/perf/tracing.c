@@ -218,6 +218,24 @@ const struct tep_format_field *perf_tp_field(const struct perf_evsel *evsel,
 	return tep_find_field(evsel->tp, name);
 }
 
+const struct tep_format_field *perf_tp_field_next(const struct perf_evsel *evsel,
+						  const struct tep_format_field *prev)
+{
+	const struct tep_format_field *f;
+
+	if (!evsel || !evsel->tp)
+		return NULL;
+	f = prev ? prev->next : evsel->tp->format.fields;
+	while (f && (f->flags & (TEP_FIELD_IS_ARRAY | TEP_FIELD_IS_STRING | TEP_FIELD_IS_DYNAMIC)))
+		f = f->next;
+	return f;
+}
+
+const char *perf_tp_field_name(const struct tep_format_field *field)
+{
+	return field->name;
+}
+
 int perf_tp_read_u64(const struct tep_format_field *field, const struct perf_sample *s,
 		     uint64_t *val)
 {

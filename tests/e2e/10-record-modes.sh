@@ -31,6 +31,10 @@ check tracepoint "$WORK/tp.data"
 
 record "$WORK/sw.data" -g -e cpu-clock/freq=499/ -e sched:sched_switch --switch-events "$WORKLOAD" 0.3
 check switch-events "$WORK/sw.data"
+# Tracepoint fields are read by name from the recording's own formats.
+"$PERFPORT" dump --samples --event sched:sched_switch -i "$WORK/sw.data" >"$WORK/sw.fields"
+perf script -i "$WORK/sw.data" -F time,trace --ns >"$WORK/sw.trace" 2>/dev/null
+$PY "$CHECK" tpfields "$WORK/sw.fields" "$WORK/sw.trace" || fail "sched_switch fields"
 
 record "$WORK/two.data" -g -e cpu-clock -e task-clock "$WORKLOAD" 0.4
 check two-events "$WORK/two.data"

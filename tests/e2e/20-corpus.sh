@@ -51,4 +51,13 @@ PY
 	fi
 done < <(find "$CORPUS" -type f | sort)
 [ $n -ge 30 ] || fail "only $n corpus recordings found"
+
+# Feature sections decoded, as perf report --header-only shows them.
+"$PERFPORT" info --json -i "$CORPUS/quipper/perf.data.group_desc-4.14" >"$WORK/g.json"
+$PY "$CHECK" json "$WORK/g.json" "groups.0.name={anon_group}" groups.0.members=2 groups.0.leader=0 \
+	core_siblings=0-3 "thread_siblings=0-1; 2-3" hostname=localhost
+# Tracepoint fields of a file recorded on another kernel (perf 5.18, zstd).
+"$PERFPORT" dump --samples --event sched:sched_switch \
+	-i "$CORPUS/perfparser/parallel_static_gcc/perf.data.zstd" >"$WORK/p.fields"
+grep -q "prev_pid=[0-9]* .*next_pid=[0-9]" "$WORK/p.fields" || fail "no sched_switch fields in the perfparser file"
 echo "ok: $n corpus recordings"

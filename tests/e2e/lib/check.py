@@ -7,6 +7,8 @@
                                            (SCRIPT from: perf script -F pid,tid,time,event --ns)
   check.py stats   INFO.json  STATS.txt    per-event counts against perf report --stats
   check.py json    INFO.json  KEY=VALUE... fields of perfport info --json
+  check.py tpfields DUMP.txt  SCRIPT.txt   sched_switch fields, sample by sample
+                                           (SCRIPT from: perf script -F time,trace --ns)
 
 Exits 1 with a description of the first differences.
 """
@@ -133,12 +135,42 @@ def check_json(info_path, *pairs):
     print("ok:", " ".join(pairs))
 
 
+TP_KEYS = ("prev_pid", "prev_prio", "next_pid", "next_prio")
+
+
+def tp_rows(path, time_re):
+    rows = []
+    with open(path, errors="replace") as f:
+        for line in f:
+            m = re.search(time_re, line)
+            if not m or "next_pid=" not in line:
+                continue
+            vals = []
+            for k in TP_KEYS:
+                v = re.search(r"\b%s=(-?\d+)" % k, line)
+                vals.append(int(v.group(1)) if v else None)
+            rows.append((m.group(1),) + tuple(vals))
+    return sorted(rows)
+
+
+def tpfields(dump_path, script_path):
+    mine = tp_rows(dump_path, r"^(\d+\.\d{9}) SAMPLE .*event=sched:sched_switch")
+    theirs = tp_rows(script_path, r"^\s*(\d+\.\d{9}):")
+    if not theirs:
+        fail("perf script printed no sched_switch fields")
+    if mine != theirs:
+        diff = [(a, b) for a, b in zip(mine, theirs) if a != b][:3]
+        fail(f"{len(mine)} vs {len(theirs)} switches; first differences (perfport, perf): {diff}")
+    print(f"ok: {len(mine)} sched_switch samples: {', '.join(TP_KEYS)} agree with perf script")
+
+
 def main():
     if len(sys.argv) < 3:
         print(__doc__)
         sys.exit(2)
     cmd, args = sys.argv[1], sys.argv[2:]
-    {"counts": counts, "order": order, "stats": stats, "json": check_json}[cmd](*args)
+    {"counts": counts, "order": order, "stats": stats, "json": check_json,
+     "tpfields": tpfields}[cmd](*args)
 
 
 if __name__ == "__main__":
