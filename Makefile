@@ -67,10 +67,10 @@ $(BUILD)/perfport: $(CLI_OBJ) $(CORE_LIB)
 	$(msg) LINK $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJ) $(CORE_LIB) $(LIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(CORE_LIB)
+$(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(wildcard src/*/*.h) $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(msg) TEST $@
-	$(Q)$(CC) $(ALL_CFLAGS) -Isrc -o $@ $< $(CORE_LIB) $(LIBS) -lcmocka
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -Isrc -o $@ $< $(CORE_LIB) $(LIBS) -lcmocka
 
 deps:
 	@missing=""; for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -82,6 +82,8 @@ unit: $(UNIT_BIN)
 
 check: all unit
 	@$(MAKE) --no-print-directory asan-robust
+	@$(MAKE) --no-print-directory BUILD=build-asan CFLAGS="$(SAN_FLAGS)" \
+		LDFLAGS="-fsanitize=address,undefined" unit
 	BUILD=$(BUILD) tests/run.sh
 
 demo: all

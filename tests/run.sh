@@ -14,9 +14,10 @@ export TEST_OUT=$OUT
 pass=0 fail=0 skip=0
 failed=()
 
-for t in "$BUILD"/tests/test_*; do
+for t in "$BUILD"/tests/test_* build-asan/tests/test_*; do
 	[ -x "$t" ] || continue
 	name=$(basename "$t")
+	case $t in build-asan/*) name="$name-asan";; esac
 	log="$OUT/$name.log"
 	if "$t" >"$log" 2>&1; then rc=0; else rc=$?; fi
 	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -1)

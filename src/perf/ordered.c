@@ -82,7 +82,7 @@ int oq_push(struct oqueue *q, uint64_t time, uint64_t offset, const void *rec,
 	memcpy(it.rec, rec, size);
 	q->cur->used += need;
 	q->cur->live++;
-	q->bytes += need;
+	q->bytes += need + sizeof(struct oq_item);
 
 	i = q->nr++;
 	while (i > 0) {
@@ -111,7 +111,7 @@ void oq_pop(struct oqueue *q)
 	if (!q->nr)
 		return;
 	c = q->heap[0].chunk;
-	q->bytes -= ((size_t)q->heap[0].size + 7) & ~(size_t)7;
+	q->bytes -= (((size_t)q->heap[0].size + 7) & ~(size_t)7) + sizeof(struct oq_item);
 	if (--c->live == 0 && c != q->cur)
 		chunk_put(q, c);
 	last = q->heap[--q->nr];

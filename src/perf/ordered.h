@@ -28,7 +28,7 @@ struct oqueue {
 	struct oq_item *heap;
 	size_t nr, cap;
 	uint64_t seq;
-	size_t bytes;         /* held in records */
+	size_t bytes;         /* held: record copies plus their heap entries */
 	struct oq_chunk *cur; /* being filled */
 	struct oq_chunk *spare;
 };

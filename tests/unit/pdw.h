@@ -23,6 +23,8 @@ struct pdw {
 
 static inline void pdw_bytes(struct pdw *w, const void *p, size_t len)
 {
+	if (!len)
+		return;
 	if (w->n + len > w->cap) {
 		w->cap = (w->n + len) * 2 + 256;
 		w->b = realloc(w->b, w->cap);

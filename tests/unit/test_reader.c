@@ -696,6 +696,24 @@ static void test_unknown_id(void **state)
 	free(w.b);
 }
 
+/* A queue limit smaller than a round forces flushes; nothing is lost. */
+static void test_queue_limit(void **state)
+{
+	struct pdw w = build_file(false, std_data);
+	struct perf_reader_opts o = { .ordered = true, .queue_limit = 300 };
+	struct perf_reader *r;
+	struct got g = { 0 };
+
+	(void)state;
+	assert_int_equal(perf_reader_open_mem(w.b, w.n, &o, &r), PP_OK);
+	assert_int_equal(perf_reader_run(r, collect, &g), PP_OK);
+	assert_int_equal(g.nr, NR_STD_SAMPLES);
+	assert_true(perf_reader_stats(r)->forced_flushes > 0);
+	assert_true(perf_reader_stats(r)->queue_peak > 0);
+	perf_reader_close(r);
+	free(w.b);
+}
+
 static void test_not_perf_data(void **state)
 {
 	static const char junk[] = "this is not a perf.data file at all, not even close";
@@ -720,6 +738,7 @@ int main(void)
 		cmocka_unit_test(test_truncation),
 		cmocka_unit_test(test_unknown_records),
 		cmocka_unit_test(test_unknown_id),
+		cmocka_unit_test(test_queue_limit),
 		cmocka_unit_test(test_not_perf_data),
 	};
 
