@@ -119,8 +119,8 @@ asan-robust: build-asan/robust
 FUZZ_SECONDS ?= 60
 fuzz:
 	$(MAKE) --no-print-directory BUILD=build-fuzz CC=clang \
-		CFLAGS="-O1 -g -fsanitize=fuzzer-no-link,address,undefined" build-fuzz/libperfport-core.a
-	clang -std=gnu11 -D_GNU_SOURCE $(WARN) -O1 -g -fsanitize=fuzzer,address,undefined -Iinclude -Isrc \
+		CFLAGS="-O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all" build-fuzz/libperfport-core.a
+	clang -std=gnu11 -D_GNU_SOURCE $(WARN) -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Iinclude -Isrc \
 		-o build-fuzz/fuzz_reader tests/fuzz/fuzz_reader.c build-fuzz/libperfport-core.a $(LIBS)
 	tests/fuzz/seed.sh build-fuzz/seeds
 	LSAN_OPTIONS=suppressions=tests/fuzz/lsan.supp build-fuzz/fuzz_reader -max_total_time=$(FUZZ_SECONDS) -max_len=1048576 \

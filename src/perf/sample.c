@@ -190,7 +190,8 @@ int perf_sample_parse(const struct perf_evsel *e, void *body, size_t len, bool s
 	if (t & PERF_SAMPLE_RAW) {
 		s->raw_size = cur_u32(&c);
 		s->raw = cur_skip(&c, s->raw_size);
-		if (!s->raw)
+		/* The kernel pads RAW so what follows stays 8-aligned. */
+		if (!s->raw || ((c.p - (uint8_t *)body) & 7))
 			return -1;
 	}
 	if (t & PERF_SAMPLE_BRANCH_STACK) {
@@ -211,6 +212,8 @@ int perf_sample_parse(const struct perf_evsel *e, void *body, size_t len, bool s
 	if (t & PERF_SAMPLE_STACK_USER) {
 		s->user_stack_size = cur_u64(&c);
 		if (s->user_stack_size) {
+			if (s->user_stack_size & 7)
+				return -1; /* the kernel copies whole u64s */
 			s->user_stack = cur_skip(&c, s->user_stack_size);
 			s->user_stack_dyn_size = cur_u64(&c);
 			if (s->user_stack_dyn_size > s->user_stack_size)

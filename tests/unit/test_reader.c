@@ -13,6 +13,7 @@
 #include <zstd.h>
 
 #include "pdw.h"
+#include "perf/bytes.h"
 #include "perf/perf.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -470,6 +471,18 @@ static void test_sample_all_fields(void **state)
 		assert_int_equal(s.data_page_size, 4096);
 		assert_int_equal(s.code_page_size, 2097152);
 		assert_int_equal(s.aux_size, 8);
+
+		/* A RAW size that would misalign what follows is malformed. */
+		if (!swap) {
+			struct pdw bad = { 0 };
+			size_t raw_at = 8 * 20; /* 20 u64 precede RAW in this layout */
+
+			pdw_bytes(&bad, w.b, w.n);
+			assert_int_equal(load_u32(bad.b + raw_at, false), 12);
+			store_u32(bad.b + raw_at, 11);
+			assert_int_equal(perf_sample_parse(&e, bad.b, bad.n, false, &s), -1);
+			free(bad.b);
+		}
 
 		/* Every shorter length fails cleanly. */
 		for (size_t cut = 0; cut < w.n; cut += 4) {
