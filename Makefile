@@ -9,7 +9,7 @@ INCDIR   ?= $(PREFIX)/include
 DESTDIR  ?=
 BUILD    ?= build
 
-PKGS     := libtraceevent libzstd json-c
+PKGS     := libtraceevent libzstd json-c libdw libelf
 DEBS     := build-essential pkg-config libtraceevent-dev libzstd-dev libjson-c-dev \
             libcmocka-dev libdw-dev libelf-dev
 
@@ -21,7 +21,8 @@ ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Iinclude -MMD -MP \
              $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LIBS     := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
-CORE_SRC := $(wildcard src/util/*.c) $(wildcard src/perf/*.c)
+CORE_SRC := $(wildcard src/util/*.c) $(wildcard src/perf/*.c) $(wildcard src/machine/*.c) \
+            $(wildcard src/symbols/*.c)
 CLI_SRC  := $(wildcard src/cli/*.c)
 CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/obj/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)

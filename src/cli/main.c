@@ -24,6 +24,7 @@ struct command {
 static const struct command commands[] = {
 	{ "info", cmd_info, "describe a recording: host, events, sample and record counts, problems" },
 	{ "dump", cmd_dump, "print every record, one line each, in time order" },
+	{ "stacks", cmd_stacks, "print every sample with its named stack, as perf script does" },
 };
 
 static void usage(FILE *out)

@@ -7,6 +7,9 @@
                                            (SCRIPT from: perf script -F pid,tid,time,event --ns)
   check.py stats   INFO.json  STATS.txt    per-event counts against perf report --stats
   check.py json    INFO.json  KEY=VALUE... fields of perfport info --json
+  check.py frames  STACKS.txt SCRIPT.txt MIN%  function names frame by frame, user
+                                           frames (and kernel frames: k=MIN%)
+                                           (SCRIPT from: perf script -F comm,tid,time,event,ip,sym,dso)
   check.py tpfields DUMP.txt  SCRIPT.txt   sched_switch fields, sample by sample
                                            (SCRIPT from: perf script -F time,trace --ns)
 
@@ -164,13 +167,71 @@ def tpfields(dump_path, script_path):
     print(f"ok: {len(mine)} sched_switch samples: {', '.join(TP_KEYS)} agree with perf script")
 
 
+FRAME = re.compile(r"^\s+([0-9a-f]+) (.*?)(?:\+0x[0-9a-f]+)? \((.*?)\)")
+
+
+def stack_blocks(path, header_re):
+    """{(tid, time): [frames]} with frames as (addr, name, dso)."""
+    blocks, key = {}, None
+    with open(path, errors="replace") as f:
+        for line in f:
+            if not line.strip():
+                key = None
+                continue
+            if not line.startswith("\t") and not line.startswith("  "):
+                m = re.search(header_re, line)
+                key = (m.group(1), m.group(2)) if m else None
+                if key:
+                    blocks.setdefault(key, [])
+                continue
+            if key is not None:
+                m = FRAME.match(line)
+                if m:
+                    blocks[key].append((int(m.group(1), 16), m.group(2), m.group(3)))
+    return blocks
+
+
+def frames(ours_path, perf_path, *mins):
+    ours = stack_blocks(ours_path, r"-?\d+/(-?\d+) (\d+\.\d{6}):")
+    perf = stack_blocks(perf_path, r"^\S.*?\s(-?\d+)\s+(\d+\.\d{6}):")
+    common = set(ours) & set(perf)
+    if len(common) < 0.99 * len(perf) or not perf:
+        fail(f"samples: perf {len(perf)}, perfport {len(ours)}, common {len(common)}")
+    stats = {"user": [0, 0], "kernel": [0, 0]}
+    bad = collections.Counter()
+    for k in common:
+        a, b = ours[k], perf[k]
+        if len(a) != len(b):
+            bad[("depth", len(a), len(b))] += 1
+        for x, y in zip(a, b):
+            kind = "kernel" if y[0] >= 1 << 63 else "user"
+            stats[kind][1] += 1
+            if x[1] == y[1]:
+                stats[kind][0] += 1
+            else:
+                bad[(x[1], y[1])] += 1
+    want = {"user": float(mins[0]) if mins else 99.0, "kernel": None}
+    for m in mins[1:]:
+        if m.startswith("k="):
+            want["kernel"] = float(m[2:])
+    msg = []
+    for kind, (ok, total) in stats.items():
+        pct = 100.0 * ok / total if total else 100.0
+        msg.append(f"{kind} {ok}/{total} = {pct:.2f}%")
+        if want[kind] is not None and pct < want[kind]:
+            fail(f"{kind} frame names agree for {pct:.2f}% < {want[kind]}%; "
+                 f"most common differences (perfport, perf): {bad.most_common(5)}")
+    print("ok: frame names agree with perf script:", ", ".join(msg),
+          f"(top differences: {bad.most_common(3)})" if bad else "")
+
+
 def main():
     if len(sys.argv) < 3:
         print(__doc__)
         sys.exit(2)
     cmd, args = sys.argv[1], sys.argv[2:]
     {"counts": counts, "order": order, "stats": stats, "json": check_json,
-     "tpfields": tpfields}[cmd](*args)
+     "tpfields": tpfields, "frames": frames}[cmd](*args)
 
 
 if __name__ == "__main__":

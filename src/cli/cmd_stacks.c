@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd_stacks.c - `perfport stacks`: every sample with its named stack, in
+ * perf script's layout, so the two can be compared line by line.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../machine/machine.h"
+#include "../perf/perf.h"
+#include "../symbols/symbols.h"
+#include "../util/error.h"
+#include "../util/log.h"
+#include "cli.h"
+
+#define MAX_FRAMES 1024
+
+struct stacks_ctx {
+	struct machine *m;
+	struct symbolizer *sym;
+	const char *event;
+	struct raw_frame frames[MAX_FRAMES];
+	int err;
+};
+
+static int on_event(void *ctx, const struct perf_event *ev)
+{
+	struct stacks_ctx *c = ctx;
+	const struct perf_sample *s = &ev->sample;
+	const char *comm;
+	size_t n;
+
+	if (ev->type != PERF_RECORD_SAMPLE) {
+		c->err = machine_event(c->m, ev);
+		return c->err;
+	}
+	if (c->event && strcmp(ev->evsel->name, c->event))
+		return 0;
+	comm = machine_comm(c->m, s->tid);
+	printf("%s %" PRId32 "/%" PRId32 " %" PRIu64 ".%06" PRIu64 ": %" PRIu64 " %s:\n",
+	       comm ? comm : ":-1", (int32_t)s->pid, (int32_t)s->tid, s->time / 1000000000,
+	       s->time % 1000000000 / 1000, s->period, ev->evsel->name);
+	n = machine_sample_frames(c->m, ev, c->frames, MAX_FRAMES);
+	for (size_t i = 0; i < n; i++) {
+		struct sym_frame f;
+
+		sym_resolve(c->sym, &c->frames[i], machine_kernel_text(c->m), &f);
+		printf("\t%16" PRIx64 " ", c->frames[i].addr);
+		if (f.function)
+			printf("%s+0x%" PRIx64, f.function, f.sym_offset);
+		else
+			printf("[unknown]");
+		printf(" (%s)", f.module ? f.module : "[unknown]");
+		if (f.file)
+			printf(" %s:%u", f.file, f.line);
+		putchar('\n');
+	}
+	putchar('\n');
+	return 0;
+}
+
+static void stacks_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: perfport stacks [-i FILE] [--event NAME] [--symfs DIR]\n"
+		"                       [--buildid-dir DIR] [--kallsyms FILE]\n"
+		"\n"
+		"Print every sample with its stack, leaf first, one frame a line:\n"
+		"address, function+offset, (module), and source file:line when known.\n"
+		"The layout follows perf script's, so the two can be compared.\n"
+		"\n"
+		"options:\n"
+		"  -i, --input FILE        the recording (default ./perf.data; - for stdin)\n"
+		"      --event NAME        samples of this event only\n"
+		"      --symfs DIR         look for recorded files under DIR first (also by\n"
+		"                          their base name: DIR/prog for /any/path/prog)\n"
+		"      --buildid-dir DIR   perf's build-id cache (default ~/.debug)\n"
+		"      --kallsyms FILE     kernel symbols of the recorded kernel; without it,\n"
+		"                          kernel frames are named only from perf's cache or a\n"
+		"                          /proc/kallsyms whose kernel build id matches\n"
+		"  -h, --help              show this help\n");
+}
+
+int cmd_stacks(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "event", required_argument, NULL, 'e' },
+		{ "symfs", required_argument, NULL, 'S' },
+		{ "buildid-dir", required_argument, NULL, 'B' },
+		{ "kallsyms", required_argument, NULL, 'K' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct perf_reader_opts ropts = { .ordered = true };
+	struct sym_opts sopts = { .use_proc_kallsyms = true };
+	struct stacks_ctx *c;
+	const struct perf_stats *st;
+	struct perf_reader *r;
+	const char *path = "perf.data";
+	int opt, ret, rc;
+
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return EXIT_NOTHING;
+	while ((opt = getopt_long(argc, argv, "i:h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'i': path = optarg; break;
+		case 'e': c->event = optarg; break;
+		case 'S': sopts.symfs = optarg; break;
+		case 'B': sopts.buildid_dir = optarg; break;
+		case 'K': sopts.kallsyms = optarg; break;
+		case 'h':
+			stacks_usage(stdout);
+			free(c);
+			return EXIT_FULL;
+		default:
+			free(c);
+			return cli_usage_error("stacks", "unknown option");
+		}
+	}
+	if (optind < argc) {
+		free(c);
+		return cli_usage_error("stacks", "unexpected argument '%s'", argv[optind]);
+	}
+	if (perf_reader_open(path, &ropts, &r)) {
+		free(c);
+		return EXIT_NOTHING;
+	}
+	c->m = machine_new(perf_reader_header(r));
+	c->sym = sym_new(&sopts, perf_reader_header(r));
+	if (!c->m || !c->sym) {
+		ret = PP_ENOMEM;
+	} else {
+		ret = perf_reader_run(r, on_event, c);
+		if (c->err)
+			ret = c->err;
+	}
+	st = perf_reader_stats(r);
+	rc = EXIT_FULL;
+	if (ret != PP_OK || st->skipped_records || st->truncated) {
+		pp_warn("'%s': read partly: %" PRIu64 " records skipped%s%s", path,
+			st->skipped_records, ret != PP_OK ? ": " : "",
+			ret != PP_OK ? pp_strerror(ret) : "");
+		rc = EXIT_PARTIAL;
+	}
+	sym_free(c->sym);
+	machine_free(c->m);
+	perf_reader_close(r);
+	free(c);
+	return rc;
+}

@@ -1,0 +1,496 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * machine.c - processes, threads and maps rebuilt from COMM, FORK, EXIT,
+ * MMAP and MMAP2.
+ *
+ * Only executable maps are kept (MMAP without MISC_MMAP_DATA, MMAP2 with
+ * PROT_EXEC): they are the only ones a frame can be in. A new map replaces
+ * whatever part of older maps it overlaps; a new process (FORK with
+ * pid != ppid) starts with a copy of its parent's maps; an exec (COMM with
+ * the exec flag) starts an empty address space. Kernel and module maps
+ * (pid -1) are shared by every process.
+ */
+#include "machine.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "../util/error.h"
+
+#define MISC_MMAP_DATA (1U << 13)
+
+struct process {
+	uint32_t pid;
+	struct map *maps;     /* sorted by start, not overlapping */
+	size_t nr, cap;
+};
+
+struct thread {
+	uint32_t tid, pid;
+	char comm[16];
+};
+
+/* Open addressing on a u32 key; values are pointers owned by the table. */
+struct u32map {
+	uint32_t *keys;
+	void **vals;
+	size_t cap, nr;
+};
+
+struct machine {
+	const struct perf_header_info *hdr;
+	struct u32map procs;   /* pid -> struct process */
+	struct u32map threads; /* tid -> struct thread */
+	struct process kernel; /* kernel and module maps */
+	struct dso **dsos;
+	size_t nr_dsos, cap_dsos;
+	uint64_t kernel_text;
+	struct dso *kernel_dso;
+};
+
+/* --- u32 map --- */
+
+static size_t u32_slot(uint32_t key, size_t cap)
+{
+	return (size_t)((key * 2654435761u) & (cap - 1));
+}
+
+static void *u32map_get(const struct u32map *t, uint32_t key)
+{
+	if (!t->cap)
+		return NULL;
+	for (size_t i = u32_slot(key, t->cap); t->vals[i]; i = (i + 1) & (t->cap - 1))
+		if (t->keys[i] == key)
+			return t->vals[i];
+	return NULL;
+}
+
+static int u32map_put(struct u32map *t, uint32_t key, void *val)
+{
+	size_t i;
+
+	if ((t->nr + 1) * 2 > t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 64;
+		uint32_t *keys = calloc(cap, sizeof(*keys));
+		void **vals = calloc(cap, sizeof(*vals));
+
+		if (!keys || !vals) {
+			free(keys);
+			free(vals);
+			return PP_ENOMEM;
+		}
+		for (size_t j = 0; j < t->cap; j++) {
+			if (!t->vals[j])
+				continue;
+			for (i = u32_slot(t->keys[j], cap); vals[i]; i = (i + 1) & (cap - 1))
+				;
+			keys[i] = t->keys[j];
+			vals[i] = t->vals[j];
+		}
+		free(t->keys);
+		free(t->vals);
+		t->keys = keys;
+		t->vals = vals;
+		t->cap = cap;
+	}
+	for (i = u32_slot(key, t->cap); t->vals[i]; i = (i + 1) & (t->cap - 1)) {
+		if (t->keys[i] == key) {
+			t->vals[i] = val; /* the caller freed the old value */
+			return PP_OK;
+		}
+	}
+	t->keys[i] = key;
+	t->vals[i] = val;
+	t->nr++;
+	return PP_OK;
+}
+
+static void u32map_free(struct u32map *t, void (*free_val)(void *))
+{
+	for (size_t i = 0; i < t->cap; i++)
+		if (t->vals[i])
+			free_val(t->vals[i]);
+	free(t->keys);
+	free(t->vals);
+}
+
+/* --- dsos --- */
+
+static enum dso_kind dso_kind_of(const char *path, bool kernel_side)
+{
+	if (strncmp(path, "[kernel.kallsyms]", 17) == 0)
+		return DSO_KERNEL;
+	if (kernel_side)
+		return DSO_MODULE;
+	if (strcmp(path, "[vdso]") == 0)
+		return DSO_VDSO;
+	if (strncmp(path, "//anon", 6) == 0 || strncmp(path, "[anon", 5) == 0 ||
+	    strncmp(path, "/memfd:", 7) == 0 || strncmp(path, "/tmp/perf-", 10) == 0)
+		return DSO_ANON;
+	if (path[0] == '[')
+		return DSO_SPECIAL;
+	return DSO_USER;
+}
+
+/* The build id the BUILD_ID feature records for @path, if any. */
+static const struct perf_build_id *header_build_id(const struct machine *m, const char *path)
+{
+	for (size_t i = 0; i < m->hdr->nr_build_ids; i++)
+		if (strcmp(m->hdr->build_ids[i].filename, path) == 0)
+			return &m->hdr->build_ids[i];
+	return NULL;
+}
+
+static struct dso *dso_get(struct machine *m, const char *recorded, bool kernel_side,
+			   const uint8_t *build_id, uint8_t build_id_size)
+{
+	size_t len = strlen(recorded);
+	const struct perf_build_id *hb;
+	struct dso *d;
+	char *path;
+
+	if (len > 10 && strcmp(recorded + len - 10, " (deleted)") == 0)
+		len -= 10;
+	path = strndup(recorded, len);
+	if (!path)
+		return NULL;
+	if (strncmp(path, "[kernel.kallsyms]", 17) == 0)
+		path[17] = 0; /* "[kernel.kallsyms]_text" is the kernel too */
+	if (!build_id_size && (hb = header_build_id(m, path))) {
+		build_id = hb->id;
+		build_id_size = hb->size;
+	}
+	for (size_t i = 0; i < m->nr_dsos; i++) {
+		d = m->dsos[i];
+		if (strcmp(d->path, path) == 0 &&
+		    (!build_id_size || !d->build_id_size ||
+		     (d->build_id_size == build_id_size &&
+		      memcmp(d->build_id, build_id, build_id_size) == 0))) {
+			if (!d->build_id_size && build_id_size) {
+				memcpy(d->build_id, build_id, build_id_size);
+				d->build_id_size = build_id_size;
+			}
+			free(path);
+			return d;
+		}
+	}
+	if (m->nr_dsos == m->cap_dsos) {
+		size_t cap = m->cap_dsos ? m->cap_dsos * 2 : 32;
+		struct dso **n = realloc(m->dsos, cap * sizeof(*n));
+
+		if (!n) {
+			free(path);
+			return NULL;
+		}
+		m->dsos = n;
+		m->cap_dsos = cap;
+	}
+	d = calloc(1, sizeof(*d));
+	if (!d) {
+		free(path);
+		return NULL;
+	}
+	d->id = (unsigned)m->nr_dsos;
+	d->path = path;
+	d->kind = dso_kind_of(path, kernel_side);
+	if (build_id_size) {
+		d->build_id_size = build_id_size > PERF_MAX_BUILD_ID ? PERF_MAX_BUILD_ID : build_id_size;
+		memcpy(d->build_id, build_id, d->build_id_size);
+	}
+	m->dsos[m->nr_dsos++] = d;
+	return d;
+}
+
+/* --- maps --- */
+
+static int maps_insert(struct process *p, const struct map *nm)
+{
+	struct map *out;
+	size_t n = 0;
+
+	/* At most one old map is split in two: room for nr + 2. */
+	out = malloc((p->nr + 2) * sizeof(*out));
+	if (!out)
+		return PP_ENOMEM;
+	for (size_t i = 0; i < p->nr; i++) {
+		const struct map *o = &p->maps[i];
+
+		if (o->end <= nm->start || o->start >= nm->end) {
+			out[n++] = *o;
+			continue;
+		}
+		if (o->start < nm->start) {
+			out[n] = *o;
+			out[n++].end = nm->start;
+		}
+		if (o->end > nm->end) {
+			out[n] = *o;
+			out[n].start = nm->end;
+			out[n].pgoff = o->pgoff + (nm->end - o->start);
+			n++;
+		}
+	}
+	/* Insert in order. */
+	{
+		size_t at = 0;
+
+		while (at < n && out[at].start < nm->start)
+			at++;
+		memmove(out + at + 1, out + at, (n - at) * sizeof(*out));
+		out[at] = *nm;
+		n++;
+	}
+	free(p->maps);
+	p->maps = out;
+	p->nr = n;
+	p->cap = n;
+	return PP_OK;
+}
+
+static const struct map *maps_find(const struct process *p, uint64_t addr)
+{
+	size_t lo = 0, hi = p->nr;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (p->maps[mid].end <= addr)
+			lo = mid + 1;
+		else if (p->maps[mid].start > addr)
+			hi = mid;
+		else
+			return &p->maps[mid];
+	}
+	return NULL;
+}
+
+static void process_free(void *v)
+{
+	struct process *p = v;
+
+	free(p->maps);
+	free(p);
+}
+
+static struct process *process_get(struct machine *m, uint32_t pid)
+{
+	struct process *p = u32map_get(&m->procs, pid);
+
+	if (p)
+		return p;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	if (u32map_put(&m->procs, pid, p)) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+static struct thread *thread_get(struct machine *m, uint32_t tid, uint32_t pid)
+{
+	struct thread *t = u32map_get(&m->threads, tid);
+
+	if (!t) {
+		t = calloc(1, sizeof(*t));
+		if (!t || u32map_put(&m->threads, tid, t)) {
+			free(t);
+			return NULL;
+		}
+		t->tid = tid;
+	}
+	t->pid = pid;
+	return t;
+}
+
+/* --- records --- */
+
+static int on_mmap(struct machine *m, const struct perf_event *ev)
+{
+	const struct perf_mmap_rec *mm = &ev->u.mmap;
+	uint16_t cpumode = ev->misc & PERF_RECORD_MISC_CPUMODE_MASK;
+	bool kernel_side = mm->pid == UINT32_MAX || cpumode == PERF_RECORD_MISC_KERNEL;
+	struct process *p;
+	struct map nm;
+
+	if (ev->type == PERF_RECORD_MMAP && (ev->misc & MISC_MMAP_DATA))
+		return PP_OK;
+	if (ev->type == PERF_RECORD_MMAP2 && !(mm->prot & PROT_EXEC) && !kernel_side)
+		return PP_OK;
+	if (!mm->len || mm->start + mm->len < mm->start)
+		nm.end = UINT64_MAX;
+	else
+		nm.end = mm->start + mm->len;
+	nm.start = mm->start;
+	nm.pgoff = mm->pgoff;
+	nm.dso = dso_get(m, mm->filename, kernel_side, mm->build_id, mm->build_id_size);
+	if (!nm.dso)
+		return PP_ENOMEM;
+	if (kernel_side) {
+		if (nm.dso->kind == DSO_KERNEL) {
+			m->kernel_text = mm->pgoff; /* start == pgoff == runtime _text */
+			m->kernel_dso = nm.dso;
+		}
+		return maps_insert(&m->kernel, &nm);
+	}
+	p = process_get(m, mm->pid);
+	return p ? maps_insert(p, &nm) : PP_ENOMEM;
+}
+
+int machine_event(struct machine *m, const struct perf_event *ev)
+{
+	struct process *p, *parent;
+	struct thread *t;
+
+	switch (ev->type) {
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		return on_mmap(m, ev);
+	case PERF_RECORD_COMM:
+		t = thread_get(m, ev->u.comm.tid, ev->u.comm.pid);
+		if (!t)
+			return PP_ENOMEM;
+		strncpy(t->comm, ev->u.comm.comm, sizeof(t->comm) - 1);
+		if (ev->u.comm.exec && (p = u32map_get(&m->procs, ev->u.comm.pid))) {
+			free(p->maps); /* a new program: a new address space */
+			p->maps = NULL;
+			p->nr = p->cap = 0;
+		}
+		return PP_OK;
+	case PERF_RECORD_FORK: {
+		struct thread *pt = u32map_get(&m->threads, ev->u.task.ptid);
+
+		t = thread_get(m, ev->u.task.tid, ev->u.task.pid);
+		if (!t)
+			return PP_ENOMEM;
+		if (pt)
+			memcpy(t->comm, pt->comm, sizeof(t->comm));
+		if (ev->u.task.pid == ev->u.task.ppid || u32map_get(&m->procs, ev->u.task.pid))
+			return PP_OK; /* a thread, or a process we already know */
+		parent = u32map_get(&m->procs, ev->u.task.ppid);
+		p = process_get(m, ev->u.task.pid);
+		if (!p)
+			return PP_ENOMEM;
+		if (parent && parent->nr) {
+			p->maps = malloc(parent->nr * sizeof(*p->maps));
+			if (!p->maps)
+				return PP_ENOMEM;
+			memcpy(p->maps, parent->maps, parent->nr * sizeof(*p->maps));
+			p->nr = p->cap = parent->nr;
+		}
+		return PP_OK;
+	}
+	default:
+		return PP_OK;
+	}
+}
+
+static struct raw_frame make_frame(const struct machine *m, uint32_t pid, uint64_t addr,
+				   uint8_t kind, bool ret)
+{
+	struct raw_frame f = { .addr = addr, .pid = pid, .kind = kind, .ret = ret };
+	const struct process *p;
+	const struct map *mp;
+
+	if (kind == FRAME_KERNEL) {
+		mp = maps_find(&m->kernel, addr);
+		f.dso = mp ? mp->dso : m->kernel_dso;
+		f.offset = addr;
+		if (mp && mp->dso->kind == DSO_MODULE)
+			f.offset = addr - mp->start + mp->pgoff;
+		return f;
+	}
+	if (kind != FRAME_USER)
+		return f;
+	p = u32map_get(&m->procs, pid);
+	mp = p ? maps_find(p, addr) : NULL;
+	if (mp) {
+		f.dso = mp->dso;
+		f.offset = addr - mp->start + mp->pgoff;
+	}
+	return f;
+}
+
+size_t machine_sample_frames(const struct machine *m, const struct perf_event *ev,
+			     struct raw_frame *out, size_t max)
+{
+	const struct perf_sample *s = &ev->sample;
+	uint8_t kind = FRAME_USER;
+	bool first = true;
+	size_t n = 0;
+
+	if (!s->callchain_nr) {
+		switch (ev->misc & PERF_RECORD_MISC_CPUMODE_MASK) {
+		case PERF_RECORD_MISC_KERNEL: kind = FRAME_KERNEL; break;
+		case PERF_RECORD_MISC_HYPERVISOR: kind = FRAME_HV; break;
+		case PERF_RECORD_MISC_GUEST_KERNEL:
+		case PERF_RECORD_MISC_GUEST_USER: kind = FRAME_GUEST; break;
+		default: kind = FRAME_USER; break;
+		}
+		if (max)
+			out[n++] = make_frame(m, s->pid, s->ip, kind, false);
+		return n;
+	}
+	for (uint64_t i = 0; i < s->callchain_nr && n < max; i++) {
+		uint64_t ip = s->callchain[i];
+
+		if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
+			switch ((int64_t)ip) {
+			case PERF_CONTEXT_KERNEL: kind = FRAME_KERNEL; break;
+			case PERF_CONTEXT_USER: kind = FRAME_USER; break;
+			case PERF_CONTEXT_HV: kind = FRAME_HV; break;
+			default: kind = FRAME_GUEST; break;
+			}
+			first = true; /* a context's first entry is where it was interrupted */
+			continue;
+		}
+		out[n++] = make_frame(m, s->pid, ip, kind, !first);
+		first = false;
+	}
+	return n;
+}
+
+struct machine *machine_new(const struct perf_header_info *hdr)
+{
+	struct machine *m = calloc(1, sizeof(*m));
+
+	if (m)
+		m->hdr = hdr;
+	return m;
+}
+
+void machine_free(struct machine *m)
+{
+	if (!m)
+		return;
+	u32map_free(&m->procs, process_free);
+	u32map_free(&m->threads, free);
+	free(m->kernel.maps);
+	for (size_t i = 0; i < m->nr_dsos; i++) {
+		free(m->dsos[i]->path);
+		free(m->dsos[i]);
+	}
+	free(m->dsos);
+	free(m);
+}
+
+struct dso *const *machine_dsos(const struct machine *m, size_t *nr)
+{
+	*nr = m->nr_dsos;
+	return m->dsos;
+}
+
+uint64_t machine_kernel_text(const struct machine *m)
+{
+	return m->kernel_text;
+}
+
+const char *machine_comm(const struct machine *m, uint32_t tid)
+{
+	const struct thread *t = u32map_get(&m->threads, tid);
+
+	return t && t->comm[0] ? t->comm : NULL;
+}

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * machine.h - the recorded machine: processes, threads, their executable
+ * maps, and the files (dsos) those maps name. Fed the reader's records in
+ * time order; turns a sample into raw frames (address, dso, file offset).
+ * It names nothing: that is src/symbols/.
+ */
+#ifndef MACHINE_MACHINE_H
+#define MACHINE_MACHINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../perf/perf.h"
+
+enum dso_kind {
+	DSO_USER,       /* a file mapped by a process */
+	DSO_KERNEL,     /* [kernel.kallsyms] */
+	DSO_MODULE,     /* a kernel module */
+	DSO_VDSO,       /* [vdso] */
+	DSO_ANON,       /* //anon, [anon:...], memfd: JIT code, named by perf-PID.map */
+	DSO_SPECIAL,    /* [vsyscall], [uprobes], ... */
+};
+
+/* A mapped file, shared by every map and process that maps it. */
+struct dso {
+	unsigned id;              /* dense, from 0: index for later stages' caches */
+	enum dso_kind kind;
+	char *path;               /* as recorded, " (deleted)" removed */
+	uint8_t build_id[PERF_MAX_BUILD_ID];
+	uint8_t build_id_size;    /* 0: the recording did not say */
+};
+
+struct map {
+	uint64_t start, end;      /* [start, end) */
+	uint64_t pgoff;           /* file offset of start */
+	struct dso *dso;
+};
+
+enum frame_kind {
+	FRAME_USER,
+	FRAME_KERNEL,
+	FRAME_GUEST,
+	FRAME_HV,
+};
+
+/* A frame before it is named. */
+struct raw_frame {
+	uint64_t addr;            /* as recorded */
+	uint64_t offset;          /* file offset (user) or addr (kernel): where to look */
+	const struct dso *dso;    /* NULL: no map covers addr */
+	uint32_t pid;
+	uint8_t kind;             /* enum frame_kind */
+	bool ret;                 /* a return address: look it up at offset - 1 */
+};
+
+struct machine;
+
+/**
+ * machine_new() - an empty machine for one recording.
+ * @hdr: the reader's header; its BUILD_ID entries give build ids to dsos by
+ *       path. Must outlive the machine.
+ * Return: the machine (free with machine_free()), or NULL out of memory.
+ */
+struct machine *machine_new(const struct perf_header_info *hdr);
+void machine_free(struct machine *m);
+
+/**
+ * machine_event() - apply a record: COMM, FORK, EXIT, MMAP, MMAP2. Others
+ * are ignored. Records must come in time order.
+ * Return: 0, or PP_ENOMEM.
+ */
+int machine_event(struct machine *m, const struct perf_event *ev);
+
+/**
+ * machine_sample_frames() - a sample's stack as raw frames, leaf first:
+ * the callchain when there is one (context markers applied), else the ip.
+ * @out: room for @max frames.
+ * Return: the number of frames written.
+ */
+size_t machine_sample_frames(const struct machine *m, const struct perf_event *ev,
+			     struct raw_frame *out, size_t max);
+
+/** machine_dsos() - every dso seen, indexed by id; @nr receives the count. */
+struct dso *const *machine_dsos(const struct machine *m, size_t *nr);
+
+/** machine_kernel_text() - the recorded runtime address of _text, or 0. */
+uint64_t machine_kernel_text(const struct machine *m);
+
+/** machine_comm() - a thread's command name, or NULL. Owned by the machine. */
+const char *machine_comm(const struct machine *m, uint32_t tid);
+
+#endif /* MACHINE_MACHINE_H */

@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * kallsyms.c - kernel frames, named only from a kallsyms of the recorded
+ * kernel: --kallsyms FILE, perf's build-id cache
+ * (~/.debug/[kernel.kallsyms]/<build id>/kallsyms), or this machine's
+ * /proc/kallsyms when the running kernel's build id (/sys/kernel/notes)
+ * equals the recorded one. Symbols are moved to the recorded base: the
+ * recorded kernel map starts at the runtime _text, so a kallsyms of the same
+ * kernel from another boot (another KASLR offset) still fits.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/log.h"
+#include "priv.h"
+
+static int cmp_ksym(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Parse "ADDR TYPE NAME[\t[module]]" lines; keep text symbols. */
+int kallsyms_parse(struct symbolizer *s, const char *text, size_t len, uint64_t *text_addr)
+{
+	const char *p = text, *end = text + len;
+	size_t cap = 0;
+	bool nonzero = false;
+
+	*text_addr = 0;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *le = nl ? nl : end;
+		char name[256], type;
+		uint64_t addr;
+		int n;
+
+		if (sscanf(p, "%" SCNx64 " %c %255s%n", &addr, &type, name, &n) == 3 && p + n <= le) {
+			if (strcmp(name, "_text") == 0)
+				*text_addr = addr;
+			if (strchr("tTwW", type)) {
+				if (s->nr_ksyms == cap) {
+					struct ksym *k;
+
+					cap = cap ? cap * 2 : 65536;
+					k = realloc(s->ksyms, cap * sizeof(*k));
+					if (!k)
+						return -1;
+					s->ksyms = k;
+				}
+				s->ksyms[s->nr_ksyms].addr = addr;
+				s->ksyms[s->nr_ksyms].name = strtab_intern(&s->strings, name);
+				if (!s->ksyms[s->nr_ksyms].name)
+					return -1;
+				s->nr_ksyms++;
+				nonzero = nonzero || addr;
+			}
+		}
+		p = le + 1;
+	}
+	if (!nonzero) {
+		/* kptr_restrict hides the addresses: unusable. */
+		free(s->ksyms);
+		s->ksyms = NULL;
+		s->nr_ksyms = 0;
+		return -1;
+	}
+	qsort(s->ksyms, s->nr_ksyms, sizeof(*s->ksyms), cmp_ksym);
+	return 0;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "r");
+	size_t cap = 1 << 20, n = 0;
+	char *buf;
+
+	if (!f)
+		return NULL;
+	buf = malloc(cap);
+	while (buf) {
+		size_t r = fread(buf + n, 1, cap - n, f);
+
+		n += r;
+		if (r == 0)
+			break;
+		if (n == cap) {
+			char *b = realloc(buf, cap * 2);
+
+			if (!b) {
+				free(buf);
+				buf = NULL;
+				break;
+			}
+			buf = b;
+			cap *= 2;
+		}
+	}
+	fclose(f);
+	*len = n;
+	return buf;
+}
+
+/* The build id in /sys/kernel/notes (ELF notes: namesz, descsz, type). */
+static int running_kernel_build_id(uint8_t *id)
+{
+	size_t len, pos = 0;
+	char *buf = slurp("/sys/kernel/notes", &len);
+	int n = 0;
+
+	while (buf && pos + 12 <= len) {
+		uint32_t namesz, descsz, type;
+
+		memcpy(&namesz, buf + pos, 4);
+		memcpy(&descsz, buf + pos + 4, 4);
+		memcpy(&type, buf + pos + 8, 4);
+		pos += 12;
+		if (namesz > len || descsz > len)
+			break;
+		{
+			size_t name_end = pos + ((namesz + 3) & ~3u);
+			size_t desc_end = name_end + ((descsz + 3) & ~3u);
+
+			if (desc_end > len)
+				break;
+			if (type == 3 && namesz == 4 && memcmp(buf + pos, "GNU", 4) == 0 &&
+			    descsz <= PERF_MAX_BUILD_ID) {
+				memcpy(id, buf + name_end, descsz);
+				n = (int)descsz;
+				break;
+			}
+			pos = desc_end;
+		}
+	}
+	free(buf);
+	return n;
+}
+
+static const struct perf_build_id *recorded_kernel_id(const struct symbolizer *s)
+{
+	for (size_t i = 0; i < s->hdr->nr_build_ids; i++)
+		if (strcmp(s->hdr->build_ids[i].filename, "[kernel.kallsyms]") == 0)
+			return &s->hdr->build_ids[i];
+	return NULL;
+}
+
+static bool try_file(struct symbolizer *s, const char *path, uint64_t kernel_text,
+		     const char *what)
+{
+	uint64_t text_addr;
+	size_t len;
+	char *buf = slurp(path, &len);
+	int ret;
+
+	if (!buf)
+		return false;
+	ret = kallsyms_parse(s, buf, len, &text_addr);
+	free(buf);
+	if (ret)
+		return false;
+	if (kernel_text && text_addr && kernel_text != text_addr) {
+		uint64_t delta = kernel_text - text_addr;
+
+		for (size_t i = 0; i < s->nr_ksyms; i++)
+			s->ksyms[i].addr += delta; /* same order: a constant shift */
+	}
+	s->kernel_source = strtab_intern(&s->strings, what);
+	pp_info("kernel symbols from %s", what);
+	return true;
+}
+
+static void load(struct symbolizer *s, uint64_t kernel_text)
+{
+	const struct perf_build_id *rec = recorded_kernel_id(s);
+	char path[4096 + 128], idhex[2 * PERF_MAX_BUILD_ID + 1];
+
+	s->kernel_tried = true;
+	if (s->opts.kallsyms) {
+		if (try_file(s, s->opts.kallsyms, kernel_text, s->opts.kallsyms))
+			return;
+		pp_warn("cannot use '%s' as kallsyms: unreadable or without addresses",
+			s->opts.kallsyms);
+	}
+	if (!rec)
+		return; /* nothing to match a kallsyms against: no kernel names */
+	for (size_t i = 0; i < rec->size; i++)
+		sprintf(idhex + 2 * i, "%02x", rec->id[i]);
+	snprintf(path, sizeof(path), "%s/[kernel.kallsyms]/%s/kallsyms", s->buildid_dir, idhex);
+	if (try_file(s, path, kernel_text, path))
+		return;
+	if (s->opts.use_proc_kallsyms) {
+		uint8_t id[PERF_MAX_BUILD_ID];
+		int n = running_kernel_build_id(id);
+
+		if (n == rec->size && memcmp(id, rec->id, (size_t)n) == 0)
+			try_file(s, "/proc/kallsyms", kernel_text, "/proc/kallsyms (same kernel)");
+	}
+}
+
+void kernel_resolve(struct symbolizer *s, const struct raw_frame *f, uint64_t kernel_text,
+		    struct sym_frame *out)
+{
+	uint64_t addr = f->ret ? f->addr - 1 : f->addr;
+	size_t lo = 0, hi;
+
+	out->flags = FRAME_F_KERNEL;
+	out->module = f->dso && f->dso->kind == DSO_MODULE ? f->dso->path : "[kernel.kallsyms]";
+	if (!s->kernel_tried)
+		load(s, kernel_text);
+	if (!s->nr_ksyms) {
+		out->cause = SYM_NO_KALLSYMS;
+		return;
+	}
+	hi = s->nr_ksyms;
+	while (lo < hi) { /* the last symbol at or below addr */
+		size_t mid = (lo + hi) / 2;
+
+		if (s->ksyms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || lo == s->nr_ksyms) {
+		/* below the first, or past the last symbol (no end known) */
+		out->cause = SYM_NO_SYMBOL;
+		return;
+	}
+	out->function = s->ksyms[lo - 1].name;
+	out->sym_offset = f->addr - s->ksyms[lo - 1].addr;
+	out->cause = SYM_NAMED;
+}
+
+void kernel_free(struct symbolizer *s)
+{
+	free(s->ksyms);
+	s->ksyms = NULL;
+	s->nr_ksyms = 0;
+}
+
+const char *sym_kernel_source(const struct symbolizer *s)
+{
+	return s->kernel_source ? s->kernel_source : "none";
+}

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * priv.h - what the symbolizer's files share; not for other stages.
+ */
+#ifndef SYMBOLS_PRIV_H
+#define SYMBOLS_PRIV_H
+
+#include "../util/strtab.h"
+#include "symbols.h"
+
+struct ksym {
+	uint64_t addr;
+	const char *name;    /* interned */
+};
+
+struct jit_sym {
+	uint64_t start, end;
+	const char *name;    /* interned */
+};
+
+struct jit_map {
+	uint32_t pid;
+	struct jit_sym *syms; /* sorted by start; NULL when the file was not found */
+	size_t nr;
+};
+
+struct dso_state;
+
+struct symbolizer {
+	struct sym_opts opts;
+	const struct perf_header_info *hdr;
+	char buildid_dir[4096];
+	struct strtab strings;
+	struct dso_state *states;   /* by dso id */
+	size_t nr_states;
+	struct sym_stats stats;
+
+	/* kernel (kallsyms.c) */
+	bool kernel_tried;
+	struct ksym *ksyms;         /* sorted by addr, already placed at the recorded base */
+	size_t nr_ksyms;
+	const char *kernel_source;  /* where they came from, for messages */
+
+	/* JIT (jit.c) */
+	struct jit_map *jits;
+	size_t nr_jits;
+};
+
+/* symbols.c */
+int sym_file_build_id(const char *path, uint8_t *id, size_t max);
+
+/* kallsyms.c */
+void kernel_resolve(struct symbolizer *s, const struct raw_frame *f, uint64_t kernel_text,
+		    struct sym_frame *out);
+void kernel_free(struct symbolizer *s);
+int kallsyms_parse(struct symbolizer *s, const char *text, size_t len, uint64_t *text_addr);
+
+/* jit.c */
+bool jit_lookup(struct symbolizer *s, const struct raw_frame *f, struct sym_frame *out);
+void jit_free(struct symbolizer *s);
+
+#endif /* SYMBOLS_PRIV_H */

@@ -1,0 +1,430 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * symbols.c - naming frames.
+ *
+ * User code: each dso's file is found once (by build id where the recording
+ * gives one: --symfs, perf's build-id cache, the recorded path) and reported
+ * to its own Dwfl at bias 0; a frame's file offset is turned into a virtual
+ * address through the file's PT_LOAD headers (so map base = start - pgoff
+ * holds for PIE, shared objects and fixed-address executables alike) and
+ * looked up with dwfl_module_addrinfo / dwfl_module_getsrc. libdwfl's
+ * standard debuginfo search adds .gnu_debuglink, /usr/lib/debug/.build-id
+ * and debuginfod (when DEBUGINFOD_URLS is set). Return addresses are looked
+ * up at pc - 1. Results are cached per (dso, offset).
+ */
+#include "symbols.h"
+
+#include <elfutils/libdwelf.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../util/log.h"
+#include "priv.h"
+
+struct load_seg {
+	uint64_t offset, filesz, vaddr;
+};
+
+struct cached {
+	uint64_t key;            /* offset, or offset - 1 for return addresses, + 1 */
+	const char *function;
+	const char *file;
+	unsigned line;
+	uint64_t sym_offset;
+};
+
+struct dso_state {
+	int status;              /* 0 not tried, 1 loaded, else an enum sym_cause */
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+	GElf_Addr bias;
+	struct load_seg *segs;
+	size_t nr_segs;
+	struct cached *cache;    /* open addressing on key */
+	size_t cache_cap, cache_nr;
+	const char *path;        /* the file used (interned) */
+};
+
+static const char *const cause_names[SYM_CAUSE_COUNT] = {
+	[SYM_NAMED] = "named",
+	[SYM_NO_MAP] = "no map",
+	[SYM_NO_FILE] = "file not found",
+	[SYM_BUILD_ID] = "build-id mismatch",
+	[SYM_NO_SYMBOL] = "no symbol",
+	[SYM_NO_KALLSYMS] = "no matching kallsyms",
+	[SYM_NOT_NAMEABLE] = "guest/hypervisor/special",
+};
+
+const char *sym_cause_name(enum sym_cause cause)
+{
+	return cause < SYM_CAUSE_COUNT ? cause_names[cause] : "?";
+}
+
+/* --- files --- */
+
+static char *debuginfo_path;
+
+static const Dwfl_Callbacks dwfl_callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.debuginfo_path = &debuginfo_path,
+};
+
+/*
+ * The GNU build id of an ELF file. Return: its length (0: none or not ELF).
+ */
+int sym_file_build_id(const char *path, uint8_t *id, size_t max)
+{
+	struct stat st;
+	const void *p;
+	ssize_t n = 0;
+	Elf *elf;
+	int fd;
+
+	if (stat(path, &st) || !S_ISREG(st.st_mode))
+		return -1; /* missing, or a device, fifo, directory: never opened */
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf) {
+		n = dwelf_elf_gnu_build_id(elf, &p);
+		if (n > 0) {
+			if ((size_t)n > max)
+				n = (ssize_t)max;
+			memcpy(id, p, (size_t)n);
+		} else {
+			n = 0;
+		}
+		elf_end(elf);
+	}
+	close(fd);
+	return (int)n;
+}
+
+static void hex(const uint8_t *id, size_t n, char *out)
+{
+	for (size_t i = 0; i < n; i++)
+		sprintf(out + 2 * i, "%02x", id[i]);
+	out[2 * n] = 0;
+}
+
+/*
+ * Try one candidate path. Return: 1 usable, 0 missing, -1 exists with
+ * another build id.
+ */
+static int candidate(const struct dso *d, const char *path)
+{
+	uint8_t id[PERF_MAX_BUILD_ID];
+	int n = sym_file_build_id(path, id, sizeof(id));
+
+	if (n < 0)
+		return 0;
+	if (!d->build_id_size)
+		return 1; /* the recording did not say: trust the path */
+	if ((size_t)n != d->build_id_size || memcmp(id, d->build_id, (size_t)n) != 0) {
+		pp_debug("'%s' has another build id than the recorded '%s'", path, d->path);
+		return -1;
+	}
+	return 1;
+}
+
+/* Find the file for @d. Return: a new path, or NULL with *cause set. */
+static char *find_file(const struct symbolizer *s, const struct dso *d, uint8_t *cause)
+{
+	char buf[8448], idhex[2 * PERF_MAX_BUILD_ID + 1];
+	const char *base = strrchr(d->path, '/');
+	bool mismatch = false;
+	int r;
+
+#define TRY(...) do {                                                     \
+		snprintf(buf, sizeof(buf), __VA_ARGS__);                  \
+		r = candidate(d, buf);                                    \
+		if (r > 0)                                                \
+			return strdup(buf);                               \
+		mismatch = mismatch || r < 0;                             \
+	} while (0)
+
+	if (s->opts.symfs) {
+		TRY("%s%s%s", s->opts.symfs, d->path[0] == '/' ? "" : "/", d->path);
+		if (base)
+			TRY("%s/%s", s->opts.symfs, base + 1);
+	}
+	if (d->build_id_size) {
+		hex(d->build_id, d->build_id_size, idhex);
+		TRY("%s/.build-id/%.2s/%s/elf", s->buildid_dir, idhex, idhex + 2);
+		TRY("%s/.build-id/%.2s/%s", s->buildid_dir, idhex, idhex + 2);
+	}
+	if (d->path[0] == '/')
+		TRY("%s", d->path);
+#undef TRY
+	*cause = mismatch ? SYM_BUILD_ID : SYM_NO_FILE;
+	return NULL;
+}
+
+static int load_dso(struct symbolizer *s, struct dso_state *st, const struct dso *d)
+{
+	uint8_t cause = SYM_NO_FILE;
+	char *path = find_file(s, d, &cause);
+	size_t nphdr;
+	Elf *elf;
+
+	if (!path)
+		return cause;
+	st->path = strtab_intern(&s->strings, path);
+	free(path);
+	if (!st->path)
+		return SYM_NO_FILE;
+	st->dwfl = dwfl_begin(&dwfl_callbacks);
+	if (!st->dwfl)
+		return SYM_NO_FILE;
+	dwfl_report_begin(st->dwfl);
+	st->mod = dwfl_report_elf(st->dwfl, d->path, st->path, -1, 0, false);
+	dwfl_report_end(st->dwfl, NULL, NULL);
+	if (!st->mod) {
+		pp_debug("'%s': %s", st->path, dwfl_errmsg(-1));
+		return SYM_NO_FILE;
+	}
+	elf = dwfl_module_getelf(st->mod, &st->bias);
+	if (!elf || elf_getphdrnum(elf, &nphdr))
+		return SYM_NO_FILE;
+	st->segs = calloc(nphdr ? nphdr : 1, sizeof(*st->segs));
+	if (!st->segs)
+		return SYM_NO_FILE;
+	for (size_t i = 0; i < nphdr; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD) {
+			st->segs[st->nr_segs].offset = ph.p_offset;
+			st->segs[st->nr_segs].filesz = ph.p_filesz;
+			st->segs[st->nr_segs].vaddr = ph.p_vaddr;
+			st->nr_segs++;
+		}
+	}
+	pp_debug("symbols for '%s' from '%s'", d->path, st->path);
+	return 1;
+}
+
+/* Drop "@GLIBC_2.2.5" / "@@..." version suffixes. */
+static const char *clean_name(struct symbolizer *s, const char *name)
+{
+	const char *at = strchr(name, '@');
+	char buf[512];
+
+	if (!at || at == name)
+		return strtab_intern(&s->strings, name);
+	snprintf(buf, sizeof(buf), "%.*s", (int)(at - name), name);
+	return strtab_intern(&s->strings, buf);
+}
+
+static struct cached *cache_slot(struct dso_state *st, uint64_t key, bool *found)
+{
+	size_t i;
+
+	if ((st->cache_nr + 1) * 2 > st->cache_cap) {
+		size_t cap = st->cache_cap ? st->cache_cap * 2 : 256;
+		struct cached *n = calloc(cap, sizeof(*n));
+
+		if (!n)
+			return NULL;
+		for (size_t j = 0; j < st->cache_cap; j++) {
+			if (!st->cache[j].key)
+				continue;
+			for (i = (st->cache[j].key * 0x9e3779b97f4a7c15ULL) >> 40 & (cap - 1); n[i].key;
+			     i = (i + 1) & (cap - 1))
+				;
+			n[i] = st->cache[j];
+		}
+		free(st->cache);
+		st->cache = n;
+		st->cache_cap = cap;
+	}
+	for (i = (key * 0x9e3779b97f4a7c15ULL) >> 40 & (st->cache_cap - 1); st->cache[i].key;
+	     i = (i + 1) & (st->cache_cap - 1)) {
+		if (st->cache[i].key == key) {
+			*found = true;
+			return &st->cache[i];
+		}
+	}
+	*found = false;
+	st->cache[i].key = key;
+	st->cache_nr++;
+	return &st->cache[i];
+}
+
+static void lookup_user(struct symbolizer *s, struct dso_state *st, uint64_t off,
+			struct cached *c)
+{
+	uint64_t vaddr = 0, addr;
+	GElf_Off symoff = 0;
+	const char *name;
+	Dwfl_Line *line;
+	GElf_Sym sym;
+	bool in_seg = false;
+
+	for (size_t i = 0; i < st->nr_segs; i++) {
+		const struct load_seg *g = &st->segs[i];
+
+		if (off >= g->offset && off < g->offset + g->filesz) {
+			vaddr = off - g->offset + g->vaddr;
+			in_seg = true;
+			break;
+		}
+	}
+	if (!in_seg)
+		return;
+	addr = vaddr + st->bias;
+	name = dwfl_module_addrinfo(st->mod, addr, &symoff, &sym, NULL, NULL, NULL);
+	if (name && sym.st_size && symoff >= sym.st_size)
+		name = NULL; /* past the end of the closest symbol: not in it */
+	if (name && *name) {
+		c->function = clean_name(s, name);
+		c->sym_offset = symoff;
+	}
+	line = dwfl_module_getsrc(st->mod, addr);
+	if (line) {
+		int lineno = 0;
+		const char *file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
+
+		if (file) {
+			c->file = strtab_intern(&s->strings, file);
+			c->line = lineno > 0 ? (unsigned)lineno : 0;
+		}
+	}
+}
+
+static struct dso_state *dso_state(struct symbolizer *s, unsigned id)
+{
+	if (id >= s->nr_states) {
+		size_t nr = (size_t)id + 16;
+		struct dso_state *n = realloc(s->states, nr * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		memset(n + s->nr_states, 0, (nr - s->nr_states) * sizeof(*n));
+		s->states = n;
+		s->nr_states = nr;
+	}
+	return &s->states[id];
+}
+
+static void resolve_user(struct symbolizer *s, const struct raw_frame *f, struct sym_frame *out)
+{
+	const struct dso *d = f->dso;
+	struct dso_state *st;
+	struct cached *c;
+	uint64_t off;
+	bool found;
+
+	out->flags = FRAME_F_USER;
+	if (!d) {
+		if (jit_lookup(s, f, out))
+			return;
+		out->cause = SYM_NO_MAP;
+		return;
+	}
+	out->module = d->path;
+	if (d->kind == DSO_ANON) {
+		if (!jit_lookup(s, f, out))
+			out->cause = SYM_NO_SYMBOL;
+		return;
+	}
+	if (d->kind == DSO_SPECIAL) {
+		out->cause = SYM_NOT_NAMEABLE;
+		return;
+	}
+	st = dso_state(s, d->id);
+	if (!st) {
+		out->cause = SYM_NO_FILE;
+		return;
+	}
+	if (!st->status)
+		st->status = load_dso(s, st, d);
+	if (st->status != 1) {
+		out->cause = (uint8_t)st->status;
+		return;
+	}
+	off = f->ret && f->offset ? f->offset - 1 : f->offset;
+	c = cache_slot(st, off + 1, &found);
+	if (!c) {
+		out->cause = SYM_NO_SYMBOL;
+		return;
+	}
+	if (!found)
+		lookup_user(s, st, off, c);
+	out->function = c->function;
+	out->file = c->file;
+	out->line = c->line;
+	out->sym_offset = c->sym_offset + (f->ret ? 1 : 0);
+	out->cause = c->function ? SYM_NAMED : SYM_NO_SYMBOL;
+}
+
+void sym_resolve(struct symbolizer *s, const struct raw_frame *f, uint64_t kernel_text,
+		 struct sym_frame *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->offset = f->offset;
+	switch (f->kind) {
+	case FRAME_USER:
+		resolve_user(s, f, out);
+		break;
+	case FRAME_KERNEL:
+		kernel_resolve(s, f, kernel_text, out);
+		break;
+	default:
+		out->cause = SYM_NOT_NAMEABLE;
+		break;
+	}
+	if (out->cause != SYM_NAMED)
+		out->flags |= FRAME_F_UNKNOWN;
+	s->stats.frames++;
+	s->stats.by_cause[out->cause]++;
+}
+
+struct symbolizer *sym_new(const struct sym_opts *opts, const struct perf_header_info *hdr)
+{
+	struct symbolizer *s = calloc(1, sizeof(*s));
+	const char *home = getenv("HOME");
+
+	if (!s)
+		return NULL;
+	elf_version(EV_CURRENT);
+	s->opts = *opts;
+	s->hdr = hdr;
+	if (opts->buildid_dir) {
+		snprintf(s->buildid_dir, sizeof(s->buildid_dir), "%s", opts->buildid_dir);
+	} else {
+		snprintf(s->buildid_dir, sizeof(s->buildid_dir), "%s/.debug", home ? home : "/root");
+	}
+	return s;
+}
+
+void sym_free(struct symbolizer *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nr_states; i++) {
+		if (s->states[i].dwfl)
+			dwfl_end(s->states[i].dwfl);
+		free(s->states[i].segs);
+		free(s->states[i].cache);
+	}
+	free(s->states);
+	kernel_free(s);
+	jit_free(s);
+	strtab_free(&s->strings);
+	free(s);
+}
+
+const struct sym_stats *sym_stats(const struct symbolizer *s)
+{
+	return &s->stats;
+}

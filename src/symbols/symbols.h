@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * symbols.h - naming raw frames: user code with libdwfl (files found by
+ * build id), the kernel from a kallsyms that matches the recording, JIT code
+ * from /tmp/perf-PID.map. A wrong name is worse than none: a file whose
+ * build id differs from the recording's is never used, and this machine's
+ * /proc/kallsyms only when its kernel is the recorded one.
+ */
+#ifndef SYMBOLS_SYMBOLS_H
+#define SYMBOLS_SYMBOLS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../machine/machine.h"
+
+enum frame_flag {
+	FRAME_F_KERNEL = 1 << 0,
+	FRAME_F_USER = 1 << 1,
+	FRAME_F_INLINED = 1 << 2,
+	FRAME_F_JIT = 1 << 3,
+	FRAME_F_UNKNOWN = 1 << 4,
+};
+
+/* Why a frame has no name; counted for `perfport info`. */
+enum sym_cause {
+	SYM_NAMED = 0,
+	SYM_NO_MAP,          /* no map covers the address */
+	SYM_NO_FILE,         /* the mapped file was not found */
+	SYM_BUILD_ID,        /* only files with another build id were found */
+	SYM_NO_SYMBOL,       /* the file has no symbol there */
+	SYM_NO_KALLSYMS,     /* no kallsyms matching the recorded kernel */
+	SYM_NOT_NAMEABLE,    /* guest, hypervisor, [vsyscall]... */
+	SYM_CAUSE_COUNT,
+};
+
+/* A named frame. Strings are owned by the symbolizer and live as long as it. */
+struct sym_frame {
+	const char *function;   /* NULL when unknown */
+	const char *module;     /* the dso path, "[kernel.kallsyms]", or NULL */
+	const char *file;       /* source file, or NULL */
+	unsigned line;          /* 0 when unknown */
+	uint64_t offset;        /* module-relative address (file offset for user code) */
+	uint64_t sym_offset;    /* address minus the function's start */
+	unsigned flags;         /* enum frame_flag */
+	uint8_t cause;          /* enum sym_cause */
+};
+
+struct sym_opts {
+	const char *symfs;        /* look for recorded paths under this directory */
+	const char *buildid_dir;  /* perf's build-id cache; NULL: $HOME/.debug */
+	const char *kallsyms;     /* a kallsyms file for the recorded kernel */
+	bool use_proc_kallsyms;   /* allow /proc/kallsyms when the kernel matches (default on) */
+};
+
+struct sym_stats {
+	uint64_t frames;
+	uint64_t by_cause[SYM_CAUSE_COUNT];
+};
+
+struct symbolizer;
+
+/**
+ * sym_new() - a symbolizer for one recording.
+ * @opts: copied (the strings must outlive the symbolizer).
+ * @hdr: the recording's header (kernel build id, os release).
+ * Return: the symbolizer, free with sym_free(); NULL out of memory.
+ */
+struct symbolizer *sym_new(const struct sym_opts *opts, const struct perf_header_info *hdr);
+void sym_free(struct symbolizer *s);
+
+/**
+ * sym_resolve() - name one raw frame.
+ * @kernel_text: the recorded runtime _text (machine_kernel_text()), for
+ *               placing a kallsyms of the same kernel loaded at another base.
+ * Files are opened on first use and cached by dso; results are cached per
+ * (dso, address).
+ */
+void sym_resolve(struct symbolizer *s, const struct raw_frame *f, uint64_t kernel_text,
+		 struct sym_frame *out);
+
+/** sym_stats() - frames resolved so far, by cause. */
+const struct sym_stats *sym_stats(const struct symbolizer *s);
+
+/** sym_cause_name() - "no file", "build-id mismatch", ... */
+const char *sym_cause_name(enum sym_cause cause);
+
+/** sym_kernel_source() - where kernel names come from ("none" if nowhere). */
+const char *sym_kernel_source(const struct symbolizer *s);
+
+#endif /* SYMBOLS_SYMBOLS_H */

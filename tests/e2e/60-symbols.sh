@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Frame names: perfport's stacks agree with perf script frame by frame, with
+# and without frame pointers; a rebuilt binary gives unknown frames, never
+# wrong names; JIT code is named from /tmp/perf-PID.map; kernel frames of
+# recordings made on another kernel stay unknown.
+. "$(dirname "$0")/lib/common.sh"
+need_perf
+need_python
+build_workload
+
+compare() { # NAME FILE [check.py frames thresholds...]
+	local name=$1 file=$2; shift 2
+	"$PERFPORT" stacks -i "$file" >"$WORK/$name.ours" || fail "$name: perfport stacks exit $?"
+	perf script -i "$file" -F comm,tid,time,event,ip,sym,dso >"$WORK/$name.perf" 2>/dev/null
+	$PY "$CHECK" frames "$WORK/$name.ours" "$WORK/$name.perf" "$@" || fail "$name: frame names"
+}
+
+record "$WORK/fp.data" -g -F 999 -e cpu-clock "$WORKLOAD" 0.5
+compare fp "$WORK/fp.data" 99 k=99
+
+cc -O2 -g -fomit-frame-pointer -pthread -o "$WORK/nofp" "$TOP/samples/workload.c"
+record "$WORK/nofp.data" -g -F 999 -e cpu-clock "$WORK/nofp" 0.5
+compare no-frame-pointers "$WORK/nofp.data" 99
+
+# Rebuilt after recording, with perf's build-id cache out of the way: the
+# recorded build id no longer matches, so no frame of it may carry a name.
+cp "$WORKLOAD" "$WORK/rebuilt"
+record "$WORK/rebuilt.data" -g -F 999 -e cpu-clock "$WORK/rebuilt" 0.3 cpu
+cc -O0 -g -fno-omit-frame-pointer -pthread -o "$WORK/rebuilt" "$TOP/samples/workload.c"
+mkdir -p "$WORK/empty-cache"
+"$PERFPORT" stacks --buildid-dir "$WORK/empty-cache" -i "$WORK/rebuilt.data" >"$WORK/rebuilt.ours"
+n=$(grep -c "($WORK/rebuilt)" "$WORK/rebuilt.ours" || true)
+[ "$n" -gt 10 ] || fail "rebuilt: only $n frames in the rebuilt binary"
+named=$(grep "($WORK/rebuilt)" "$WORK/rebuilt.ours" | grep -vc '\[unknown\]' || true)
+[ "$named" -eq 0 ] || fail "rebuilt: $named frames named from a binary with another build id"
+echo "ok: rebuilt binary: $n frames, all unknown"
+# ... and with the cache perf filled at record time, the right copy is found.
+"$PERFPORT" stacks -i "$WORK/rebuilt.data" >"$WORK/cached.ours"
+grep -q "hot_inner+0x[0-9a-f]* ($WORK/rebuilt)" "$WORK/cached.ours" ||
+	fail "rebuilt: the build-id cache copy was not used"
+echo "ok: the build-id cache has the recorded copy"
+
+# JIT code named from a perf map written by the program.
+if [ "$(uname -m)" = x86_64 ]; then
+	cc -O2 -o "$WORK/jit" "$TOP/tests/e2e/progs/jit.c"
+	record "$WORK/jit.data" -F 999 -e cpu-clock "$WORK/jit" 0.3
+	"$PERFPORT" stacks -i "$WORK/jit.data" >"$WORK/jit.ours"
+	rm -f /tmp/perf-"$(grep -m1 -oE ' [0-9]+/' "$WORK/jit.ours" | tr -d ' /')".map
+	n=$(grep -c "jitted_counting_loop+0x" "$WORK/jit.ours" || true)
+	[ "$n" -gt 50 ] || fail "jit: only $n frames named from the perf map"
+	echo "ok: $n JIT frames named from /tmp/perf-PID.map"
+else
+	echo "note: the JIT check is x86_64 only"
+fi
+
+# Kernel frames of recordings made on another kernel: unknown, not this
+# machine's names.
+if [ -d "$CORPUS" ]; then
+	for f in perfparser/vector_static_gcc/perf.data quipper/perf.data.callgraph-3.8; do
+		"$PERFPORT" stacks -i "$CORPUS/$f" >"$WORK/k.ours"
+		k=$(grep -cE '^	ffff[0-9a-f]{12} ' "$WORK/k.ours" || true)
+		named=$(grep -E '^	ffff[0-9a-f]{12} ' "$WORK/k.ours" | grep -vc '\[unknown\]' || true)
+		[ "$named" -eq 0 ] || fail "$f: $named of $k kernel frames named from this machine"
+		echo "ok: $f: $k kernel frames, none named"
+	done
+fi
