@@ -14,7 +14,10 @@
 #include "../perf/perf.h"
 #include "../util/error.h"
 #include "../util/log.h"
+#include "../machine/machine.h"
+#include "../symbols/symbols.h"
 #include "cli.h"
+#include "symopts.h"
 
 struct thread {
 	uint32_t pid, tid;
@@ -31,7 +34,20 @@ struct info_ctx {
 	uint64_t dwarf_samples, dwarf_full;
 	uint64_t first_time, last_time;
 	bool oom;
+	/* the symbol pass; NULL with --no-symbols */
+	struct machine *m;
+	struct symbolizer *sym;
+	struct raw_frame frames[1024];
 };
+
+static void symbolize(struct info_ctx *c, const struct perf_event *ev)
+{
+	size_t n = machine_sample_frames(c->m, ev, c->frames, 1024);
+	struct sym_frame f;
+
+	for (size_t i = 0; i < n; i++)
+		sym_resolve(c->sym, &c->frames[i], machine_kernel_text(c->m), &f);
+}
 
 static struct thread *thread_get(struct info_ctx *c, uint32_t tid)
 {
@@ -118,6 +134,8 @@ static int on_event(void *ctx, const struct perf_event *ev)
 		}
 		if ((st & PERF_SAMPLE_CALLCHAIN) && !(st & PERF_SAMPLE_STACK_USER))
 			note_callchain(c, s);
+		if (c->sym)
+			symbolize(c, ev);
 		if ((st & PERF_SAMPLE_STACK_USER) && s->user_stack_size) {
 			c->dwarf_samples++;
 			if (s->user_stack_dyn_size >= s->user_stack_size)
@@ -125,7 +143,14 @@ static int on_event(void *ctx, const struct perf_event *ev)
 		}
 		break;
 	}
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		if (c->m && machine_event(c->m, ev))
+			c->oom = true;
+		break;
 	case PERF_RECORD_COMM:
+		if (c->m && machine_event(c->m, ev))
+			c->oom = true;
 		t = thread_get(c, ev->u.comm.tid);
 		if (t) {
 			t->pid = ev->u.comm.pid;
@@ -133,6 +158,8 @@ static int on_event(void *ctx, const struct perf_event *ev)
 		}
 		break;
 	case PERF_RECORD_FORK:
+		if (c->m && machine_event(c->m, ev))
+			c->oom = true;
 		t = thread_get(c, ev->u.task.tid);
 		if (t)
 			t->pid = ev->u.task.pid;
@@ -385,6 +412,20 @@ static void print_json(const char *path, const struct perf_reader *r, const stru
 		json_object_object_add(o, "decompressed_bytes", json_object_new_uint64(st->compressed_out));
 		json_object_object_add(root, "compression", o);
 	}
+	if (c->sym) {
+		const struct sym_stats *ss = sym_stats(c->sym);
+		json_object *u = json_object_new_object();
+
+		o = json_object_new_object();
+		json_object_object_add(o, "frames", json_object_new_uint64(ss->frames));
+		json_object_object_add(o, "named", json_object_new_uint64(ss->by_cause[SYM_NAMED]));
+		for (int k = 1; k < SYM_CAUSE_COUNT; k++)
+			json_object_object_add(u, sym_cause_name(k),
+					       json_object_new_uint64(ss->by_cause[k]));
+		json_object_object_add(o, "unknown", u);
+		add_str(o, "kernel_symbols", sym_kernel_source(c->sym));
+		json_object_object_add(root, "symbols", o);
+	}
 	a = json_object_new_array();
 	for (size_t i = 0; i < nadv; i++)
 		json_object_array_add(a, json_object_new_string(adv[i].text));
@@ -463,6 +504,17 @@ static void print_text(const char *path, const struct perf_reader *r, const stru
 		printf("  at offset %" PRIu64 " (%s): %s\n", st->skips[i].offset,
 		       name ? name : "?", st->skips[i].why);
 	}
+	if (c->sym) {
+		const struct sym_stats *ss = sym_stats(c->sym);
+
+		printf("frames:        %" PRIu64 ", named %" PRIu64 " (%.1f%%)\n", ss->frames,
+		       ss->by_cause[SYM_NAMED],
+		       ss->frames ? 100.0 * (double)ss->by_cause[SYM_NAMED] / (double)ss->frames : 0.0);
+		for (int k = 1; k < SYM_CAUSE_COUNT; k++)
+			if (ss->by_cause[k])
+				printf("  unknown, %s: %" PRIu64 "\n", sym_cause_name(k), ss->by_cause[k]);
+		printf("kernel names:  %s\n", sym_kernel_source(c->sym));
+	}
 	if (nadv) {
 		printf("\nwarnings:\n");
 		for (size_t i = 0; i < nadv; i++)
@@ -473,19 +525,24 @@ static void print_text(const char *path, const struct perf_reader *r, const stru
 static void info_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: perfport info [-i FILE] [--json] [--strict]\n"
+		"usage: perfport info [-i FILE] [--json] [--strict] [--no-symbols]\n"
+		"                     [--symfs DIR] [--buildid-dir DIR] [--kallsyms FILE]\n"
 		"\n"
 		"Describe a recording: host, OS release, arch, perf version, command line,\n"
 		"CPUs, clock, span; each event with its sample count; records by type;\n"
-		"threads and processes; lost and skipped data; recording problems, each\n"
-		"with the perf command line that records it right.\n"
+		"threads and processes; lost and skipped data; how many frames could be\n"
+		"named and why the others could not; recording problems, each with the\n"
+		"perf command line that records it right.\n"
 		"\n"
 		"options:\n"
-		"  -i, --input FILE  the recording: a perf.data file, a 'perf record --threads'\n"
-		"                    directory, or - for standard input (default ./perf.data)\n"
-		"      --json        print machine-readable JSON\n"
-		"      --strict      treat a partly readable file as an error (exit 2)\n"
-		"  -h, --help        show this help\n");
+		"  -i, --input FILE        the recording: a perf.data file, a 'perf record\n"
+		"                          --threads' directory, or - for standard input\n"
+		"                          (default ./perf.data)\n"
+		"      --json              print machine-readable JSON\n"
+		"      --strict            treat a partly readable file as an error (exit 2)\n"
+		"      --no-symbols        skip naming frames (a quicker pass)\n"
+		SYMOPTS_HELP
+		"  -h, --help              show this help\n");
 }
 
 int cmd_info(int argc, char **argv)
@@ -494,10 +551,14 @@ int cmd_info(int argc, char **argv)
 		{ "input", required_argument, NULL, 'i' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "strict", no_argument, NULL, 's' },
+		{ "no-symbols", no_argument, NULL, 'n' },
+		SYMOPTS_LONG_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct perf_reader_opts ropts = { .ordered = false };
+	struct sym_opts sopts = { .use_proc_kallsyms = true };
+	bool symbols = true;
 	struct info_ctx ctx = { 0 };
 	const struct perf_stats *st;
 	struct perf_reader *r = NULL;
@@ -519,10 +580,15 @@ int cmd_info(int argc, char **argv)
 		case 's':
 			strict = true;
 			break;
+		case 'n':
+			symbols = false;
+			break;
 		case 'h':
 			info_usage(stdout);
 			return EXIT_FULL;
 		default:
+			if (symopts_parse(c, optarg, &sopts))
+				break;
 			return cli_usage_error("info", "unknown option");
 		}
 	}
@@ -531,13 +597,20 @@ int cmd_info(int argc, char **argv)
 
 	ropts.progress = cli_progress;
 	ropts.progress_ctx = &shown;
+	ropts.ordered = symbols; /* naming needs the maps before the samples */
 	ret = perf_reader_open(path, &ropts, &r);
 	if (ret) {
 		if (ret == PP_ENOMEM)
 			pp_error("'%s': %s", path, pp_strerror(ret));
 		return EXIT_NOTHING;
 	}
-	ret = perf_reader_run(r, on_event, &ctx);
+	if (symbols) {
+		ctx.m = machine_new(perf_reader_header(r));
+		ctx.sym = sym_new(&sopts, perf_reader_header(r));
+		if (!ctx.m || !ctx.sym)
+			ctx.oom = true;
+	}
+	ret = ctx.oom ? PP_ENOMEM : perf_reader_run(r, on_event, &ctx);
 	if (ctx.oom)
 		ret = PP_ENOMEM;
 	st = perf_reader_stats(r);
@@ -566,5 +639,7 @@ int cmd_info(int argc, char **argv)
 	}
 	perf_reader_close(r);
 	free(ctx.threads);
+	sym_free(ctx.sym);
+	machine_free(ctx.m);
 	return c;
 }

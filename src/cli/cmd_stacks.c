@@ -15,6 +15,7 @@
 #include "../util/error.h"
 #include "../util/log.h"
 #include "cli.h"
+#include "symopts.h"
 
 #define MAX_FRAMES 1024
 
@@ -75,12 +76,7 @@ static void stacks_usage(FILE *out)
 		"options:\n"
 		"  -i, --input FILE        the recording (default ./perf.data; - for stdin)\n"
 		"      --event NAME        samples of this event only\n"
-		"      --symfs DIR         look for recorded files under DIR first (also by\n"
-		"                          their base name: DIR/prog for /any/path/prog)\n"
-		"      --buildid-dir DIR   perf's build-id cache (default ~/.debug)\n"
-		"      --kallsyms FILE     kernel symbols of the recorded kernel; without it,\n"
-		"                          kernel frames are named only from perf's cache or a\n"
-		"                          /proc/kallsyms whose kernel build id matches\n"
+		SYMOPTS_HELP
 		"  -h, --help              show this help\n");
 }
 
@@ -89,9 +85,7 @@ int cmd_stacks(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "input", required_argument, NULL, 'i' },
 		{ "event", required_argument, NULL, 'e' },
-		{ "symfs", required_argument, NULL, 'S' },
-		{ "buildid-dir", required_argument, NULL, 'B' },
-		{ "kallsyms", required_argument, NULL, 'K' },
+		SYMOPTS_LONG_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -110,14 +104,13 @@ int cmd_stacks(int argc, char **argv)
 		switch (opt) {
 		case 'i': path = optarg; break;
 		case 'e': c->event = optarg; break;
-		case 'S': sopts.symfs = optarg; break;
-		case 'B': sopts.buildid_dir = optarg; break;
-		case 'K': sopts.kallsyms = optarg; break;
 		case 'h':
 			stacks_usage(stdout);
 			free(c);
 			return EXIT_FULL;
 		default:
+			if (symopts_parse(opt, optarg, &sopts))
+				break;
 			free(c);
 			return cli_usage_error("stacks", "unknown option");
 		}

@@ -34,11 +34,15 @@ int kallsyms_parse(struct symbolizer *s, const char *text, size_t len, uint64_t 
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		const char *le = nl ? nl : end;
-		char name[256], type;
+		char line[512], name[256], type;
+		size_t ll = (size_t)(le - p) < sizeof(line) - 1 ? (size_t)(le - p) : sizeof(line) - 1;
 		uint64_t addr;
-		int n;
 
-		if (sscanf(p, "%" SCNx64 " %c %255s%n", &addr, &type, name, &n) == 3 && p + n <= le) {
+		/* sscanf on a copy of the line: on the whole buffer it would
+		 * measure the rest of the file at every line. */
+		memcpy(line, p, ll);
+		line[ll] = 0;
+		if (sscanf(line, "%" SCNx64 " %c %255s", &addr, &type, name) == 3) {
 			if (strcmp(name, "_text") == 0)
 				*text_addr = addr;
 			if (strchr("tTwW", type)) {

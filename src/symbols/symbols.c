@@ -33,6 +33,13 @@ struct load_seg {
 	uint64_t offset, filesz, vaddr;
 };
 
+/* A function symbol, in module addresses (bias applied). */
+struct fsym {
+	uint64_t addr, size;
+	const char *name;     /* interned, version suffix removed */
+	uint8_t bind;
+};
+
 struct cached {
 	uint64_t key;            /* offset, or offset - 1 for return addresses, + 1 */
 	const char *function;
@@ -48,6 +55,8 @@ struct dso_state {
 	GElf_Addr bias;
 	struct load_seg *segs;
 	size_t nr_segs;
+	struct fsym *syms;       /* sorted by addr, one per address */
+	size_t nr_syms;
 	struct cached *cache;    /* open addressing on key */
 	size_t cache_cap, cache_nr;
 	const char *path;        /* the file used (interned) */
@@ -170,6 +179,111 @@ static char *find_file(const struct symbolizer *s, const struct dso *d, uint8_t 
 	return NULL;
 }
 
+static const char *clean_name(struct symbolizer *s, const char *name);
+
+static unsigned leading_underscores(const char *n)
+{
+	unsigned k = 0;
+
+	while (n[k] == '_')
+		k++;
+	return k;
+}
+
+/*
+ * Order for aliases at one address, best first, as perf chooses (so names
+ * match what perf users see): a sized symbol, then non-weak, then global,
+ * then fewer leading underscores, then the longer name; by name last, for a
+ * stable order.
+ */
+static int cmp_fsym(const void *a, const void *b)
+{
+	const struct fsym *x = a, *y = b;
+	unsigned ux, uy;
+	size_t lx, ly;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (!x->size != !y->size)
+		return x->size ? -1 : 1;
+	if ((x->bind == STB_WEAK) != (y->bind == STB_WEAK))
+		return x->bind == STB_WEAK ? 1 : -1;
+	if ((x->bind == STB_GLOBAL) != (y->bind == STB_GLOBAL))
+		return x->bind == STB_GLOBAL ? -1 : 1;
+	ux = leading_underscores(x->name);
+	uy = leading_underscores(y->name);
+	if (ux != uy)
+		return ux < uy ? -1 : 1;
+	lx = strlen(x->name);
+	ly = strlen(y->name);
+	if (lx != ly)
+		return lx > ly ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/*
+ * Every function symbol of the module (symtab, else dynsym, plus
+ * MiniDebugInfo), sorted, one per address. libdwfl's own address lookup
+ * scans the whole table each time; this is built once.
+ */
+static void build_symtab(struct symbolizer *s, struct dso_state *st)
+{
+	int n = dwfl_module_getsymtab(st->mod);
+	size_t k = 0;
+
+	if (n <= 0)
+		return;
+	st->syms = malloc((size_t)n * sizeof(*st->syms));
+	if (!st->syms)
+		return;
+	for (int i = 1; i < n; i++) {
+		GElf_Addr addr;
+		GElf_Word shndx;
+		GElf_Sym sym;
+		const char *name = dwfl_module_getsym_info(st->mod, i, &sym, &addr, &shndx, NULL, NULL);
+		int type = GELF_ST_TYPE(sym.st_info);
+
+		if (!name || !*name || !addr || shndx == SHN_UNDEF)
+			continue;
+		if (type != STT_FUNC && type != STT_GNU_IFUNC)
+			continue;
+		st->syms[k].addr = addr;
+		st->syms[k].size = sym.st_size;
+		st->syms[k].bind = (uint8_t)GELF_ST_BIND(sym.st_info);
+		st->syms[k].name = clean_name(s, name);
+		if (st->syms[k].name)
+			k++;
+	}
+	qsort(st->syms, k, sizeof(*st->syms), cmp_fsym);
+	/* keep the best of each address */
+	st->nr_syms = 0;
+	for (size_t i = 0; i < k; i++)
+		if (!st->nr_syms || st->syms[st->nr_syms - 1].addr != st->syms[i].addr)
+			st->syms[st->nr_syms++] = st->syms[i];
+}
+
+/* The function containing @addr: the last at or below it, within its size. */
+static const struct fsym *symtab_find(const struct dso_state *st, uint64_t addr)
+{
+	size_t lo = 0, hi = st->nr_syms;
+	const struct fsym *f;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (st->syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	f = &st->syms[lo - 1];
+	if (f->size && addr - f->addr >= f->size)
+		return NULL;
+	return f;
+}
+
 static int load_dso(struct symbolizer *s, struct dso_state *st, const struct dso *d)
 {
 	uint8_t cause = SYM_NO_FILE;
@@ -209,7 +323,8 @@ static int load_dso(struct symbolizer *s, struct dso_state *st, const struct dso
 			st->nr_segs++;
 		}
 	}
-	pp_debug("symbols for '%s' from '%s'", d->path, st->path);
+	build_symtab(s, st);
+	pp_debug("symbols for '%s' from '%s': %zu functions", d->path, st->path, st->nr_syms);
 	return 1;
 }
 
@@ -264,10 +379,8 @@ static void lookup_user(struct symbolizer *s, struct dso_state *st, uint64_t off
 			struct cached *c)
 {
 	uint64_t vaddr = 0, addr;
-	GElf_Off symoff = 0;
-	const char *name;
+	const struct fsym *fs;
 	Dwfl_Line *line;
-	GElf_Sym sym;
 	bool in_seg = false;
 
 	for (size_t i = 0; i < st->nr_segs; i++) {
@@ -282,12 +395,10 @@ static void lookup_user(struct symbolizer *s, struct dso_state *st, uint64_t off
 	if (!in_seg)
 		return;
 	addr = vaddr + st->bias;
-	name = dwfl_module_addrinfo(st->mod, addr, &symoff, &sym, NULL, NULL, NULL);
-	if (name && sym.st_size && symoff >= sym.st_size)
-		name = NULL; /* past the end of the closest symbol: not in it */
-	if (name && *name) {
-		c->function = clean_name(s, name);
-		c->sym_offset = symoff;
+	fs = symtab_find(st, addr);
+	if (fs) {
+		c->function = fs->name;
+		c->sym_offset = addr - fs->addr;
 	}
 	line = dwfl_module_getsrc(st->mod, addr);
 	if (line) {
@@ -415,6 +526,7 @@ void sym_free(struct symbolizer *s)
 		if (s->states[i].dwfl)
 			dwfl_end(s->states[i].dwfl);
 		free(s->states[i].segs);
+		free(s->states[i].syms);
 		free(s->states[i].cache);
 	}
 	free(s->states);

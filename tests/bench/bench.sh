@@ -63,9 +63,14 @@ report() { # NAME-OURS NAME-THEIRS "ours" "theirs"
 }
 
 echo
-ours=$(measure "$PERFPORT" info -i "$data")
+ours=$(measure "$PERFPORT" info --no-symbols -i "$data")
 theirs=$(measure perf report --stats -i "$data")
-report "perfport info" "perf report --stats" "$ours" "$theirs"
+report "perfport info --no-symbols" "perf report --stats" "$ours" "$theirs"
+
+# Every sample's stack named (perfport info's statistics pass).
+ours=$(measure "$PERFPORT" info -i "$data")
+theirs=$(measure perf report --stdio --no-children -i "$data")
+report "perfport info (symbols)" "perf report --no-children" "$ours" "$theirs"
 
 ours=$(measure "$PERFPORT" dump --samples -i "$data")
 theirs=$(measure perf script -i "$data")

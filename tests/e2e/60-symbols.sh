@@ -64,3 +64,25 @@ if [ -d "$CORPUS" ]; then
 		echo "ok: $f: $k kernel frames, none named"
 	done
 fi
+
+# perfport info counts named frames and why the others are unknown.
+"$PERFPORT" info --json -i "$WORK/fp.data" >"$WORK/fp.json"
+$PY "$CHECK" json "$WORK/fp.json" symbols.frames=">1000" symbols.named=">1000" \
+	"symbols.unknown.build-id mismatch=0"
+"$PERFPORT" info --json --buildid-dir "$WORK/empty-cache" -i "$WORK/rebuilt.data" >"$WORK/rb.json"
+$PY "$CHECK" json "$WORK/rb.json" "symbols.unknown.build-id mismatch=>100"
+"$PERFPORT" info --json --no-symbols -i "$WORK/fp.data" >"$WORK/nosym.json"
+$PY - "$WORK/nosym.json" <<'PY' || fail "--no-symbols still symbolized"
+import json, sys
+assert "symbols" not in json.load(open(sys.argv[1]))
+PY
+if [ -d "$CORPUS" ]; then
+	v="$CORPUS/perfparser/vector_static_gcc"
+	"$PERFPORT" info --json -i "$v/perf.data" >"$WORK/v.json"
+	$PY "$CHECK" json "$WORK/v.json" symbols.named=0 "symbols.unknown.file not found=>0" \
+		"symbols.unknown.no matching kallsyms=>0" symbols.kernel_symbols=none
+	# The binary beside the recording, found by its base name under --symfs.
+	"$PERFPORT" info --json --symfs "$v" -i "$v/perf.data" >"$WORK/vs.json"
+	$PY "$CHECK" json "$WORK/vs.json" symbols.named=">30" "symbols.unknown.file not found=0"
+fi
+echo "ok: symbols"
