@@ -388,11 +388,10 @@ int machine_event(struct machine *m, const struct perf_event *ev)
 	}
 }
 
-static struct raw_frame make_frame(const struct machine *m, uint32_t pid, uint64_t addr,
-				   uint8_t kind, bool ret)
+static struct raw_frame make_frame(const struct machine *m, const struct process *p,
+				   uint32_t pid, uint64_t addr, uint8_t kind, bool ret)
 {
 	struct raw_frame f = { .addr = addr, .pid = pid, .kind = kind, .ret = ret };
-	const struct process *p;
 	const struct map *mp;
 
 	if (kind == FRAME_KERNEL) {
@@ -405,7 +404,6 @@ static struct raw_frame make_frame(const struct machine *m, uint32_t pid, uint64
 	}
 	if (kind != FRAME_USER)
 		return f;
-	p = u32map_get(&m->procs, pid);
 	mp = p ? maps_find(p, addr) : NULL;
 	if (mp) {
 		f.dso = mp->dso;
@@ -418,6 +416,7 @@ size_t machine_sample_frames(const struct machine *m, const struct perf_event *e
 			     struct raw_frame *out, size_t max)
 {
 	const struct perf_sample *s = &ev->sample;
+	const struct process *p = u32map_get(&m->procs, s->pid);
 	uint8_t kind = FRAME_USER;
 	bool first = true;
 	size_t n = 0;
@@ -431,7 +430,7 @@ size_t machine_sample_frames(const struct machine *m, const struct perf_event *e
 		default: kind = FRAME_USER; break;
 		}
 		if (max)
-			out[n++] = make_frame(m, s->pid, s->ip, kind, false);
+			out[n++] = make_frame(m, p, s->pid, s->ip, kind, false);
 		return n;
 	}
 	for (uint64_t i = 0; i < s->callchain_nr && n < max; i++) {
@@ -447,7 +446,7 @@ size_t machine_sample_frames(const struct machine *m, const struct perf_event *e
 			first = true; /* a context's first entry is where it was interrupted */
 			continue;
 		}
-		out[n++] = make_frame(m, s->pid, ip, kind, !first);
+		out[n++] = make_frame(m, p, s->pid, ip, kind, !first);
 		first = false;
 	}
 	return n;

@@ -8,9 +8,9 @@
 
 struct oq_chunk {
 	size_t used;
-	size_t live;          /* records not yet popped */
+	size_t live;          /* items not yet popped */
 	struct oq_chunk *next;
-	uint64_t data[];      /* keeps copies 8-aligned */
+	uint64_t data[];      /* keeps items 8-aligned */
 };
 
 static struct oq_chunk *chunk_get(struct oqueue *q)
@@ -36,25 +36,31 @@ static void chunk_put(struct oqueue *q, struct oq_chunk *c)
 	q->spare = c;
 }
 
-static int item_before(const struct oq_item *a, const struct oq_item *b)
+static size_t item_bytes(uint32_t size)
+{
+	return sizeof(struct oq_item) + (((size_t)size + 7) & ~(size_t)7);
+}
+
+static int before(const struct oq_entry *a, const struct oq_entry *b)
 {
 	if (a->time != b->time)
 		return a->time < b->time;
-	return a->seq < b->seq;
+	return a->item->seq < b->item->seq;
 }
 
 int oq_push(struct oqueue *q, uint64_t time, uint64_t offset, const void *rec,
 	    uint32_t size, void *tag)
 {
-	size_t need = ((size_t)size + 7) & ~(size_t)7;
-	struct oq_item it;
+	size_t need = item_bytes(size);
+	struct oq_entry e;
+	struct oq_item *it;
 	size_t i;
 
 	if (need > CHUNK_SIZE)
 		return -1;
 	if (q->nr == q->cap) {
 		size_t cap = q->cap ? q->cap * 2 : 4096;
-		struct oq_item *h = realloc(q->heap, cap * sizeof(*h));
+		struct oq_entry *h = realloc(q->heap, cap * sizeof(*h));
 
 		if (!h)
 			return -1;
@@ -72,46 +78,48 @@ int oq_push(struct oqueue *q, uint64_t time, uint64_t offset, const void *rec,
 		if (old && old->live == 0)
 			chunk_put(q, old);
 	}
-	it.time = time;
-	it.seq = q->seq++;
-	it.offset = offset;
-	it.size = size;
-	it.tag = tag;
-	it.chunk = q->cur;
-	it.rec = (uint8_t *)q->cur->data + q->cur->used;
-	memcpy(it.rec, rec, size);
+	it = (struct oq_item *)((uint8_t *)q->cur->data + q->cur->used);
+	it->time = time;
+	it->seq = q->seq++;
+	it->offset = offset;
+	it->tag = tag;
+	it->chunk = q->cur;
+	it->size = size;
+	memcpy(it->rec, rec, size);
 	q->cur->used += need;
 	q->cur->live++;
-	q->bytes += need + sizeof(struct oq_item);
+	q->bytes += need + sizeof(struct oq_entry);
 
+	e.time = time;
+	e.item = it;
 	i = q->nr++;
 	while (i > 0) {
 		size_t parent = (i - 1) / 2;
 
-		if (!item_before(&it, &q->heap[parent]))
+		if (!before(&e, &q->heap[parent]))
 			break;
 		q->heap[i] = q->heap[parent];
 		i = parent;
 	}
-	q->heap[i] = it;
+	q->heap[i] = e;
 	return 0;
 }
 
 const struct oq_item *oq_peek(const struct oqueue *q)
 {
-	return q->nr ? &q->heap[0] : NULL;
+	return q->nr ? q->heap[0].item : NULL;
 }
 
 void oq_pop(struct oqueue *q)
 {
-	struct oq_item last;
+	struct oq_entry last;
 	struct oq_chunk *c;
 	size_t i = 0;
 
 	if (!q->nr)
 		return;
-	c = q->heap[0].chunk;
-	q->bytes -= (((size_t)q->heap[0].size + 7) & ~(size_t)7) + sizeof(struct oq_item);
+	c = q->heap[0].item->chunk;
+	q->bytes -= item_bytes(q->heap[0].item->size) + sizeof(struct oq_entry);
 	if (--c->live == 0 && c != q->cur)
 		chunk_put(q, c);
 	last = q->heap[--q->nr];
@@ -120,9 +128,9 @@ void oq_pop(struct oqueue *q)
 
 		if (l >= q->nr)
 			break;
-		if (item_before(&q->heap[l], &last))
+		if (before(&q->heap[l], &last))
 			m = l;
-		if (l + 1 < q->nr && item_before(&q->heap[l + 1], m == i ? &last : &q->heap[l]))
+		if (l + 1 < q->nr && before(&q->heap[l + 1], m == i ? &last : &q->heap[l]))
 			m = l + 1;
 		if (m == i)
 			break;
@@ -137,9 +145,9 @@ void oq_free(struct oqueue *q)
 {
 	struct oq_chunk *c, *n;
 
-	/* Chunks with live records are reachable only through the heap. */
+	/* Chunks with live items are reachable only through the heap. */
 	for (size_t i = 0; i < q->nr; i++) {
-		c = q->heap[i].chunk;
+		c = q->heap[i].item->chunk;
 		if (c != q->cur && --c->live == 0)
 			chunk_put(q, c);
 	}

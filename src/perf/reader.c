@@ -230,7 +230,7 @@ static void flush_until(struct perf_reader *r, uint64_t limit)
 
 	while (!r->stop && (it = oq_peek(&r->oq)) && it->time <= limit) {
 		r->last_delivered = it->time;
-		deliver(r, it->rec, it->size, it->offset, it->tag);
+		deliver(r, (uint8_t *)it->rec, it->size, it->offset, it->tag);
 		oq_pop(&r->oq);
 	}
 }
@@ -261,7 +261,7 @@ static void queue_record(struct perf_reader *r, uint8_t *rec, uint32_t size, uin
 			const struct oq_item *it = oq_peek(&r->oq);
 
 			r->last_delivered = it->time;
-			deliver(r, it->rec, it->size, it->offset, it->tag);
+			deliver(r, (uint8_t *)it->rec, it->size, it->offset, it->tag);
 			oq_pop(&r->oq);
 		}
 	}

@@ -16,6 +16,8 @@
 #include "../util/log.h"
 #include "priv.h"
 
+#define KCACHE 16384 /* kernel look-up cache slots */
+
 static int cmp_ksym(const void *a, const void *b)
 {
 	const struct ksym *x = a, *y = b;
@@ -23,55 +25,85 @@ static int cmp_ksym(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-/* Parse "ADDR TYPE NAME[\t[module]]" lines; keep text symbols. */
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c |= 0x20;
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/*
+ * Parse "ADDR TYPE NAME[\t[module]]" lines; keep text symbols. The names
+ * are copied once into one block (a kallsyms has ~10^5 lines).
+ */
 int kallsyms_parse(struct symbolizer *s, const char *text, size_t len, uint64_t *text_addr)
 {
 	const char *p = text, *end = text + len;
-	size_t cap = 0;
+	size_t cap = 0, used = 0;
 	bool nonzero = false;
+	char *names = malloc(len + 1);
 
 	*text_addr = 0;
+	if (!names)
+		return -1;
 	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *le = nl ? nl : end;
-		char line[512], name[256], type;
-		size_t ll = (size_t)(le - p) < sizeof(line) - 1 ? (size_t)(le - p) : sizeof(line) - 1;
-		uint64_t addr;
+		const char *le = memchr(p, '\n', (size_t)(end - p)), *q = p, *name;
+		uint64_t addr = 0;
+		size_t nl;
+		int digits = 0, v;
+		char type;
 
-		/* sscanf on a copy of the line: on the whole buffer it would
-		 * measure the rest of the file at every line. */
-		memcpy(line, p, ll);
-		line[ll] = 0;
-		if (sscanf(line, "%" SCNx64 " %c %255s", &addr, &type, name) == 3) {
-			if (strcmp(name, "_text") == 0)
-				*text_addr = addr;
-			if (strchr("tTwW", type)) {
-				if (s->nr_ksyms == cap) {
-					struct ksym *k;
-
-					cap = cap ? cap * 2 : 65536;
-					k = realloc(s->ksyms, cap * sizeof(*k));
-					if (!k)
-						return -1;
-					s->ksyms = k;
-				}
-				s->ksyms[s->nr_ksyms].addr = addr;
-				s->ksyms[s->nr_ksyms].name = strtab_intern(&s->strings, name);
-				if (!s->ksyms[s->nr_ksyms].name)
-					return -1;
-				s->nr_ksyms++;
-				nonzero = nonzero || addr;
-			}
+		if (!le)
+			le = end;
+		while (q < le && (v = hexval((unsigned char)*q)) >= 0 && digits < 16) {
+			addr = addr << 4 | (uint64_t)v;
+			q++;
+			digits++;
 		}
+		if (!digits || q + 3 > le || q[0] != ' ' || q[2] != ' ')
+			goto next;
+		type = q[1];
+		name = q + 3;
+		nl = strcspn(name, " \t\n");
+		if (name + nl > le)
+			nl = (size_t)(le - name);
+		if (!nl)
+			goto next;
+		if (nl == 5 && memcmp(name, "_text", 5) == 0)
+			*text_addr = addr;
+		if (strchr("tTwW", type)) {
+			if (s->nr_ksyms == cap) {
+				struct ksym *k;
+
+				cap = cap ? cap * 2 : 65536;
+				k = realloc(s->ksyms, cap * sizeof(*k));
+				if (!k) {
+					free(names);
+					return -1;
+				}
+				s->ksyms = k;
+			}
+			memcpy(names + used, name, nl);
+			names[used + nl] = 0;
+			s->ksyms[s->nr_ksyms].addr = addr;
+			s->ksyms[s->nr_ksyms].name = names + used; /* fixed below if moved */
+			used += nl + 1;
+			s->nr_ksyms++;
+			nonzero = nonzero || addr;
+		}
+next:
 		p = le + 1;
 	}
 	if (!nonzero) {
 		/* kptr_restrict hides the addresses: unusable. */
+		free(names);
 		free(s->ksyms);
 		s->ksyms = NULL;
 		s->nr_ksyms = 0;
 		return -1;
 	}
+	s->ksym_names = names;
 	qsort(s->ksyms, s->nr_ksyms, sizeof(*s->ksyms), cmp_ksym);
 	return 0;
 }
@@ -218,6 +250,16 @@ void kernel_resolve(struct symbolizer *s, const struct raw_frame *f, uint64_t ke
 		out->cause = SYM_NO_KALLSYMS;
 		return;
 	}
+	if (!s->kcache)
+		s->kcache = calloc(KCACHE, sizeof(*s->kcache));
+	if (s->kcache) {
+		const struct kcache *kc = &s->kcache[(addr * 0x9e3779b97f4a7c15ULL) >> 50 & (KCACHE - 1)];
+
+		if (kc->addr == addr && kc->idx) {
+			lo = kc->idx;
+			goto found;
+		}
+	}
 	hi = s->nr_ksyms;
 	while (lo < hi) { /* the last symbol at or below addr */
 		size_t mid = (lo + hi) / 2;
@@ -232,6 +274,13 @@ void kernel_resolve(struct symbolizer *s, const struct raw_frame *f, uint64_t ke
 		out->cause = SYM_NO_SYMBOL;
 		return;
 	}
+	if (s->kcache) {
+		struct kcache *kc = &s->kcache[(addr * 0x9e3779b97f4a7c15ULL) >> 50 & (KCACHE - 1)];
+
+		kc->addr = addr;
+		kc->idx = (uint32_t)lo;
+	}
+found:
 	out->function = s->ksyms[lo - 1].name;
 	out->sym_offset = f->addr - s->ksyms[lo - 1].addr;
 	out->cause = SYM_NAMED;
@@ -239,6 +288,8 @@ void kernel_resolve(struct symbolizer *s, const struct raw_frame *f, uint64_t ke
 
 void kernel_free(struct symbolizer *s)
 {
+	free(s->kcache);
+	free(s->ksym_names);
 	free(s->ksyms);
 	s->ksyms = NULL;
 	s->nr_ksyms = 0;

@@ -39,6 +39,11 @@ struct symbolizer {
 	bool kernel_tried;
 	struct ksym *ksyms;         /* sorted by addr, already placed at the recorded base */
 	size_t nr_ksyms;
+	char *ksym_names;           /* the names, NUL-separated, one block */
+	struct kcache {             /* direct-mapped: addr -> index into ksyms + 1 */
+		uint64_t addr;
+		uint32_t idx;
+	} *kcache;
 	const char *kernel_source;  /* where they came from, for messages */
 
 	/* JIT (jit.c) */

@@ -67,8 +67,11 @@ ours=$(measure "$PERFPORT" info --no-symbols -i "$data")
 theirs=$(measure perf report --stats -i "$data")
 report "perfport info --no-symbols" "perf report --stats" "$ours" "$theirs"
 
-# Every sample's stack named (perfport info's statistics pass).
+# Every sample's stack named (perfport info's statistics pass), against
+# perf report as users run it (--stdio, children on) and its quicker mode.
 ours=$(measure "$PERFPORT" info -i "$data")
+theirs=$(measure perf report --stdio -i "$data")
+report "perfport info (symbols)" "perf report --stdio" "$ours" "$theirs"
 theirs=$(measure perf report --stdio --no-children -i "$data")
 report "perfport info (symbols)" "perf report --no-children" "$ours" "$theirs"
 
