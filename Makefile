@@ -11,7 +11,7 @@ BUILD    ?= build
 
 PKGS     := libtraceevent libzstd json-c libdw libelf
 DEBS     := build-essential pkg-config libtraceevent-dev libzstd-dev libjson-c-dev \
-            libcmocka-dev libdw-dev libelf-dev
+            libcmocka-dev libdw-dev libelf-dev libiberty-dev
 
 OPT      ?= -O2 -g
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
@@ -19,7 +19,7 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototy
 CFLAGS   ?= $(OPT)
 ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Iinclude -MMD -MP \
              $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-LIBS     := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+LIBS     := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -liberty
 
 CORE_SRC := $(wildcard src/util/*.c) $(wildcard src/perf/*.c) $(wildcard src/machine/*.c) \
             $(wildcard src/symbols/*.c)

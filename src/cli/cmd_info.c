@@ -38,11 +38,12 @@ struct info_ctx {
 	struct machine *m;
 	struct symbolizer *sym;
 	struct raw_frame frames[1024];
+	uint64_t pcs[1024];
 };
 
 static void symbolize(struct info_ctx *c, const struct perf_event *ev)
 {
-	size_t n = machine_sample_frames(c->m, ev, c->frames, 1024);
+	size_t n = cli_sample_frames(c->m, c->sym, ev, c->frames, c->pcs, 1024);
 	struct sym_frame f;
 
 	for (size_t i = 0; i < n; i++)

@@ -24,6 +24,7 @@ struct stacks_ctx {
 	struct symbolizer *sym;
 	const char *event;
 	struct raw_frame frames[MAX_FRAMES];
+	uint64_t pcs[MAX_FRAMES];
 	int err;
 };
 
@@ -44,7 +45,7 @@ static int on_event(void *ctx, const struct perf_event *ev)
 	printf("%s %" PRId32 "/%" PRId32 " %" PRIu64 ".%06" PRIu64 ": %" PRIu64 " %s:\n",
 	       comm ? comm : ":-1", (int32_t)s->pid, (int32_t)s->tid, s->time / 1000000000,
 	       s->time % 1000000000 / 1000, s->period, ev->evsel->name);
-	n = machine_sample_frames(c->m, ev, c->frames, MAX_FRAMES);
+	n = cli_sample_frames(c->m, c->sym, ev, c->frames, c->pcs, MAX_FRAMES);
 	for (size_t i = 0; i < n; i++) {
 		struct sym_frame f;
 

@@ -22,6 +22,7 @@
 
 struct process {
 	uint32_t pid;
+	uint64_t gen;         /* changes with the maps */
 	struct map *maps;     /* sorted by start, not overlapping */
 	size_t nr, cap;
 };
@@ -204,6 +205,8 @@ static struct dso *dso_get(struct machine *m, const char *recorded, bool kernel_
 
 /* --- maps --- */
 
+static uint64_t map_generation; /* unique across processes and machines */
+
 static int maps_insert(struct process *p, const struct map *nm)
 {
 	struct map *out;
@@ -245,6 +248,7 @@ static int maps_insert(struct process *p, const struct map *nm)
 	p->maps = out;
 	p->nr = n;
 	p->cap = n;
+	p->gen = ++map_generation;
 	return PP_OK;
 }
 
@@ -358,6 +362,7 @@ int machine_event(struct machine *m, const struct perf_event *ev)
 			free(p->maps); /* a new program: a new address space */
 			p->maps = NULL;
 			p->nr = p->cap = 0;
+			p->gen = ++map_generation;
 		}
 		return PP_OK;
 	case PERF_RECORD_FORK: {
@@ -380,6 +385,7 @@ int machine_event(struct machine *m, const struct perf_event *ev)
 				return PP_ENOMEM;
 			memcpy(p->maps, parent->maps, parent->nr * sizeof(*p->maps));
 			p->nr = p->cap = parent->nr;
+			p->gen = ++map_generation;
 		}
 		return PP_OK;
 	}
@@ -410,6 +416,38 @@ static struct raw_frame make_frame(const struct machine *m, const struct process
 		f.offset = addr - mp->start + mp->pgoff;
 	}
 	return f;
+}
+
+size_t machine_user_frames(const struct machine *m, uint32_t pid, const uint64_t *addrs,
+			   size_t n, struct raw_frame *out, size_t max)
+{
+	const struct process *p = u32map_get(&m->procs, pid);
+	size_t k;
+
+	for (k = 0; k < n && k < max; k++)
+		out[k] = make_frame(m, p, pid, addrs[k], FRAME_USER, k > 0);
+	return k;
+}
+
+const struct map *machine_process_maps(const struct machine *m, uint32_t pid, size_t *nr,
+				       uint64_t *gen)
+{
+	const struct process *p = u32map_get(&m->procs, pid);
+
+	*nr = p ? p->nr : 0;
+	*gen = p ? p->gen : 0;
+	return p ? p->maps : NULL;
+}
+
+size_t machine_kernel_frames(const struct machine *m, const struct perf_event *ev,
+			     struct raw_frame *out, size_t max)
+{
+	size_t n = machine_sample_frames(m, ev, out, max), k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (out[i].kind == FRAME_KERNEL)
+			out[k++] = out[i];
+	return k;
 }
 
 size_t machine_sample_frames(const struct machine *m, const struct perf_event *ev,

@@ -82,6 +82,27 @@ int machine_event(struct machine *m, const struct perf_event *ev);
 size_t machine_sample_frames(const struct machine *m, const struct perf_event *ev,
 			     struct raw_frame *out, size_t max);
 
+/** machine_kernel_frames() - as machine_sample_frames(), the kernel part only. */
+size_t machine_kernel_frames(const struct machine *m, const struct perf_event *ev,
+			     struct raw_frame *out, size_t max);
+
+/**
+ * machine_user_frames() - raw frames for user addresses of @pid (from an
+ * unwinder): @addrs[0] is where the thread was, the rest return addresses.
+ * Return: the number of frames written.
+ */
+size_t machine_user_frames(const struct machine *m, uint32_t pid, const uint64_t *addrs,
+			   size_t n, struct raw_frame *out, size_t max);
+
+/**
+ * machine_process_maps() - a process's executable maps, sorted by start.
+ * @gen: receives a number that changes whenever the maps change.
+ * Return: the maps (owned by the machine, valid until the next
+ * machine_event()), NULL with *nr = 0 for an unknown process.
+ */
+const struct map *machine_process_maps(const struct machine *m, uint32_t pid, size_t *nr,
+				       uint64_t *gen);
+
 /** machine_dsos() - every dso seen, indexed by id; @nr receives the count. */
 struct dso *const *machine_dsos(const struct machine *m, size_t *nr);
 

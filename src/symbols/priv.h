@@ -25,6 +25,7 @@ struct jit_map {
 };
 
 struct dso_state;
+struct uw_proc;
 
 struct symbolizer {
 	struct sym_opts opts;
@@ -46,6 +47,11 @@ struct symbolizer {
 	} *kcache;
 	const char *kernel_source;  /* where they came from, for messages */
 
+	/* DWARF unwinding (unwind.c) */
+	struct uw_proc *uw;
+	uint64_t uw_clock;
+	uint64_t unwound;
+
 	/* JIT (jit.c) */
 	struct jit_map *jits;
 	size_t nr_jits;
@@ -53,6 +59,14 @@ struct symbolizer {
 
 /* symbols.c */
 int sym_file_build_id(const char *path, uint8_t *id, size_t max);
+/* The dso's file, loaded (found by build id) on first use; NULL if not usable. */
+const struct dso_state *sym_dso_loaded(struct symbolizer *s, const struct dso *d);
+const char *sym_dso_path(const struct dso_state *st);
+/* Load bias for a map of the file at @start with file offset @pgoff. */
+bool sym_dso_bias(const struct dso_state *st, uint64_t start, uint64_t pgoff, uint64_t *bias);
+
+/* unwind.c */
+void unwind_free(struct symbolizer *s);
 
 /* kallsyms.c */
 void kernel_resolve(struct symbolizer *s, const struct raw_frame *f, uint64_t kernel_text,

@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <libiberty/demangle.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -328,16 +329,27 @@ static int load_dso(struct symbolizer *s, struct dso_state *st, const struct dso
 	return 1;
 }
 
-/* Drop "@GLIBC_2.2.5" / "@@..." version suffixes. */
+/*
+ * Drop "@GLIBC_2.2.5" / "@@..." version suffixes and demangle C++ and Rust
+ * names (libiberty, without parameter lists, as perf prints them).
+ */
 static const char *clean_name(struct symbolizer *s, const char *name)
 {
 	const char *at = strchr(name, '@');
-	char buf[512];
+	const char *res;
+	char buf[1024];
+	char *dm;
 
-	if (!at || at == name)
+	if (at && at != name) {
+		snprintf(buf, sizeof(buf), "%.*s", (int)(at - name), name);
+		name = buf;
+	}
+	if (name[0] != '_' || (name[1] != 'Z' && name[1] != 'R'))
 		return strtab_intern(&s->strings, name);
-	snprintf(buf, sizeof(buf), "%.*s", (int)(at - name), name);
-	return strtab_intern(&s->strings, buf);
+	dm = cplus_demangle(name, DMGL_AUTO | DMGL_ANSI);
+	res = strtab_intern(&s->strings, dm ? dm : name);
+	free(dm);
+	return res;
 }
 
 static struct cached *cache_slot(struct dso_state *st, uint64_t key, bool *found)
@@ -425,6 +437,35 @@ static struct dso_state *dso_state(struct symbolizer *s, unsigned id)
 		s->nr_states = nr;
 	}
 	return &s->states[id];
+}
+
+const struct dso_state *sym_dso_loaded(struct symbolizer *s, const struct dso *d)
+{
+	struct dso_state *st = dso_state(s, d->id);
+
+	if (!st)
+		return NULL;
+	if (!st->status)
+		st->status = load_dso(s, st, d);
+	return st->status == 1 ? st : NULL;
+}
+
+const char *sym_dso_path(const struct dso_state *st)
+{
+	return st->path;
+}
+
+bool sym_dso_bias(const struct dso_state *st, uint64_t start, uint64_t pgoff, uint64_t *bias)
+{
+	for (size_t i = 0; i < st->nr_segs; i++) {
+		const struct load_seg *g = &st->segs[i];
+
+		if (pgoff >= g->offset && pgoff < g->offset + g->filesz) {
+			*bias = start - (pgoff - g->offset + g->vaddr);
+			return true;
+		}
+	}
+	return false;
 }
 
 static void resolve_user(struct symbolizer *s, const struct raw_frame *f, struct sym_frame *out)
@@ -532,6 +573,7 @@ void sym_free(struct symbolizer *s)
 	free(s->states);
 	kernel_free(s);
 	jit_free(s);
+	unwind_free(s);
 	strtab_free(&s->strings);
 	free(s);
 }

@@ -80,6 +80,17 @@ void sym_free(struct symbolizer *s);
 void sym_resolve(struct symbolizer *s, const struct raw_frame *f, uint64_t kernel_text,
 		 struct sym_frame *out);
 
+/**
+ * sym_unwind() - unwind the user stack of a `--call-graph dwarf` sample.
+ * @m: the machine, for the maps of the sample's process.
+ * @pcs: receives up to @max user addresses, leaf first: where the thread
+ *       was, then return addresses. Feed them to machine_user_frames().
+ * Return: how many; 0 when the sample carries no user registers and stack
+ * (or the architecture is not supported yet: x86_64 only).
+ */
+size_t sym_unwind(struct symbolizer *s, const struct machine *m, const struct perf_event *ev,
+		  uint64_t *pcs, size_t max);
+
 /** sym_stats() - frames resolved so far, by cause. */
 const struct sym_stats *sym_stats(const struct symbolizer *s);
 

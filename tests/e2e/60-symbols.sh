@@ -22,6 +22,21 @@ cc -O2 -g -fomit-frame-pointer -pthread -o "$WORK/nofp" "$TOP/samples/workload.c
 record "$WORK/nofp.data" -g -F 999 -e cpu-clock "$WORK/nofp" 0.5
 compare no-frame-pointers "$WORK/nofp.data" 99
 
+# --call-graph dwarf: unwound with libdwfl from the copied registers and stack.
+# Every workload sample must reach main or the thread start. Names are
+# compared with perf at 95%: in DWARF mode perf names frames from DWARF
+# inline data ("__GI_fsync (inlined)") and expands inlined calls, which
+# perfport does not do yet.
+record "$WORK/dwarf.data" --call-graph dwarf -F 499 -e cpu-clock "$WORKLOAD" 0.5
+compare dwarf "$WORK/dwarf.data" 95
+$PY "$CHECK" reach "$WORK/dwarf.ours" workload 95 main start_thread clone3 \
+	__libc_start_main _start || fail "dwarf: stacks do not reach main or the thread start"
+cc -O2 -g -fomit-frame-pointer -pthread -o "$WORK/nofp-dwarf" "$TOP/samples/workload.c"
+record "$WORK/nofpd.data" --call-graph dwarf -F 499 -e cpu-clock "$WORK/nofp-dwarf" 0.5
+"$PERFPORT" stacks -i "$WORK/nofpd.data" >"$WORK/nofpd.ours"
+$PY "$CHECK" reach "$WORK/nofpd.ours" nofp-dwarf 95 main start_thread clone3 \
+	__libc_start_main _start || fail "dwarf without frame pointers: stacks do not reach main"
+
 # Rebuilt after recording, with perf's build-id cache out of the way: the
 # recorded build id no longer matches, so no frame of it may carry a name.
 cp "$WORKLOAD" "$WORK/rebuilt"
@@ -81,6 +96,15 @@ if [ -d "$CORPUS" ]; then
 	"$PERFPORT" info --json -i "$v/perf.data" >"$WORK/v.json"
 	$PY "$CHECK" json "$WORK/v.json" symbols.named=0 "symbols.unknown.file not found=>0" \
 		"symbols.unknown.no matching kallsyms=>0" symbols.kernel_symbols=none
+	# DWARF recordings from another machine, unwound through the static
+	# binaries beside them, compared with perfparser's decoded output.
+	for f in vector_static_gcc/perf.data vector_static_gcc/perf.data.zstd \
+		parallel_static_gcc/perf.data.zstd; do
+		d="$CORPUS/perfparser/$(dirname "$f")"
+		"$PERFPORT" stacks --symfs "$d" -i "$CORPUS/perfparser/$f" >"$WORK/pp.ours"
+		$PY "$CHECK" perfparser "$WORK/pp.ours" "$CORPUS/perfparser/$f.expected.txt" 95 ||
+			fail "perfparser/$f: unwinding differs"
+	done
 	# The binary beside the recording, found by its base name under --symfs.
 	"$PERFPORT" info --json --symfs "$v" -i "$v/perf.data" >"$WORK/vs.json"
 	$PY "$CHECK" json "$WORK/vs.json" symbols.named=">30" "symbols.unknown.file not found=0"

@@ -10,6 +10,11 @@
   check.py frames  STACKS.txt SCRIPT.txt MIN%  function names frame by frame, user
                                            frames (and kernel frames: k=MIN%)
                                            (SCRIPT from: perf script -F comm,tid,time,event,ip,sym,dso)
+  check.py reach   STACKS.txt COMM MIN% NAME...  samples of COMM whose stack reaches
+                                           one of NAME (main, start_thread...)
+  check.py perfparser STACKS.txt EXPECTED.txt MIN%  user function sequences against
+                                           perfparser's decoded output (inlined frames
+                                           left out: perfport does not expand them yet)
   check.py tpfields DUMP.txt  SCRIPT.txt   sched_switch fields, sample by sample
                                            (SCRIPT from: perf script -F time,trace --ns)
 
@@ -167,7 +172,7 @@ def tpfields(dump_path, script_path):
     print(f"ok: {len(mine)} sched_switch samples: {', '.join(TP_KEYS)} agree with perf script")
 
 
-FRAME = re.compile(r"^\s+([0-9a-f]+) (.*?)(?:\+0x[0-9a-f]+)? \((.*?)\)")
+FRAME = re.compile(r"^\s+([0-9a-f]+) (.*?)(?:\+0x[0-9a-f]+)? \(([^()]*)\)(?: \S+:\d+)?$")
 
 
 def stack_blocks(path, header_re):
@@ -225,13 +230,74 @@ def frames(ours_path, perf_path, *mins):
           f"(top differences: {bad.most_common(3)})" if bad else "")
 
 
+def reach(path, comm, minpct, *names):
+    blocks = stack_blocks(path, r"^" + re.escape(comm) + r" -?\d+/(-?\d+) (\d+\.\d{6}):")
+    if not blocks:
+        fail(f"no samples of {comm}")
+    ok = sum(1 for fr in blocks.values() if any(f[1] in names for f in fr))
+    pct = 100.0 * ok / len(blocks)
+    if pct < float(minpct):
+        short = [fr for fr in blocks.values() if not any(f[1] in names for f in fr)][:3]
+        fail(f"{ok}/{len(blocks)} = {pct:.1f}% of {comm} samples reach {names}; e.g. {short}")
+    print(f"ok: {ok}/{len(blocks)} = {pct:.1f}% of {comm} samples reach {'/'.join(names)}")
+
+
+PP_HEADER = re.compile(r"^\S.*\t(\d+)\t(\d+)\t(\d+)\.(\d{9})\s*$")
+PP_FRAME = re.compile(r"^\t[0-9a-f]+ [0-9a-f]+\t[0-9a-f]+ [0-9a-f]+\t(.*)$")
+
+
+def perfparser_expected(path):
+    """{time_us: [(sym_start, sym_size)]} of the user, non-inlined frames of
+    perfparser's *.expected.txt (name-independent: demangling styles differ)."""
+    out, key = {}, None
+    with open(path, errors="replace") as f:
+        for line in f:
+            m = PP_HEADER.match(line)
+            if m:
+                key = f"{m.group(3)}.{m.group(4)[:6]}"
+                out[key] = []
+                continue
+            fields = line.rstrip("\n").split("\t")
+            if key is None or len(fields) < 4:
+                continue
+            sm = re.fullmatch(r"([0-9a-f]+) ([0-9a-f]+)", fields[-2])
+            rest = fields[-1].rstrip()
+            if not sm or rest.endswith("(inlined)") or "[kernel" in rest:
+                continue
+            out[key].append((int(sm.group(1), 16), int(sm.group(2), 16)))
+    return out
+
+
+def perfparser(ours_path, expected_path, minpct):
+    want = perfparser_expected(expected_path)
+    ours = {}
+    for (tid, t), frames in stack_blocks(ours_path, r"-?\d+/(-?\d+) (\d+\.\d{6}):").items():
+        ours[t] = [f[0] for f in frames if f[0] < 1 << 63]
+    common = [k for k in want if k in ours and want[k]]
+    if not common:
+        fail(f"no samples in common (expected {len(want)}, perfport {len(ours)})")
+
+    def same(pcs, syms):
+        if len(pcs) != len(syms):
+            return False
+        # a return address may sit just past its function's end
+        return all(start <= pc <= start + size for pc, (start, size) in zip(pcs, syms))
+    ok = sum(1 for k in common if same(ours[k], want[k]))
+    pct = 100.0 * ok / len(common)
+    if pct < float(minpct):
+        bad = [(k, [hex(x) for x in ours[k]], [(hex(a), b) for a, b in want[k]])
+               for k in common if not same(ours[k], want[k])][:2]
+        fail(f"{ok}/{len(common)} = {pct:.1f}% of user stacks match; e.g. {bad}")
+    print(f"ok: {ok}/{len(common)} = {pct:.1f}% of samples unwind through the same functions as perfparser")
+
+
 def main():
     if len(sys.argv) < 3:
         print(__doc__)
         sys.exit(2)
     cmd, args = sys.argv[1], sys.argv[2:]
     {"counts": counts, "order": order, "stats": stats, "json": check_json,
-     "tpfields": tpfields, "frames": frames}[cmd](*args)
+     "tpfields": tpfields, "frames": frames, "reach": reach, "perfparser": perfparser}[cmd](*args)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * unwind.c - the user part of `--call-graph dwarf` samples, unwound with
+ * libdwfl from the copied registers (REGS_USER) and stack (STACK_USER).
+ *
+ * One Dwfl per process, holding the files of its executable maps (found by
+ * build id, as for naming) at their load bias, attached once to a thread
+ * state whose callbacks read the current sample: set_initial_registers maps
+ * perf's register order to DWARF's, memory_read serves [SP, SP + dyn_size)
+ * of the stack copy. The Dwfl is rebuilt when the process's maps change.
+ * x86_64 only for now.
+ */
+#include <elfutils/libdwfl.h>
+#include <dwarf.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/log.h"
+#include "priv.h"
+
+#define UW_CACHE 64   /* processes with a live Dwfl */
+
+/* perf's x86_64 register numbers (arch/x86/include/uapi/asm/perf_regs.h) */
+enum {
+	X86_AX, X86_BX, X86_CX, X86_DX, X86_SI, X86_DI, X86_BP, X86_SP, X86_IP,
+	X86_FLAGS, X86_CS, X86_SS, X86_DS, X86_ES, X86_FS, X86_GS,
+	X86_R8, X86_R9, X86_R10, X86_R11, X86_R12, X86_R13, X86_R14, X86_R15,
+};
+
+/* DWARF register n (0..16: rax rdx rcx rbx rsi rdi rbp rsp r8..r15 rip) from perf's. */
+static const int x86_dwarf_from_perf[17] = {
+	X86_AX, X86_DX, X86_CX, X86_BX, X86_SI, X86_DI, X86_BP, X86_SP,
+	X86_R8, X86_R9, X86_R10, X86_R11, X86_R12, X86_R13, X86_R14, X86_R15, X86_IP,
+};
+
+struct uw_sample {
+	uint32_t tid;
+	const struct perf_sample *s;
+	uint64_t sp;
+	uint64_t *pcs;
+	size_t n, max;
+};
+
+struct uw_proc {
+	uint32_t pid;
+	uint64_t gen;
+	uint64_t used;         /* for eviction: the last sample that used it */
+	Dwfl *dwfl;
+	bool attached;
+	struct uw_sample cur;  /* what the callbacks read */
+};
+
+static bool perf_reg(const struct perf_sample *s, int reg, uint64_t *val)
+{
+	uint64_t bit = 1ULL << reg;
+
+	if (!(s->user_regs_mask & bit) || !s->user_regs)
+		return false;
+	*val = s->user_regs[__builtin_popcountll(s->user_regs_mask & (bit - 1))];
+	return true;
+}
+
+static pid_t cb_next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
+{
+	struct uw_proc *p = arg;
+
+	(void)dwfl;
+	if (*thread_argp)
+		return 0;
+	*thread_argp = p;
+	return (pid_t)p->cur.tid;
+}
+
+static bool cb_get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
+{
+	(void)dwfl;
+	(void)tid;
+	*thread_argp = arg;
+	return true;
+}
+
+static bool cb_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
+{
+	const struct uw_proc *p = arg;
+	const struct perf_sample *s = p->cur.s;
+
+	(void)dwfl;
+	if (addr < p->cur.sp || addr - p->cur.sp > s->user_stack_dyn_size ||
+	    s->user_stack_dyn_size - (addr - p->cur.sp) < sizeof(*result))
+		return false; /* outside the copied stack */
+	memcpy(result, s->user_stack + (addr - p->cur.sp), sizeof(*result));
+	return true;
+}
+
+static bool cb_set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
+{
+	const struct uw_proc *p = thread_arg;
+	Dwarf_Word regs[17];
+
+	for (int i = 0; i < 17; i++) {
+		uint64_t v;
+
+		if (!perf_reg(p->cur.s, x86_dwarf_from_perf[i], &v))
+			return false;
+		regs[i] = v;
+	}
+	return dwfl_thread_state_registers(thread, 0, 17, regs);
+}
+
+static const Dwfl_Thread_Callbacks thread_callbacks = {
+	.next_thread = cb_next_thread,
+	.get_thread = cb_get_thread,
+	.memory_read = cb_memory_read,
+	.set_initial_registers = cb_set_initial_registers,
+};
+
+static const Dwfl_Callbacks report_callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+};
+
+static int frame_cb(Dwfl_Frame *state, void *arg)
+{
+	struct uw_sample *u = arg;
+	Dwarf_Addr pc;
+	bool activation;
+
+	if (!dwfl_frame_pc(state, &pc, &activation) || !pc)
+		return DWARF_CB_ABORT;
+	u->pcs[u->n++] = pc;
+	return u->n < u->max ? DWARF_CB_OK : DWARF_CB_ABORT;
+}
+
+/* Report every executable map's file at its load bias. */
+static bool build_dwfl(struct symbolizer *s, struct uw_proc *p, const struct map *maps, size_t nr)
+{
+	bool any = false;
+
+	p->dwfl = dwfl_begin(&report_callbacks);
+	if (!p->dwfl)
+		return false;
+	dwfl_report_begin(p->dwfl);
+	for (size_t i = 0; i < nr; i++) {
+		const struct map *mp = &maps[i];
+		const struct dso_state *st;
+		uint64_t bias;
+		bool dup = false;
+
+		if (mp->dso->kind != DSO_USER && mp->dso->kind != DSO_VDSO)
+			continue;
+		for (size_t j = 0; j < i; j++)
+			dup = dup || maps[j].dso == mp->dso;
+		if (dup)
+			continue; /* one module per file */
+		st = sym_dso_loaded(s, mp->dso);
+		if (!st || !sym_dso_bias(st, mp->start, mp->pgoff, &bias))
+			continue;
+		if (dwfl_report_elf(p->dwfl, mp->dso->path, sym_dso_path(st), -1, bias, false))
+			any = true;
+		else
+			pp_debug("unwind: cannot report '%s': %s", mp->dso->path, dwfl_errmsg(-1));
+	}
+	dwfl_report_end(p->dwfl, NULL, NULL);
+	if (!any)
+		return false;
+	p->attached = dwfl_attach_state(p->dwfl, NULL, (pid_t)p->pid, &thread_callbacks, p);
+	if (!p->attached)
+		pp_debug("unwind: cannot attach pid %u: %s", p->pid, dwfl_errmsg(-1));
+	return p->attached;
+}
+
+static struct uw_proc *proc_for(struct symbolizer *s, uint32_t pid, const struct map *maps,
+				size_t nr, uint64_t gen)
+{
+	struct uw_proc *p = NULL, *victim = NULL;
+
+	if (!s->uw) {
+		s->uw = calloc(UW_CACHE, sizeof(*s->uw));
+		if (!s->uw)
+			return NULL;
+	}
+	for (size_t i = 0; i < UW_CACHE; i++) {
+		struct uw_proc *q = &s->uw[i];
+
+		if (q->dwfl && q->pid == pid) {
+			p = q;
+			break;
+		}
+		if (!victim || !q->dwfl || (victim->dwfl && q->used < victim->used))
+			victim = q;
+	}
+	if (p && p->gen != gen) {
+		dwfl_end(p->dwfl);
+		p->dwfl = NULL;
+	}
+	if (!p || !p->dwfl) {
+		if (!p) {
+			p = victim;
+			if (p->dwfl)
+				dwfl_end(p->dwfl);
+		}
+		memset(p, 0, sizeof(*p));
+		p->pid = pid;
+		p->gen = gen;
+		if (!build_dwfl(s, p, maps, nr)) {
+			/* keep the failed Dwfl: retrying every sample would not help */
+			if (!p->dwfl)
+				return NULL;
+		}
+	}
+	p->used = ++s->uw_clock;
+	return p->attached ? p : NULL;
+}
+
+size_t sym_unwind(struct symbolizer *s, const struct machine *m, const struct perf_event *ev,
+		  uint64_t *pcs, size_t max)
+{
+	const struct perf_sample *smp = &ev->sample;
+	const struct map *maps;
+	struct uw_proc *p;
+	uint64_t gen, sp;
+	size_t nr;
+
+	if (!max || !smp->user_regs_abi || !smp->user_regs || !smp->user_stack ||
+	    !perf_reg(smp, X86_SP, &sp) || !s->hdr->arch || strcmp(s->hdr->arch, "x86_64") != 0)
+		return 0;
+	maps = machine_process_maps(m, smp->pid, &nr, &gen);
+	if (!nr)
+		return 0;
+	p = proc_for(s, smp->pid, maps, nr, gen);
+	if (!p) {
+		uint64_t ip;
+
+		/* no unwinding possible: at least the sampled address */
+		if (perf_reg(smp, X86_IP, &ip)) {
+			pcs[0] = ip;
+			return 1;
+		}
+		return 0;
+	}
+	p->cur = (struct uw_sample){ .tid = smp->tid, .s = smp, .sp = sp, .pcs = pcs, .max = max };
+	dwfl_getthread_frames(p->dwfl, (pid_t)smp->tid, frame_cb, &p->cur);
+	s->unwound++;
+	return p->cur.n;
+}
+
+void unwind_free(struct symbolizer *s)
+{
+	for (size_t i = 0; s->uw && i < UW_CACHE; i++)
+		if (s->uw[i].dwfl)
+			dwfl_end(s->uw[i].dwfl);
+	free(s->uw);
+	s->uw = NULL;
+}
