@@ -78,3 +78,21 @@ report "perfport info (symbols)" "perf report --no-children" "$ours" "$theirs"
 ours=$(measure "$PERFPORT" dump --samples -i "$data")
 theirs=$(measure perf script -i "$data")
 report "perfport dump --samples" "perf script" "$ours" "$theirs"
+
+# --call-graph dwarf: every sample unwound from its stack copy and named.
+dwarf="$dir/dwarf.perf.data"
+dwarf_mb=${BENCH_DWARF_MB:-50}
+if [ ! -f "$dwarf" ] || [ $(( $(stat -c %s "$dwarf") >> 20 )) -lt "$dwarf_mb" ]; then
+	[ -x "$dir/workload" ] || cc -O2 -g -fno-omit-frame-pointer -pthread -o "$dir/workload" samples/workload.c
+	echo "recording --call-graph dwarf ..."
+	perf record -q --call-graph dwarf -F 1000 -e cpu-clock -o "$dwarf" -- "$dir/workload" 4 >/dev/null 2>&1
+fi
+data=$dwarf
+size=$(stat -c %s "$data")
+mb=$(awk -v s="$size" 'BEGIN { printf "%.1f", s / 1048576 }')
+echo "recording: $data, $mb MB"
+ours=$(measure "$PERFPORT" info -i "$data")
+theirs=$(measure perf report --stdio -i "$data")
+report "perfport info (unwind)" "perf report --stdio" "$ours" "$theirs"
+theirs=$(measure perf report --stdio --no-children -i "$data")
+report "perfport info (unwind)" "perf report --no-children" "$ours" "$theirs"
