@@ -44,10 +44,10 @@ struct info_ctx {
 static void symbolize(struct info_ctx *c, const struct perf_event *ev)
 {
 	size_t n = cli_sample_frames(c->m, c->sym, ev, c->frames, c->pcs, 1024);
-	struct sym_frame f;
+	struct sym_frame f[16];
 
 	for (size_t i = 0; i < n; i++)
-		sym_resolve(c->sym, &c->frames[i], machine_kernel_text(c->m), &f);
+		sym_resolve(c->sym, &c->frames[i], machine_kernel_text(c->m), f, 16);
 }
 
 static struct thread *thread_get(struct info_ctx *c, uint32_t tid)

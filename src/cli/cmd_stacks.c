@@ -47,18 +47,25 @@ static int on_event(void *ctx, const struct perf_event *ev)
 	       s->time % 1000000000 / 1000, s->period, ev->evsel->name);
 	n = cli_sample_frames(c->m, c->sym, ev, c->frames, c->pcs, MAX_FRAMES);
 	for (size_t i = 0; i < n; i++) {
-		struct sym_frame f;
+		struct sym_frame f[32];
+		size_t k = sym_resolve(c->sym, &c->frames[i], machine_kernel_text(c->m), f, 32);
 
-		sym_resolve(c->sym, &c->frames[i], machine_kernel_text(c->m), &f);
-		printf("\t%16" PRIx64 " ", c->frames[i].addr);
-		if (f.function)
-			printf("%s+0x%" PRIx64, f.function, f.sym_offset);
-		else
-			printf("[unknown]");
-		printf(" (%s)", f.module ? f.module : "[unknown]");
-		if (f.file)
-			printf(" %s:%u", f.file, f.line);
-		putchar('\n');
+		for (size_t j = 0; j < k; j++) {
+			printf("\t%16" PRIx64 " ", c->frames[i].addr);
+			if (f[j].function && (f[j].flags & FRAME_F_INLINED))
+				printf("%s", f[j].function);
+			else if (f[j].function)
+				printf("%s+0x%" PRIx64, f[j].function, f[j].sym_offset);
+			else
+				printf("[unknown]");
+			if (f[j].flags & FRAME_F_INLINED)
+				printf(" (inlined)");
+			else
+				printf(" (%s)", f[j].module ? f[j].module : "[unknown]");
+			if (f[j].file)
+				printf(" %s:%u", f[j].file, f[j].line);
+			putchar('\n');
+		}
 	}
 	putchar('\n');
 	return 0;

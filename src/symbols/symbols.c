@@ -15,6 +15,8 @@
 #include "symbols.h"
 
 #include <elfutils/libdwelf.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -41,12 +43,21 @@ struct fsym {
 	uint8_t bind;
 };
 
+/* One inlined call: the function inlined, and where in it the code is. */
+struct inl {
+	const char *function;
+	const char *file;
+	unsigned line;
+};
+
 struct cached {
 	uint64_t key;            /* offset, or offset - 1 for return addresses, + 1 */
 	const char *function;
 	const char *file;
 	unsigned line;
 	uint64_t sym_offset;
+	uint32_t inl_first;      /* its inlined calls, innermost first, in dso_state.inl */
+	uint32_t inl_count;
 };
 
 struct dso_state {
@@ -58,6 +69,8 @@ struct dso_state {
 	size_t nr_segs;
 	struct fsym *syms;       /* sorted by addr, one per address */
 	size_t nr_syms;
+	struct inl *inl;         /* inlined-call chains of cached addresses */
+	size_t nr_inl, cap_inl;
 	struct cached *cache;    /* open addressing on key */
 	size_t cache_cap, cache_nr;
 	const char *path;        /* the file used (interned) */
@@ -387,6 +400,90 @@ static struct cached *cache_slot(struct dso_state *st, uint64_t key, bool *found
 	return &st->cache[i];
 }
 
+static const char *die_name(struct symbolizer *s, Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	const char *name;
+
+	if ((dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) ||
+	     dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr)) &&
+	    (name = dwarf_formstring(&attr)))
+		return clean_name(s, name);
+	if (dwarf_attr_integrate(die, DW_AT_name, &attr) && (name = dwarf_formstring(&attr)))
+		return clean_name(s, name);
+	return NULL;
+}
+
+static void call_site(struct symbolizer *s, Dwarf_Die *cu, Dwarf_Die *scope, const char **file,
+		      unsigned *line)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Word v;
+	Dwarf_Files *files;
+	size_t nfiles;
+
+	*file = NULL;
+	*line = 0;
+	if (dwarf_attr(scope, DW_AT_call_line, &attr) && dwarf_formudata(&attr, &v) == 0)
+		*line = (unsigned)v;
+	if (dwarf_attr(scope, DW_AT_call_file, &attr) && dwarf_formudata(&attr, &v) == 0 &&
+	    dwarf_getsrcfiles(cu, &files, &nfiles) == 0 && v < nfiles) {
+		const char *f = dwarf_filesrc(files, v, NULL, NULL);
+
+		if (f)
+			*file = strtab_intern(&s->strings, f);
+	}
+}
+
+/*
+ * The calls inlined at @addr, innermost first: each gets the function
+ * inlined and the position inside it; the containing function gets the
+ * outermost call site. Return: how many were added to st->inl.
+ */
+static uint32_t inline_chain(struct symbolizer *s, struct dso_state *st, uint64_t addr,
+			     struct cached *c)
+{
+	Dwarf_Die *cu, *scopes = NULL;
+	Dwarf_Addr dbias;
+	const char *file = c->file;
+	unsigned line = c->line;
+	uint32_t count = 0;
+	int n;
+
+	cu = dwfl_module_addrdie(st->mod, addr, &dbias);
+	if (!cu)
+		return 0;
+	n = dwarf_getscopes(cu, addr - dbias, &scopes);
+	for (int i = 0; i < n; i++) {
+		struct inl *in;
+
+		if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
+			continue;
+		if (st->nr_inl == st->cap_inl) {
+			size_t cap = st->cap_inl ? st->cap_inl * 2 : 256;
+			struct inl *m = realloc(st->inl, cap * sizeof(*m));
+
+			if (!m)
+				break;
+			st->inl = m;
+			st->cap_inl = cap;
+		}
+		in = &st->inl[st->nr_inl++];
+		in->function = die_name(s, &scopes[i]);
+		in->file = file;
+		in->line = line;
+		count++;
+		/* the next frame out is at this call's site */
+		call_site(s, cu, &scopes[i], &file, &line);
+	}
+	free(scopes);
+	if (count) {
+		c->file = file;
+		c->line = line;
+	}
+	return count;
+}
+
 static void lookup_user(struct symbolizer *s, struct dso_state *st, uint64_t off,
 			struct cached *c)
 {
@@ -421,6 +518,10 @@ static void lookup_user(struct symbolizer *s, struct dso_state *st, uint64_t off
 			c->file = strtab_intern(&s->strings, file);
 			c->line = lineno > 0 ? (unsigned)lineno : 0;
 		}
+	}
+	if (!s->opts.no_inline && c->function) {
+		c->inl_first = (uint32_t)st->nr_inl;
+		c->inl_count = inline_chain(s, st, addr, c);
 	}
 }
 
@@ -468,65 +569,88 @@ bool sym_dso_bias(const struct dso_state *st, uint64_t start, uint64_t pgoff, ui
 	return false;
 }
 
-static void resolve_user(struct symbolizer *s, const struct raw_frame *f, struct sym_frame *out)
+static size_t resolve_user(struct symbolizer *s, const struct raw_frame *f, struct sym_frame *out,
+			   size_t max)
 {
 	const struct dso *d = f->dso;
 	struct dso_state *st;
 	struct cached *c;
 	uint64_t off;
+	size_t n = 0;
 	bool found;
 
 	out->flags = FRAME_F_USER;
 	if (!d) {
-		if (jit_lookup(s, f, out))
-			return;
-		out->cause = SYM_NO_MAP;
-		return;
+		if (!jit_lookup(s, f, out))
+			out->cause = SYM_NO_MAP;
+		return 1;
 	}
 	out->module = d->path;
 	if (d->kind == DSO_ANON) {
 		if (!jit_lookup(s, f, out))
 			out->cause = SYM_NO_SYMBOL;
-		return;
+		return 1;
 	}
 	if (d->kind == DSO_SPECIAL) {
 		out->cause = SYM_NOT_NAMEABLE;
-		return;
+		return 1;
 	}
 	st = dso_state(s, d->id);
 	if (!st) {
 		out->cause = SYM_NO_FILE;
-		return;
+		return 1;
 	}
 	if (!st->status)
 		st->status = load_dso(s, st, d);
 	if (st->status != 1) {
 		out->cause = (uint8_t)st->status;
-		return;
+		return 1;
 	}
 	off = f->ret && f->offset ? f->offset - 1 : f->offset;
 	c = cache_slot(st, off + 1, &found);
 	if (!c) {
 		out->cause = SYM_NO_SYMBOL;
-		return;
+		return 1;
 	}
 	if (!found)
 		lookup_user(s, st, off, c);
-	out->function = c->function;
-	out->file = c->file;
-	out->line = c->line;
-	out->sym_offset = c->sym_offset + (f->ret ? 1 : 0);
-	out->cause = c->function ? SYM_NAMED : SYM_NO_SYMBOL;
+	/* inlined calls first, innermost first; the containing function last */
+	for (uint32_t i = 0; i < c->inl_count && n + 1 < max; i++) {
+		const struct inl *in = &st->inl[c->inl_first + i];
+		const char *outer = i + 1 < c->inl_count ? st->inl[c->inl_first + i + 1].function
+							 : c->function;
+
+		if (in->function == outer)
+			continue; /* an alias inlined into itself (glibc's hidden_def): noise */
+		out[n] = *out;
+		out[n].function = in->function;
+		out[n].file = in->file;
+		out[n].line = in->line;
+		out[n].sym_offset = 0;
+		out[n].flags |= FRAME_F_INLINED;
+		out[n].cause = in->function ? SYM_NAMED : SYM_NO_SYMBOL;
+		n++;
+	}
+	out[n] = out[0];
+	out[n].flags &= ~(unsigned)FRAME_F_INLINED;
+	out[n].function = c->function;
+	out[n].file = c->file;
+	out[n].line = c->line;
+	out[n].sym_offset = c->sym_offset + (f->ret ? 1 : 0);
+	out[n].cause = c->function ? SYM_NAMED : SYM_NO_SYMBOL;
+	return n + 1;
 }
 
-void sym_resolve(struct symbolizer *s, const struct raw_frame *f, uint64_t kernel_text,
-		 struct sym_frame *out)
+size_t sym_resolve(struct symbolizer *s, const struct raw_frame *f, uint64_t kernel_text,
+		   struct sym_frame *out, size_t max)
 {
+	size_t n = 1;
+
 	memset(out, 0, sizeof(*out));
 	out->offset = f->offset;
 	switch (f->kind) {
 	case FRAME_USER:
-		resolve_user(s, f, out);
+		n = resolve_user(s, f, out, max);
 		break;
 	case FRAME_KERNEL:
 		kernel_resolve(s, f, kernel_text, out);
@@ -535,10 +659,13 @@ void sym_resolve(struct symbolizer *s, const struct raw_frame *f, uint64_t kerne
 		out->cause = SYM_NOT_NAMEABLE;
 		break;
 	}
-	if (out->cause != SYM_NAMED)
-		out->flags |= FRAME_F_UNKNOWN;
+	for (size_t i = 0; i < n; i++)
+		if (out[i].cause != SYM_NAMED)
+			out[i].flags |= FRAME_F_UNKNOWN;
+	/* statistics count addresses: the containing function decides */
 	s->stats.frames++;
-	s->stats.by_cause[out->cause]++;
+	s->stats.by_cause[out[n - 1].cause]++;
+	return n;
 }
 
 struct symbolizer *sym_new(const struct sym_opts *opts, const struct perf_header_info *hdr)
@@ -568,6 +695,7 @@ void sym_free(struct symbolizer *s)
 			dwfl_end(s->states[i].dwfl);
 		free(s->states[i].segs);
 		free(s->states[i].syms);
+		free(s->states[i].inl);
 		free(s->states[i].cache);
 	}
 	free(s->states);

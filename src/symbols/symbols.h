@@ -51,6 +51,7 @@ struct sym_opts {
 	const char *symfs;        /* look for recorded paths under this directory */
 	const char *buildid_dir;  /* perf's build-id cache; NULL: $HOME/.debug */
 	const char *kallsyms;     /* a kallsyms file for the recorded kernel */
+	bool no_inline;           /* do not expand inlined calls */
 	bool use_proc_kallsyms;   /* allow /proc/kallsyms when the kernel matches (default on) */
 };
 
@@ -71,14 +72,20 @@ struct symbolizer *sym_new(const struct sym_opts *opts, const struct perf_header
 void sym_free(struct symbolizer *s);
 
 /**
- * sym_resolve() - name one raw frame.
+ * sym_resolve() - name one raw frame, with the calls inlined at its address
+ * expanded into frames of their own.
  * @kernel_text: the recorded runtime _text (machine_kernel_text()), for
  *               placing a kallsyms of the same kernel loaded at another base.
+ * @out: room for @max frames (at least 1): the innermost inlined call first
+ *       (flagged FRAME_F_INLINED, with the line in it), the function that
+ *       contains the address last (with the line of the outermost inlined
+ *       call site).
  * Files are opened on first use and cached by dso; results are cached per
  * (dso, address).
+ * Return: the number of frames written (>= 1).
  */
-void sym_resolve(struct symbolizer *s, const struct raw_frame *f, uint64_t kernel_text,
-		 struct sym_frame *out);
+size_t sym_resolve(struct symbolizer *s, const struct raw_frame *f, uint64_t kernel_text,
+		   struct sym_frame *out, size_t max);
 
 /**
  * sym_unwind() - unwind the user stack of a `--call-graph dwarf` sample.

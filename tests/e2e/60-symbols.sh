@@ -23,12 +23,13 @@ record "$WORK/nofp.data" -g -F 999 -e cpu-clock "$WORK/nofp" 0.5
 compare no-frame-pointers "$WORK/nofp.data" 99
 
 # --call-graph dwarf: unwound with libdwfl from the copied registers and stack.
-# Every workload sample must reach main or the thread start. Names are
-# compared with perf at 95%: in DWARF mode perf names frames from DWARF
-# inline data ("__GI_fsync (inlined)") and expands inlined calls, which
-# perfport does not do yet.
+# 95% of the workload's samples must reach main or the thread start, and 98%
+# of names agree with perf (compared one frame per address: perf shows
+# inlined calls in DWARF mode only, sometimes without their containing
+# function, e.g. "__GI_fsync (inlined)" where perfport says fsync).
 record "$WORK/dwarf.data" --call-graph dwarf -F 499 -e cpu-clock "$WORKLOAD" 0.5
-compare dwarf "$WORK/dwarf.data" 95
+compare dwarf "$WORK/dwarf.data" 98
+grep -q "(inlined)" "$WORK/dwarf.ours" || echo "note: no inlined frames in this recording"
 $PY "$CHECK" reach "$WORK/dwarf.ours" workload 95 main start_thread clone3 \
 	__libc_start_main _start || fail "dwarf: stacks do not reach main or the thread start"
 cc -O2 -g -fomit-frame-pointer -pthread -o "$WORK/nofp-dwarf" "$TOP/samples/workload.c"
@@ -104,7 +105,11 @@ if [ -d "$CORPUS" ]; then
 		"$PERFPORT" stacks --symfs "$d" -i "$CORPUS/perfparser/$f" >"$WORK/pp.ours"
 		$PY "$CHECK" perfparser "$WORK/pp.ours" "$CORPUS/perfparser/$f.expected.txt" 95 ||
 			fail "perfparser/$f: unwinding differs"
+		[ "$f" != vector_static_gcc/perf.data ] || cp "$WORK/pp.ours" "$WORK/pp-vector.ours"
 	done
+	# Inlined calls are frames of their own, named from DWARF.
+	grep -q "generate_n<.*(inlined) /usr/include/c++/9.1.0/bits/stl_algo.h:4449" "$WORK/pp-vector.ours" ||
+		fail "vector_static_gcc: the inlined std::generate_n frame is missing"
 	# The binary beside the recording, found by its base name under --symfs.
 	"$PERFPORT" info --json --symfs "$v" -i "$v/perf.data" >"$WORK/vs.json"
 	$PY "$CHECK" json "$WORK/vs.json" symbols.named=">30" "symbols.unknown.file not found=0"

@@ -191,8 +191,17 @@ def stack_blocks(path, header_re):
                 continue
             if key is not None:
                 m = FRAME.match(line)
-                if m:
-                    blocks[key].append((int(m.group(1), 16), m.group(2), m.group(3)))
+                if not m:
+                    continue
+                fr = (int(m.group(1), 16), m.group(2), m.group(3))
+                # One frame per address, the outermost: inlined calls are
+                # shown by perf in DWARF mode only, and sometimes without the
+                # function that contains them.
+                if blocks[key] and blocks[key][-1][0] == fr[0] and \
+                        (blocks[key][-1][2] == "inlined"):
+                    blocks[key][-1] = fr
+                else:
+                    blocks[key].append(fr)
     return blocks
 
 
