@@ -37,17 +37,20 @@ struct info_ctx {
 	/* the symbol pass; NULL with --no-symbols */
 	struct machine *m;
 	struct symbolizer *sym;
+	struct upool *pool;
 	struct raw_frame frames[1024];
-	uint64_t pcs[1024];
 };
 
-static void symbolize(struct info_ctx *c, const struct perf_event *ev)
+/* Called by the pool in sample order, with the unwound user stack if any. */
+static int symbolize(void *ctx, const struct perf_event *ev, const uint64_t *pcs, size_t npcs)
 {
-	size_t n = cli_sample_frames(c->m, c->sym, ev, c->frames, c->pcs, 1024);
+	struct info_ctx *c = ctx;
+	size_t n = cli_sample_frames(c->m, ev, pcs, npcs, c->frames, 1024);
 	struct sym_frame f[16];
 
 	for (size_t i = 0; i < n; i++)
 		sym_resolve(c->sym, &c->frames[i], machine_kernel_text(c->m), f, 16);
+	return 0;
 }
 
 static struct thread *thread_get(struct info_ctx *c, uint32_t tid)
@@ -135,8 +138,8 @@ static int on_event(void *ctx, const struct perf_event *ev)
 		}
 		if ((st & PERF_SAMPLE_CALLCHAIN) && !(st & PERF_SAMPLE_STACK_USER))
 			note_callchain(c, s);
-		if (c->sym)
-			symbolize(c, ev);
+		if (c->pool && upool_add(c->pool, ev))
+			c->oom = true;
 		if ((st & PERF_SAMPLE_STACK_USER) && s->user_stack_size) {
 			c->dwarf_samples++;
 			if (s->user_stack_dyn_size >= s->user_stack_size)
@@ -146,11 +149,12 @@ static int on_event(void *ctx, const struct perf_event *ev)
 	}
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
-		if (c->m && machine_event(c->m, ev))
+	case PERF_RECORD_EXIT:
+		if (c->m && cli_machine_event(c->pool, c->m, ev))
 			c->oom = true;
 		break;
 	case PERF_RECORD_COMM:
-		if (c->m && machine_event(c->m, ev))
+		if (c->m && cli_machine_event(c->pool, c->m, ev))
 			c->oom = true;
 		t = thread_get(c, ev->u.comm.tid);
 		if (t) {
@@ -159,7 +163,7 @@ static int on_event(void *ctx, const struct perf_event *ev)
 		}
 		break;
 	case PERF_RECORD_FORK:
-		if (c->m && machine_event(c->m, ev))
+		if (c->m && cli_machine_event(c->pool, c->m, ev))
 			c->oom = true;
 		t = thread_get(c, ev->u.task.tid);
 		if (t)
@@ -528,6 +532,7 @@ static void info_usage(FILE *out)
 	fprintf(out,
 		"usage: perfport info [-i FILE] [--json] [--strict] [--no-symbols]\n"
 		"                     [--symfs DIR] [--buildid-dir DIR] [--kallsyms FILE]\n"
+		"                     [--no-inline] [-j N]\n"
 		"\n"
 		"Describe a recording: host, OS release, arch, perf version, command line,\n"
 		"CPUs, clock, span; each event with its sample count; records by type;\n"
@@ -558,7 +563,7 @@ int cmd_info(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct perf_reader_opts ropts = { .ordered = false };
-	struct sym_opts sopts = { .use_proc_kallsyms = true };
+	struct cli_sym sopts = { .o.use_proc_kallsyms = true };
 	bool symbols = true;
 	struct info_ctx ctx = { 0 };
 	const struct perf_stats *st;
@@ -570,7 +575,7 @@ int cmd_info(int argc, char **argv)
 	int c, ret, shown = 0;
 	size_t nr, nadv;
 
-	while ((c = getopt_long(argc, argv, "i:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:h" SYMOPTS_SHORT, opts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			path = optarg;
@@ -595,6 +600,8 @@ int cmd_info(int argc, char **argv)
 	}
 	if (optind < argc)
 		return cli_usage_error("info", "unexpected argument '%s'", argv[optind]);
+	if (sopts.bad_jobs)
+		return cli_usage_error("info", "--jobs takes a number from 1 to 256");
 
 	ropts.progress = cli_progress;
 	ropts.progress_ctx = &shown;
@@ -607,11 +614,15 @@ int cmd_info(int argc, char **argv)
 	}
 	if (symbols) {
 		ctx.m = machine_new(perf_reader_header(r));
-		ctx.sym = sym_new(&sopts, perf_reader_header(r));
-		if (!ctx.m || !ctx.sym)
+		ctx.sym = sym_new(&sopts.o, perf_reader_header(r));
+		ctx.pool = ctx.m ? upool_new(symopts_jobs(&sopts), &sopts.o, perf_reader_header(r),
+					     ctx.m, symbolize, &ctx) : NULL;
+		if (!ctx.m || !ctx.sym || !ctx.pool)
 			ctx.oom = true;
 	}
 	ret = ctx.oom ? PP_ENOMEM : perf_reader_run(r, on_event, &ctx);
+	if (ret == PP_OK && ctx.pool && upool_flush(ctx.pool))
+		ctx.oom = true;
 	if (ctx.oom)
 		ret = PP_ENOMEM;
 	st = perf_reader_stats(r);
@@ -640,6 +651,7 @@ int cmd_info(int argc, char **argv)
 	}
 	perf_reader_close(r);
 	free(ctx.threads);
+	upool_free(ctx.pool);
 	sym_free(ctx.sym);
 	machine_free(ctx.m);
 	return c;

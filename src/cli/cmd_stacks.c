@@ -22,60 +22,69 @@
 struct stacks_ctx {
 	struct machine *m;
 	struct symbolizer *sym;
+	struct upool *pool;
 	const char *event;
 	struct raw_frame frames[MAX_FRAMES];
-	uint64_t pcs[MAX_FRAMES];
 	int err;
 };
 
-static int on_event(void *ctx, const struct perf_event *ev)
+static void print_frame(const struct raw_frame *rf, const struct sym_frame *f)
+{
+	printf("\t%16" PRIx64 " ", rf->addr);
+	if (f->function && (f->flags & FRAME_F_INLINED))
+		printf("%s", f->function);
+	else if (f->function)
+		printf("%s+0x%" PRIx64, f->function, f->sym_offset);
+	else
+		printf("[unknown]");
+	if (f->flags & FRAME_F_INLINED)
+		printf(" (inlined)");
+	else
+		printf(" (%s)", f->module ? f->module : "[unknown]");
+	if (f->file)
+		printf(" %s:%u", f->file, f->line);
+	putchar('\n');
+}
+
+/* Called by the pool in sample order, with the unwound user stack if any. */
+static int print_sample(void *ctx, const struct perf_event *ev, const uint64_t *pcs, size_t npcs)
 {
 	struct stacks_ctx *c = ctx;
 	const struct perf_sample *s = &ev->sample;
-	const char *comm;
+	const char *comm = machine_comm(c->m, s->tid);
 	size_t n;
 
-	if (ev->type != PERF_RECORD_SAMPLE) {
-		c->err = machine_event(c->m, ev);
-		return c->err;
-	}
-	if (c->event && strcmp(ev->evsel->name, c->event))
-		return 0;
-	comm = machine_comm(c->m, s->tid);
 	printf("%s %" PRId32 "/%" PRId32 " %" PRIu64 ".%06" PRIu64 ": %" PRIu64 " %s:\n",
 	       comm ? comm : ":-1", (int32_t)s->pid, (int32_t)s->tid, s->time / 1000000000,
 	       s->time % 1000000000 / 1000, s->period, ev->evsel->name);
-	n = cli_sample_frames(c->m, c->sym, ev, c->frames, c->pcs, MAX_FRAMES);
+	n = cli_sample_frames(c->m, ev, pcs, npcs, c->frames, MAX_FRAMES);
 	for (size_t i = 0; i < n; i++) {
 		struct sym_frame f[32];
 		size_t k = sym_resolve(c->sym, &c->frames[i], machine_kernel_text(c->m), f, 32);
 
-		for (size_t j = 0; j < k; j++) {
-			printf("\t%16" PRIx64 " ", c->frames[i].addr);
-			if (f[j].function && (f[j].flags & FRAME_F_INLINED))
-				printf("%s", f[j].function);
-			else if (f[j].function)
-				printf("%s+0x%" PRIx64, f[j].function, f[j].sym_offset);
-			else
-				printf("[unknown]");
-			if (f[j].flags & FRAME_F_INLINED)
-				printf(" (inlined)");
-			else
-				printf(" (%s)", f[j].module ? f[j].module : "[unknown]");
-			if (f[j].file)
-				printf(" %s:%u", f[j].file, f[j].line);
-			putchar('\n');
-		}
+		for (size_t j = 0; j < k; j++)
+			print_frame(&c->frames[i], &f[j]);
 	}
 	putchar('\n');
 	return 0;
 }
 
+static int on_event(void *ctx, const struct perf_event *ev)
+{
+	struct stacks_ctx *c = ctx;
+
+	if (ev->type != PERF_RECORD_SAMPLE)
+		c->err = cli_machine_event(c->pool, c->m, ev);
+	else if (!c->event || strcmp(ev->evsel->name, c->event) == 0)
+		c->err = upool_add(c->pool, ev);
+	return c->err;
+}
+
 static void stacks_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: perfport stacks [-i FILE] [--event NAME] [--symfs DIR]\n"
-		"                       [--buildid-dir DIR] [--kallsyms FILE]\n"
+		"usage: perfport stacks [-i FILE] [--event NAME] [--symfs DIR] [--buildid-dir DIR]\n"
+		"                       [--kallsyms FILE] [--no-inline] [-j N]\n"
 		"\n"
 		"Print every sample with its stack, leaf first, one frame a line:\n"
 		"address, function+offset, (module), and source file:line when known.\n"
@@ -98,7 +107,7 @@ int cmd_stacks(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct perf_reader_opts ropts = { .ordered = true };
-	struct sym_opts sopts = { .use_proc_kallsyms = true };
+	struct cli_sym sopts = { .o.use_proc_kallsyms = true };
 	struct stacks_ctx *c;
 	const struct perf_stats *st;
 	struct perf_reader *r;
@@ -108,7 +117,7 @@ int cmd_stacks(int argc, char **argv)
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return EXIT_NOTHING;
-	while ((opt = getopt_long(argc, argv, "i:h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "i:h" SYMOPTS_SHORT, opts, NULL)) != -1) {
 		switch (opt) {
 		case 'i': path = optarg; break;
 		case 'e': c->event = optarg; break;
@@ -127,16 +136,24 @@ int cmd_stacks(int argc, char **argv)
 		free(c);
 		return cli_usage_error("stacks", "unexpected argument '%s'", argv[optind]);
 	}
+	if (sopts.bad_jobs) {
+		free(c);
+		return cli_usage_error("stacks", "--jobs takes a number from 1 to 256");
+	}
 	if (perf_reader_open(path, &ropts, &r)) {
 		free(c);
 		return EXIT_NOTHING;
 	}
 	c->m = machine_new(perf_reader_header(r));
-	c->sym = sym_new(&sopts, perf_reader_header(r));
-	if (!c->m || !c->sym) {
+	c->sym = sym_new(&sopts.o, perf_reader_header(r));
+	c->pool = c->m ? upool_new(symopts_jobs(&sopts), &sopts.o, perf_reader_header(r), c->m,
+				   print_sample, c) : NULL;
+	if (!c->m || !c->sym || !c->pool) {
 		ret = PP_ENOMEM;
 	} else {
 		ret = perf_reader_run(r, on_event, c);
+		if (ret == PP_OK)
+			ret = upool_flush(c->pool);
 		if (c->err)
 			ret = c->err;
 	}
@@ -148,6 +165,7 @@ int cmd_stacks(int argc, char **argv)
 			ret != PP_OK ? pp_strerror(ret) : "");
 		rc = EXIT_PARTIAL;
 	}
+	upool_free(c->pool);
 	sym_free(c->sym);
 	machine_free(c->m);
 	perf_reader_close(r);

@@ -6,18 +6,33 @@
 #ifndef CLI_SYMOPTS_H
 #define CLI_SYMOPTS_H
 
+#include <stdlib.h>
+#include <unistd.h>
+
 #include "../symbols/symbols.h"
+#include "../symbols/upool.h"
 
 enum {
 	OPT_SYMFS = 0x1000,
 	OPT_BUILDID_DIR,
 	OPT_KALLSYMS,
+	OPT_NO_INLINE,
 };
+
+struct cli_sym {
+	struct sym_opts o;
+	unsigned jobs;       /* unwinding threads; 0: the CPU count */
+	bool bad_jobs;
+};
+
+#define SYMOPTS_SHORT "j:"
 
 #define SYMOPTS_LONG_OPTIONS                                              \
 	{ "symfs", required_argument, NULL, OPT_SYMFS },                  \
 	{ "buildid-dir", required_argument, NULL, OPT_BUILDID_DIR },      \
-	{ "kallsyms", required_argument, NULL, OPT_KALLSYMS }
+	{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },            \
+	{ "no-inline", no_argument, NULL, OPT_NO_INLINE },                \
+	{ "jobs", required_argument, NULL, 'j' }
 
 #define SYMOPTS_HELP                                                                   \
 	"      --symfs DIR         look for recorded files under DIR first (also by\n"   \
@@ -25,37 +40,78 @@ enum {
 	"      --buildid-dir DIR   perf's build-id cache (default ~/.debug)\n"           \
 	"      --kallsyms FILE     kernel symbols of the recorded kernel; without it,\n" \
 	"                          kernel frames are named only from perf's cache or a\n" \
-	"                          /proc/kallsyms whose kernel build id matches\n"
-
-/**
- * cli_sample_frames() - a sample's raw frames, leaf first: for
- * `--call-graph dwarf` samples the kernel part of the callchain followed by
- * the unwound user stack, else the callchain (or ip) as recorded.
- * @pcs: scratch room for @max addresses.
- */
-static inline size_t cli_sample_frames(const struct machine *m, struct symbolizer *sym,
-				       const struct perf_event *ev, struct raw_frame *out,
-				       uint64_t *pcs, size_t max)
-{
-	size_t n, u;
-
-	if (!(ev->evsel->attr.sample_type & PERF_SAMPLE_STACK_USER) || !ev->sample.user_stack)
-		return machine_sample_frames(m, ev, out, max);
-	n = machine_kernel_frames(m, ev, out, max);
-	u = sym_unwind(sym, m, ev, pcs, max - n);
-	if (!u) /* nothing to unwind: what the callchain has */
-		return machine_sample_frames(m, ev, out, max);
-	return n + machine_user_frames(m, ev->sample.pid, pcs, u, out + n, max - n);
-}
+	"                          /proc/kallsyms whose kernel build id matches\n"       \
+	"      --no-inline         do not expand inlined calls into frames\n"            \
+	"  -j, --jobs N            threads unwinding --call-graph dwarf samples\n"       \
+	"                          (default: the CPU count); output as with -j 1\n"
 
 /** symopts_parse() - apply option @opt; Return: true if it was a symbol option. */
-static inline bool symopts_parse(int opt, const char *arg, struct sym_opts *o)
+static inline bool symopts_parse(int opt, const char *arg, struct cli_sym *c)
 {
+	char *end;
+	long n;
+
 	switch (opt) {
-	case OPT_SYMFS: o->symfs = arg; return true;
-	case OPT_BUILDID_DIR: o->buildid_dir = arg; return true;
-	case OPT_KALLSYMS: o->kallsyms = arg; return true;
+	case OPT_SYMFS: c->o.symfs = arg; return true;
+	case OPT_BUILDID_DIR: c->o.buildid_dir = arg; return true;
+	case OPT_KALLSYMS: c->o.kallsyms = arg; return true;
+	case OPT_NO_INLINE: c->o.no_inline = true; return true;
+	case 'j':
+		n = strtol(arg, &end, 10);
+		c->bad_jobs = *end || n < 1 || n > 256;
+		c->jobs = (unsigned)n;
+		return true;
 	default: return false;
+	}
+}
+
+/** symopts_jobs() - the thread count to use. */
+static inline unsigned symopts_jobs(const struct cli_sym *c)
+{
+	long n;
+
+	if (c->jobs)
+		return c->jobs;
+	n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 && n <= 64 ? (unsigned)n : 1;
+}
+
+/**
+ * cli_sample_frames() - a sample's raw frames, leaf first: with unwound user
+ * addresses (@n > 0, from upool) the kernel part of the callchain followed
+ * by them, else the callchain (or ip) as recorded.
+ */
+static inline size_t cli_sample_frames(const struct machine *m, const struct perf_event *ev,
+				       const uint64_t *pcs, size_t n, struct raw_frame *out,
+				       size_t max)
+{
+	size_t k;
+
+	if (!n)
+		return machine_sample_frames(m, ev, out, max);
+	k = machine_kernel_frames(m, ev, out, max);
+	return k + machine_user_frames(m, ev->sample.pid, pcs, n, out + k, max - k);
+}
+
+/*
+ * cli_machine_event() - apply a record to the machine, first delivering the
+ * samples queued before it when it changes threads or maps.
+ */
+static inline int cli_machine_event(struct upool *pool, struct machine *m,
+				    const struct perf_event *ev)
+{
+	int ret;
+
+	switch (ev->type) {
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+	case PERF_RECORD_COMM:
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		ret = upool_flush(pool);
+		return ret ? ret : machine_event(m, ev);
+	default:
+		return 0;
 	}
 }
 

@@ -6,7 +6,7 @@ need_perf
 command -v script >/dev/null || skip "script(1) from bsdutils is needed to fake a terminal"
 build_workload
 # The line is redrawn every 16 MiB: record a little more than that.
-record "$WORK/big.data" -a -g -F 20000 -e cpu-clock -- "$WORKLOAD" 4
+record "$WORK/big.data" -a -g -F 20000 -e cpu-clock -- "$WORKLOAD" 6
 size=$(stat -c %s "$WORK/big.data")
 [ "$size" -gt $((17 << 20)) ] || skip "recording is only $((size >> 20)) MiB; progress needs > 16 MiB"
 script -qc "'$PERFPORT' info -i '$WORK/big.data' >/dev/null" /dev/null >"$WORK/tty" </dev/null

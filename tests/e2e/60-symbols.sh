@@ -30,6 +30,13 @@ compare no-frame-pointers "$WORK/nofp.data" 99
 record "$WORK/dwarf.data" --call-graph dwarf -F 499 -e cpu-clock "$WORKLOAD" 0.5
 compare dwarf "$WORK/dwarf.data" 98
 grep -q "(inlined)" "$WORK/dwarf.ours" || echo "note: no inlined frames in this recording"
+# Unwinding on worker threads changes nothing in the output.
+"$PERFPORT" stacks -j 1 -i "$WORK/dwarf.data" >"$WORK/j1.ours"
+"$PERFPORT" stacks -j 3 -i "$WORK/dwarf.data" >"$WORK/j3.ours"
+cmp -s "$WORK/j1.ours" "$WORK/j3.ours" || fail "stacks -j 3 differs from -j 1"
+echo "ok: -j 3 output identical to -j 1 ($(grep -c '^[^	]' "$WORK/j1.ours") samples)"
+rc=0; "$PERFPORT" stacks -j 0 -i "$WORK/dwarf.data" >/dev/null 2>&1 || rc=$?
+[ $rc -eq 1 ] || fail "-j 0: exit $rc, want 1"
 $PY "$CHECK" reach "$WORK/dwarf.ours" workload 95 main start_thread clone3 \
 	__libc_start_main _start || fail "dwarf: stacks do not reach main or the thread start"
 cc -O2 -g -fomit-frame-pointer -pthread -o "$WORK/nofp-dwarf" "$TOP/samples/workload.c"

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * upool.h - unwinding `--call-graph dwarf` samples on worker threads, with
+ * results handed back in the order the samples came, so the output of
+ * `-j N` is the output of `-j 1`.
+ *
+ * Samples are copied into a batch. A batch is unwound when it is full, or
+ * when the caller flushes it - which it must do before applying any record
+ * that changes the machine (MMAP, COMM, FORK, EXIT): workers read the
+ * machine's maps while a batch runs. Each worker has its own symbolizer
+ * (libdwfl state is not shared between threads); naming stays with the
+ * caller.
+ */
+#ifndef SYMBOLS_UPOOL_H
+#define SYMBOLS_UPOOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "symbols.h"
+
+/**
+ * typedef upool_fn - receives each sample, in order, with its unwound user
+ * addresses (@n = 0 when the sample has none to unwind). @ev and @pcs are
+ * valid during the call only.
+ */
+typedef int (*upool_fn)(void *ctx, const struct perf_event *ev, const uint64_t *pcs, size_t n);
+
+struct upool;
+
+/**
+ * upool_new() - a pool of @jobs threads (1: no threads, unwound by the caller).
+ * @opts, @hdr, @m: as for sym_new(); @m is read by the workers during a
+ *                  batch and must not change until upool_flush() returns.
+ * Return: the pool (free with upool_free()), or NULL out of memory.
+ */
+struct upool *upool_new(unsigned jobs, const struct sym_opts *opts,
+			const struct perf_header_info *hdr, const struct machine *m,
+			upool_fn fn, void *ctx);
+
+/**
+ * upool_add() - queue a sample (copied); unwinds and delivers the batch when
+ * it is full. Return: 0, PP_ENOMEM, or what @fn returned.
+ */
+int upool_add(struct upool *p, const struct perf_event *ev);
+
+/** upool_flush() - unwind and deliver every queued sample. Return: as upool_add(). */
+int upool_flush(struct upool *p);
+
+void upool_free(struct upool *p);
+
+#endif /* SYMBOLS_UPOOL_H */
