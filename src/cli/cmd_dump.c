@@ -66,6 +66,9 @@ static int on_event(void *ctx, const struct perf_event *ev)
 		printf(" event=%s ip=%" PRIx64 " period=%" PRIu64, ev->evsel->name, s->ip, s->period);
 		print_tp_fields(ev);
 		print_callchain(s);
+		for (uint64_t i = 0; i < s->branch_nr; i++)
+			printf("%s%" PRIx64 ">%" PRIx64, i ? "," : " branches=", s->branch[i].from,
+			       s->branch[i].to);
 		break;
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:

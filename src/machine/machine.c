@@ -450,6 +450,45 @@ size_t machine_kernel_frames(const struct machine *m, const struct perf_event *e
 	return k;
 }
 
+/*
+ * `--call-graph lbr`, as perf builds it: the kernel part of the callchain,
+ * then the entry of the function running (the newest branch's to), then the
+ * call sites the hardware recorded (each entry's from, outermost last). The
+ * sampled address itself is used only when the branch stack is empty.
+ */
+static size_t lbr_frames(const struct machine *m, const struct process *p,
+			 const struct perf_event *ev, struct raw_frame *out, size_t max)
+{
+	const struct perf_sample *s = &ev->sample;
+	uint64_t user_ip = s->ip;
+	bool kernel = false, user_seen = false;
+	size_t n = 0;
+
+	for (uint64_t i = 0; i < s->callchain_nr && n < max; i++) {
+		uint64_t ip = s->callchain[i];
+
+		if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
+			kernel = ip == (uint64_t)PERF_CONTEXT_KERNEL;
+			continue;
+		}
+		if (kernel) {
+			out[n] = make_frame(m, p, s->pid, ip, FRAME_KERNEL, n > 0);
+			n++;
+		} else if (!user_seen) {
+			user_ip = ip; /* the user context's first entry: where it was */
+			user_seen = true;
+		}
+	}
+	if (n < max && s->branch_nr && s->branch[0].to)
+		out[n++] = make_frame(m, p, s->pid, s->branch[0].to, FRAME_USER, false);
+	else if (n < max && user_ip < (uint64_t)PERF_CONTEXT_MAX && (user_seen || !n))
+		out[n++] = make_frame(m, p, s->pid, user_ip, FRAME_USER, false);
+	for (uint64_t i = 0; i < s->branch_nr && n < max; i++)
+		if (s->branch[i].from)
+			out[n++] = make_frame(m, p, s->pid, s->branch[i].from, FRAME_USER, false);
+	return n;
+}
+
 size_t machine_sample_frames(const struct machine *m, const struct perf_event *ev,
 			     struct raw_frame *out, size_t max)
 {
@@ -458,6 +497,10 @@ size_t machine_sample_frames(const struct machine *m, const struct perf_event *e
 	uint8_t kind = FRAME_USER;
 	bool first = true;
 	size_t n = 0;
+
+	if (s->branch_nr && ev->evsel &&
+	    (ev->evsel->attr.branch_sample_type & PERF_SAMPLE_BRANCH_CALL_STACK))
+		return lbr_frames(m, p, ev, out, max);
 
 	if (!s->callchain_nr) {
 		switch (ev->misc & PERF_RECORD_MISC_CPUMODE_MASK) {

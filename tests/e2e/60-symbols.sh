@@ -114,6 +114,13 @@ if [ -d "$CORPUS" ]; then
 			fail "perfparser/$f: unwinding differs"
 		[ "$f" != vector_static_gcc/perf.data ] || cp "$WORK/pp.ours" "$WORK/pp-vector.ours"
 	done
+	# --call-graph lbr: built as perf builds it (the running function's entry,
+	# then the recorded call sites); perf reads this file, so compare with it.
+	v="$CORPUS/perfparser/vector_static_gcc"
+	"$PERFPORT" stacks --symfs "$v" -i "$v/perf.lbr.data" >"$WORK/lbr.ours"
+	perf script -i "$v/perf.lbr.data" -F time,ip >"$WORK/lbr.perf" 2>/dev/null
+	$PY "$CHECK" addrs "$WORK/lbr.ours" "$WORK/lbr.perf" vector_static_g || fail "lbr stacks"
+	grep -q "__hypot+0x13" "$WORK/lbr.ours" || fail "lbr: no named caller"
 	# Inlined calls are frames of their own, named from DWARF.
 	grep -q "generate_n<.*(inlined) /usr/include/c++/9.1.0/bits/stl_algo.h:4449" "$WORK/pp-vector.ours" ||
 		fail "vector_static_gcc: the inlined std::generate_n frame is missing"

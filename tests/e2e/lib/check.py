@@ -15,6 +15,10 @@
   check.py perfparser STACKS.txt EXPECTED.txt MIN%  user function sequences against
                                            perfparser's decoded output (inlined frames
                                            left out: perfport does not expand them yet)
+  check.py addrs   STACKS.txt SCRIPT.txt [COMM]  user frame addresses equal perf script's up to
+                                           one constant load offset (perf prints offsets
+                                           into binaries it cannot find)
+                                           (SCRIPT from: perf script -F time,ip)
   check.py tpfields DUMP.txt  SCRIPT.txt   sched_switch fields, sample by sample
                                            (SCRIPT from: perf script -F time,trace --ns)
 
@@ -200,6 +204,8 @@ def stack_blocks(path, header_re):
                 if blocks[key] and blocks[key][-1][0] == fr[0] and \
                         (blocks[key][-1][2] == "inlined"):
                     blocks[key][-1] = fr
+                elif blocks[key] and blocks[key][-1] == fr:
+                    pass  # perf repeats a syscall's user frame in DWARF mode
                 else:
                     blocks[key].append(fr)
     return blocks
@@ -220,7 +226,8 @@ def frames(ours_path, perf_path, *mins):
         for x, y in zip(a, b):
             kind = "kernel" if y[0] >= 1 << 63 else "user"
             stats[kind][1] += 1
-            if x[1] == y[1]:
+            # glibc's internal __GI_ aliases name the same function
+            if x[1] == y[1] or re.sub(r"^__GI_", "", x[1]) == re.sub(r"^__GI_", "", y[1]):
                 stats[kind][0] += 1
             else:
                 bad[(x[1], y[1])] += 1
@@ -286,6 +293,10 @@ def perfparser(ours_path, expected_path, minpct):
     if not common:
         fail(f"no samples in common (expected {len(want)}, perfport {len(ours)})")
 
+    def dedup(seq):  # perfparser lists an LBR leaf twice
+        return [x for i, x in enumerate(seq) if i == 0 or x != seq[i - 1]]
+    want = {k: dedup(v) for k, v in want.items()}
+
     def same(pcs, syms):
         if len(pcs) != len(syms):
             return False
@@ -300,13 +311,43 @@ def perfparser(ours_path, expected_path, minpct):
     print(f"ok: {ok}/{len(common)} = {pct:.1f}% of samples unwind through the same functions as perfparser")
 
 
+def addrs(ours_path, perf_path, comm=None):
+    hdr = r"-?\d+/(-?\d+) (\d+\.\d{6}):" if not comm else \
+        r"^" + re.escape(comm) + r" -?\d+/(-?\d+) (\d+\.\d{6}):"
+    ours = {t: [f[0] for f in fr if f[0] < 1 << 63]
+            for (tid, t), fr in stack_blocks(ours_path, hdr).items()}
+    perf, key = {}, None
+    with open(perf_path, errors="replace") as f:
+        for line in f:
+            m = re.match(r"^\s*(\d+\.\d{6})\d*:", line)
+            if m:
+                key = m.group(1)
+                perf[key] = []
+                continue
+            m = re.match(r"^\s+([0-9a-f]+)\b", line)
+            if m and key is not None and int(m.group(1), 16) < 1 << 63:
+                perf[key].append(int(m.group(1), 16))
+    common = [k for k in perf if k in ours and perf[k]]
+    if not common:
+        fail(f"no samples in common (perf {len(perf)}, perfport {len(ours)})")
+    # the load offset of the profiled binary: the most common difference
+    base = collections.Counter(ours[k][0] - perf[k][0] for k in common if ours[k]).most_common(1)[0][0]
+    bad = [k for k in common if [a - base for a in ours[k]] != perf[k]]
+    if len(bad) > 0.10 * len(common):
+        fail(f"{len(bad)} of {len(common)} user stacks differ, e.g. {bad[0]}: "
+             f"perfport {[hex(a - base) for a in ours[bad[0]]]} perf {[hex(a) for a in perf[bad[0]]]}")
+    print(f"ok: {len(common) - len(bad)}/{len(common)} user stacks have perf's addresses "
+          f"(load offset {hex(base)})")
+
+
 def main():
     if len(sys.argv) < 3:
         print(__doc__)
         sys.exit(2)
     cmd, args = sys.argv[1], sys.argv[2:]
     {"counts": counts, "order": order, "stats": stats, "json": check_json,
-     "tpfields": tpfields, "frames": frames, "reach": reach, "perfparser": perfparser}[cmd](*args)
+     "tpfields": tpfields, "frames": frames, "reach": reach, "perfparser": perfparser,
+     "addrs": addrs}[cmd](*args)
 
 
 if __name__ == "__main__":
