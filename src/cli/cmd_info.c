@@ -418,9 +418,11 @@ static void print_json(const char *path, const struct perf_reader *r, const stru
 		json_object_object_add(root, "compression", o);
 	}
 	if (c->sym) {
-		const struct sym_stats *ss = sym_stats(c->sym);
+		struct sym_stats all = *sym_stats(c->sym);
+		const struct sym_stats *ss = &all;
 		json_object *u = json_object_new_object();
 
+		upool_add_stats(c->pool, &all);
 		o = json_object_new_object();
 		json_object_object_add(o, "frames", json_object_new_uint64(ss->frames));
 		json_object_object_add(o, "named", json_object_new_uint64(ss->by_cause[SYM_NAMED]));
@@ -428,6 +430,9 @@ static void print_json(const char *path, const struct perf_reader *r, const stru
 			json_object_object_add(u, sym_cause_name(k),
 					       json_object_new_uint64(ss->by_cause[k]));
 		json_object_object_add(o, "unknown", u);
+		json_object_object_add(o, "dwarf_unwound", json_object_new_uint64(ss->unwound));
+		json_object_object_add(o, "dwarf_unwind_stopped", json_object_new_uint64(ss->unwind_stopped));
+		json_object_object_add(o, "dwarf_unwind_failed", json_object_new_uint64(ss->unwind_failed));
 		add_str(o, "kernel_symbols", sym_kernel_source(c->sym));
 		json_object_object_add(root, "symbols", o);
 	}
@@ -510,8 +515,13 @@ static void print_text(const char *path, const struct perf_reader *r, const stru
 		       name ? name : "?", st->skips[i].why);
 	}
 	if (c->sym) {
-		const struct sym_stats *ss = sym_stats(c->sym);
+		struct sym_stats all = *sym_stats(c->sym);
+		const struct sym_stats *ss = &all;
 
+		upool_add_stats(c->pool, &all);
+		if (ss->unwound || ss->unwind_failed)
+			printf("dwarf unwind:  %" PRIu64 " samples, %" PRIu64 " stopped early, %" PRIu64
+			       " not unwindable\n", ss->unwound, ss->unwind_stopped, ss->unwind_failed);
 		printf("frames:        %" PRIu64 ", named %" PRIu64 " (%.1f%%)\n", ss->frames,
 		       ss->by_cause[SYM_NAMED],
 		       ss->frames ? 100.0 * (double)ss->by_cause[SYM_NAMED] / (double)ss->frames : 0.0);

@@ -50,7 +50,6 @@ struct symbolizer {
 	/* DWARF unwinding (unwind.c) */
 	struct uw_proc *uw;
 	uint64_t uw_clock;
-	uint64_t unwound;
 
 	/* JIT (jit.c) */
 	struct jit_map *jits;

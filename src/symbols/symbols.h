@@ -58,6 +58,9 @@ struct sym_opts {
 struct sym_stats {
 	uint64_t frames;
 	uint64_t by_cause[SYM_CAUSE_COUNT];
+	uint64_t unwound;          /* --call-graph dwarf samples unwound */
+	uint64_t unwind_stopped;   /* ... whose unwinding stopped before the outermost frame */
+	uint64_t unwind_failed;    /* ... that could not be unwound at all (no file, no CFI) */
 };
 
 struct symbolizer;
@@ -93,7 +96,7 @@ size_t sym_resolve(struct symbolizer *s, const struct raw_frame *f, uint64_t ker
  * @pcs: receives up to @max user addresses, leaf first: where the thread
  *       was, then return addresses. Feed them to machine_user_frames().
  * Return: how many; 0 when the sample carries no user registers and stack
- * (or the architecture is not supported yet: x86_64 only).
+ * (or the architecture is not supported: x86_64 and aarch64 are).
  */
 size_t sym_unwind(struct symbolizer *s, const struct machine *m, const struct perf_event *ev,
 		  uint64_t *pcs, size_t max);

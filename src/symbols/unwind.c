@@ -8,7 +8,7 @@
  * state whose callbacks read the current sample: set_initial_registers maps
  * perf's register order to DWARF's, memory_read serves [SP, SP + dyn_size)
  * of the stack copy. The Dwfl is rebuilt when the process's maps change.
- * x86_64 only for now.
+ * x86_64 and aarch64.
  */
 #include <elfutils/libdwfl.h>
 #include <dwarf.h>
@@ -34,7 +34,25 @@ static const int x86_dwarf_from_perf[17] = {
 	X86_R8, X86_R9, X86_R10, X86_R11, X86_R12, X86_R13, X86_R14, X86_R15, X86_IP,
 };
 
+/* perf's arm64 registers (arch/arm64/include/uapi/asm/perf_regs.h): x0..x30, sp, pc;
+ * DWARF's are x0..x30, sp; the pc is set on its own. */
+enum { ARM64_SP = 31, ARM64_PC = 32 };
+
+enum uw_arch { UW_NONE, UW_X86_64, UW_AARCH64 };
+
+static enum uw_arch uw_arch_of(const char *arch)
+{
+	if (!arch)
+		return UW_NONE;
+	if (strcmp(arch, "x86_64") == 0)
+		return UW_X86_64;
+	if (strcmp(arch, "aarch64") == 0 || strcmp(arch, "arm64") == 0)
+		return UW_AARCH64;
+	return UW_NONE;
+}
+
 struct uw_sample {
+	enum uw_arch arch;
 	uint32_t tid;
 	const struct perf_sample *s;
 	uint64_t sp;
@@ -96,8 +114,23 @@ static bool cb_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void
 static bool cb_set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
 {
 	const struct uw_proc *p = thread_arg;
-	Dwarf_Word regs[17];
+	Dwarf_Word regs[32];
 
+	if (p->cur.arch == UW_AARCH64) {
+		uint64_t pc;
+
+		for (int i = 0; i < 32; i++) {
+			uint64_t v;
+
+			if (!perf_reg(p->cur.s, i, &v))
+				return false;
+			regs[i] = v;
+		}
+		if (!perf_reg(p->cur.s, ARM64_PC, &pc))
+			return false;
+		dwfl_thread_state_register_pc(thread, pc);
+		return dwfl_thread_state_registers(thread, 0, 32, regs);
+	}
 	for (int i = 0; i < 17; i++) {
 		uint64_t v;
 
@@ -217,13 +250,14 @@ size_t sym_unwind(struct symbolizer *s, const struct machine *m, const struct pe
 		  uint64_t *pcs, size_t max)
 {
 	const struct perf_sample *smp = &ev->sample;
+	enum uw_arch arch = uw_arch_of(s->hdr->arch);
 	const struct map *maps;
 	struct uw_proc *p;
 	uint64_t gen, sp;
 	size_t nr;
 
-	if (!max || !smp->user_regs_abi || !smp->user_regs || !smp->user_stack ||
-	    !perf_reg(smp, X86_SP, &sp) || !s->hdr->arch || strcmp(s->hdr->arch, "x86_64") != 0)
+	if (!max || arch == UW_NONE || !smp->user_regs_abi || !smp->user_regs ||
+	    !smp->user_stack || !perf_reg(smp, arch == UW_X86_64 ? X86_SP : ARM64_SP, &sp))
 		return 0;
 	maps = machine_process_maps(m, smp->pid, &nr, &gen);
 	if (!nr)
@@ -232,16 +266,21 @@ size_t sym_unwind(struct symbolizer *s, const struct machine *m, const struct pe
 	if (!p) {
 		uint64_t ip;
 
+		s->stats.unwind_failed++;
 		/* no unwinding possible: at least the sampled address */
-		if (perf_reg(smp, X86_IP, &ip)) {
+		if (perf_reg(smp, arch == UW_X86_64 ? X86_IP : ARM64_PC, &ip)) {
 			pcs[0] = ip;
 			return 1;
 		}
 		return 0;
 	}
-	p->cur = (struct uw_sample){ .tid = smp->tid, .s = smp, .sp = sp, .pcs = pcs, .max = max };
-	dwfl_getthread_frames(p->dwfl, (pid_t)smp->tid, frame_cb, &p->cur);
-	s->unwound++;
+	p->cur = (struct uw_sample){ .arch = arch, .tid = smp->tid, .s = smp, .sp = sp,
+				     .pcs = pcs, .max = max };
+	/* 0: reached the outermost frame; -1: stopped (no CFI, stack copy too short) */
+	if (dwfl_getthread_frames(p->dwfl, (pid_t)smp->tid, frame_cb, &p->cur) != 0 &&
+	    p->cur.n < max)
+		s->stats.unwind_stopped++;
+	s->stats.unwound++;
 	return p->cur.n;
 }
 

@@ -176,6 +176,17 @@ fail:
 	return NULL;
 }
 
+void upool_add_stats(const struct upool *p, struct sym_stats *st)
+{
+	for (unsigned i = 0; i < p->jobs; i++) {
+		const struct sym_stats *w = sym_stats(p->workers[i].sym);
+
+		st->unwound += w->unwound;
+		st->unwind_stopped += w->unwind_stopped;
+		st->unwind_failed += w->unwind_failed;
+	}
+}
+
 void upool_free(struct upool *p)
 {
 	if (!p)

@@ -47,6 +47,9 @@ int upool_add(struct upool *p, const struct perf_event *ev);
 /** upool_flush() - unwind and deliver every queued sample. Return: as upool_add(). */
 int upool_flush(struct upool *p);
 
+/** upool_add_stats() - add the workers' unwinding counts to @st. */
+void upool_add_stats(const struct upool *p, struct sym_stats *st);
+
 void upool_free(struct upool *p);
 
 #endif /* SYMBOLS_UPOOL_H */

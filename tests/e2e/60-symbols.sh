@@ -30,6 +30,8 @@ compare no-frame-pointers "$WORK/nofp.data" 99
 record "$WORK/dwarf.data" --call-graph dwarf -F 499 -e cpu-clock "$WORKLOAD" 0.5
 compare dwarf "$WORK/dwarf.data" 98
 grep -q "(inlined)" "$WORK/dwarf.ours" || echo "note: no inlined frames in this recording"
+"$PERFPORT" info --json -i "$WORK/dwarf.data" >"$WORK/dwarf.json"
+$PY "$CHECK" json "$WORK/dwarf.json" symbols.dwarf_unwound=">100" symbols.dwarf_unwind_failed=0
 # Unwinding on worker threads changes nothing in the output.
 "$PERFPORT" stacks -j 1 -i "$WORK/dwarf.data" >"$WORK/j1.ours"
 "$PERFPORT" stacks -j 3 -i "$WORK/dwarf.data" >"$WORK/j3.ours"
