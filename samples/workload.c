@@ -4,7 +4,8 @@
  * perfport tells apart: on CPU, waiting for a lock, in I/O, sleeping on a
  * pipe, and in a timed sleep. Used by `make demo`, the samples and the tests.
  *
- * usage: workload [SECONDS] [cpu|lock|io|sleep|all]   (default: 1 all)
+ * usage: workload [SECONDS] [cpu|lock|io|sleep|deep|all]   (default: 1 all)
+ * (deep: CPU time 60 calls down, for unwinding benchmarks; not in all)
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -112,6 +113,25 @@ static void *napper(void *arg)
 	return NULL;
 }
 
+__attribute__((noinline)) static double recurse(int depth, double x)
+{
+	if (depth > 0)
+		return recurse(depth - 1, x) + 1.0; /* not a tail call: keeps its frame */
+	while (!stop)
+		x = hot_inner(x);
+	return x;
+}
+
+static void *deep_worker(void *arg)
+{
+	static double sink;
+
+	(void)arg;
+	sink = recurse(60, 1.0);
+	(void)sink;
+	return NULL;
+}
+
 static void *cpu_worker(void *arg)
 {
 	static double sink;
@@ -147,8 +167,12 @@ int main(int argc, char **argv)
 		pthread_create(&th[n++], NULL, sleeper, NULL);
 		pthread_create(&th[n++], NULL, napper, NULL);
 	}
+	if (strcmp(what, "deep") == 0) {
+		pthread_create(&th[n++], NULL, deep_worker, NULL);
+		pthread_create(&th[n++], NULL, deep_worker, NULL);
+	}
 	if (!n) {
-		fprintf(stderr, "usage: workload [SECONDS] [cpu|lock|io|sleep|all]\n");
+		fprintf(stderr, "usage: workload [SECONDS] [cpu|lock|io|sleep|deep|all]\n");
 		return 1;
 	}
 	ts.tv_sec = (time_t)seconds;

@@ -69,6 +69,7 @@ struct dso_state {
 	size_t nr_segs;
 	struct fsym *syms;       /* sorted by addr, one per address */
 	size_t nr_syms;
+	bool syms_built;
 	struct inl *inl;         /* inlined-call chains of cached addresses */
 	size_t nr_inl, cap_inl;
 	struct cached *cache;    /* open addressing on key */
@@ -337,8 +338,7 @@ static int load_dso(struct symbolizer *s, struct dso_state *st, const struct dso
 			st->nr_segs++;
 		}
 	}
-	build_symtab(s, st);
-	pp_debug("symbols for '%s' from '%s': %zu functions", d->path, st->path, st->nr_syms);
+	pp_debug("symbols for '%s' from '%s'", d->path, st->path);
 	return 1;
 }
 
@@ -504,6 +504,10 @@ static void lookup_user(struct symbolizer *s, struct dso_state *st, uint64_t off
 	if (!in_seg)
 		return;
 	addr = vaddr + st->bias;
+	if (!st->syms_built) {
+		st->syms_built = true; /* on first naming: the unwinder needs none */
+		build_symtab(s, st);
+	}
 	fs = symtab_find(st, addr);
 	if (fs) {
 		c->function = fs->name;

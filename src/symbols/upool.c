@@ -107,6 +107,9 @@ int upool_add(struct upool *p, const struct perf_event *ev)
 {
 	struct slot *s = &p->slots[p->nr];
 
+	if (p->nr == 0 && (!(ev->evsel->attr.sample_type & PERF_SAMPLE_STACK_USER) ||
+			   !ev->sample.user_stack))
+		return p->fn(p->ctx, ev, NULL, 0); /* nothing to unwind, nothing before it */
 	if (p->jobs == 1) {
 		/* one thread: unwind in place, no batch and no copy */
 		s->n = sym_unwind(p->workers[0].sym, p->m, ev, s->pcs, MAX_PCS);

@@ -79,20 +79,23 @@ ours=$(measure "$PERFPORT" dump --samples -i "$data")
 theirs=$(measure perf script -i "$data")
 report "perfport dump --samples" "perf script" "$ours" "$theirs"
 
-# --call-graph dwarf: every sample unwound from its stack copy and named.
-dwarf="$dir/dwarf.perf.data"
+# --call-graph dwarf: every sample unwound from its stack copy and named. The
+# workload's "deep" mode runs 60 calls down, like real programs' stacks.
+dwarf="$dir/dwarf-deep.perf.data"
 dwarf_mb=${BENCH_DWARF_MB:-50}
+cc -O2 -g -fno-omit-frame-pointer -pthread -o "$dir/workload" samples/workload.c
 if [ ! -f "$dwarf" ] || [ $(( $(stat -c %s "$dwarf") >> 20 )) -lt "$dwarf_mb" ]; then
-	[ -x "$dir/workload" ] || cc -O2 -g -fno-omit-frame-pointer -pthread -o "$dir/workload" samples/workload.c
-	echo "recording --call-graph dwarf ..."
-	perf record -q --call-graph dwarf -F 1000 -e cpu-clock -o "$dwarf" -- "$dir/workload" 4 >/dev/null 2>&1
+	echo "recording --call-graph dwarf,16384 of 60-deep stacks ..."
+	perf record -q --call-graph dwarf,16384 -F 2000 -e cpu-clock -o "$dwarf" -- \
+		"$dir/workload" 4 deep >/dev/null 2>&1
 fi
 data=$dwarf
 size=$(stat -c %s "$data")
 mb=$(awk -v s="$size" 'BEGIN { printf "%.1f", s / 1048576 }')
 echo "recording: $data, $mb MB"
-ours=$(measure "$PERFPORT" info -i "$data")
+one=$(measure "$PERFPORT" info -j 1 -i "$data")
+two=$(measure "$PERFPORT" info -j 2 -i "$data")
 theirs=$(measure perf report --stdio -i "$data")
-report "perfport info (unwind)" "perf report --stdio" "$ours" "$theirs"
-theirs=$(measure perf report --stdio --no-children -i "$data")
-report "perfport info (unwind)" "perf report --no-children" "$ours" "$theirs"
+report "perfport info -j 1 (unwind)" "perf report --stdio" "$one" "$theirs"
+report "perfport info -j 2 (unwind)" "perf report --stdio" "$two" "$theirs"
+report "perfport info -j 2 (unwind)" "perfport info -j 1" "$two" "$one"
