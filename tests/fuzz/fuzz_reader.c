@@ -1,25 +1,62 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fuzz_reader.c - libFuzzer target for the perf.data reader. Reads the
- * input in time order and touches every decoded field a consumer would, so
- * the sanitizers see any pointer the reader hands out past its record.
+ * fuzz_reader.c - libFuzzer target for the perf.data reader and the stages
+ * after it. Reads the input in time order, touches every decoded field a
+ * consumer would (so the sanitizers see any pointer the reader hands out
+ * past its record), feeds the records to a machine and names every
+ * sample's frames (files named by the input are opened only when they are
+ * regular files; perf's build-id cache and /proc/kallsyms are not used).
  */
 #include <stddef.h>
 #include <stdint.h>
 
+#include "machine/machine.h"
 #include "perf/perf.h"
+#include "symbols/symbols.h"
 #include "util/log.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static volatile uint64_t sink;
 
+struct fuzz_ctx {
+	struct machine *m;
+	struct symbolizer *sym;
+	struct raw_frame frames[256];
+	uint64_t pcs[256];
+};
+
+static uint64_t name_frames(struct fuzz_ctx *c, const struct perf_event *ev)
+{
+	size_t n = machine_sample_frames(c->m, ev, c->frames, 256);
+	uint64_t acc = 0;
+
+	if (ev->sample.user_stack) {
+		size_t u = sym_unwind(c->sym, c->m, ev, c->pcs, 128);
+
+		n = machine_kernel_frames(c->m, ev, c->frames, 128);
+		n += machine_user_frames(c->m, ev->sample.pid, c->pcs, u, c->frames + n, 256 - n);
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct sym_frame f[8];
+		size_t k = sym_resolve(c->sym, &c->frames[i], machine_kernel_text(c->m), f, 8);
+
+		for (size_t j = 0; j < k; j++)
+			acc += f[j].line + (f[j].function ? (uint8_t)f[j].function[0] : 0);
+	}
+	return acc;
+}
+
 static int touch(void *ctx, const struct perf_event *ev)
 {
 	const struct perf_sample *s = &ev->sample;
 	uint64_t acc = ev->type + ev->size;
+	struct fuzz_ctx *c = ctx;
 
-	(void)ctx;
+	if (ev->type == PERF_RECORD_SAMPLE)
+		acc += name_frames(c, ev);
+	else
+		machine_event(c->m, ev);
 	for (uint64_t i = 0; i < s->callchain_nr; i++)
 		acc += s->callchain[i];
 	for (uint64_t i = 0; i < s->branch_nr; i++)
@@ -66,11 +103,18 @@ static int touch(void *ctx, const struct perf_event *ev)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct perf_reader_opts o = { .ordered = true, .queue_limit = 1 << 20 };
+	struct sym_opts so = { .buildid_dir = "/nonexistent", .use_proc_kallsyms = false };
+	static struct fuzz_ctx c;
 	struct perf_reader *r;
 
 	pp_log_set_level(-1);
 	if (perf_reader_open_mem(data, size, &o, &r) == 0) {
-		perf_reader_run(r, touch, NULL);
+		c.m = machine_new(perf_reader_header(r));
+		c.sym = sym_new(&so, perf_reader_header(r));
+		if (c.m && c.sym)
+			perf_reader_run(r, touch, &c);
+		sym_free(c.sym);
+		machine_free(c.m);
 		perf_reader_close(r);
 	}
 	return 0;
