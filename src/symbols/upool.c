@@ -25,30 +25,39 @@ struct worker {
 	struct symbolizer *sym;
 };
 
+/*
+ * Two batches: while the workers unwind one (the "flight"), the caller
+ * fills the other; when it is full, the caller waits for the flight,
+ * delivers it, and sends the new one off. With one job there are no
+ * threads: each sample is unwound in place.
+ */
 struct upool {
 	unsigned jobs;
 	const struct machine *m;
 	upool_fn fn;
 	void *ctx;
-	struct slot *slots;
-	size_t nr;
-	struct worker *workers;   /* jobs of them; worker 0 is the caller */
-	unsigned threads;         /* started: workers 1..threads */
+	struct slot *batch[2];
+	size_t nr[2];
+	unsigned fill;            /* the batch being filled */
+	bool in_flight;           /* the other batch is with the workers */
+	struct worker *workers;
+	unsigned threads;         /* started worker threads: workers 0..threads-1 */
 
 	pthread_mutex_t lock;
 	pthread_cond_t go, done;
-	bool sync_ready;          /* lock and conditions initialised */
-	uint64_t round;           /* bumped for each batch */
+	bool sync_ready;
+	uint64_t round;           /* bumped for each batch sent */
+	unsigned flight;          /* which batch the workers unwind */
 	unsigned finished;        /* workers done with the current round */
 	bool quit;
 };
 
-static void unwind_share(struct worker *w)
+static void unwind_share(struct worker *w, unsigned b)
 {
 	struct upool *p = w->pool;
 
-	for (size_t i = w->id; i < p->nr; i += p->jobs) {
-		struct slot *s = &p->slots[i];
+	for (size_t i = w->id; i < p->nr[b]; i += p->threads) {
+		struct slot *s = &p->batch[b][i];
 
 		s->n = sym_unwind(w->sym, p->m, &s->ev, s->pcs, MAX_PCS);
 	}
@@ -62,60 +71,87 @@ static void *worker_main(void *arg)
 
 	pthread_mutex_lock(&p->lock);
 	for (;;) {
+		unsigned b;
+
 		while (!p->quit && p->round == seen)
 			pthread_cond_wait(&p->go, &p->lock);
 		if (p->quit)
 			break;
 		seen = p->round;
+		b = p->flight;
 		pthread_mutex_unlock(&p->lock);
-		unwind_share(w);
+		unwind_share(w, b);
 		pthread_mutex_lock(&p->lock);
-		if (++p->finished == p->jobs - 1)
+		if (++p->finished == p->threads)
 			pthread_cond_signal(&p->done);
 	}
 	pthread_mutex_unlock(&p->lock);
 	return NULL;
 }
 
-int upool_flush(struct upool *p)
+/* Wait for the batch with the workers, deliver it in order, empty it. */
+static int land(struct upool *p)
 {
+	unsigned b = p->fill ^ 1;
 	int ret = 0;
 
-	if (!p->nr)
+	if (!p->in_flight)
 		return 0;
-	if (p->jobs > 1) {
-		pthread_mutex_lock(&p->lock);
-		p->finished = 0;
-		p->round++;
-		pthread_cond_broadcast(&p->go);
-		pthread_mutex_unlock(&p->lock);
-	}
-	unwind_share(&p->workers[0]);
-	if (p->jobs > 1) {
-		pthread_mutex_lock(&p->lock);
-		while (p->finished < p->jobs - 1)
-			pthread_cond_wait(&p->done, &p->lock);
-		pthread_mutex_unlock(&p->lock);
-	}
-	for (size_t i = 0; i < p->nr && !ret; i++)
-		ret = p->fn(p->ctx, &p->slots[i].ev, p->slots[i].pcs, p->slots[i].n);
-	p->nr = 0;
+	pthread_mutex_lock(&p->lock);
+	while (p->finished < p->threads)
+		pthread_cond_wait(&p->done, &p->lock);
+	pthread_mutex_unlock(&p->lock);
+	p->in_flight = false;
+	for (size_t i = 0; i < p->nr[b] && !ret; i++)
+		ret = p->fn(p->ctx, &p->batch[b][i].ev, p->batch[b][i].pcs, p->batch[b][i].n);
+	p->nr[b] = 0;
 	return ret;
+}
+
+/* Send the batch being filled to the workers; fill the other one. */
+static void launch(struct upool *p)
+{
+	pthread_mutex_lock(&p->lock);
+	p->flight = p->fill;
+	p->finished = 0;
+	p->round++;
+	pthread_cond_broadcast(&p->go);
+	pthread_mutex_unlock(&p->lock);
+	p->in_flight = true;
+	p->fill ^= 1;
+}
+
+int upool_flush(struct upool *p)
+{
+	int ret;
+
+	if (!p->threads)
+		return 0;
+	ret = land(p);
+	if (ret || !p->nr[p->fill])
+		return ret;
+	launch(p);
+	return land(p);
 }
 
 int upool_add(struct upool *p, const struct perf_event *ev)
 {
-	struct slot *s = &p->slots[p->nr];
+	struct slot *s;
+	int ret;
 
-	if (p->nr == 0 && (!(ev->evsel->attr.sample_type & PERF_SAMPLE_STACK_USER) ||
-			   !ev->sample.user_stack))
-		return p->fn(p->ctx, ev, NULL, 0); /* nothing to unwind, nothing before it */
-	if (p->jobs == 1) {
-		/* one thread: unwind in place, no batch and no copy */
-		s->n = sym_unwind(p->workers[0].sym, p->m, ev, s->pcs, MAX_PCS);
-		return p->fn(p->ctx, ev, s->pcs, s->n);
+	if (!p->threads) {
+		/* one job: unwind in place, no batch and no copy */
+		struct slot *one = &p->batch[0][0];
+
+		one->n = 0;
+		if ((ev->evsel->attr.sample_type & PERF_SAMPLE_STACK_USER) && ev->sample.user_stack)
+			one->n = sym_unwind(p->workers[0].sym, p->m, ev, one->pcs, MAX_PCS);
+		return p->fn(p->ctx, ev, one->pcs, one->n);
 	}
-
+	if (!p->nr[p->fill] && !p->in_flight &&
+	    (!(ev->evsel->attr.sample_type & PERF_SAMPLE_STACK_USER) || !ev->sample.user_stack))
+		return p->fn(p->ctx, ev, NULL, 0); /* nothing to unwind, nothing before it */
+	s = &p->batch[p->fill][p->nr[p->fill]];
 	if (ev->size > s->cap) {
 		uint32_t cap = (ev->size + 4095) & ~4095u;
 		uint8_t *n = aligned_alloc(8, cap);
@@ -133,9 +169,12 @@ int upool_add(struct upool *p, const struct perf_event *ev)
 	if (perf_sample_parse(ev->evsel, s->rec + 8, ev->size - 8, false, &s->ev.sample))
 		return PP_EFORMAT; /* cannot happen: the reader parsed it already */
 	s->n = 0;
-	if (++p->nr == BATCH)
-		return upool_flush(p);
-	return 0;
+	if (++p->nr[p->fill] < BATCH)
+		return 0;
+	ret = land(p);       /* the previous batch, delivered in order */
+	if (!ret)
+		launch(p);   /* this one goes off while the caller reads on */
+	return ret;
 }
 
 struct upool *upool_new(unsigned jobs, const struct sym_opts *opts,
@@ -143,7 +182,7 @@ struct upool *upool_new(unsigned jobs, const struct sym_opts *opts,
 			upool_fn fn, void *ctx)
 {
 	struct upool *p = calloc(1, sizeof(*p));
-	unsigned started = 0;
+	unsigned n;
 
 	if (!p)
 		return NULL;
@@ -151,9 +190,10 @@ struct upool *upool_new(unsigned jobs, const struct sym_opts *opts,
 	p->m = m;
 	p->fn = fn;
 	p->ctx = ctx;
-	p->slots = calloc(BATCH, sizeof(*p->slots));
+	p->batch[0] = calloc(BATCH, sizeof(struct slot));
+	p->batch[1] = calloc(BATCH, sizeof(struct slot));
 	p->workers = calloc(p->jobs, sizeof(*p->workers));
-	if (!p->slots || !p->workers)
+	if (!p->batch[0] || !p->batch[1] || !p->workers)
 		goto fail;
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->go, NULL);
@@ -166,13 +206,14 @@ struct upool *upool_new(unsigned jobs, const struct sym_opts *opts,
 		if (!p->workers[i].sym)
 			goto fail;
 	}
-	for (started = 1; started < p->jobs; started++)
-		if (pthread_create(&p->workers[started].thread, NULL, worker_main, &p->workers[started]))
+	if (p->jobs == 1)
+		return p; /* worker 0's symbolizer, used in place */
+	for (n = 0; n < p->jobs; n++)
+		if (pthread_create(&p->workers[n].thread, NULL, worker_main, &p->workers[n]))
 			break;
-	p->threads = started - 1;
-	for (unsigned i = started; i < p->jobs; i++)
-		sym_free(p->workers[i].sym); /* run with the threads we got */
-	p->jobs = started;
+	p->threads = n;
+	if (!n)
+		p->jobs = 1; /* no thread could start: unwind in place */
 	return p;
 fail:
 	upool_free(p);
@@ -199,7 +240,7 @@ void upool_free(struct upool *p)
 		p->quit = true;
 		pthread_cond_broadcast(&p->go);
 		pthread_mutex_unlock(&p->lock);
-		for (unsigned i = 1; i <= p->threads; i++)
+		for (unsigned i = 0; i < p->threads; i++)
 			pthread_join(p->workers[i].thread, NULL);
 	}
 	if (p->sync_ready) {
@@ -209,9 +250,11 @@ void upool_free(struct upool *p)
 	}
 	for (unsigned i = 0; p->workers && i < p->jobs; i++)
 		sym_free(p->workers[i].sym);
-	for (size_t i = 0; p->slots && i < BATCH; i++)
-		free(p->slots[i].rec);
-	free(p->slots);
+	for (int b = 0; b < 2; b++) {
+		for (size_t i = 0; p->batch[b] && i < BATCH; i++)
+			free(p->batch[b][i].rec);
+		free(p->batch[b]);
+	}
 	free(p->workers);
 	free(p);
 }
