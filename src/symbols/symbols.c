@@ -183,9 +183,15 @@ static char *find_file(const struct symbolizer *s, const struct dso *d, uint8_t 
 			TRY("%s/%s", s->opts.symfs, base + 1);
 	}
 	if (d->build_id_size) {
+		/* perf's cache: DIR/<path>/<id>/elf, DIR/[vdso]/<id>/vdso, and
+		 * DIR/.build-id/xx/rest linking to either directory */
 		hex(d->build_id, d->build_id_size, idhex);
 		TRY("%s/.build-id/%.2s/%s/elf", s->buildid_dir, idhex, idhex + 2);
+		TRY("%s/.build-id/%.2s/%s/vdso", s->buildid_dir, idhex, idhex + 2);
 		TRY("%s/.build-id/%.2s/%s", s->buildid_dir, idhex, idhex + 2);
+		TRY("%s%s%s/%s/elf", s->buildid_dir, d->path[0] == '/' ? "" : "/", d->path, idhex);
+		if (d->kind == DSO_VDSO)
+			TRY("%s/[vdso]/%s/vdso", s->buildid_dir, idhex);
 	}
 	if (d->path[0] == '/')
 		TRY("%s", d->path);

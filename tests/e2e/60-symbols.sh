@@ -47,6 +47,26 @@ record "$WORK/nofpd.data" --call-graph dwarf -F 499 -e cpu-clock "$WORK/nofp-dwa
 $PY "$CHECK" reach "$WORK/nofpd.ours" nofp-dwarf 95 main start_thread clone3 \
 	__libc_start_main _start || fail "dwarf without frame pointers: stacks do not reach main"
 
+# [vdso] code is named from the copy perf keeps in its build-id cache.
+cat >"$WORK/vd.c" <<'C'
+#include <time.h>
+int main(void)
+{
+	struct timespec t;
+	long s = 0;
+
+	for (long i = 0; i < 10000000; i++) {
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		s += t.tv_nsec;
+	}
+	return s == 42;
+}
+C
+cc -O2 -o "$WORK/vd" "$WORK/vd.c"
+record "$WORK/vd.data" -g -F 999 -e cpu-clock "$WORK/vd"
+compare vdso "$WORK/vd.data" 99
+grep -q "__vdso_clock_gettime+0x[0-9a-f]* (\[vdso\])" "$WORK/vdso.ours" || fail "vdso frames not named"
+
 # Rebuilt after recording, with perf's build-id cache out of the way: the
 # recorded build id no longer matches, so no frame of it may carry a name.
 cp "$WORKLOAD" "$WORK/rebuilt"

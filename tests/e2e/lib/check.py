@@ -226,8 +226,11 @@ def frames(ours_path, perf_path, *mins):
         for x, y in zip(a, b):
             kind = "kernel" if y[0] >= 1 << 63 else "user"
             stats[kind][1] += 1
-            # glibc's internal __GI_ aliases name the same function
-            if x[1] == y[1] or re.sub(r"^__GI_", "", x[1]) == re.sub(r"^__GI_", "", y[1]):
+            # glibc's internal __GI_ aliases name the same function; perf keeps
+            # symbol versions (@@GLIBC_2.17), perfport drops them
+            def norm(n):
+                return re.sub(r"@.*$", "", re.sub(r"^__GI_", "", n))
+            if x[1] == y[1] or norm(x[1]) == norm(y[1]):
                 stats[kind][0] += 1
             else:
                 bad[(x[1], y[1])] += 1
