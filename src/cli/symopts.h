@@ -17,6 +17,7 @@ enum {
 	OPT_BUILDID_DIR,
 	OPT_KALLSYMS,
 	OPT_NO_INLINE,
+	OPT_VMLINUX,
 };
 
 struct cli_sym {
@@ -31,6 +32,7 @@ struct cli_sym {
 	{ "symfs", required_argument, NULL, OPT_SYMFS },                  \
 	{ "buildid-dir", required_argument, NULL, OPT_BUILDID_DIR },      \
 	{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },            \
+	{ "vmlinux", required_argument, NULL, OPT_VMLINUX },              \
 	{ "no-inline", no_argument, NULL, OPT_NO_INLINE },                \
 	{ "jobs", required_argument, NULL, 'j' }
 
@@ -41,6 +43,8 @@ struct cli_sym {
 	"      --kallsyms FILE     kernel symbols of the recorded kernel; without it,\n" \
 	"                          kernel frames are named only from perf's cache or a\n" \
 	"                          /proc/kallsyms whose kernel build id matches\n"       \
+	"      --vmlinux FILE      kernel symbols from this image of the recorded\n"     \
+	"                          kernel (refused if its build id differs)\n"            \
 	"      --no-inline         do not expand inlined calls into frames\n"            \
 	"  -j, --jobs N            threads unwinding --call-graph dwarf samples\n"       \
 	"                          (default: the CPU count); output as with -j 1\n"
@@ -56,6 +60,7 @@ static inline bool symopts_parse(int opt, const char *arg, struct cli_sym *c)
 	case OPT_BUILDID_DIR: c->o.buildid_dir = arg; return true;
 	case OPT_KALLSYMS: c->o.kallsyms = arg; return true;
 	case OPT_NO_INLINE: c->o.no_inline = true; return true;
+	case OPT_VMLINUX: c->o.vmlinux = arg; return true;
 	case 'j':
 		n = strtol(arg, &end, 10);
 		c->bad_jobs = *end || n < 1 || n > 256;

@@ -8,7 +8,10 @@
  * recorded kernel map starts at the runtime _text, so a kallsyms of the same
  * kernel from another boot (another KASLR offset) still fits.
  */
+#include <fcntl.h>
+#include <gelf.h>
 #include <inttypes.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,11 +21,46 @@
 
 #define KCACHE 16384 /* kernel look-up cache slots */
 
+static unsigned underscores(const char *n)
+{
+	unsigned k = 0;
+
+	while (n[k] == '_')
+		k++;
+	return k;
+}
+
+/* By address; at one address the best alias first, by perf's rule. */
 static int cmp_ksym(const void *a, const void *b)
 {
 	const struct ksym *x = a, *y = b;
+	size_t lx, ly;
 
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if ((x->bind == STB_WEAK) != (y->bind == STB_WEAK))
+		return x->bind == STB_WEAK ? 1 : -1;
+	if ((x->bind == STB_GLOBAL) != (y->bind == STB_GLOBAL))
+		return x->bind == STB_GLOBAL ? -1 : 1;
+	if (underscores(x->name) != underscores(y->name))
+		return underscores(x->name) < underscores(y->name) ? -1 : 1;
+	lx = strlen(x->name);
+	ly = strlen(y->name);
+	if (lx != ly)
+		return lx > ly ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* Sort, then keep the best symbol of each address. */
+static void ksyms_sort(struct symbolizer *s)
+{
+	size_t k = 0;
+
+	qsort(s->ksyms, s->nr_ksyms, sizeof(*s->ksyms), cmp_ksym);
+	for (size_t i = 0; i < s->nr_ksyms; i++)
+		if (!k || s->ksyms[k - 1].addr != s->ksyms[i].addr)
+			s->ksyms[k++] = s->ksyms[i];
+	s->nr_ksyms = k;
 }
 
 static int hexval(int c)
@@ -87,7 +125,9 @@ int kallsyms_parse(struct symbolizer *s, const char *text, size_t len, uint64_t 
 			memcpy(names + used, name, nl);
 			names[used + nl] = 0;
 			s->ksyms[s->nr_ksyms].addr = addr;
-			s->ksyms[s->nr_ksyms].name = names + used; /* fixed below if moved */
+			s->ksyms[s->nr_ksyms].name = names + used;
+			s->ksyms[s->nr_ksyms].bind = type == 'w' || type == 'W' ? STB_WEAK
+						     : type == 'T' ? STB_GLOBAL : STB_LOCAL;
 			used += nl + 1;
 			s->nr_ksyms++;
 			nonzero = nonzero || addr;
@@ -104,7 +144,7 @@ next:
 		return -1;
 	}
 	s->ksym_names = names;
-	qsort(s->ksyms, s->nr_ksyms, sizeof(*s->ksyms), cmp_ksym);
+	ksyms_sort(s);
 	return 0;
 }
 
@@ -183,6 +223,17 @@ static const struct perf_build_id *recorded_kernel_id(const struct symbolizer *s
 	return NULL;
 }
 
+/* Move every symbol by the difference between the recorded and the file's _text. */
+static void place(struct symbolizer *s, uint64_t kernel_text, uint64_t text_addr)
+{
+	if (kernel_text && text_addr && kernel_text != text_addr) {
+		uint64_t delta = kernel_text - text_addr;
+
+		for (size_t i = 0; i < s->nr_ksyms; i++)
+			s->ksyms[i].addr += delta; /* same order: a constant shift */
+	}
+}
+
 static bool try_file(struct symbolizer *s, const char *path, uint64_t kernel_text,
 		     const char *what)
 {
@@ -197,14 +248,86 @@ static bool try_file(struct symbolizer *s, const char *path, uint64_t kernel_tex
 	free(buf);
 	if (ret)
 		return false;
-	if (kernel_text && text_addr && kernel_text != text_addr) {
-		uint64_t delta = kernel_text - text_addr;
-
-		for (size_t i = 0; i < s->nr_ksyms; i++)
-			s->ksyms[i].addr += delta; /* same order: a constant shift */
-	}
+	place(s, kernel_text, text_addr);
 	s->kernel_source = strtab_intern(&s->strings, what);
 	pp_info("kernel symbols from %s", what);
+	return true;
+}
+
+/*
+ * Function symbols of a vmlinux (its .symtab), if its build id is the
+ * recorded kernel's (or the recording did not say).
+ */
+static bool try_vmlinux(struct symbolizer *s, const char *path, uint64_t kernel_text,
+			const struct perf_build_id *rec)
+{
+	uint8_t id[PERF_MAX_BUILD_ID];
+	int n = sym_file_build_id(path, id, sizeof(id));
+	uint64_t text_addr = 0;
+	size_t cap = 0;
+	Elf_Scn *scn = NULL;
+	Elf *elf;
+	int fd;
+
+	if (n < 0) {
+		pp_warn("cannot read '%s' as a vmlinux", path);
+		return false;
+	}
+	if (rec && (n != rec->size || memcmp(id, rec->id, (size_t)n) != 0)) {
+		pp_warn("'%s' is not the recorded kernel (its build id differs): kernel frames "
+			"stay unnamed", path);
+		return false;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	while (elf && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize ||
+		    !(data = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			const char *name;
+			GElf_Sym sym;
+
+			if (!gelf_getsym(data, (int)i, &sym) || !sym.st_value ||
+			    sym.st_shndx == SHN_UNDEF ||
+			    !(name = elf_strptr(elf, sh.sh_link, sym.st_name)) || !*name)
+				continue;
+			if (strcmp(name, "_text") == 0)
+				text_addr = sym.st_value;
+			if (GELF_ST_TYPE(sym.st_info) != STT_FUNC)
+				continue;
+			if (s->nr_ksyms == cap) {
+				struct ksym *k;
+
+				cap = cap ? cap * 2 : 65536;
+				k = realloc(s->ksyms, cap * sizeof(*k));
+				if (!k)
+					break;
+				s->ksyms = k;
+			}
+			s->ksyms[s->nr_ksyms].addr = sym.st_value;
+			s->ksyms[s->nr_ksyms].bind = (uint8_t)GELF_ST_BIND(sym.st_info);
+			s->ksyms[s->nr_ksyms].name = strtab_intern(&s->strings, name);
+			if (s->ksyms[s->nr_ksyms].name)
+				s->nr_ksyms++;
+		}
+	}
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	if (!s->nr_ksyms) {
+		pp_warn("'%s' has no function symbols", path);
+		return false;
+	}
+	ksyms_sort(s);
+	place(s, kernel_text, text_addr);
+	s->kernel_source = strtab_intern(&s->strings, path);
+	pp_info("kernel symbols from %s", path);
 	return true;
 }
 
@@ -214,6 +337,10 @@ static void load(struct symbolizer *s, uint64_t kernel_text)
 	char path[4096 + 128], idhex[2 * PERF_MAX_BUILD_ID + 1];
 
 	s->kernel_tried = true;
+	if (s->opts.vmlinux) {
+		try_vmlinux(s, s->opts.vmlinux, kernel_text, rec);
+		return; /* asked for this image: nothing else is used */
+	}
 	if (s->opts.kallsyms) {
 		if (try_file(s, s->opts.kallsyms, kernel_text, s->opts.kallsyms))
 			return;

@@ -11,6 +11,7 @@
 struct ksym {
 	uint64_t addr;
 	const char *name;    /* interned */
+	uint8_t bind;        /* STB_GLOBAL, STB_WEAK or STB_LOCAL */
 };
 
 struct jit_sym {

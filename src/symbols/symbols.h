@@ -51,6 +51,7 @@ struct sym_opts {
 	const char *symfs;        /* look for recorded paths under this directory */
 	const char *buildid_dir;  /* perf's build-id cache; NULL: $HOME/.debug */
 	const char *kallsyms;     /* a kallsyms file for the recorded kernel */
+	const char *vmlinux;      /* an ELF image of the recorded kernel */
 	bool no_inline;           /* do not expand inlined calls */
 	bool use_proc_kallsyms;   /* allow /proc/kallsyms when the kernel matches (default on) */
 };

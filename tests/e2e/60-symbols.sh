@@ -67,6 +67,35 @@ record "$WORK/vd.data" -g -F 999 -e cpu-clock "$WORK/vd"
 compare vdso "$WORK/vd.data" 99
 grep -q "__vdso_clock_gettime+0x[0-9a-f]* (\[vdso\])" "$WORK/vdso.ours" || fail "vdso frames not named"
 
+# --vmlinux: an image of the recorded kernel, linked elsewhere than it ran
+# (as KASLR does), names the same kernel frames as the matching kallsyms; an
+# image with another build id is refused. The image is built from this
+# machine's /proc/kallsyms, linked at a base that forces a shift.
+kid=$(perf buildid-list -i "$WORK/fp.data" 2>/dev/null | awk '$2 == "[kernel.kallsyms]" { print $1 }')
+if [ -n "$kid" ] && command -v as >/dev/null && command -v ld >/dev/null &&
+	[ "$(awk '$3 == "_text" { print $1 }' /proc/kallsyms)" != 0000000000000000 ]; then
+	$PY "$TOP/tests/e2e/progs/fake_vmlinux.py" /proc/kallsyms ffffffff80000000 >"$WORK/vm.s"
+	as -o "$WORK/vm.o" "$WORK/vm.s"
+	ld -e 0 --build-id=0x"$kid" -o "$WORK/vmlinux" "$WORK/vm.o"
+	ld -e 0 --build-id=0x0011223344556677889900112233445566778899 -o "$WORK/vmlinux.other" "$WORK/vm.o"
+	"$PERFPORT" stacks -i "$WORK/fp.data" | grep -E '^	ffff' >"$WORK/k.kallsyms"
+	"$PERFPORT" stacks --vmlinux "$WORK/vmlinux" -i "$WORK/fp.data" | grep -E '^	ffff' >"$WORK/k.vmlinux"
+	n=$(grep -vc '\[unknown\]' "$WORK/k.vmlinux" || true)
+	[ "$n" -gt 100 ] || fail "vmlinux: only $n kernel frames named"
+	# The stand-in image holds one symbol per name (kallsyms repeats static
+	# names), so a few frames may differ; 99% must not.
+	d=$(diff "$WORK/k.kallsyms" "$WORK/k.vmlinux" | grep -c '^<' || true)
+	t=$(wc -l <"$WORK/k.kallsyms")
+	[ $((d * 100)) -le "$t" ] ||
+		fail "vmlinux names differ from kallsyms names in $d of $t frames: $(diff "$WORK/k.kallsyms" "$WORK/k.vmlinux" | head -4)"
+	"$PERFPORT" stacks --vmlinux "$WORK/vmlinux.other" -i "$WORK/fp.data" 2>"$WORK/vo.err" |
+		grep -E '^	ffff' | grep -vq '\[unknown\]' && fail "vmlinux with another build id was used"
+	grep -q "is not the recorded kernel" "$WORK/vo.err" || fail "no warning for a foreign vmlinux"
+	echo "ok: --vmlinux: $n kernel frames named, $d of $t differ from kallsyms (duplicate static names); a foreign image refused"
+else
+	echo "note: --vmlinux not checked (no kernel build id in the recording, or no binutils)"
+fi
+
 # Rebuilt after recording, with perf's build-id cache out of the way: the
 # recorded build id no longer matches, so no frame of it may carry a name.
 cp "$WORKLOAD" "$WORK/rebuilt"
