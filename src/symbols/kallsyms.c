@@ -21,34 +21,14 @@
 
 #define KCACHE 16384 /* kernel look-up cache slots */
 
-static unsigned underscores(const char *n)
-{
-	unsigned k = 0;
-
-	while (n[k] == '_')
-		k++;
-	return k;
-}
-
-/* By address; at one address the best alias first, by perf's rule. */
+/* By address; at one address the best alias first (kallsyms has no sizes). */
 static int cmp_ksym(const void *a, const void *b)
 {
 	const struct ksym *x = a, *y = b;
-	size_t lx, ly;
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
-	if ((x->bind == STB_WEAK) != (y->bind == STB_WEAK))
-		return x->bind == STB_WEAK ? 1 : -1;
-	if ((x->bind == STB_GLOBAL) != (y->bind == STB_GLOBAL))
-		return x->bind == STB_GLOBAL ? -1 : 1;
-	if (underscores(x->name) != underscores(y->name))
-		return underscores(x->name) < underscores(y->name) ? -1 : 1;
-	lx = strlen(x->name);
-	ly = strlen(y->name);
-	if (lx != ly)
-		return lx > ly ? -1 : 1;
-	return strcmp(x->name, y->name);
+	return sym_alias_order(false, x->bind, x->name, false, y->bind, y->name);
 }
 
 /* Sort, then keep the best symbol of each address. */

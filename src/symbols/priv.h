@@ -59,6 +59,13 @@ struct symbolizer {
 
 /* symbols.c */
 int sym_file_build_id(const char *path, uint8_t *id, size_t max);
+/*
+ * Which of two aliases at one address names it, as perf chooses: a sized
+ * symbol, then non-weak, then global, then fewer leading underscores, then
+ * the longer name; by name last. Return: < 0 if x is better, > 0 if y.
+ */
+int sym_alias_order(bool sized_x, uint8_t bind_x, const char *x, bool sized_y, uint8_t bind_y,
+		    const char *y);
 /* The dso's file, loaded (found by build id) on first use; NULL if not usable. */
 const struct dso_state *sym_dso_loaded(struct symbolizer *s, const struct dso *d);
 const char *sym_dso_path(const struct dso_state *st);

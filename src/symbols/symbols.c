@@ -211,35 +211,37 @@ static unsigned leading_underscores(const char *n)
 	return k;
 }
 
-/*
- * Order for aliases at one address, best first, as perf chooses (so names
- * match what perf users see): a sized symbol, then non-weak, then global,
- * then fewer leading underscores, then the longer name; by name last, for a
- * stable order.
- */
-static int cmp_fsym(const void *a, const void *b)
+int sym_alias_order(bool sized_x, uint8_t bind_x, const char *x, bool sized_y, uint8_t bind_y,
+		    const char *y)
 {
-	const struct fsym *x = a, *y = b;
 	unsigned ux, uy;
 	size_t lx, ly;
 
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	if (!x->size != !y->size)
-		return x->size ? -1 : 1;
-	if ((x->bind == STB_WEAK) != (y->bind == STB_WEAK))
-		return x->bind == STB_WEAK ? 1 : -1;
-	if ((x->bind == STB_GLOBAL) != (y->bind == STB_GLOBAL))
-		return x->bind == STB_GLOBAL ? -1 : 1;
-	ux = leading_underscores(x->name);
-	uy = leading_underscores(y->name);
+	if (sized_x != sized_y)
+		return sized_x ? -1 : 1;
+	if ((bind_x == STB_WEAK) != (bind_y == STB_WEAK))
+		return bind_x == STB_WEAK ? 1 : -1;
+	if ((bind_x == STB_GLOBAL) != (bind_y == STB_GLOBAL))
+		return bind_x == STB_GLOBAL ? -1 : 1;
+	ux = leading_underscores(x);
+	uy = leading_underscores(y);
 	if (ux != uy)
 		return ux < uy ? -1 : 1;
-	lx = strlen(x->name);
-	ly = strlen(y->name);
+	lx = strlen(x);
+	ly = strlen(y);
 	if (lx != ly)
 		return lx > ly ? -1 : 1;
-	return strcmp(x->name, y->name);
+	return strcmp(x, y);
+}
+
+/* By address; at one address the best alias first. */
+static int cmp_fsym(const void *a, const void *b)
+{
+	const struct fsym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return sym_alias_order(x->size != 0, x->bind, x->name, y->size != 0, y->bind, y->name);
 }
 
 /*
