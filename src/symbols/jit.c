@@ -84,7 +84,7 @@ bool jit_lookup(struct symbolizer *s, const struct raw_frame *f, struct sym_fram
 {
 	uint64_t addr = f->ret ? f->addr - 1 : f->addr;
 	struct jit_map *m = NULL;
-	size_t lo = 0, hi;
+	size_t lo;
 
 	for (size_t i = 0; i < s->nr_jits; i++)
 		if (s->jits[i].pid == f->pid)
@@ -93,15 +93,7 @@ bool jit_lookup(struct symbolizer *s, const struct raw_frame *f, struct sym_fram
 		m = load(s, f->pid);
 	if (!m || !m->nr)
 		return false;
-	hi = m->nr;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (m->syms[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = sym_count_at_or_below(m->syms, m->nr, sizeof(*m->syms), addr);
 	if (lo == 0 || addr >= m->syms[lo - 1].end)
 		return false;
 	out->function = m->syms[lo - 1].name;

@@ -347,7 +347,7 @@ void kernel_resolve(struct symbolizer *s, const struct raw_frame *f, uint64_t ke
 		    struct sym_frame *out)
 {
 	uint64_t addr = f->ret ? f->addr - 1 : f->addr;
-	size_t lo = 0, hi;
+	size_t lo;
 
 	out->flags = FRAME_F_KERNEL;
 	out->module = f->dso && f->dso->kind == DSO_MODULE ? f->dso->path : "[kernel.kallsyms]";
@@ -367,15 +367,7 @@ void kernel_resolve(struct symbolizer *s, const struct raw_frame *f, uint64_t ke
 			goto found;
 		}
 	}
-	hi = s->nr_ksyms;
-	while (lo < hi) { /* the last symbol at or below addr */
-		size_t mid = (lo + hi) / 2;
-
-		if (s->ksyms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = sym_count_at_or_below(s->ksyms, s->nr_ksyms, sizeof(*s->ksyms), addr);
 	if (lo == 0 || lo == s->nr_ksyms) {
 		/* below the first, or past the last symbol (no end known) */
 		out->cause = SYM_NO_SYMBOL;

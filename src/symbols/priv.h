@@ -5,6 +5,8 @@
 #ifndef SYMBOLS_PRIV_H
 #define SYMBOLS_PRIV_H
 
+#include <string.h>
+
 #include "../util/strtab.h"
 #include "symbols.h"
 
@@ -71,6 +73,29 @@ const struct dso_state *sym_dso_loaded(struct symbolizer *s, const struct dso *d
 const char *sym_dso_path(const struct dso_state *st);
 /* Load bias for a map of the file at @start with file offset @pgoff. */
 bool sym_dso_bias(const struct dso_state *st, uint64_t start, uint64_t pgoff, uint64_t *bias);
+
+/*
+ * How many of @n sorted entries (@stride bytes each, starting with a u64
+ * address) are at or below @addr: entry [result - 1] is the last one that
+ * can contain it.
+ */
+static inline size_t sym_count_at_or_below(const void *base, size_t n, size_t stride,
+					   uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		uint64_t key;
+
+		memcpy(&key, (const char *)base + mid * stride, sizeof(key));
+		if (key <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
 
 /* unwind.c */
 void unwind_free(struct symbolizer *s);

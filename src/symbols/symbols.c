@@ -288,17 +288,9 @@ static void build_symtab(struct symbolizer *s, struct dso_state *st)
 /* The function containing @addr: the last at or below it, within its size. */
 static const struct fsym *symtab_find(const struct dso_state *st, uint64_t addr)
 {
-	size_t lo = 0, hi = st->nr_syms;
+	size_t lo = sym_count_at_or_below(st->syms, st->nr_syms, sizeof(*st->syms), addr);
 	const struct fsym *f;
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (st->syms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (!lo)
 		return NULL;
 	f = &st->syms[lo - 1];
