@@ -193,6 +193,7 @@ struct perf_header_info {
 	bool directory;          /* perf record --threads directory */
 	bool swapped;            /* recorded with the other byte order */
 	uint64_t file_size;
+	uint64_t mtime_ns;        /* the file's modification time, 0 for a pipe */
 	uint64_t data_offset, data_size;
 	uint64_t features[PERF_FEAT_BITS / 64];
 	char *hostname, *osrelease, *version, *arch, *cpudesc, *cpuid;
@@ -351,6 +352,20 @@ int perf_tp_read_u64(const struct tep_format_field *field,
  */
 const struct tep_format_field *perf_tp_field_next(const struct perf_evsel *evsel,
 						  const struct tep_format_field *prev);
+
+struct perf_tp_flag {
+	uint64_t value;
+	char letter;            /* the first character of its name */
+};
+
+/**
+ * perf_tp_print_flags() - the __print_flags() table the event's format
+ * applies to @field (sched_switch's prev_state: { 0x1, "S" }, { 0x2, "D" },
+ * ...), as the recorded kernel defined it.
+ * Return: the number of entries written to @out, 0 if there is no table.
+ */
+size_t perf_tp_print_flags(const struct perf_evsel *evsel, const char *field,
+			   struct perf_tp_flag *out, size_t max);
 
 /** perf_tp_field_name() - the field's name, owned by the tep handle. */
 const char *perf_tp_field_name(const struct tep_format_field *field);

@@ -769,6 +769,8 @@ static int open_fd(struct perf_reader *r)
 
 	if (fstat(r->fd, &st) == 0 && S_ISREG(st.st_mode)) {
 		r->hdr.file_size = (uint64_t)st.st_size;
+		r->hdr.mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000u +
+				  (uint64_t)st.st_mtim.tv_nsec;
 		r->progress_total = (uint64_t)st.st_size;
 		posix_fadvise(r->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 	} else {

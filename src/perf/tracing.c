@@ -249,3 +249,73 @@ int perf_tp_read_u64(const struct tep_format_field *field, const struct perf_sam
 	*val = v;
 	return 0;
 }
+
+/* Does the expression @a read the field @name? */
+static bool arg_reads_field(const struct tep_print_arg *a, const char *name, int depth)
+{
+	if (!a || depth > 32)
+		return false;
+	switch (a->type) {
+	case TEP_PRINT_FIELD:
+		return a->field.name && strcmp(a->field.name, name) == 0;
+	case TEP_PRINT_OP:
+		return arg_reads_field(a->op.left, name, depth + 1) ||
+		       arg_reads_field(a->op.right, name, depth + 1);
+	case TEP_PRINT_TYPE:
+		return arg_reads_field(a->typecast.item, name, depth + 1);
+	default:
+		return false;
+	}
+}
+
+/* The first __print_flags() table applied to @name, searched depth first. */
+static const struct tep_print_flag_sym *find_flags(const struct tep_print_arg *a,
+						    const char *name, int depth)
+{
+	const struct tep_print_flag_sym *f = NULL;
+
+	for (; a && !f && depth <= 32; a = a->next) {
+		switch (a->type) {
+		case TEP_PRINT_FLAGS:
+			if (arg_reads_field(a->flags.field, name, 0))
+				return a->flags.flags;
+			break;
+		case TEP_PRINT_OP:
+			f = find_flags(a->op.left, name, depth + 1);
+			if (!f)
+				f = find_flags(a->op.right, name, depth + 1);
+			break;
+		case TEP_PRINT_TYPE:
+			f = find_flags(a->typecast.item, name, depth + 1);
+			break;
+		default:
+			break;
+		}
+	}
+	return f;
+}
+
+size_t perf_tp_print_flags(const struct perf_evsel *evsel, const char *field,
+			   struct perf_tp_flag *out, size_t max)
+{
+	const struct tep_print_flag_sym *f;
+	size_t n = 0;
+
+	if (!evsel || !evsel->tp)
+		return 0;
+	f = find_flags(evsel->tp->print_fmt.args, field, 0);
+	for (; f && n < max; f = f->next) {
+		char *end;
+		unsigned long long v;
+
+		if (!f->value || !f->str || !f->str[0])
+			continue;
+		v = strtoull(f->value, &end, 0);
+		if (*end)
+			continue;
+		out[n].value = v;
+		out[n].letter = f->str[0];
+		n++;
+	}
+	return n;
+}

@@ -52,6 +52,12 @@ struct upool {
 	bool quit;
 };
 
+static bool needs_unwind(const struct perf_event *ev)
+{
+	return ev->type == PERF_RECORD_SAMPLE &&
+	       (ev->evsel->attr.sample_type & PERF_SAMPLE_STACK_USER) && ev->sample.user_stack;
+}
+
 static void unwind_share(struct worker *w, unsigned b)
 {
 	struct upool *p = w->pool;
@@ -59,7 +65,7 @@ static void unwind_share(struct worker *w, unsigned b)
 	for (size_t i = w->id; i < p->nr[b]; i += p->threads) {
 		struct slot *s = &p->batch[b][i];
 
-		s->n = sym_unwind(w->sym, p->m, &s->ev, s->pcs, MAX_PCS);
+		s->n = needs_unwind(&s->ev) ? sym_unwind(w->sym, p->m, &s->ev, s->pcs, MAX_PCS) : 0;
 	}
 }
 
@@ -134,6 +140,21 @@ int upool_flush(struct upool *p)
 	return land(p);
 }
 
+/* Point a decoded side-band record's string into the copy at @rec. */
+static void rebase(struct perf_event *ev, const struct perf_event *orig, const uint8_t *rec)
+{
+#define REBASE(p) ((p) = (p) ? (const void *)(rec + ((const uint8_t *)(p) - \
+					 (const uint8_t *)orig->data)) : NULL)
+	switch (ev->type) {
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2: REBASE(ev->u.mmap.filename); break;
+	case PERF_RECORD_COMM: REBASE(ev->u.comm.comm); break;
+	case PERF_RECORD_KSYMBOL: REBASE(ev->u.ksym.name); break;
+	default: break;
+	}
+#undef REBASE
+}
+
 int upool_add(struct upool *p, const struct perf_event *ev)
 {
 	struct slot *s;
@@ -144,12 +165,11 @@ int upool_add(struct upool *p, const struct perf_event *ev)
 		struct slot *one = &p->batch[0][0];
 
 		one->n = 0;
-		if ((ev->evsel->attr.sample_type & PERF_SAMPLE_STACK_USER) && ev->sample.user_stack)
+		if (needs_unwind(ev))
 			one->n = sym_unwind(p->workers[0].sym, p->m, ev, one->pcs, MAX_PCS);
 		return p->fn(p->ctx, ev, one->pcs, one->n);
 	}
-	if (!p->nr[p->fill] && !p->in_flight &&
-	    (!(ev->evsel->attr.sample_type & PERF_SAMPLE_STACK_USER) || !ev->sample.user_stack))
+	if (!p->nr[p->fill] && !p->in_flight && !needs_unwind(ev))
 		return p->fn(p->ctx, ev, NULL, 0); /* nothing to unwind, nothing before it */
 	s = &p->batch[p->fill][p->nr[p->fill]];
 	if (ev->size > s->cap) {
@@ -165,8 +185,10 @@ int upool_add(struct upool *p, const struct perf_event *ev)
 	memcpy(s->rec, ev->data, ev->size);
 	s->ev = *ev;
 	s->ev.data = s->rec;
-	/* the pointers of the decoded sample must point into the copy */
-	if (perf_sample_parse(ev->evsel, s->rec + 8, ev->size - 8, false, &s->ev.sample))
+	/* the pointers of the decoded record must point into the copy */
+	if (ev->type != PERF_RECORD_SAMPLE)
+		rebase(&s->ev, ev, s->rec);
+	else if (perf_sample_parse(ev->evsel, s->rec + 8, ev->size - 8, false, &s->ev.sample))
 		return PP_EFORMAT; /* cannot happen: the reader parsed it already */
 	s->n = 0;
 	if (++p->nr[p->fill] < BATCH)

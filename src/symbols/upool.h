@@ -39,8 +39,11 @@ struct upool *upool_new(unsigned jobs, const struct sym_opts *opts,
 			upool_fn fn, void *ctx);
 
 /**
- * upool_add() - queue a sample (copied); unwinds and delivers the batch when
- * it is full. Return: 0, PP_ENOMEM, or what @fn returned.
+ * upool_add() - queue a record (copied): a --call-graph dwarf sample is
+ * unwound by a worker, any other record only keeps its place, so @fn sees
+ * every record in the order added. Records that change threads or maps must
+ * not be queued: flush, then apply them. Delivers a batch when it is full.
+ * Return: 0, PP_ENOMEM, or what @fn returned.
  */
 int upool_add(struct upool *p, const struct perf_event *ev);
 

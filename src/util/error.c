@@ -15,6 +15,8 @@ static const char *const messages[PP_ERR_COUNT] = {
 	[PP_EZSTD] = "zstd decompression failed",
 	[PP_ETRACE] = "tracing data unreadable",
 	[PP_ESTOPPED] = "stopped by the consumer",
+	[PP_EPARTIAL] = "some input was skipped",
+	[PP_ERULES] = "invalid state rules",
 };
 
 const char *pp_strerror(int err)

@@ -20,6 +20,8 @@ enum pp_err {
 	PP_EZSTD,        /* decompression failed */
 	PP_ETRACE,       /* tracing data unreadable */
 	PP_ESTOPPED,     /* a consumer asked to stop */
+	PP_EPARTIAL,     /* done, but some input was skipped */
+	PP_ERULES,       /* a state-rules file is invalid */
 	PP_ERR_COUNT,
 };
 
