@@ -22,9 +22,9 @@ ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Iinclude -MMD -MP \
 LIBS     := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -liberty -pthread
 
 CORE_SRC := $(wildcard src/util/*.c) $(wildcard src/perf/*.c) $(wildcard src/machine/*.c) \
-            $(wildcard src/symbols/*.c)
+            $(wildcard src/symbols/*.c) $(wildcard src/profile/*.c)
 CLI_SRC  := $(wildcard src/cli/*.c)
-CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/obj/%.o)
+CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/state_rules.o
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 CORE_LIB := $(BUILD)/libperfport-core.a
 
@@ -55,6 +55,21 @@ msg = @printf '  %-6s %s\n'
 endif
 
 $(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(msg) CC $<
+	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+# The built-in off-CPU state rules: src/profile/state-rules as a C string.
+$(BUILD)/gen/state_rules.c: src/profile/state-rules
+	@mkdir -p $(dir $@)
+	$(msg) GEN $@
+	$(Q){ echo '/* generated from src/profile/state-rules by the Makefile */'; \
+	  echo 'extern const char profile_default_rules[];'; \
+	  echo 'const char profile_default_rules[] ='; \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; \
+	  echo ';'; } > $@
+
+$(BUILD)/obj/gen/state_rules.o: $(BUILD)/gen/state_rules.c
 	@mkdir -p $(dir $@)
 	$(msg) CC $<
 	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
@@ -91,16 +106,20 @@ demo: all
 	./$(BUILD)/perfport info -i samples/oncpu.perf.data
 	@echo
 	./$(BUILD)/perfport info -i samples/offcpu.perf.data
+	@echo
+	./$(BUILD)/perfport report -i samples/offcpu.perf.data --top 5 --min-percent 5
 
 install: all
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(INCDIR)/perfport
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(INCDIR)/perfport \
+		$(DESTDIR)$(PREFIX)/share/perfport
 	install -m 755 $(BUILD)/perfport $(DESTDIR)$(BINDIR)/perfport
+	install -m 644 src/profile/state-rules $(DESTDIR)$(PREFIX)/share/perfport/state-rules
 	install -m 644 docs/perfport.1 $(DESTDIR)$(MANDIR)/man1/perfport.1
 	install -m 644 include/perfport/*.h $(DESTDIR)$(INCDIR)/perfport/
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/perfport $(DESTDIR)$(MANDIR)/man1/perfport.1
-	rm -rf $(DESTDIR)$(INCDIR)/perfport
+	rm -rf $(DESTDIR)$(INCDIR)/perfport $(DESTDIR)$(PREFIX)/share/perfport
 
 # --- sanitizers and fuzzing ---
 

@@ -25,6 +25,7 @@ static const struct command commands[] = {
 	{ "info", cmd_info, "describe a recording: host, events, sample and record counts, problems" },
 	{ "dump", cmd_dump, "print every record, one line each, in time order" },
 	{ "stacks", cmd_stacks, "print every sample with its named stack, as perf script does" },
+	{ "report", cmd_report, "on-CPU and off-CPU time by function, call path and thread" },
 };
 
 static void usage(FILE *out)

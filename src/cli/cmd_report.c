@@ -1,0 +1,530 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd_report.c - `perfport report`: the profile for people at a terminal
+ * (top functions, a caller tree, threads by state) or as JSON for scripts.
+ * It only reads the finished profile.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../profile/profile.h"
+#include "../util/error.h"
+#include "../util/log.h"
+#include "cli.h"
+#include "profopts.h"
+
+struct report_opts {
+	unsigned counters;           /* bit per counter to show; 0: every one present */
+	unsigned top;
+	double min_percent;
+	bool json, no_tree, no_threads;
+};
+
+struct func_sum {
+	uint32_t frame;
+	struct profile_counts self, total;
+};
+
+struct funcs_ctx {
+	struct func_sum *f;          /* by frame */
+	uint32_t *active;            /* per frame: open nodes with it on the path */
+};
+
+static void counts_add(struct profile_counts *to, const struct profile_counts *c)
+{
+	for (int i = 0; i < CNT_COUNT; i++) {
+		to->count[i] += c->count[i];
+		to->ns[i] += c->ns[i];
+	}
+}
+
+/* Total counts a function once per stack, however often it recurses. */
+static int funcs_visit(void *ctx, const struct profile *p, uint32_t node, bool leave)
+{
+	struct funcs_ctx *c = ctx;
+	uint32_t f = p->nodes[node].frame;
+
+	if (f == UINT32_MAX)
+		return 0;
+	if (leave) {
+		c->active[f]--;
+		return 0;
+	}
+	counts_add(&c->f[f].self, &p->self[node]);
+	if (!c->active[f]++)
+		counts_add(&c->f[f].total, &p->total[node]);
+	return 0;
+}
+
+static struct func_sum *function_sums(const struct profile *p)
+{
+	struct funcs_ctx c;
+
+	c.f = calloc(p->nr_frames + 1, sizeof(*c.f));
+	c.active = calloc(p->nr_frames + 1, sizeof(*c.active));
+	if (!c.f || !c.active || profile_walk(p, funcs_visit, &c)) {
+		free(c.f);
+		free(c.active);
+		return NULL;
+	}
+	for (uint32_t i = 0; i < p->nr_frames; i++)
+		c.f[i].frame = i;
+	free(c.active);
+	return c.f;
+}
+
+static enum counter sort_counter;
+static bool sort_by_total;
+
+static int func_cmp(const void *pa, const void *pb)
+{
+	const struct func_sum *a = pa, *b = pb;
+	uint64_t x = sort_by_total ? a->total.ns[sort_counter] : a->self.ns[sort_counter];
+	uint64_t y = sort_by_total ? b->total.ns[sort_counter] : b->self.ns[sort_counter];
+
+	if (x != y)
+		return x > y ? -1 : 1;
+	return a->frame < b->frame ? -1 : a->frame > b->frame;
+}
+
+static double secs(uint64_t ns)
+{
+	return (double)ns / 1e9;
+}
+
+static double pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+static void frame_label(const struct profile *p, uint32_t f, char *buf, size_t len)
+{
+	const struct profile_frame *fr;
+	const char *mod;
+
+	if (f == UINT32_MAX) {
+		snprintf(buf, len, "[root]");
+		return;
+	}
+	fr = &p->frames[f];
+	mod = fr->module ? strrchr(fr->module, '/') : NULL;
+	mod = mod ? mod + 1 : fr->module;
+	if (fr->flags & (FRAME_F_PROCESS | FRAME_F_THREAD | FRAME_F_SYNTHETIC) || !mod)
+		snprintf(buf, len, "%s%s", fr->function, fr->flags & FRAME_F_INLINED ? " (inlined)" : "");
+	else
+		snprintf(buf, len, "%s (%s)%s", fr->function, mod,
+			 fr->flags & FRAME_F_INLINED ? " (inlined)" : "");
+}
+
+static const char *unit_of(const struct profile *p)
+{
+	for (size_t i = 0; i < p->meta.nr_sources; i++)
+		if (p->meta.sources[i].role == ROLE_ON_CPU && strcmp(p->meta.sources[i].unit, "ns"))
+			return "mixed units: see the events";
+	return "s";
+}
+
+static void print_header(const struct profile *p, const char *path)
+{
+	const struct profile_meta *m = &p->meta;
+	const struct profile_counts *t = &p->total[0];
+	char a[32], b[32];
+	time_t s0 = (time_t)(m->start_ns / 1000000000), s1 = (time_t)(m->end_ns / 1000000000);
+	struct tm tm;
+
+	strftime(a, sizeof(a), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&s0, &tm));
+	strftime(b, sizeof(b), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&s1, &tm));
+	printf("# perfport report of '%s'\n", path);
+	printf("# host %s, kernel %s, %s, %" PRIu32 " CPUs, perf %s\n",
+	       m->hostname ? m->hostname : "?", m->osrelease ? m->osrelease : "?",
+	       m->arch ? m->arch : "?", m->nr_cpus, m->perf_version ? m->perf_version : "?");
+	printf("# time %s .. %s (%.3f s, %s)\n", a, b, secs(m->end_ns - m->start_ns),
+	       profile_time_source_name(m->time_source));
+	for (size_t i = 0; i < m->nr_sources; i++) {
+		const struct profile_source *s = &m->sources[i];
+
+		if (s->role == ROLE_IGNORED && !s->samples)
+			continue;
+		printf("# event %s: %s, %" PRIu64 " samples", s->name, profile_role_name(s->role),
+		       s->samples);
+		if (s->role == ROLE_ON_CPU)
+			printf(", %s %" PRIu64 "%s, weight in %s", s->freq ? "frequency" : "period",
+			       s->period_or_freq, s->freq ? " Hz" : "", s->unit);
+		putchar('\n');
+	}
+	if (m->iv_exact + m->iv_inferred + m->iv_approx + m->iv_open_at_end)
+		printf("# off-CPU intervals: %" PRIu64 " ended by a switch-in, %" PRIu64
+		       " bounded (switch-in missing), %" PRIu64 " approximated by the next sample, %"
+		       PRIu64 " open at the end (%.3f s)%s\n", m->iv_exact, m->iv_inferred,
+		       m->iv_approx, m->iv_open_at_end, secs(m->iv_open_ns),
+		       m->offcpu_simple ? "; states: simple" : "");
+	printf("# totals:");
+	for (int c = 0; c < CNT_COUNT; c++)
+		if (t->count[c])
+			printf("  %s %.3f %s (%" PRIu64 ")", counter_name(c), secs(t->ns[c]),
+			       c == CNT_ON_CPU ? unit_of(p) : "s", t->count[c]);
+	putchar('\n');
+}
+
+static void print_top(const struct profile *p, const struct func_sum *fs, enum counter c,
+		      const struct report_opts *ro)
+{
+	struct func_sum *sorted = malloc((p->nr_frames + 1) * sizeof(*sorted));
+	uint64_t whole = p->total[0].ns[c];
+	char label[512];
+
+	if (!sorted)
+		return;
+	memcpy(sorted, fs, p->nr_frames * sizeof(*sorted));
+	for (int by_total = 0; by_total < 2; by_total++) {
+		sort_counter = c;
+		sort_by_total = by_total;
+		qsort(sorted, p->nr_frames, sizeof(*sorted), func_cmp);
+		printf("\n## %s: top functions by %s\n", counter_name(c), by_total ? "total" : "self");
+		printf("%8s %10s %8s %10s  %s\n", "self%", "self", "total%", "total", "function");
+		for (size_t i = 0; i < p->nr_frames && i < ro->top; i++) {
+			const struct func_sum *f = &sorted[i];
+			uint64_t v = by_total ? f->total.ns[c] : f->self.ns[c];
+
+			if (!v || p->frames[f->frame].flags & (FRAME_F_PROCESS | FRAME_F_THREAD))
+				continue;
+			frame_label(p, f->frame, label, sizeof(label));
+			printf("%7.2f%% %10.3f %7.2f%% %10.3f  %s\n", pct(f->self.ns[c], whole),
+			       secs(f->self.ns[c]), pct(f->total.ns[c], whole), secs(f->total.ns[c]),
+			       label);
+		}
+	}
+	free(sorted);
+}
+
+struct tree_print {
+	enum counter c;
+	uint64_t whole;
+	double min;
+	uint32_t skip_until;         /* nodes below a pruned one */
+};
+
+static int tree_visit(void *ctx, const struct profile *p, uint32_t node, bool leave)
+{
+	struct tree_print *t = ctx;
+	const struct profile_node *n = &p->nodes[node];
+	char label[512];
+	uint64_t v = p->total[node].ns[t->c];
+
+	if (leave || node < t->skip_until)
+		return 0;
+	if (pct(v, t->whole) < t->min || !v) {
+		t->skip_until = n->end;
+		return 0;
+	}
+	frame_label(p, n->frame, label, sizeof(label));
+	printf("%7.2f%% %10.3f  %*s%s\n", pct(v, t->whole), secs(v), (int)(n->depth * 2 > 120 ? 120 : n->depth * 2), "", label);
+	return 0;
+}
+
+static void print_threads(const struct profile *p)
+{
+	printf("\n## threads (seconds; run: on CPU as measured by switches, when recorded)\n"
+	       "%8s %8s %-16s %9s %9s", "pid", "tid", "comm", "lifetime", "run");
+	for (int c = 0; c < CNT_COUNT; c++)
+		printf(" %11s", counter_name(c));
+	printf(" %9s %9s\n", "blocked", "sch-delay");
+	for (size_t i = 0; i < p->nr_threads; i++) {
+		const struct profile_thread *t = &p->threads[i];
+
+		printf("%8" PRIu32 " %8" PRIu32 " %-16.16s %9.3f %9.3f", t->pid, t->tid,
+		       t->comm ? t->comm : "?", secs(t->end - t->start), secs(t->run_ns));
+		for (int c = 0; c < CNT_COUNT; c++)
+			printf(" %11.3f", secs(t->c.ns[c]));
+		printf(" %9.3f %9.3f\n", secs(t->blocked_ns), secs(t->delay_ns));
+	}
+}
+
+static void print_text(const struct profile *p, const char *path, const struct report_opts *ro)
+{
+	struct func_sum *fs = function_sums(p);
+
+	print_header(p, path);
+	for (int c = 0; c < CNT_COUNT && fs; c++) {
+		struct tree_print t = { (enum counter)c, p->total[0].ns[c], ro->min_percent, 0 };
+
+		if (!(ro->counters & (1u << c)) || !p->total[0].count[c])
+			continue;
+		print_top(p, fs, (enum counter)c, ro);
+		if (ro->no_tree)
+			continue;
+		printf("\n## %s: caller tree (total; nodes under %.1f%% left out)\n", counter_name(c),
+		       ro->min_percent);
+		profile_walk(p, tree_visit, &t);
+	}
+	if (!ro->no_threads)
+		print_threads(p);
+	free(fs);
+}
+
+/* --- JSON --- */
+
+static json_object *counts_json(const struct profile_counts *c, unsigned mask)
+{
+	json_object *o = json_object_new_object();
+
+	for (int i = 0; i < CNT_COUNT; i++) {
+		json_object *e;
+
+		if (!(mask & (1u << i)) || (!c->count[i] && !c->ns[i]))
+			continue;
+		e = json_object_new_object();
+		json_object_object_add(e, "count", json_object_new_uint64(c->count[i]));
+		json_object_object_add(e, "ns", json_object_new_uint64(c->ns[i]));
+		json_object_object_add(o, counter_name(i), e);
+	}
+	return o;
+}
+
+static void add_str(json_object *o, const char *k, const char *v)
+{
+	json_object_object_add(o, k, v ? json_object_new_string(v) : NULL);
+}
+
+static json_object *meta_json(const struct profile *p)
+{
+	const struct profile_meta *m = &p->meta;
+	json_object *o = json_object_new_object(), *a = json_object_new_array(), *iv;
+
+	add_str(o, "hostname", m->hostname);
+	add_str(o, "os_release", m->osrelease);
+	add_str(o, "arch", m->arch);
+	add_str(o, "perf_version", m->perf_version);
+	add_str(o, "cmdline", m->cmdline);
+	json_object_object_add(o, "nr_cpus", json_object_new_int64(m->nr_cpus));
+	json_object_object_add(o, "start_ns", json_object_new_uint64(m->start_ns));
+	json_object_object_add(o, "end_ns", json_object_new_uint64(m->end_ns));
+	add_str(o, "time_source", profile_time_source_name(m->time_source));
+	json_object_object_add(o, "first_time", json_object_new_uint64(m->first_time));
+	json_object_object_add(o, "last_time", json_object_new_uint64(m->last_time));
+	add_str(o, "group_by", m->group_by == GROUP_NONE ? "none" :
+			       m->group_by == GROUP_PROCESS ? "process" : "thread");
+	add_str(o, "offcpu_states", m->offcpu_simple ? "simple" : "rules");
+	add_str(o, "state_rules", m->state_rules);
+	for (size_t i = 0; i < m->nr_sources; i++) {
+		const struct profile_source *s = &m->sources[i];
+		json_object *e = json_object_new_object();
+
+		add_str(e, "name", s->name);
+		add_str(e, "role", profile_role_name(s->role));
+		json_object_object_add(e, s->freq ? "frequency" : "period",
+				       json_object_new_uint64(s->period_or_freq));
+		add_str(e, "unit", s->unit);
+		json_object_object_add(e, "samples", json_object_new_uint64(s->samples));
+		json_object_array_add(a, e);
+	}
+	json_object_object_add(o, "events", a);
+	iv = json_object_new_object();
+	json_object_object_add(iv, "switch_in", json_object_new_uint64(m->iv_exact));
+	json_object_object_add(iv, "bounded", json_object_new_uint64(m->iv_inferred));
+	json_object_object_add(iv, "next_sample", json_object_new_uint64(m->iv_approx));
+	json_object_object_add(iv, "open_at_end", json_object_new_uint64(m->iv_open_at_end));
+	json_object_object_add(iv, "open_at_end_ns", json_object_new_uint64(m->iv_open_ns));
+	json_object_object_add(iv, "without_stack", json_object_new_uint64(m->iv_no_stack));
+	json_object_object_add(o, "offcpu_intervals", iv);
+	json_object_object_add(o, "freq_trap", json_object_new_boolean(m->freq_trap));
+	json_object_object_add(o, "samples_filtered", json_object_new_uint64(m->samples_filtered));
+	json_object_object_add(o, "lost", json_object_new_uint64(m->lost));
+	json_object_object_add(o, "stacks_unique", json_object_new_uint64(m->stacks_unique));
+	json_object_object_add(o, "stacks_cached", json_object_new_uint64(m->stacks_cached));
+	return o;
+}
+
+static void print_json(const struct profile *p, const struct report_opts *ro)
+{
+	json_object *root = json_object_new_object(), *a;
+	struct func_sum *fs = function_sums(p);
+
+	json_object_object_add(root, "meta", meta_json(p));
+	json_object_object_add(root, "totals", counts_json(&p->total[0], ro->counters));
+	a = json_object_new_array();
+	for (uint32_t i = 0; i < p->nr_frames; i++) {
+		const struct profile_frame *f = &p->frames[i];
+		json_object *e = json_object_new_object();
+
+		add_str(e, "function", f->function);
+		add_str(e, "module", f->module);
+		add_str(e, "file", f->file);
+		json_object_object_add(e, "line", json_object_new_int64(f->line));
+		json_object_object_add(e, "flags", json_object_new_int64(f->flags));
+		if (fs) {
+			json_object_object_add(e, "self", counts_json(&fs[i].self, ro->counters));
+			json_object_object_add(e, "total", counts_json(&fs[i].total, ro->counters));
+		}
+		json_object_array_add(a, e);
+	}
+	json_object_object_add(root, "frames", a);
+	if (!ro->no_tree) {
+		a = json_object_new_array();
+		for (uint32_t i = 0; i < p->nr_nodes; i++) {
+			json_object *e = json_object_new_object();
+
+			json_object_object_add(e, "parent", p->nodes[i].parent == UINT32_MAX ? NULL :
+					       json_object_new_int64(p->nodes[i].parent));
+			json_object_object_add(e, "frame", p->nodes[i].frame == UINT32_MAX ? NULL :
+					       json_object_new_int64(p->nodes[i].frame));
+			json_object_object_add(e, "self", counts_json(&p->self[i], ro->counters));
+			json_object_array_add(a, e);
+		}
+		json_object_object_add(root, "nodes", a);
+	}
+	a = json_object_new_array();
+	for (size_t i = 0; i < p->nr_threads && !ro->no_threads; i++) {
+		const struct profile_thread *t = &p->threads[i];
+		json_object *e = json_object_new_object();
+
+		json_object_object_add(e, "pid", json_object_new_int64(t->pid));
+		json_object_object_add(e, "tid", json_object_new_int64(t->tid));
+		add_str(e, "comm", t->comm);
+		json_object_object_add(e, "start", json_object_new_uint64(t->start));
+		json_object_object_add(e, "end", json_object_new_uint64(t->end));
+		json_object_object_add(e, "forked", json_object_new_boolean(t->forked));
+		json_object_object_add(e, "exited", json_object_new_boolean(t->exited));
+		json_object_object_add(e, "counters", counts_json(&t->c, ro->counters));
+		json_object_object_add(e, "run_ns", json_object_new_uint64(t->run_ns));
+		json_object_object_add(e, "bounded", json_object_new_uint64(t->bounded));
+		json_object_object_add(e, "blocked_ns", json_object_new_uint64(t->blocked_ns));
+		json_object_object_add(e, "sched_delay_ns", json_object_new_uint64(t->delay_ns));
+		json_object_object_add(e, "open_at_end", json_object_new_uint64(t->open_at_end));
+		json_object_array_add(a, e);
+	}
+	json_object_object_add(root, "threads", a);
+	puts(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
+						  JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(root);
+	free(fs);
+}
+
+static void report_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: perfport report [-i FILE] [--counter LIST] [--top N] [--min-percent P]\n"
+		"                       [--no-tree] [--no-threads] [--json] [profile options]\n"
+		"\n"
+		"Build the counter-typed call tree of a recording - on-CPU samples and\n"
+		"off-CPU intervals by thread state - and print, for each counter, the top\n"
+		"functions by self and total time and a caller tree with percentages, then\n"
+		"each thread's time by state.\n"
+		"\n"
+		"options:\n"
+		"  -i, --input FILE        the recording (default ./perf.data; - for stdin)\n"
+		"      --counter LIST      counters to show: on-cpu, preempted, lock, io, sleep,\n"
+		"                          timed-sleep, idle (default: every one present)\n"
+		"      --top N             functions listed per counter (default 20)\n"
+		"      --min-percent P     leave tree nodes under P%% out (default 1)\n"
+		"      --no-tree           no caller tree (in JSON: no nodes)\n"
+		"      --no-threads        no thread summary\n"
+		"      --json              the whole profile as JSON: meta, totals, frames with\n"
+		"                          self and total, nodes in pre-order, threads\n"
+		PROFOPTS_HELP
+		"  -h, --help              show this help\n");
+}
+
+enum { OPT_COUNTER = 0x1200, OPT_TOP, OPT_MIN_PERCENT, OPT_NO_TREE, OPT_NO_THREADS, OPT_JSON };
+
+static int parse_counters(const char *s, unsigned *out)
+{
+	*out = 0;
+	while (s && *s) {
+		const char *c = strchr(s, ',');
+		char name[32];
+		size_t len = c ? (size_t)(c - s) : strlen(s);
+		int k;
+
+		if (len >= sizeof(name))
+			return -1;
+		memcpy(name, s, len);
+		name[len] = '\0';
+		k = counter_parse(name);
+		if (k < 0)
+			return -1;
+		*out |= 1u << k;
+		s = c ? c + 1 : NULL;
+	}
+	return *out ? 0 : -1;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "counter", required_argument, NULL, OPT_COUNTER },
+		{ "top", required_argument, NULL, OPT_TOP },
+		{ "min-percent", required_argument, NULL, OPT_MIN_PERCENT },
+		{ "no-tree", no_argument, NULL, OPT_NO_TREE },
+		{ "no-threads", no_argument, NULL, OPT_NO_THREADS },
+		{ "json", no_argument, NULL, OPT_JSON },
+		PROFOPTS_LONG_OPTIONS,
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct report_opts ro = { .top = 20, .min_percent = 1.0 };
+	struct cli_prof po = { .sym.o.use_proc_kallsyms = true };
+	const char *path = "perf.data", *msg;
+	struct profile *p;
+	char *end;
+	int opt, ret, shown = 0;
+
+	while ((opt = getopt_long(argc, argv, "i:h" SYMOPTS_SHORT, opts, NULL)) != -1) {
+		switch (opt) {
+		case 'i': path = optarg; break;
+		case OPT_COUNTER:
+			if (parse_counters(optarg, &ro.counters))
+				return cli_usage_error("report", "--counter takes counter names "
+						       "separated by commas, not '%s'", optarg);
+			break;
+		case OPT_TOP:
+			ro.top = (unsigned)strtoul(optarg, &end, 10);
+			if (*end || !*optarg)
+				return cli_usage_error("report", "--top takes a number");
+			break;
+		case OPT_MIN_PERCENT:
+			ro.min_percent = strtod(optarg, &end);
+			if (*end || !*optarg || ro.min_percent < 0 || ro.min_percent > 100)
+				return cli_usage_error("report", "--min-percent takes 0 to 100");
+			break;
+		case OPT_NO_TREE: ro.no_tree = true; break;
+		case OPT_NO_THREADS: ro.no_threads = true; break;
+		case OPT_JSON: ro.json = true; break;
+		case 'h':
+			report_usage(stdout);
+			return EXIT_FULL;
+		default:
+			if (profopts_parse(opt, optarg, &po))
+				break;
+			return cli_usage_error("report", "unknown option");
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error("report", "unexpected argument '%s'", argv[optind]);
+	msg = profopts_finish(&po);
+	if (msg)
+		return cli_usage_error("report", "%s", msg);
+	po.o.progress = cli_progress; /* drawn only on a terminal */
+	po.o.progress_ctx = &shown;
+	ret = profile_build(path, &po.o, &p);
+	if (ret == PP_EUSAGE)
+		return EXIT_USAGE;
+	if (!p)
+		return EXIT_NOTHING;
+	if (!ro.counters)
+		ro.counters = p->meta.counters_present;
+	if (ro.json)
+		print_json(p, &ro);
+	else
+		print_text(p, path, &ro);
+	if (ret == PP_EPARTIAL)
+		pp_warn("'%s': read partly: %" PRIu64 " records skipped%s", path,
+			p->read.skipped_records, p->read.truncated ? ", the data ends early" : "");
+	profile_free(p);
+	return ret == PP_OK ? EXIT_FULL : EXIT_PARTIAL;
+}

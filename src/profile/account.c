@@ -1,0 +1,962 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * account.c - what each record means: on-CPU samples charged with their
+ * weight, off-CPU intervals opened at a switch-out and closed at the
+ * thread's switch-in (or bounded when the switch-in is missing), each
+ * charged to the switch-out stack under the counter the state rules give.
+ */
+#include "priv.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/error.h"
+#include "../util/log.h"
+
+#define PERF_COUNT_SW_CPU_CLOCK 0
+#define PERF_COUNT_SW_TASK_CLOCK 1
+#define PERF_COUNT_SW_DUMMY 9
+#define PERF_COUNT_SW_BPF_OUTPUT 10
+
+/* A switch-out record this close to a sched_switch sample is the same switch. */
+#define SAME_SWITCH_NS 100000
+
+/* prev_state letters of recent kernels, for formats without a flags table */
+static const struct perf_tp_flag default_flags[] = {
+	{ 0x1, 'S' }, { 0x2, 'D' }, { 0x4, 'T' }, { 0x8, 't' },
+	{ 0x10, 'X' }, { 0x20, 'Z' }, { 0x40, 'P' }, { 0x80, 'I' },
+};
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+/* --- threads --- */
+
+static struct acct_thread *thread_find(struct account *a, uint32_t tid)
+{
+	size_t j;
+
+	if (!a->tid_slots_cap)
+		return NULL;
+	for (j = mix64(tid) & (a->tid_slots_cap - 1); a->tid_slots[j];
+	     j = (j + 1) & (a->tid_slots_cap - 1))
+		if (a->threads[a->tid_slots[j] - 1].tid == tid)
+			return &a->threads[a->tid_slots[j] - 1];
+	return NULL;
+}
+
+static int tid_slots_grow(struct account *a)
+{
+	size_t cap = a->tid_slots_cap ? a->tid_slots_cap * 2 : 256;
+	uint32_t *n = calloc(cap, sizeof(*n));
+
+	if (!n)
+		return PP_ENOMEM;
+	for (size_t i = 0; i < a->tid_slots_cap; i++) {
+		uint32_t v = a->tid_slots[i];
+		size_t j;
+
+		if (!v)
+			continue;
+		for (j = mix64(a->threads[v - 1].tid) & (cap - 1); n[j]; j = (j + 1) & (cap - 1))
+			;
+		n[j] = v;
+	}
+	free(a->tid_slots);
+	a->tid_slots = n;
+	a->tid_slots_cap = cap;
+	return 0;
+}
+
+/* A new thread entry for @tid, replacing any older one with that tid. */
+static struct acct_thread *thread_new(struct account *a, uint32_t pid, uint32_t tid, uint64_t t)
+{
+	struct acct_thread *th;
+	size_t j;
+
+	if (a->nr_threads == a->cap_threads) {
+		size_t cap = a->cap_threads ? a->cap_threads * 2 : 64;
+		struct acct_thread *n = realloc(a->threads, cap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		a->threads = n;
+		a->cap_threads = cap;
+	}
+	if ((a->nr_threads + 1) * 2 > a->tid_slots_cap && tid_slots_grow(a))
+		return NULL;
+	th = &a->threads[a->nr_threads];
+	memset(th, 0, sizeof(*th));
+	th->pid = pid;
+	th->tid = tid;
+	th->start = t;
+	th->end = t;
+	th->out_node = TREE_NONE;
+	for (j = mix64(tid) & (a->tid_slots_cap - 1); a->tid_slots[j];
+	     j = (j + 1) & (a->tid_slots_cap - 1))
+		if (a->threads[a->tid_slots[j] - 1].tid == tid)
+			break;
+	a->tid_slots[j] = (uint32_t)++a->nr_threads;
+	return th;
+}
+
+static bool list_has(const uint32_t *l, size_t n, uint32_t v)
+{
+	for (size_t i = 0; i < n; i++)
+		if (l[i] == v)
+			return true;
+	return false;
+}
+
+/* Does the thread pass --pid, --tid and --comm? */
+static bool thread_passes(const struct account *a, const struct acct_thread *th)
+{
+	const struct acct_filter *f = &a->filter;
+
+	if (f->nr_pids && !list_has(f->pids, f->nr_pids, th->pid))
+		return false;
+	if (f->nr_tids && !list_has(f->tids, f->nr_tids, th->tid))
+		return false;
+	if (f->nr_comms) {
+		for (size_t i = 0; i < f->nr_comms; i++)
+			if (th->comm && strcmp(th->comm, f->comms[i]) == 0)
+				return true;
+		return false;
+	}
+	return true;
+}
+
+/* The comm of @tid now, interned in the tree. */
+static const char *current_comm(struct account *a, uint32_t tid)
+{
+	const char *c = machine_comm(a->m, tid);
+
+	return tree_intern(&a->tree, c ? c : (tid ? NULL : "swapper"), &a->err);
+}
+
+/* Take the thread's comm from the machine and check the filters again. */
+static void thread_refresh(struct account *a, struct acct_thread *th)
+{
+	th->comm = current_comm(a, th->tid);
+	th->filtered = !thread_passes(a, th);
+}
+
+static struct acct_thread *thread_get(struct account *a, uint32_t pid, uint32_t tid, uint64_t t)
+{
+	struct acct_thread *th = thread_find(a, tid);
+
+	if (!th) {
+		th = thread_new(a, pid, tid, t);
+		if (!th) {
+			a->err = PP_ENOMEM;
+			return NULL;
+		}
+		thread_refresh(a, th);
+	}
+	if (pid != UINT32_MAX && th->pid == UINT32_MAX)
+		th->pid = pid;
+	return th;
+}
+
+/* The part of [b, e] inside the --time window. */
+static uint64_t clip(const struct account *a, uint64_t b, uint64_t e)
+{
+	if (a->filter.has_time) {
+		if (b < a->filter.t0)
+			b = a->filter.t0;
+		if (e > a->filter.t1)
+			e = a->filter.t1;
+	}
+	return e > b ? e - b : 0;
+}
+
+/* --- stacks --- */
+
+static uint32_t group_root(struct account *a, struct acct_thread *th)
+{
+	char buf[64];
+	const char *name, *comm = th->comm ? th->comm : "[unknown]";
+	uint32_t node = TREE_ROOT, f;
+
+	if (a->opts->group_by == GROUP_NONE)
+		return TREE_ROOT;
+	snprintf(buf, sizeof(buf), " [%" PRIu32 "]", th->pid);
+	{
+		char full[sizeof(buf) + 256];
+
+		snprintf(full, sizeof(full), "%.255s%s", comm, buf);
+		name = tree_intern(&a->tree, full, &a->err);
+	}
+	f = name ? tree_frame(&a->tree, name, NULL, NULL, 0, FRAME_F_PROCESS) : TREE_NONE;
+	node = f == TREE_NONE ? TREE_NONE : tree_child(&a->tree, node, f);
+	if (node == TREE_NONE || a->opts->group_by == GROUP_PROCESS)
+		return node;
+	{
+		char full[sizeof(buf) + 256];
+
+		snprintf(full, sizeof(full), "%.255s [%" PRIu32 "]", comm, th->tid);
+		name = tree_intern(&a->tree, full, &a->err);
+	}
+	f = name ? tree_frame(&a->tree, name, NULL, NULL, 0, FRAME_F_THREAD) : TREE_NONE;
+	return f == TREE_NONE ? TREE_NONE : tree_child(&a->tree, node, f);
+}
+
+/* The raw frames of a sample, leaf first, kernel part first when unwound. */
+static size_t raw_frames(struct account *a, const struct perf_event *ev, const uint64_t *pcs,
+			 size_t n)
+{
+	size_t k;
+
+	if (!n)
+		return machine_sample_frames(a->m, ev, a->raw, ACCT_MAX_FRAMES);
+	k = machine_kernel_frames(a->m, ev, a->raw, ACCT_MAX_FRAMES);
+	return k + machine_user_frames(a->m, ev->sample.pid, pcs, n, a->raw + k,
+				       ACCT_MAX_FRAMES - k);
+}
+
+/* Name the sample's frames and walk them into the tree from @node. */
+static uint32_t stack_walk(struct account *a, const struct perf_event *ev, const uint64_t *pcs,
+			   size_t n, uint32_t node)
+{
+	uint64_t ktext = machine_kernel_text(a->m);
+	size_t nraw = raw_frames(a, ev, pcs, n), np = 0;
+
+	for (size_t i = 0; i < nraw; i++) {
+		struct sym_frame f[32];
+		size_t k;
+
+		if (a->opts->no_kernel && a->raw[i].kind != FRAME_USER)
+			continue;
+		k = sym_resolve(a->sym, &a->raw[i], ktext, f, 32);
+		for (size_t j = 0; j < k && np < sizeof(a->path) / sizeof(a->path[0]); j++) {
+			const char *fn = tree_intern(&a->tree, f[j].function ? f[j].function
+									 : "[unknown]", &a->err);
+			const char *mod = tree_intern(&a->tree, f[j].module, &a->err);
+			const char *file = tree_intern(&a->tree, f[j].file, &a->err);
+			uint32_t id;
+
+			if (a->err)
+				return TREE_NONE;
+			id = tree_frame(&a->tree, fn, mod, file, f[j].line, f[j].flags);
+			if (id == TREE_NONE)
+				return TREE_NONE;
+			/* a run of unnamed frames in one module is one frame: the
+			 * depth of what could not be named says nothing */
+			if (!f[j].function && np && a->path[np - 1] == id)
+				continue;
+			a->path[np++] = id;
+		}
+	}
+	/* leaf first in path: walk from the outermost */
+	while (np && node != TREE_NONE)
+		node = tree_child(&a->tree, node, a->path[--np]);
+	return node;
+}
+
+static int keys_reserve(struct account *a, size_t n)
+{
+	if (a->keys_len + n > a->keys_cap) {
+		size_t cap = a->keys_cap ? a->keys_cap * 2 : 65536;
+		uint64_t *k;
+
+		while (cap < a->keys_len + n)
+			cap *= 2;
+		k = realloc(a->keys, cap * sizeof(*k));
+		if (!k)
+			return PP_ENOMEM;
+		a->keys = k;
+		a->keys_cap = cap;
+	}
+	return 0;
+}
+
+static int stacks_grow(struct account *a)
+{
+	size_t cap = a->stacks_cap ? a->stacks_cap * 2 : 4096;
+	struct stack_entry *n = calloc(cap, sizeof(*n));
+
+	if (!n)
+		return PP_ENOMEM;
+	for (size_t i = 0; i < a->stacks_cap; i++) {
+		size_t j;
+
+		if (!a->stacks[i].len)
+			continue;
+		for (j = a->stacks[i].hash & (cap - 1); n[j].len; j = (j + 1) & (cap - 1))
+			;
+		n[j] = a->stacks[i];
+	}
+	free(a->stacks);
+	a->stacks = n;
+	a->stacks_cap = cap;
+	return 0;
+}
+
+/*
+ * The leaf node of a sample's stack. A stack is known by what was recorded
+ * (callchain, unwound addresses, branch stack) with the process, its map
+ * generation and the group root: a sample whose key was seen before costs
+ * a hash, not a symbolization and a tree walk.
+ */
+static uint32_t stack_node(struct account *a, const struct perf_event *ev, const uint64_t *pcs,
+			   size_t n, struct acct_thread *th)
+{
+	const struct perf_sample *s = &ev->sample;
+	uint64_t gen = 0, h = 0x9e3779b97f4a7c15ULL;
+	size_t len = 0, nr_maps, j;
+	uint32_t root, node;
+	uint64_t *k = a->key;
+	size_t max = sizeof(a->key) / sizeof(a->key[0]);
+
+	machine_process_maps(a->m, s->pid, &nr_maps, &gen);
+	k[len++] = ((uint64_t)s->pid << 32) | (a->opts->group_by == GROUP_THREAD ? s->tid : 0);
+	k[len++] = gen;
+	k[len++] = a->opts->group_by != GROUP_NONE ? (uint64_t)(uintptr_t)th->comm : 0;
+	k[len++] = s->callchain ? s->callchain_nr : UINT64_MAX;
+	if (s->callchain)
+		for (uint64_t i = 0; i < s->callchain_nr && len < max - 2; i++)
+			k[len++] = s->callchain[i];
+	else
+		k[len++] = s->ip;
+	k[len++] = n;
+	for (size_t i = 0; i < n && len < max - 1; i++)
+		k[len++] = pcs[i];
+	if (s->branch)
+		for (uint64_t i = 0; i < s->branch_nr && len + 2 < max; i++) {
+			k[len++] = s->branch[i].from;
+			k[len++] = s->branch[i].to;
+		}
+	for (size_t i = 0; i < len; i++)
+		h = mix64(h ^ k[i]);
+	if (!h)
+		h = 1;
+	if ((a->nr_stacks + 1) * 2 > a->stacks_cap && stacks_grow(a)) {
+		a->err = PP_ENOMEM;
+		return TREE_NONE;
+	}
+	for (j = h & (a->stacks_cap - 1); a->stacks[j].len; j = (j + 1) & (a->stacks_cap - 1)) {
+		const struct stack_entry *e = &a->stacks[j];
+
+		if (e->hash == h && e->len == len &&
+		    memcmp(a->keys + e->key_off, k, len * sizeof(*k)) == 0) {
+			a->meta->stacks_cached++;
+			return e->node;
+		}
+	}
+	root = group_root(a, th);
+	node = root == TREE_NONE ? TREE_NONE : stack_walk(a, ev, pcs, n, root);
+	if (node == TREE_NONE) {
+		if (!a->err)
+			a->err = PP_ENOMEM;
+		return TREE_NONE;
+	}
+	if (keys_reserve(a, len)) {
+		a->err = PP_ENOMEM;
+		return TREE_NONE;
+	}
+	memcpy(a->keys + a->keys_len, k, len * sizeof(*k));
+	a->stacks[j] = (struct stack_entry){ h, node, (uint32_t)len, a->keys_len };
+	a->keys_len += len;
+	a->nr_stacks++;
+	a->meta->stacks_unique++;
+	return node;
+}
+
+/* The node for an off-CPU interval whose stack is unknown. */
+static uint32_t no_stack_node(struct account *a, struct acct_thread *th)
+{
+	uint32_t root = group_root(a, th), f;
+	const char *name = tree_intern(&a->tree, "[off-cpu: stack not recorded]", &a->err);
+
+	if (root == TREE_NONE || !name)
+		return TREE_NONE;
+	f = tree_frame(&a->tree, name, NULL, NULL, 0, FRAME_F_SYNTHETIC);
+	return f == TREE_NONE ? TREE_NONE : tree_child(&a->tree, root, f);
+}
+
+/* --- state rules over stacks --- */
+
+static int masks_reserve(uint64_t **mask, uint8_t **known, size_t *cap, size_t need)
+{
+	size_t ncap = *cap ? *cap : 1024;
+	uint64_t *m;
+	uint8_t *k;
+
+	if (need <= *cap)
+		return 0;
+	while (ncap < need)
+		ncap *= 2;
+	m = realloc(*mask, ncap * sizeof(*m));
+	if (!m)
+		return PP_ENOMEM;
+	*mask = m;
+	k = realloc(*known, ncap);
+	if (!k)
+		return PP_ENOMEM;
+	memset(k + *cap, 0, ncap - *cap);
+	*known = k;
+	*cap = ncap;
+	return 0;
+}
+
+/* The or of the rule masks of every frame from @node up to the root. */
+static uint64_t path_mask(struct account *a, uint32_t node)
+{
+	uint32_t chain[ACCT_MAX_FRAMES * 8];
+	size_t n = 0;
+	uint64_t m = 0;
+
+	if (masks_reserve(&a->node_mask, &a->node_mask_known, &a->node_mask_cap,
+			  a->tree.nr_nodes) ||
+	    masks_reserve(&a->frame_mask, &a->frame_mask_known, &a->frame_mask_cap,
+			  a->tree.nr_frames)) {
+		a->err = PP_ENOMEM;
+		return 0;
+	}
+	while (node != TREE_ROOT && node != TREE_NONE && !a->node_mask_known[node] &&
+	       n < sizeof(chain) / sizeof(chain[0]))
+		chain[n++] = node, node = a->tree.nodes[node].parent;
+	if (node != TREE_ROOT && node != TREE_NONE && a->node_mask_known[node])
+		m = a->node_mask[node];
+	while (n--) {
+		uint32_t nd = chain[n], f = a->tree.nodes[nd].frame;
+
+		if (!a->frame_mask_known[f]) {
+			a->frame_mask[f] = rules_frame_mask(&a->rules, a->tree.frames[f].function);
+			a->frame_mask_known[f] = 1;
+		}
+		m |= a->frame_mask[f];
+		a->node_mask[nd] = m;
+		a->node_mask_known[nd] = 1;
+	}
+	return m;
+}
+
+static enum counter classify(struct account *a, char state, uint32_t node)
+{
+	if (a->opts->offcpu_simple)
+		return CNT_SLEEP;
+	return rules_classify(&a->rules, state, node == TREE_NONE ? 0 : path_mask(a, node));
+}
+
+static char state_letter(const struct acct_src *src, uint64_t st)
+{
+	const struct perf_tp_flag *fl = src->nr_flags ? src->flags : default_flags;
+	size_t n = src->nr_flags ? src->nr_flags : sizeof(default_flags) / sizeof(*fl);
+	uint64_t known = 0;
+
+	for (size_t i = 0; i < n; i++)
+		known |= fl[i].value;
+	st &= known;             /* bits above the table: "+", preempted */
+	if (!st)
+		return 'R';
+	for (uint64_t b = 1; b; b <<= 1)
+		if (st & b)
+			for (size_t i = 0; i < n; i++)
+				if (fl[i].value == b)
+					return fl[i].letter;
+	return 'S';
+}
+
+/* --- off-CPU intervals --- */
+
+enum iv_end { IV_EXACT, IV_INFERRED, IV_APPROX, IV_AT_END };
+
+static void iv_close(struct account *a, struct acct_thread *th, uint64_t end, enum iv_end how)
+{
+	uint64_t out = th->out_time, wake = th->wake_time, d;
+	struct profile_meta *meta = a->meta;
+
+	if (!th->off)
+		return;
+	th->off = false;
+	if (end < out)
+		end = out;
+	th->in_time = how == IV_AT_END ? 0 : end;
+	if (how == IV_INFERRED || how == IV_APPROX)
+		th->bounded++;
+	if (wake < out || wake > end)
+		wake = 0;
+	switch (how) {
+	case IV_EXACT: meta->iv_exact++; break;
+	case IV_INFERRED: meta->iv_inferred++; break;
+	case IV_APPROX: meta->iv_approx++; break;
+	case IV_AT_END: meta->iv_open_at_end++; break;
+	}
+	if (th->filtered)
+		return;
+	d = clip(a, out, end);
+	if (how == IV_AT_END) {
+		meta->iv_open_ns += d;
+		th->open_at_end++;
+	}
+	if (th->out_state == 'R') {
+		th->delay_ns += d;
+	} else if (wake) {
+		th->blocked_ns += clip(a, out, wake);
+		th->delay_ns += clip(a, wake, end);
+	} else {
+		th->blocked_ns += d;
+	}
+	if (!d && a->filter.has_time && (end < a->filter.t0 || out > a->filter.t1))
+		return;
+	th->c.count[th->out_cnt]++;
+	th->c.ns[th->out_cnt] += d;
+	if (th->out_node != TREE_NONE)
+		tree_add(&a->tree, th->out_node, th->out_cnt, 1, d);
+}
+
+/*
+ * @th ran at @t on @cpu while it was thought off CPU: its switch-in was not
+ * recorded. The interval ended by its wakeup if one was seen, else (whole
+ * system recorded) by the CPU's last event before this one; with no source
+ * of switch-ins at all, at @t itself, the documented approximation.
+ */
+static void iv_evidence(struct account *a, struct acct_thread *th, uint64_t t, uint32_t cpu)
+{
+	uint64_t end = t;
+	enum iv_end how = IV_APPROX;
+
+	if (!th->off)
+		return;
+	if (th->wake_time > th->out_time && th->wake_time <= t) {
+		end = th->wake_time;
+		how = IV_INFERRED;
+	} else if (a->system_wide && cpu < a->nr_cpus && a->cpu_last[cpu] > th->out_time &&
+		   a->cpu_last[cpu] <= t) {
+		end = a->cpu_last[cpu];
+		how = IV_INFERRED;
+	} else if (a->system_wide) {
+		how = IV_INFERRED;
+	}
+	iv_close(a, th, end, how);
+}
+
+/* @th leaves the CPU at @t: what it ran since its switch-in is measured. */
+static void run_end(struct account *a, struct acct_thread *th, uint64_t t)
+{
+	if (th->in_time && t > th->in_time && !th->filtered)
+		th->run_ns += clip(a, th->in_time, t);
+	th->in_time = 0;
+}
+
+static void iv_open(struct account *a, struct acct_thread *th, uint64_t t, char state,
+		    uint32_t node, bool from_record)
+{
+	run_end(a, th, t);
+	th->off = true;
+	th->out_from_record = from_record;
+	th->out_time = t;
+	th->wake_time = 0;
+	th->out_state = state;
+	th->out_node = node;
+	th->out_cnt = classify(a, state, node);
+}
+
+/* --- records --- */
+
+static void cpu_seen(struct account *a, uint32_t cpu, uint64_t t)
+{
+	if (cpu >= a->nr_cpus) {
+		size_t n = a->nr_cpus ? a->nr_cpus : 8;
+		uint64_t *c;
+
+		if (cpu >= 4096)
+			return;
+		while (n <= cpu)
+			n *= 2;
+		c = realloc(a->cpu_last, n * sizeof(*c));
+		if (!c)
+			return;
+		memset(c + a->nr_cpus, 0, (n - a->nr_cpus) * sizeof(*c));
+		a->cpu_last = c;
+		a->nr_cpus = n;
+	}
+	if (t > a->cpu_last[cpu])
+		a->cpu_last[cpu] = t;
+}
+
+static bool in_time(const struct account *a, uint64_t t)
+{
+	return !a->filter.has_time || (t >= a->filter.t0 && t <= a->filter.t1);
+}
+
+static uint64_t sample_weight(const struct acct_src *src, const struct perf_sample *s)
+{
+	if (src->clock || !src->freq)
+		return s->period;
+	return src->freq_ns;
+}
+
+static void note_time(struct account *a, uint64_t t)
+{
+	if (!t)
+		return;
+	if (!a->first_time || t < a->first_time)
+		a->first_time = t;
+	if (t > a->last_time)
+		a->last_time = t;
+}
+
+static void on_cpu_sample(struct account *a, struct acct_src *src, const struct perf_event *ev,
+			  const uint64_t *pcs, size_t n, struct acct_thread *th)
+{
+	const struct perf_sample *s = &ev->sample;
+	enum counter c = s->tid == 0 ? CNT_IDLE : CNT_ON_CPU;
+	uint64_t w = sample_weight(src, s);
+	uint32_t node;
+
+	if (s->tid == 0)
+		a->system_wide = true;
+	else
+		iv_evidence(a, th, s->time, s->cpu);
+	if (th->filtered || !in_time(a, s->time)) {
+		a->meta->samples_filtered++;
+		return;
+	}
+	node = stack_node(a, ev, pcs, n, th);
+	if (node == TREE_NONE)
+		return;
+	tree_add(&a->tree, node, c, 1, w);
+	th->c.count[c]++;
+	th->c.ns[c] += w;
+	src->used++;
+}
+
+static void switch_sample(struct account *a, struct acct_src *src, const struct perf_event *ev,
+			  const uint64_t *pcs, size_t n, struct acct_thread *th)
+{
+	const struct perf_sample *s = &ev->sample;
+	uint64_t prev_pid = s->tid, prev_state = 0, next_pid = UINT64_MAX;
+	struct acct_thread *prev = th, *next;
+	uint32_t node = TREE_NONE;
+	char state;
+
+	if (src->prev_pid)
+		perf_tp_read_u64(src->prev_pid, s, &prev_pid);
+	if (src->prev_state)
+		perf_tp_read_u64(src->prev_state, s, &prev_state);
+	if (src->next_pid)
+		perf_tp_read_u64(src->next_pid, s, &next_pid);
+	state = state_letter(src, prev_state);
+	if ((uint32_t)prev_pid != s->tid)
+		prev = thread_get(a, UINT32_MAX, (uint32_t)prev_pid, s->time);
+	src->used++;
+	if (prev && prev->tid != 0 && !prev->exited && state != 'X' && state != 'Z') {
+		bool same = prev->off && prev->out_from_record &&
+			    s->time - prev->out_time < SAME_SWITCH_NS;
+
+		if (!same)
+			iv_evidence(a, prev, s->time, s->cpu);
+		if (!prev->filtered && prev == th)
+			node = stack_node(a, ev, pcs, n, prev);
+		else if (!prev->filtered)
+			node = no_stack_node(a, prev);
+		if (same) {          /* the switch record came first: give it the stack */
+			prev->out_state = state;
+			prev->out_node = node;
+			prev->out_cnt = classify(a, state, node);
+			prev->out_from_record = false;
+		} else {
+			iv_open(a, prev, s->time, state, node, false);
+		}
+	}
+	if (next_pid != UINT64_MAX && next_pid != 0) {
+		next = thread_find(a, (uint32_t)next_pid);
+		if (next)
+			iv_close(a, next, s->time, IV_EXACT);
+	}
+}
+
+static void offcpu_sample(struct account *a, struct acct_src *src, const struct perf_event *ev,
+			  const uint64_t *pcs, size_t n, struct acct_thread *th)
+{
+	uint32_t node;
+	enum counter c;
+
+	if (th->filtered) {
+		a->meta->samples_filtered++;
+		return;
+	}
+	node = stack_node(a, ev, pcs, n, th);
+	if (node == TREE_NONE)
+		return;
+	c = classify(a, 'S', node);
+	tree_add(&a->tree, node, c, 1, ev->sample.period);
+	th->c.count[c]++;
+	th->c.ns[c] += ev->sample.period;
+	th->blocked_ns += ev->sample.period;
+	src->used++;
+}
+
+static void src_setup(struct account *a, struct acct_src *src, const struct perf_evsel *e);
+
+struct acct_src *acct_src(struct account *a, const struct perf_evsel *e)
+{
+	if (!e)
+		return NULL;
+	if (e->idx >= a->nr_srcs) {
+		size_t n = a->nr_srcs ? a->nr_srcs : 4;
+		struct acct_src *s;
+
+		if (e->idx >= 65536)
+			return NULL;
+		while (n <= e->idx)
+			n *= 2;
+		s = realloc(a->srcs, n * sizeof(*s));
+		if (!s) {
+			a->err = PP_ENOMEM;
+			return NULL;
+		}
+		memset(s + a->nr_srcs, 0, (n - a->nr_srcs) * sizeof(*s));
+		a->srcs = s;
+		a->nr_srcs = n;
+	}
+	if (!a->srcs[e->idx].ready) {
+		src_setup(a, &a->srcs[e->idx], e);
+		a->srcs[e->idx].ready = true;
+	}
+	return &a->srcs[e->idx];
+}
+
+static void sample(struct account *a, const struct perf_event *ev, const uint64_t *pcs, size_t n)
+{
+	const struct perf_sample *s = &ev->sample;
+	struct acct_src *src;
+	struct acct_thread *th;
+	uint64_t v;
+
+	src = acct_src(a, ev->evsel);
+	if (!src || src->role == ROLE_IGNORED)
+		return;
+	if (src->role != ROLE_OFFCPU_TIME)
+		note_time(a, s->time);
+	th = thread_get(a, s->pid, s->tid, s->time);
+	if (!th)
+		return;
+	if (s->time > th->end)
+		th->end = s->time;
+	switch (src->role) {
+	case ROLE_ON_CPU:
+		on_cpu_sample(a, src, ev, pcs, n, th);
+		break;
+	case ROLE_SCHED_SWITCH:
+		switch_sample(a, src, ev, pcs, n, th);
+		break;
+	case ROLE_WAKEUP:
+		if (src->wake_pid && !perf_tp_read_u64(src->wake_pid, s, &v)) {
+			struct acct_thread *w = thread_find(a, (uint32_t)v);
+
+			if (w && w->off)
+				w->wake_time = s->time;
+		}
+		src->used++;
+		break;
+	case ROLE_OFFCPU_TIME:
+		offcpu_sample(a, src, ev, pcs, n, th);
+		break;
+	case ROLE_IGNORED:
+		break;
+	}
+	cpu_seen(a, s->cpu, s->time);
+}
+
+static void switch_record(struct account *a, const struct perf_event *ev)
+{
+	const struct perf_sample *s = &ev->sample;
+	struct acct_thread *th;
+
+	if (!ev->has_sample_id || !s->tid)
+		return;
+	note_time(a, s->time);
+	th = thread_get(a, s->pid, s->tid, s->time);
+	if (!th)
+		return;
+	if (s->time > th->end)
+		th->end = s->time;
+	if (!ev->u.sw.out) {
+		iv_close(a, th, s->time, IV_EXACT);
+	} else if (!(th->off && !th->out_from_record && s->time - th->out_time < SAME_SWITCH_NS)) {
+		char state = ev->u.sw.preempt ? 'R' : 'S';
+
+		iv_evidence(a, th, s->time, s->cpu);
+		iv_open(a, th, s->time, state, th->filtered ? TREE_NONE : no_stack_node(a, th),
+			true);
+		a->meta->iv_no_stack++;
+	}
+	cpu_seen(a, s->cpu, s->time);
+}
+
+int acct_event(struct account *a, const struct perf_event *ev, const uint64_t *pcs, size_t n)
+{
+	struct acct_thread *th;
+
+	switch (ev->type) {
+	case PERF_RECORD_SAMPLE:
+		sample(a, ev, pcs, n);
+		break;
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		switch_record(a, ev);
+		break;
+	case PERF_RECORD_FORK:
+		if (ev->u.task.pid == ev->u.task.ppid && ev->u.task.tid == ev->u.task.ptid)
+			break;       /* not a new task */
+		note_time(a, ev->u.task.time);
+		th = thread_new(a, ev->u.task.pid, ev->u.task.tid, ev->u.task.time);
+		if (!th)
+			return a->err = PP_ENOMEM;
+		th->forked = ev->u.task.time != 0; /* perf's synthesized tasks have no time */
+		thread_refresh(a, th);
+		break;
+	case PERF_RECORD_EXIT:
+		note_time(a, ev->u.task.time);
+		th = thread_find(a, ev->u.task.tid);
+		if (th && !th->exited) {
+			iv_evidence(a, th, ev->u.task.time, ev->has_sample_id ? ev->sample.cpu : UINT32_MAX);
+			run_end(a, th, ev->u.task.time);
+			th->exited = true;
+			th->end = ev->u.task.time;
+		}
+		break;
+	case PERF_RECORD_COMM:
+		th = thread_find(a, ev->u.comm.tid);
+		if (th)
+			thread_refresh(a, th);
+		break;
+	case PERF_RECORD_LOST:
+	case PERF_RECORD_LOST_SAMPLES:
+		a->meta->lost += ev->u.lost.lost;
+		break;
+	default:
+		break;
+	}
+	return a->err;
+}
+
+void acct_finish(struct account *a)
+{
+	for (size_t i = 0; i < a->nr_threads; i++) {
+		struct acct_thread *th = &a->threads[i];
+
+		iv_close(a, th, a->last_time, IV_AT_END);
+		if (!th->exited)
+			run_end(a, th, a->last_time);
+		if (!th->exited && a->last_time > th->end)
+			th->end = a->last_time;
+	}
+}
+
+/* --- set-up --- */
+
+static bool name_listed(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = list; p && *p;) {
+		const char *c = strchr(p, ',');
+		size_t len = c ? (size_t)(c - p) : strlen(p);
+
+		if (len == n && strncmp(p, name, n) == 0)
+			return true;
+		p = c ? c + 1 : NULL;
+	}
+	return false;
+}
+
+static void src_setup(struct account *a, struct acct_src *src, const struct perf_evsel *e)
+{
+	const struct perf_attr *at = &e->attr;
+	const char *name = e->name ? e->name : "";
+
+	src->freq = at->flags & PERF_ATTR_FLAG_FREQ;
+	src->clock = at->type == PERF_TYPE_SOFTWARE &&
+		     (at->config == PERF_COUNT_SW_CPU_CLOCK || at->config == PERF_COUNT_SW_TASK_CLOCK);
+	src->freq_ns = src->freq && at->sample_period ? 1000000000ull / at->sample_period : 0;
+	if (strcmp(name, "offcpu-time") == 0) {
+		src->role = ROLE_OFFCPU_TIME;
+	} else if (at->type == PERF_TYPE_TRACEPOINT) {
+		const char *ev = strchr(name, ':') ? strchr(name, ':') + 1 : name;
+
+		src->role = ROLE_IGNORED;
+		if (strcmp(ev, "sched_switch") == 0) {
+			src->role = ROLE_SCHED_SWITCH;
+			src->prev_pid = perf_tp_field(e, "prev_pid");
+			src->prev_state = perf_tp_field(e, "prev_state");
+			src->next_pid = perf_tp_field(e, "next_pid");
+			src->nr_flags = perf_tp_print_flags(e, "prev_state", src->flags,
+							    ACCT_MAX_FLAGS);
+			if (src->freq) {
+				a->meta->freq_trap = true;
+				pp_warn("'%s' was recorded in frequency mode (a global -F applies to "
+					"tracepoints too): most switches were not sampled; record "
+					"with -e cpu-clock/freq=N/ -e %s instead", name, name);
+			}
+		} else if (strcmp(ev, "sched_wakeup") == 0 || strcmp(ev, "sched_wakeup_new") == 0) {
+			src->role = ROLE_WAKEUP;
+			src->wake_pid = perf_tp_field(e, "pid");
+		}
+	} else if ((at->type == PERF_TYPE_SOFTWARE &&
+		    (at->config == PERF_COUNT_SW_DUMMY || at->config == PERF_COUNT_SW_BPF_OUTPUT)) ||
+		   !(at->sample_type & PERF_SAMPLE_TID)) {
+		src->role = ROLE_IGNORED;
+	} else {
+		src->role = ROLE_ON_CPU;
+		if (a->opts->events && !name_listed(a->opts->events, name))
+			src->role = ROLE_IGNORED;
+	}
+}
+
+int acct_init(struct account *a, const struct profile_opts *opts, const struct machine *m,
+	      struct symbolizer *sym, const struct perf_header_info *hdr, struct profile_meta *meta)
+{
+	int ret;
+
+	memset(a, 0, sizeof(*a));
+	a->opts = opts;
+	a->m = m;
+	a->sym = sym;
+	a->meta = meta;
+	ret = tree_init(&a->tree);
+	if (ret)
+		return ret;
+	ret = rules_load(&a->rules, opts->state_rules);
+	if (ret)
+		return ret;
+	ret = acct_filter_parse(&a->filter, opts, hdr);
+	if (ret)
+		return ret;
+	if (hdr->cmdline && (strstr(hdr->cmdline, " -a") || strstr(hdr->cmdline, " --all-cpus") ||
+			     strstr(hdr->cmdline, " -C")))
+		a->system_wide = true;
+	return 0;
+}
+
+void acct_release(struct account *a)
+{
+	rules_free(&a->rules);
+	free(a->filter.pids);
+	free(a->filter.tids);
+	for (size_t i = 0; i < a->filter.nr_comms; i++)
+		free(a->filter.comms[i]);
+	free(a->filter.comms);
+	free(a->srcs);
+	free(a->threads);
+	free(a->tid_slots);
+	free(a->cpu_last);
+	free(a->stacks);
+	free(a->keys);
+	free(a->frame_mask);
+	free(a->frame_mask_known);
+	free(a->node_mask);
+	free(a->node_mask_known);
+}

@@ -1,0 +1,574 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * build.c - profile_build(): the reader, the machine, the unwinding pool and
+ * the symbolizer composed into one pass, whose records the accounting
+ * consumes in time order; then the finished profile.
+ */
+#include "priv.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../symbols/upool.h"
+#include "../util/error.h"
+#include "../util/log.h"
+
+struct profile_priv {
+	struct tree tree;            /* owns every string of the profile */
+	struct profile_frame *frames;
+	struct profile_node *nodes;
+	struct profile_counts *self, *total;
+	struct profile_thread *threads;
+	struct profile_source *sources;
+};
+
+struct build_ctx {
+	struct machine *m;
+	struct upool *pool;
+	struct account acct;
+	int err;
+};
+
+static const char *const counter_names[CNT_COUNT] = {
+	[CNT_ON_CPU] = "on-cpu",
+	[CNT_PREEMPTED] = "preempted",
+	[CNT_LOCK] = "lock",
+	[CNT_IO] = "io",
+	[CNT_SLEEP] = "sleep",
+	[CNT_TIMED_SLEEP] = "timed-sleep",
+	[CNT_IDLE] = "idle",
+};
+
+const char *counter_name(enum counter c)
+{
+	return (unsigned)c < CNT_COUNT ? counter_names[c] : "?";
+}
+
+int counter_parse(const char *name)
+{
+	for (int i = 0; i < CNT_COUNT; i++)
+		if (strcmp(name, counter_names[i]) == 0)
+			return i;
+	return -1;
+}
+
+const char *profile_time_source_name(enum time_source t)
+{
+	switch (t) {
+	case TIME_REALTIME: return "realtime";
+	case TIME_CLOCK_DATA: return "clock-data";
+	case TIME_ESTIMATED: return "estimated";
+	case TIME_GIVEN: return "given";
+	}
+	return "?";
+}
+
+const char *profile_role_name(enum source_role r)
+{
+	switch (r) {
+	case ROLE_ON_CPU: return "on-cpu";
+	case ROLE_SCHED_SWITCH: return "sched-switch";
+	case ROLE_WAKEUP: return "wakeup";
+	case ROLE_OFFCPU_TIME: return "offcpu-time";
+	case ROLE_IGNORED: return "ignored";
+	}
+	return "?";
+}
+
+/* --- filters --- */
+
+static int parse_u32_list(const char *s, const char *opt, uint32_t **out, size_t *nr)
+{
+	size_t n = 1;
+	char *end;
+
+	for (const char *p = s; *p; p++)
+		n += *p == ',';
+	*out = calloc(n, sizeof(**out));
+	if (!*out)
+		return PP_ENOMEM;
+	for (*nr = 0; *nr < n; s = end + 1) {
+		unsigned long v;
+
+		errno = 0;
+		v = strtoul(s, &end, 10);
+		if (end == s || errno || v > UINT32_MAX || (*end && *end != ',')) {
+			pp_error("%s takes numbers separated by commas, not '%s'", opt, s);
+			return PP_EUSAGE;
+		}
+		(*out)[(*nr)++] = (uint32_t)v;
+		if (!*end)
+			break;
+	}
+	return 0;
+}
+
+/* "SECONDS[.FRACTION]" in perf time into ns; empty is @dflt. */
+static int parse_time(const char *s, size_t len, uint64_t dflt, uint64_t *out)
+{
+	uint64_t sec = 0, ns = 0, scale = 100000000;
+	size_t i = 0;
+
+	if (!len) {
+		*out = dflt;
+		return 0;
+	}
+	for (; i < len && s[i] >= '0' && s[i] <= '9'; i++) {
+		if (sec > UINT64_MAX / 10 / 1000000000)
+			return -1;
+		sec = sec * 10 + (uint64_t)(s[i] - '0');
+	}
+	if (i < len && s[i] == '.')
+		for (i++; i < len && s[i] >= '0' && s[i] <= '9'; i++, scale /= 10)
+			ns += (uint64_t)(s[i] - '0') * scale;
+	if (i != len || (i == 0))
+		return -1;
+	*out = sec * 1000000000 + ns;
+	return 0;
+}
+
+/* "A%-B%": a slice of the recording's sample time. */
+static int parse_percent(const char *s, const struct perf_header_info *hdr, uint64_t *t0,
+			 uint64_t *t1)
+{
+	double a, b;
+	int used = 0;
+	uint64_t span;
+
+	if (sscanf(s, "%lf%%-%lf%%%n", &a, &b, &used) != 2 || s[used] || a < 0 || b > 100 ||
+	    a > b)
+		return -1;
+	if (!hdr->sample_time_last || hdr->sample_time_last < hdr->sample_time_first) {
+		pp_error("--time '%s': percentages need the recording's sample time range "
+			 "(perf's SAMPLE_TIME header); give times instead", s);
+		return -2;
+	}
+	span = hdr->sample_time_last - hdr->sample_time_first;
+	*t0 = hdr->sample_time_first + (uint64_t)((double)span * a / 100.0);
+	*t1 = hdr->sample_time_first + (uint64_t)((double)span * b / 100.0);
+	return 0;
+}
+
+int acct_filter_parse(struct acct_filter *f, const struct profile_opts *o,
+		      const struct perf_header_info *hdr)
+{
+	int ret;
+
+	memset(f, 0, sizeof(*f));
+	if (o->pids && (ret = parse_u32_list(o->pids, "--pid", &f->pids, &f->nr_pids)))
+		return ret;
+	if (o->tids && (ret = parse_u32_list(o->tids, "--tid", &f->tids, &f->nr_tids)))
+		return ret;
+	if (o->comms) {
+		const char *p = o->comms;
+
+		f->comms = calloc(strlen(p) + 1, sizeof(char *));
+		if (!f->comms)
+			return PP_ENOMEM;
+		while (p) {
+			const char *c = strchr(p, ',');
+			size_t len = c ? (size_t)(c - p) : strlen(p);
+
+			if (len && !(f->comms[f->nr_comms++] = strndup(p, len)))
+				return PP_ENOMEM;
+			p = c ? c + 1 : NULL;
+		}
+	}
+	if (o->time) {
+		const char *comma = strchr(o->time, ',');
+		int r;
+
+		f->has_time = true;
+		if (strchr(o->time, '%')) {
+			r = parse_percent(o->time, hdr, &f->t0, &f->t1);
+			if (r == -2)
+				return PP_EUSAGE;
+		} else {
+			r = !comma ? -1 : parse_time(o->time, (size_t)(comma - o->time), 0, &f->t0);
+			if (!r)
+				r = parse_time(comma + 1, strlen(comma + 1), UINT64_MAX, &f->t1);
+			if (!r && f->t1 < f->t0)
+				r = -1;
+		}
+		if (r) {
+			pp_error("--time takes START,END in seconds as perf prints them (either "
+				 "may be empty) or A%%-B%%, not '%s'", o->time);
+			return PP_EUSAGE;
+		}
+	}
+	return 0;
+}
+
+/* --- the pass --- */
+
+static int on_pooled(void *ctx, const struct perf_event *ev, const uint64_t *pcs, size_t n)
+{
+	struct build_ctx *c = ctx;
+
+	return acct_event(&c->acct, ev, pcs, n);
+}
+
+static int on_event(void *ctx, const struct perf_event *ev)
+{
+	struct build_ctx *c = ctx;
+	int ret;
+
+	switch (ev->type) {
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+	case PERF_RECORD_COMM:
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		/* the workers read the maps: land what they hold first */
+		ret = upool_flush(c->pool);
+		if (!ret)
+			ret = machine_event(c->m, ev);
+		if (!ret)
+			ret = acct_event(&c->acct, ev, NULL, 0);
+		break;
+	case PERF_RECORD_SAMPLE:
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+	case PERF_RECORD_LOST:
+	case PERF_RECORD_LOST_SAMPLES:
+		ret = upool_add(c->pool, ev);
+		break;
+	default:
+		ret = machine_event(c->m, ev);
+		break;
+	}
+	if (ret)
+		c->err = ret;
+	return ret;
+}
+
+/* --- the finished profile --- */
+
+static int thread_cmp(const void *pa, const void *pb)
+{
+	const struct profile_thread *a = pa, *b = pb;
+
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	if (a->tid != b->tid)
+		return a->tid < b->tid ? -1 : 1;
+	return a->start < b->start ? -1 : a->start > b->start;
+}
+
+static bool thread_empty(const struct acct_thread *t)
+{
+	for (int i = 0; i < CNT_COUNT; i++)
+		if (t->c.count[i])
+			return false;
+	return true;
+}
+
+static int finish_threads(struct profile *p, struct profile_priv *pv, const struct account *a)
+{
+	size_t n = 0;
+
+	pv->threads = calloc(a->nr_threads ? a->nr_threads : 1, sizeof(*pv->threads));
+	if (!pv->threads)
+		return PP_ENOMEM;
+	for (size_t i = 0; i < a->nr_threads; i++) {
+		const struct acct_thread *t = &a->threads[i];
+		struct profile_thread *o = &pv->threads[n];
+
+		if (t->filtered || thread_empty(t))
+			continue;
+		o->pid = t->pid == UINT32_MAX ? t->tid : t->pid;
+		o->tid = t->tid;
+		o->comm = t->comm;
+		o->start = t->start;
+		o->end = t->end;
+		o->forked = t->forked;
+		o->exited = t->exited;
+		o->c = t->c;
+		o->run_ns = t->run_ns;
+		o->bounded = t->bounded;
+		o->blocked_ns = t->blocked_ns;
+		o->delay_ns = t->delay_ns;
+		o->open_at_end = t->open_at_end;
+		n++;
+	}
+	qsort(pv->threads, n, sizeof(*pv->threads), thread_cmp);
+	p->threads = pv->threads;
+	p->nr_threads = n;
+	return 0;
+}
+
+static int finish_sources(struct profile *p, struct profile_priv *pv, struct account *a,
+			  struct perf_reader *r)
+{
+	size_t nr;
+	struct perf_evsel *const *ev = perf_reader_evsels(r, &nr);
+	int err = 0;
+
+	pv->sources = calloc(nr ? nr : 1, sizeof(*pv->sources));
+	if (!pv->sources)
+		return PP_ENOMEM;
+	for (size_t i = 0; i < nr; i++) {
+		struct acct_src *s = acct_src(a, ev[i]);
+		struct profile_source *o = &pv->sources[i];
+
+		if (!s)
+			return PP_ENOMEM;
+		o->name = tree_intern(&pv->tree, ev[i]->name ? ev[i]->name : "?", &err);
+		o->role = s->role;
+		o->freq = s->freq;
+		o->period_or_freq = ev[i]->attr.sample_period;
+		o->unit = s->role == ROLE_ON_CPU && !s->clock && !s->freq ? "events" : "ns";
+		o->samples = s->used;
+	}
+	p->meta.sources = pv->sources;
+	p->meta.nr_sources = nr;
+	return err;
+}
+
+static bool realtime_clock(struct perf_reader *r)
+{
+	size_t nr;
+	struct perf_evsel *const *ev = perf_reader_evsels(r, &nr);
+
+	for (size_t i = 0; i < nr; i++)
+		if ((ev[i]->attr.flags & PERF_ATTR_FLAG_USE_CLOCKID) && ev[i]->attr.clockid == 0)
+			return true;
+	return false;
+}
+
+static void wall_clock(struct profile_meta *m, const struct profile_opts *o,
+		       const struct perf_header_info *hdr, struct perf_reader *r, const char *path)
+{
+	uint64_t span = m->last_time - m->first_time;
+
+	if (o->has_start_time) {
+		m->time_source = TIME_GIVEN;
+		m->start_ns = o->start_time_ns;
+	} else if (realtime_clock(r)) {
+		m->time_source = TIME_REALTIME;
+		m->start_ns = m->first_time;
+	} else if (hdr->has_clock_data && hdr->clock_data_wall_ns) {
+		m->time_source = TIME_CLOCK_DATA;
+		m->start_ns = hdr->clock_data_wall_ns + (m->first_time - hdr->clock_data_clk_ns);
+	} else {
+		uint64_t end = hdr->mtime_ns;
+
+		if (!end) {
+			struct timespec ts;
+
+			clock_gettime(CLOCK_REALTIME, &ts);
+			end = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+		}
+		m->time_source = TIME_ESTIMATED;
+		m->start_ns = end - span;
+		pp_warn("'%s' holds no wall-clock reference: its start and end are estimated from "
+			"the %s; record with 'perf record -k CLOCK_MONOTONIC' (or -k realtime) for "
+			"exact times, or give --start-time", path,
+			hdr->mtime_ns ? "file's modification time" : "current time");
+	}
+	m->end_ns = m->start_ns + span;
+}
+
+static int finish(struct profile *p, struct profile_priv *pv, struct build_ctx *c,
+		  struct perf_reader *r, const struct profile_opts *o, const char *path)
+{
+	const struct perf_header_info *hdr = perf_reader_header(r);
+	struct profile_meta *m = &p->meta;
+	struct account *a = &c->acct;
+	size_t nr_nodes, nr_frames;
+	int ret, err = 0;
+
+	acct_finish(a);
+	pv->tree = a->tree;          /* the profile keeps the tree's strings */
+	memset(&a->tree, 0, sizeof(a->tree));
+	ret = tree_finish(&pv->tree, &pv->frames, &nr_frames, &pv->nodes, &pv->self, &pv->total,
+			  &nr_nodes);
+	if (ret)
+		return ret;
+	p->frames = pv->frames;
+	p->nr_frames = nr_frames;
+	p->nodes = pv->nodes;
+	p->self = pv->self;
+	p->total = pv->total;
+	p->nr_nodes = nr_nodes;
+	for (int i = 0; i < CNT_COUNT; i++)
+		if (p->total[0].count[i])
+			m->counters_present |= 1u << i;
+	m->first_time = a->first_time;
+	m->last_time = a->last_time;
+	wall_clock(m, o, hdr, r, path);
+	m->hostname = tree_intern(&pv->tree, hdr->hostname, &err);
+	m->osrelease = tree_intern(&pv->tree, hdr->osrelease, &err);
+	m->arch = tree_intern(&pv->tree, hdr->arch, &err);
+	m->perf_version = tree_intern(&pv->tree, hdr->version, &err);
+	m->cmdline = tree_intern(&pv->tree, hdr->cmdline, &err);
+	m->state_rules = tree_intern(&pv->tree, o->state_rules ? o->state_rules : "built-in", &err);
+	m->nr_cpus = hdr->nr_cpus_online ? hdr->nr_cpus_online : hdr->nr_cpus_avail;
+	m->offcpu_simple = o->offcpu_simple;
+	m->group_by = o->group_by;
+	if (err)
+		return err;
+	ret = finish_threads(p, pv, a);
+	if (!ret)
+		ret = finish_sources(p, pv, a, r);
+	return ret;
+}
+
+int profile_build(const char *path, const struct profile_opts *o, struct profile **out)
+{
+	struct perf_reader_opts ropts = {
+		.ordered = true, .progress = o->progress, .progress_ctx = o->progress_ctx,
+	};
+	struct perf_reader *r = NULL;
+	struct symbolizer *sym = NULL;
+	struct build_ctx *c;
+	struct profile_priv *pv;
+	struct profile *p;
+	bool acct_ready = false;
+	int ret;
+
+	*out = NULL;
+	p = calloc(1, sizeof(*p));
+	pv = calloc(1, sizeof(*pv));
+	c = calloc(1, sizeof(*c));
+	if (p)
+		p->priv = pv;
+	if (!p || !pv || !c) {
+		ret = PP_ENOMEM;
+		goto fail;
+	}
+	ret = perf_reader_open(path, &ropts, &r);
+	if (ret)
+		goto fail;
+	c->m = machine_new(perf_reader_header(r));
+	sym = sym_new(&o->sym, perf_reader_header(r));
+	c->pool = c->m ? upool_new(o->jobs ? o->jobs : 1, &o->sym, perf_reader_header(r), c->m,
+				   on_pooled, c) : NULL;
+	if (!c->m || !sym || !c->pool) {
+		ret = PP_ENOMEM;
+		goto fail;
+	}
+	ret = acct_init(&c->acct, o, c->m, sym, perf_reader_header(r), &p->meta);
+	acct_ready = true;
+	if (ret)
+		goto fail;
+	ret = perf_reader_run(r, on_event, c);
+	if (ret == PP_OK || ret == PP_ESTOPPED)
+		ret = upool_flush(c->pool);
+	if (c->err)
+		ret = c->err;
+	p->read = *perf_reader_stats(r);
+	p->sym = *sym_stats(sym);
+	upool_add_stats(c->pool, &p->sym);
+	if (ret == PP_ENOMEM || ret == PP_ERULES || ret == PP_EUSAGE)
+		goto fail;
+	{
+		int partial = ret != PP_OK || p->read.skipped_records || p->read.truncated;
+
+		ret = finish(p, pv, c, r, o, path);
+		if (ret)
+			goto fail;
+		ret = partial ? PP_EPARTIAL : PP_OK;
+	}
+	acct_release(&c->acct);
+	tree_release(&c->acct.tree);
+	upool_free(c->pool);
+	sym_free(sym);
+	machine_free(c->m);
+	perf_reader_close(r);
+	free(c);
+	*out = p;
+	return ret;
+fail:
+	if (c && acct_ready) {
+		acct_release(&c->acct);
+		tree_release(&c->acct.tree);
+	}
+	if (c) {
+		upool_free(c->pool);
+		machine_free(c->m);
+	}
+	sym_free(sym);
+	perf_reader_close(r);
+	free(c);
+	profile_free(p);
+	if (!p)
+		free(pv);
+	return ret;
+}
+
+void profile_free(struct profile *p)
+{
+	struct profile_priv *pv;
+
+	if (!p)
+		return;
+	pv = p->priv;
+	if (pv) {
+		tree_release(&pv->tree);
+		free(pv->frames);
+		free(pv->nodes);
+		free(pv->self);
+		free(pv->total);
+		free(pv->threads);
+		free(pv->sources);
+		free(pv);
+	}
+	free(p);
+}
+
+/* --- reading the view --- */
+
+int profile_walk(const struct profile *p, profile_walk_fn fn, void *ctx)
+{
+	uint32_t *open, max = 0;
+	size_t depth = 0;
+	int ret = 0;
+
+	for (uint32_t i = 0; i < p->nr_nodes; i++)
+		if (p->nodes[i].depth > max)
+			max = p->nodes[i].depth;
+	open = malloc(((size_t)max + 1) * sizeof(*open));
+	if (!open)
+		return PP_ENOMEM;
+	for (uint32_t i = 0; i < p->nr_nodes && !ret; i++) {
+		while (depth && p->nodes[open[depth - 1]].end <= i && !ret)
+			ret = fn(ctx, p, open[--depth], true);
+		if (!ret)
+			ret = fn(ctx, p, i, false);
+		open[depth++] = i;
+	}
+	while (depth && !ret)
+		ret = fn(ctx, p, open[--depth], true);
+	free(open);
+	return ret;
+}
+
+int profile_stacks(const struct profile *p, profile_stack_fn fn, void *ctx)
+{
+	uint32_t *frames;
+	int ret = 0;
+
+	if (!p->nr_nodes)
+		return 0;
+	frames = malloc((p->nr_nodes + 1) * sizeof(*frames));
+	if (!frames)
+		return PP_ENOMEM;
+	for (uint32_t i = 0; i < p->nr_nodes && !ret; i++) {
+		const struct profile_node *n = &p->nodes[i];
+		bool any = false;
+
+		if (n->depth)
+			frames[n->depth - 1] = n->frame;
+		for (int c = 0; c < CNT_COUNT; c++)
+			any |= p->self[i].count[c] || p->self[i].ns[c];
+		if (any)
+			ret = fn(ctx, p, frames, n->depth, i);
+	}
+	free(frames);
+	return ret;
+}

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * priv.h - what the files of src/profile share: the accounting state that
+ * turns ordered records into tree counts (account.c), driven by build.c.
+ */
+#ifndef PROFILE_PRIV_H
+#define PROFILE_PRIV_H
+
+#include "../machine/machine.h"
+#include "../symbols/symbols.h"
+#include "profile.h"
+#include "rules.h"
+#include "tree.h"
+
+#define ACCT_MAX_FRAMES 1024
+#define ACCT_MAX_FLAGS 32
+
+/* What an event of the recording is used for, with what it needs. */
+struct acct_src {
+	bool ready;                        /* set up from its evsel */
+	enum source_role role;
+	bool clock;                        /* cpu-clock/task-clock: period is ns */
+	bool freq;
+	uint64_t freq_ns;                  /* 1e9 / frequency for a non-clock frequency event */
+	const struct tep_format_field *prev_pid, *prev_state, *next_pid, *wake_pid;
+	struct perf_tp_flag flags[ACCT_MAX_FLAGS]; /* prev_state's letters */
+	size_t nr_flags;
+	uint64_t used;                     /* samples used */
+};
+
+struct acct_thread {
+	uint32_t pid, tid;
+	const char *comm;                  /* interned in the tree's strings */
+	uint64_t start, end;
+	bool forked, exited, seen;
+	/* the open off-CPU interval */
+	bool off, out_from_record;
+	char out_state;
+	enum counter out_cnt;
+	uint32_t out_node;                 /* TREE_NONE: not charged to the tree */
+	uint64_t out_time, wake_time;
+	struct profile_counts c;
+	uint64_t in_time;                  /* its last switch-in, 0 if unknown or off */
+	uint64_t run_ns, blocked_ns, delay_ns, open_at_end, bounded;
+	bool filtered;                     /* left out by --pid/--tid/--comm (at its last check) */
+};
+
+struct acct_filter {
+	uint32_t *pids, *tids;
+	size_t nr_pids, nr_tids;
+	char **comms;
+	size_t nr_comms;
+	bool has_time;
+	uint64_t t0, t1;                   /* [t0, t1] in perf time */
+};
+
+struct stack_entry {
+	uint64_t hash;
+	uint32_t node;
+	uint32_t len;                      /* u64 words of key */
+	uint64_t key_off;                  /* into the key arena */
+};
+
+struct account {
+	const struct profile_opts *opts;
+	const struct machine *m;
+	struct symbolizer *sym;
+	struct tree tree;
+	struct rules rules;
+	struct acct_filter filter;
+	struct acct_src *srcs;             /* by evsel idx */
+	size_t nr_srcs;
+	bool system_wide;
+	int err;
+
+	struct acct_thread *threads;
+	size_t nr_threads, cap_threads;
+	uint32_t *tid_slots;               /* tid -> thread index + 1 (the newest) */
+	size_t tid_slots_cap;
+
+	uint64_t *cpu_last;                /* per CPU: time of its last event */
+	size_t nr_cpus;
+
+	struct stack_entry *stacks;        /* open addressing */
+	size_t stacks_cap, nr_stacks;
+	uint64_t *keys;                    /* key arena */
+	size_t keys_len, keys_cap;
+	uint64_t key[ACCT_MAX_FRAMES * 3 + 8];
+
+	uint64_t *frame_mask;              /* per tree frame: rules matching its function */
+	uint8_t *frame_mask_known;
+	size_t frame_mask_cap;
+	uint64_t *node_mask;               /* per tree node: or of its path's frame masks */
+	uint8_t *node_mask_known;
+	size_t node_mask_cap;
+
+	struct raw_frame raw[ACCT_MAX_FRAMES];
+	uint32_t path[ACCT_MAX_FRAMES * 8];
+
+	uint64_t first_time, last_time;
+	struct profile_meta *meta;         /* counts go here */
+};
+
+/** acct_init() - set up @a for the recording described by @hdr. */
+int acct_init(struct account *a, const struct profile_opts *opts, const struct machine *m,
+	      struct symbolizer *sym, const struct perf_header_info *hdr, struct profile_meta *meta);
+
+/**
+ * acct_src() - how the event @e is used, decided on first sight (pipe-mode
+ * streams announce events as they go). Return: NULL for no event.
+ */
+struct acct_src *acct_src(struct account *a, const struct perf_evsel *e);
+
+/** acct_event() - account one record, in time order, with its unwound user stack. */
+int acct_event(struct account *a, const struct perf_event *ev, const uint64_t *pcs, size_t n);
+
+/** acct_finish() - close what is still open at the end of the recording. */
+void acct_finish(struct account *a);
+
+/** acct_release() - free what @a holds except the tree (the profile keeps it). */
+void acct_release(struct account *a);
+
+/** acct_filter_parse() - parse the filter options; 0 or PP_EUSAGE (logged). */
+int acct_filter_parse(struct acct_filter *f, const struct profile_opts *o,
+		      const struct perf_header_info *hdr);
+
+#endif /* PROFILE_PRIV_H */

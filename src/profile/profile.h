@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * profile.h - perfport's accounting stage: what each sample and each off-CPU
+ * interval means, merged into one counter-typed call tree.
+ *
+ * profile_build() reads a recording through the earlier stages (reader,
+ * machine, unwinding pool, symbolizer), charges every on-CPU sample and
+ * every off-CPU interval to a counter, and returns a finished, read-only
+ * profile: a flat view of the tree (DFS pre-order, deterministic), metadata
+ * and a per-thread summary. Later stages (report, exporters) read only that.
+ */
+#ifndef PROFILE_PROFILE_H
+#define PROFILE_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../perf/perf.h"
+#include "../symbols/symbols.h"
+
+/* The thread states a node counts (DESIGN.md, "Counter types"). */
+enum counter {
+	CNT_ON_CPU,
+	CNT_PREEMPTED,
+	CNT_LOCK,
+	CNT_IO,
+	CNT_SLEEP,
+	CNT_TIMED_SLEEP,
+	CNT_IDLE,
+	CNT_COUNT,
+};
+
+/** counter_name() - "on-cpu", "preempted", "lock", "io", "sleep", "timed-sleep", "idle". */
+const char *counter_name(enum counter c);
+
+/** counter_parse() - the counter called @name (as counter_name()), or -1. */
+int counter_parse(const char *name);
+
+/* Synthetic frames, beside symbols.h's FRAME_F_* flags. */
+enum {
+	FRAME_F_PROCESS = 1 << 8,   /* a --group-by root: "comm [pid]" */
+	FRAME_F_THREAD = 1 << 9,    /* a --group-by root: "comm [tid]" */
+	FRAME_F_SYNTHETIC = 1 << 10, /* a placeholder, e.g. an off-CPU interval with no stack */
+};
+
+enum group_by {
+	GROUP_NONE,
+	GROUP_PROCESS,
+	GROUP_THREAD,
+};
+
+struct profile_opts {
+	struct sym_opts sym;
+	unsigned jobs;              /* unwinding threads; 0 or 1: none */
+	enum group_by group_by;
+	bool offcpu_simple;         /* all off-CPU time is SLEEP */
+	bool no_kernel;             /* leave kernel frames out of stacks */
+	const char *events;         /* comma-separated event names; NULL: every sampling event */
+	const char *state_rules;    /* a rules file; NULL: the built-in rules */
+	const char *pids, *tids;    /* comma-separated lists, or NULL */
+	const char *comms;          /* comma-separated command names, or NULL */
+	const char *time;           /* perf's --time syntax, or NULL */
+	bool has_start_time;
+	uint64_t start_time_ns;     /* --start-time, epoch ns */
+	perf_progress_fn progress;
+	void *progress_ctx;
+};
+
+/* A frame of the view. Strings are owned by the profile. */
+struct profile_frame {
+	const char *function;       /* never NULL; "[unknown]" when unnamed */
+	const char *module;         /* the mapped file, or NULL */
+	const char *file;           /* source file, or NULL */
+	uint32_t line;
+	uint32_t flags;             /* FRAME_F_* */
+};
+
+struct profile_counts {
+	uint64_t count[CNT_COUNT];  /* samples or intervals */
+	uint64_t ns[CNT_COUNT];     /* weight: ns, or events for a non-time event */
+};
+
+/* A node of the view; node 0 is the root, which has no frame. */
+struct profile_node {
+	uint32_t parent;            /* UINT32_MAX for the root */
+	uint32_t frame;             /* index in frames; UINT32_MAX for the root */
+	uint32_t depth;             /* 0 for the root */
+	uint32_t end;               /* one past the last node of its subtree */
+};
+
+/* How an event of the recording was used. */
+enum source_role {
+	ROLE_ON_CPU,                /* a sampling event: ON_CPU (IDLE for the idle task) */
+	ROLE_SCHED_SWITCH,          /* sched:sched_switch: off-CPU intervals */
+	ROLE_WAKEUP,                /* sched:sched_wakeup(_new): splits blocked time and delay */
+	ROLE_OFFCPU_TIME,           /* perf record --off-cpu's offcpu-time */
+	ROLE_IGNORED,               /* not selected, side-band only, or of no use */
+};
+
+struct profile_source {
+	const char *name;
+	enum source_role role;
+	bool freq;                  /* sampled at a frequency */
+	uint64_t period_or_freq;
+	const char *unit;           /* "ns" or "events": what its weight counts */
+	uint64_t samples;           /* samples used */
+};
+
+struct profile_thread {
+	uint32_t pid, tid;
+	const char *comm;           /* the last one seen */
+	uint64_t start, end;        /* lifetime in perf time: fork (or first seen) to exit (or end) */
+	bool forked, exited;        /* start/end come from FORK/EXIT records */
+	struct profile_counts c;    /* ON_CPU/IDLE samples, off-CPU intervals by state */
+	uint64_t run_ns;            /* on CPU as measured by switch-in to switch-out, when recorded */
+	uint64_t blocked_ns;        /* off CPU until woken (or until switched in, unwoken) */
+	uint64_t delay_ns;          /* runnable but waiting: wakeup (or preemption) to switch-in */
+	uint64_t open_at_end;       /* intervals still open when the recording ended */
+	uint64_t bounded;           /* intervals whose switch-in was missing (bounded or approximated) */
+};
+
+enum time_source {
+	TIME_REALTIME,              /* recorded with -k realtime: sample times are epoch */
+	TIME_CLOCK_DATA,            /* HEADER_CLOCK_DATA maps the clock to the time of day */
+	TIME_ESTIMATED,             /* file modification time and sample span */
+	TIME_GIVEN,                 /* --start-time */
+};
+
+struct profile_meta {
+	uint64_t first_time, last_time; /* perf clock, of the events used */
+	uint64_t start_ns, end_ns;  /* wall clock, epoch ns */
+	enum time_source time_source;
+	const char *hostname, *osrelease, *arch, *perf_version, *cmdline;
+	uint32_t nr_cpus;
+	unsigned counters_present;  /* bit per enum counter with a non-zero count */
+	struct profile_source *sources;
+	size_t nr_sources;
+	/* off-CPU intervals by how their end was found */
+	uint64_t iv_exact;          /* a switch-in (sched_switch next_pid, SWITCH record) */
+	uint64_t iv_inferred;       /* switch-in missing: bounded by wakeup or the CPU's last event */
+	uint64_t iv_approx;         /* no switch-in source: ended at the thread's next sample */
+	uint64_t iv_open_at_end;    /* charged to the end of the recording */
+	uint64_t iv_open_ns;        /* the time they were charged */
+	uint64_t iv_no_stack;       /* switch-outs without a sched_switch sample (stack unknown) */
+	bool freq_trap;             /* sched_switch in frequency mode: most switches unsampled */
+	bool offcpu_simple;
+	enum group_by group_by;
+	uint64_t samples_filtered;  /* samples left out by --pid/--tid/--comm/--time */
+	uint64_t lost;              /* samples the kernel lost */
+	uint64_t stacks_unique;     /* distinct raw stacks symbolized */
+	uint64_t stacks_cached;     /* samples whose stack came from the cache */
+	const char *state_rules;    /* the rules file used, or "built-in" */
+};
+
+struct profile {
+	struct profile_meta meta;
+	size_t nr_frames;
+	const struct profile_frame *frames;
+	size_t nr_nodes;
+	const struct profile_node *nodes;  /* DFS pre-order, children sorted by frame */
+	const struct profile_counts *self; /* per node */
+	const struct profile_counts *total; /* per node: self plus its subtree */
+	size_t nr_threads;
+	const struct profile_thread *threads; /* sorted by pid, tid */
+	struct sym_stats sym;               /* symbolization statistics */
+	struct perf_stats read;             /* what the reader read and skipped */
+	void *priv;
+};
+
+/**
+ * profile_build() - read the recording at @path and build its profile.
+ * @path: as perf_reader_open() takes it ("-" for stdin).
+ * @opts: what to count and how; read during the call only.
+ * @out: set to the profile, which the caller frees with profile_free().
+ *
+ * Return: PP_OK when the whole recording was used; PP_EPARTIAL when some of
+ * it was skipped (the profile holds the rest and profile->read says what);
+ * or an error, with *out NULL and the reason logged.
+ */
+int profile_build(const char *path, const struct profile_opts *opts, struct profile **out);
+
+/** profile_free() - free the profile and every string it holds; NULL is fine. */
+void profile_free(struct profile *p);
+
+/**
+ * typedef profile_walk_fn - called on entering (@leave false) and leaving a
+ * node during profile_walk(). Return non-zero to stop the walk.
+ */
+typedef int (*profile_walk_fn)(void *ctx, const struct profile *p, uint32_t node, bool leave);
+
+/** profile_walk() - visit every node depth-first. Return: what stopped it, or 0. */
+int profile_walk(const struct profile *p, profile_walk_fn fn, void *ctx);
+
+/**
+ * typedef profile_stack_fn - one stack with self values.
+ * @frames: frame indexes, root first (synthetic group frames included),
+ *          valid during the call only; @depth: their number.
+ * @node: the leaf node, whose self counts are p->self[node].
+ */
+typedef int (*profile_stack_fn)(void *ctx, const struct profile *p, const uint32_t *frames,
+				size_t depth, uint32_t node);
+
+/**
+ * profile_stacks() - call @fn for every node with a non-zero self count, in
+ * pre-order. Return: what stopped it, or 0.
+ */
+int profile_stacks(const struct profile *p, profile_stack_fn fn, void *ctx);
+
+/** profile_time_source_name() - "realtime", "clock-data", "estimated", "given". */
+const char *profile_time_source_name(enum time_source t);
+
+/** profile_role_name() - "on-cpu", "sched-switch", "wakeup", "offcpu-time", "ignored". */
+const char *profile_role_name(enum source_role r);
+
+#endif /* PROFILE_PROFILE_H */

@@ -1,0 +1,325 @@
+/* SPDX-License-Identifier: MIT */
+#include "tree.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/error.h"
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+static uint64_t frame_hash(const char *function, const char *module, uint32_t flags)
+{
+	return mix64((uint64_t)(uintptr_t)function ^ mix64((uint64_t)(uintptr_t)module) ^
+		     ((uint64_t)flags << 48));
+}
+
+static uint64_t node_hash(uint32_t parent, uint32_t frame)
+{
+	return mix64(((uint64_t)parent << 32) | frame);
+}
+
+static int grow_nodes(struct tree *t)
+{
+	size_t cap = t->cap_nodes ? t->cap_nodes * 2 : 1024;
+	struct tree_node *n = realloc(t->nodes, cap * sizeof(*n));
+	struct profile_counts *c;
+
+	if (!n)
+		return PP_ENOMEM;
+	t->nodes = n;
+	c = realloc(t->self, cap * sizeof(*c));
+	if (!c)
+		return PP_ENOMEM;
+	t->self = c;
+	t->cap_nodes = cap;
+	return 0;
+}
+
+int tree_init(struct tree *t)
+{
+	memset(t, 0, sizeof(*t));
+	if (grow_nodes(t))
+		return PP_ENOMEM;
+	t->nodes[0] = (struct tree_node){ TREE_NONE, TREE_NONE, TREE_NONE, TREE_NONE };
+	memset(&t->self[0], 0, sizeof(t->self[0]));
+	t->nr_nodes = 1;
+	return 0;
+}
+
+void tree_release(struct tree *t)
+{
+	strtab_free(&t->strings);
+	free(t->frames);
+	free(t->frame_slots);
+	free(t->nodes);
+	free(t->self);
+	free(t->node_slots);
+	memset(t, 0, sizeof(*t));
+}
+
+const char *tree_intern(struct tree *t, const char *s, int *err)
+{
+	const char *r;
+
+	if (!s)
+		return NULL;
+	r = strtab_intern(&t->strings, s);
+	if (!r)
+		*err = PP_ENOMEM;
+	return r;
+}
+
+/* Rehash @slots (indexes + 1) into a table twice as large. */
+static int rehash(uint32_t **slots, size_t *cap, size_t min,
+		  uint64_t (*hash)(const struct tree *, uint32_t), const struct tree *t)
+{
+	size_t ncap = *cap ? *cap * 2 : 1024;
+	uint32_t *n;
+
+	while (ncap < min * 2)
+		ncap *= 2;
+	n = calloc(ncap, sizeof(*n));
+	if (!n)
+		return PP_ENOMEM;
+	for (size_t i = 0; i < *cap; i++) {
+		size_t j;
+
+		if (!(*slots)[i])
+			continue;
+		j = hash(t, (*slots)[i] - 1) & (ncap - 1);
+		while (n[j])
+			j = (j + 1) & (ncap - 1);
+		n[j] = (*slots)[i];
+	}
+	free(*slots);
+	*slots = n;
+	*cap = ncap;
+	return 0;
+}
+
+static uint64_t frame_hash_at(const struct tree *t, uint32_t i)
+{
+	return frame_hash(t->frames[i].function, t->frames[i].module, t->frames[i].flags);
+}
+
+static uint64_t node_hash_at(const struct tree *t, uint32_t i)
+{
+	return node_hash(t->nodes[i].parent, t->nodes[i].frame);
+}
+
+uint32_t tree_frame(struct tree *t, const char *function, const char *module, const char *file,
+		    uint32_t line, uint32_t flags)
+{
+	size_t j;
+
+	if ((t->nr_frames + 1) * 2 > t->frame_slots_cap &&
+	    rehash(&t->frame_slots, &t->frame_slots_cap, t->nr_frames + 1, frame_hash_at, t))
+		return TREE_NONE;
+	j = frame_hash(function, module, flags) & (t->frame_slots_cap - 1);
+	for (; t->frame_slots[j]; j = (j + 1) & (t->frame_slots_cap - 1)) {
+		const struct profile_frame *f = &t->frames[t->frame_slots[j] - 1];
+
+		if (f->function == function && f->module == module && f->flags == flags)
+			return t->frame_slots[j] - 1;
+	}
+	if (t->nr_frames == t->cap_frames) {
+		size_t cap = t->cap_frames ? t->cap_frames * 2 : 256;
+		struct profile_frame *n = realloc(t->frames, cap * sizeof(*n));
+
+		if (!n)
+			return TREE_NONE;
+		t->frames = n;
+		t->cap_frames = cap;
+	}
+	t->frames[t->nr_frames] = (struct profile_frame){ function, module, file, line, flags };
+	t->frame_slots[j] = (uint32_t)++t->nr_frames;
+	return (uint32_t)(t->nr_frames - 1);
+}
+
+uint32_t tree_child(struct tree *t, uint32_t parent, uint32_t frame)
+{
+	struct tree_node *n;
+	size_t j;
+
+	if ((t->nr_nodes + 1) * 2 > t->node_slots_cap &&
+	    rehash(&t->node_slots, &t->node_slots_cap, t->nr_nodes + 1, node_hash_at, t))
+		return TREE_NONE;
+	j = node_hash(parent, frame) & (t->node_slots_cap - 1);
+	for (; t->node_slots[j]; j = (j + 1) & (t->node_slots_cap - 1)) {
+		n = &t->nodes[t->node_slots[j] - 1];
+		if (n->parent == parent && n->frame == frame)
+			return t->node_slots[j] - 1;
+	}
+	if (t->nr_nodes == t->cap_nodes && grow_nodes(t))
+		return TREE_NONE;
+	n = &t->nodes[t->nr_nodes];
+	n->parent = parent;
+	n->frame = frame;
+	n->first_child = TREE_NONE;
+	n->next_sibling = t->nodes[parent].first_child;
+	t->nodes[parent].first_child = (uint32_t)t->nr_nodes;
+	memset(&t->self[t->nr_nodes], 0, sizeof(t->self[0]));
+	t->node_slots[j] = (uint32_t)++t->nr_nodes;
+	return (uint32_t)(t->nr_nodes - 1);
+}
+
+static int cmp_str(const char *a, const char *b)
+{
+	if (a == b)
+		return 0;
+	if (!a)
+		return -1;
+	if (!b)
+		return 1;
+	return strcmp(a, b);
+}
+
+static int frame_cmp(const struct profile_frame *a, const struct profile_frame *b)
+{
+	int c;
+
+	if ((c = cmp_str(a->function, b->function)) || (c = cmp_str(a->module, b->module)) ||
+	    (c = cmp_str(a->file, b->file)))
+		return c;
+	if (a->line != b->line)
+		return a->line < b->line ? -1 : 1;
+	return a->flags < b->flags ? -1 : a->flags > b->flags;
+}
+
+static int child_cmp(const void *pa, const void *pb, void *ctx)
+{
+	const struct tree *t = ctx;
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+
+	return frame_cmp(&t->frames[t->nodes[a].frame], &t->frames[t->nodes[b].frame]);
+}
+
+static bool counts_zero(const struct profile_counts *c)
+{
+	for (int i = 0; i < CNT_COUNT; i++)
+		if (c->count[i] || c->ns[i])
+			return false;
+	return true;
+}
+
+static void counts_add(struct profile_counts *to, const struct profile_counts *c)
+{
+	for (int i = 0; i < CNT_COUNT; i++) {
+		to->count[i] += c->count[i];
+		to->ns[i] += c->ns[i];
+	}
+}
+
+int tree_finish(const struct tree *t, struct profile_frame **frames_out, size_t *nr_frames,
+		struct profile_node **nodes_out, struct profile_counts **self_out,
+		struct profile_counts **total_out, size_t *nr_nodes)
+{
+	size_t n = t->nr_nodes, kept = 0, nf = 0, sp = 0;
+	struct profile_counts *tot = calloc(n, sizeof(*tot));
+	uint32_t *nkids = calloc(n + 1, sizeof(uint32_t));
+	uint32_t *kids = malloc(n * sizeof(uint32_t));
+	uint32_t *fill = calloc(n + 1, sizeof(uint32_t));
+	uint32_t *stack = malloc(n * sizeof(uint32_t));
+	uint32_t *newid = malloc(n * sizeof(uint32_t));
+	uint32_t *fmap = malloc((t->nr_frames + 1) * sizeof(uint32_t));
+	struct profile_node *nodes = NULL;
+	struct profile_counts *self = NULL, *total = NULL;
+	struct profile_frame *frames = NULL;
+	int ret = PP_ENOMEM;
+
+	if (!tot || !nkids || !kids || !fill || !stack || !newid || !fmap)
+		goto out;
+	/* children always come after their parents: sum bottom-up */
+	for (size_t i = n; i-- > 0;) {
+		counts_add(&tot[i], &t->self[i]);
+		if (i)
+			counts_add(&tot[t->nodes[i].parent], &tot[i]);
+	}
+	/* kept children of each node, grouped by parent (counting sort) */
+	for (size_t i = 1; i < n; i++)
+		if (!counts_zero(&tot[i]))
+			nkids[t->nodes[i].parent + 1]++;
+	for (size_t i = 0; i < n; i++)
+		nkids[i + 1] += nkids[i];
+	for (size_t i = 1; i < n; i++)
+		if (!counts_zero(&tot[i])) {
+			uint32_t p = t->nodes[i].parent;
+
+			kids[nkids[p] + fill[p]++] = (uint32_t)i;
+		}
+	for (size_t i = 0; i < n; i++)
+		if (nkids[i + 1] - nkids[i] > 1)
+			qsort_r(kids + nkids[i], nkids[i + 1] - nkids[i], sizeof(uint32_t),
+				child_cmp, (void *)t);
+	for (size_t i = 1; i < n; i++)
+		kept += !counts_zero(&tot[i]);
+	kept++;
+	nodes = malloc(kept * sizeof(*nodes));
+	self = malloc(kept * sizeof(*self));
+	total = malloc(kept * sizeof(*total));
+	frames = malloc((t->nr_frames ? t->nr_frames : 1) * sizeof(*frames));
+	if (!nodes || !self || !total || !frames)
+		goto out;
+	for (size_t i = 0; i < t->nr_frames; i++)
+		fmap[i] = TREE_NONE;
+	/* pre-order: pop a node, give it the next index, push its children reversed */
+	stack[sp++] = TREE_ROOT;
+	for (uint32_t k = 0; sp;) {
+		uint32_t o = stack[--sp];
+		uint32_t of = t->nodes[o].frame;
+
+		newid[o] = k;
+		nodes[k].parent = o ? newid[t->nodes[o].parent] : TREE_NONE;
+		nodes[k].depth = o ? nodes[nodes[k].parent].depth + 1 : 0;
+		if (of != TREE_NONE && fmap[of] == TREE_NONE) {
+			fmap[of] = (uint32_t)nf;
+			frames[nf++] = t->frames[of];
+		}
+		nodes[k].frame = of == TREE_NONE ? TREE_NONE : fmap[of];
+		self[k] = t->self[o];
+		total[k] = tot[o];
+		k++;
+		for (uint32_t c = nkids[o + 1]; c > nkids[o];)
+			stack[sp++] = kids[--c];
+	}
+	/* a subtree ends where the next node at its depth or above starts */
+	for (size_t i = kept; i-- > 0;) {
+		uint32_t e = (uint32_t)(i + 1);
+
+		while (e < kept && nodes[e].depth > nodes[i].depth)
+			e = nodes[e].end;
+		nodes[i].end = e;
+	}
+	*frames_out = frames;
+	*nr_frames = nf;
+	*nodes_out = nodes;
+	*self_out = self;
+	*total_out = total;
+	*nr_nodes = kept;
+	frames = NULL;
+	nodes = NULL;
+	self = total = NULL;
+	ret = 0;
+out:
+	free(frames);
+	free(total);
+	free(self);
+	free(nodes);
+	free(fmap);
+	free(newid);
+	free(stack);
+	free(fill);
+	free(kids);
+	free(nkids);
+	free(tot);
+	return ret;
+}

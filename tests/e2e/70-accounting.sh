@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# The accounting on a workload of known shape (tests/e2e/progs/shape.c),
+# recorded per task with --switch-events and system-wide with sched_switch
+# and sched_wakeup: the 3:1 on-CPU split, each thread's off-CPU time in its
+# state, on + off CPU = the lifetime perf's own fork/exit records give, and
+# system-wide off-CPU time per thread against perf sched timehist.
+. "$(dirname "$0")/lib/common.sh"
+need_python
+need_perf
+need_tracepoint
+SHAPE="$WORK/shape"
+cc -O2 -g -fno-omit-frame-pointer -pthread -o "$SHAPE" "$TOP/tests/e2e/progs/shape.c"
+ACHECK="$TOP/tests/e2e/lib/account_check.py"
+
+# per task, switch-ins from PERF_RECORD_SWITCH
+record "$WORK/pt.data" -e cpu-clock -e sched:sched_switch --switch-events -g -- "$SHAPE" 2 "$WORK"
+perf script -i "$WORK/pt.data" --show-task-events -F tid,time >"$WORK/pt.tasks" 2>/dev/null
+"$PERFPORT" report --json -i "$WORK/pt.data" >"$WORK/pt.json" || fail "report exit $?"
+$PY "$ACHECK" per-task "$WORK/pt.json" "$WORK/pt.tasks" || fail "per-task accounting"
+
+# the whole system, switch-ins from sched_switch's next_pid (some missing here)
+record "$WORK/sw.data" -a -e cpu-clock -e sched:sched_switch -e sched:sched_wakeup -g -- \
+	"$SHAPE" 2 "$WORK"
+perf script -i "$WORK/sw.data" --show-task-events -F tid,time >"$WORK/sw.tasks" 2>/dev/null
+perf sched timehist -i "$WORK/sw.data" >"$WORK/sw.timehist" 2>/dev/null ||
+	fail "perf sched timehist failed"
+"$PERFPORT" report --json -i "$WORK/sw.data" >"$WORK/sw.json" || fail "report exit $?"
+$PY "$ACHECK" system-wide "$WORK/sw.json" "$WORK/sw.tasks" "$WORK/sw.timehist" ||
+	fail "system-wide accounting"
+
+# two runs on one file give byte-identical output, with and without threads
+"$PERFPORT" report -i "$WORK/sw.data" -j 1 --group-by thread >"$WORK/a.txt" 2>/dev/null
+"$PERFPORT" report -i "$WORK/sw.data" -j 3 --group-by thread >"$WORK/b.txt" 2>/dev/null
+cmp -s "$WORK/a.txt" "$WORK/b.txt" || fail "two runs differ"
+grep -q 'lockA \[' "$WORK/a.txt" || fail "--group-by thread: no thread root frames"
+
+# --offcpu-states=simple puts every off-CPU interval in sleep
+"$PERFPORT" -q report --json --offcpu-states simple -i "$WORK/pt.data" >"$WORK/simple.json"
+$PY - "$WORK/simple.json" <<'PY' || fail "--offcpu-states simple"
+import json, sys
+t = json.load(open(sys.argv[1]))["totals"]
+bad = [k for k in t if k not in ("on-cpu", "sleep", "idle")]
+assert not bad and t["sleep"]["ns"] > 0, t
+PY
+
+# filters: --tid keeps one thread, --time keeps a window, --no-kernel drops kernel frames
+tid=$($PY -c 'import json,sys; print([t["tid"] for t in json.load(open(sys.argv[1]))["threads"] if t["comm"]=="io"][0])' "$WORK/pt.json")
+"$PERFPORT" -q report --json --tid "$tid" --no-kernel -i "$WORK/pt.data" >"$WORK/tid.json"
+$PY - "$WORK/tid.json" "$tid" <<'PY' || fail "--tid/--no-kernel"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert [t["tid"] for t in r["threads"]] == [int(sys.argv[2])], r["threads"]
+assert not [f for f in r["frames"] if f["flags"] & 1], "kernel frames left"
+assert r["totals"]["io"]["ns"] > 0
+PY
+first=$($PY -c 'import json,sys; m=json.load(open(sys.argv[1]))["meta"]; print("%.6f,%.6f" % (m["first_time"]/1e9+0.5, m["first_time"]/1e9+1.0))' "$WORK/pt.json")
+"$PERFPORT" -q report --json --time "$first" -i "$WORK/pt.data" >"$WORK/time.json"
+$PY - "$WORK/time.json" <<'PY' || fail "--time"
+import json, sys
+r = json.load(open(sys.argv[1]))
+waiter = [t for t in r["threads"] if t["comm"] == "waiter"][0]
+off = waiter["counters"]["sleep"]["ns"]
+assert 0.45e9 < off < 0.55e9, off          # half a second of the waiter's sleep
+PY
+
+# state rules from a file; a bad one is refused with the line
+printf 'S  *futex_abstimed_wait*  lock\n*  *  io\n' >"$WORK/rules"
+"$PERFPORT" -q report --json --state-rules "$WORK/rules" -i "$WORK/pt.data" >"$WORK/rules.json"
+$PY - "$WORK/rules.json" <<'PY' || fail "--state-rules"
+import json, sys
+r = json.load(open(sys.argv[1]))
+w = [t for t in r["threads"] if t["comm"] == "waiter"][0]["counters"]
+assert w["lock"]["ns"] > 0.9 * (w["lock"]["ns"] + w.get("io", {}).get("ns", 0)), w
+PY
+printf 'S  *  on-cpu\n' >"$WORK/bad-rules"
+if "$PERFPORT" report --state-rules "$WORK/bad-rules" -i "$WORK/pt.data" >/dev/null 2>"$WORK/err"; then
+	fail "bad rules accepted"
+fi
+grep -q "line 1" "$WORK/err" || fail "bad rules: no line number: $(cat "$WORK/err")"
+# a recording from elsewhere (perfparser's, switch events + sched_switch):
+# intervals as its own switch records pair them
+P="$CORPUS/perfparser/parallel_static_gcc"
+if [ -f "$P/perf.data.zstd" ]; then
+	perf script -i "$P/perf.data.zstd" --show-switch-events -F tid,time,event \
+		>"$WORK/ps.txt" 2>/dev/null
+	"$PERFPORT" -q report --json --symfs "$P" -i "$P/perf.data.zstd" >"$WORK/ps.json"
+	$PY "$ACHECK" switches "$WORK/ps.json" "$WORK/ps.txt" || fail "perfparser switches"
+else
+	echo "note: $P not found: corpus check left out"
+fi
+echo "ok: accounting"

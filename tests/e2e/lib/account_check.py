@@ -1,0 +1,179 @@
+#!/usr/bin/python3
+"""Check perfport report --json of the shape workload against what the
+workload is known to do and against perf's own records.
+
+usage: account_check.py MODE REPORT.json TASKS.txt [TIMEHIST.txt]
+  MODE       per-task or system-wide (tolerance for lifetimes: 2% or 5%)
+  TASKS.txt  perf script --show-task-events -F tid,time output: thread
+             names, forks and exits (an independent reading of the file)
+  TIMEHIST   perf sched timehist output (system-wide only)
+"""
+import json
+import re
+import sys
+
+EXPECT = {  # thread name -> the counter its off-CPU time belongs to
+    "lockA": "lock",
+    "lockB": "lock",
+    "napper": "timed-sleep",
+    "waiter": "sleep",
+    "io": "io",
+}
+OFF = ("preempted", "lock", "io", "sleep", "timed-sleep")
+
+failures = []
+
+
+def fail(msg):
+    failures.append(msg)
+    print("FAIL: " + msg)
+
+
+def ns(counters, name):
+    return counters.get(name, {}).get("ns", 0)
+
+
+def tasks(path):
+    """tid -> {name, fork, exit} from perf script's task events."""
+    out = {}
+    for line in open(path):
+        m = re.search(r"^\s*\d+\s+([\d.]+): PERF_RECORD_(FORK|EXIT)\((\d+):(\d+)\)", line)
+        if m:
+            t = int(round(float(m.group(1)) * 1e9))
+            tid = int(m.group(4))
+            out.setdefault(tid, {})[m.group(2).lower()] = t
+            continue
+        m = re.search(r"PERF_RECORD_COMM: (.+):(\d+)/(\d+)", line)
+        if m:
+            out.setdefault(int(m.group(3)), {})["name"] = m.group(1)
+    return out
+
+
+def switches(report, script):
+    """Off-CPU time per thread against the file's own switch records:
+    each interval runs from the switch-out (the sched_switch sample, else
+    the SWITCH OUT record) to the thread's next SWITCH IN."""
+    out, off, n = {}, {}, 0
+    for line in open(script):
+        m = re.match(r"\s*(\d+)\s+([\d.]+):\s+(.*)", line)
+        if not m:
+            continue
+        tid, t, what = int(m.group(1)), round(float(m.group(2)) * 1e9), m.group(3)
+        if "sched:sched_switch" in what or "SWITCH OUT" in what:
+            out.setdefault(tid, t)
+        elif "SWITCH IN" in what and tid in out:
+            off[tid] = off.get(tid, 0) + t - out.pop(tid)
+            n += 1
+    rep = json.load(open(report))
+    iv = rep["meta"]["offcpu_intervals"]
+    got = iv["switch_in"]
+    print("intervals: %d from the records, perfport %d ended by a switch-in" % (n, got))
+    if got != n:
+        fail("interval count %d != %d" % (got, n))
+    for t in rep["threads"]:
+        mine = sum(ns(t["counters"], k) for k in OFF)
+        want = off.get(t["tid"], 0)
+        # perf script prints microseconds: allow 1 us per interval
+        if abs(mine - want) > 1000 * (1 + n):
+            fail("tid %d: off-CPU %d ns, the switch records say %d ns" % (t["tid"], mine, want))
+    if failures:
+        sys.exit(1)
+    print("ok")
+
+
+def main():
+    if sys.argv[1] == "switches":
+        return switches(sys.argv[2], sys.argv[3])
+    mode, report, task_file = sys.argv[1:4]
+    tol = 0.02 if mode == "per-task" else 0.05
+    rep = json.load(open(report))
+    known = tasks(task_file)
+
+    # ON_CPU split of heavy() and light(): 3:1 within 5%
+    total = {f["function"]: ns(f.get("total", {}), "on-cpu") for f in rep["frames"]}
+    heavy, light = total.get("heavy", 0), total.get("light", 0)
+    if not light:
+        fail("no on-CPU time under light()")
+    else:
+        ratio = heavy / light
+        print("on-cpu heavy:light = %.3f (want 3 +- 5%%)" % ratio)
+        if abs(ratio - 3.0) > 0.15:
+            fail("heavy:light is %.3f, not 3:1 within 5%%" % ratio)
+
+    seen = set()
+    for t in rep["threads"]:
+        name = t["comm"]
+        if name not in EXPECT and name != "cpu":
+            continue
+        seen.add(name)
+        c = t["counters"]
+        off = sum(ns(c, k) for k in OFF)
+        if name in EXPECT:
+            share = ns(c, EXPECT[name]) / off if off else 0
+            print("%-7s off-CPU %.3f s, %.1f%% %s" % (name, off / 1e9, 100 * share, EXPECT[name]))
+            if share < 0.90:
+                fail("%s: %.1f%% of its off-CPU time is %s, want >= 90%% (%s)" %
+                     (name, 100 * share, EXPECT[name],
+                      ", ".join("%s %.3f" % (k, ns(c, k) / 1e9) for k in OFF)))
+        # lifetime from perf's own fork and exit records
+        k = known.get(t["tid"], {})
+        if "fork" not in k or "exit" not in k:
+            fail("%s [%d]: no fork/exit in perf script's task events" % (name, t["tid"]))
+            continue
+        life = k["exit"] - k["fork"]
+        covered = t["run_ns"] + off
+        err = abs(covered - life) / life
+        print("%-7s run %.3f + off %.3f = %.3f s, lifetime %.3f s (%.2f%%), %d bounded" %
+              (name, t["run_ns"] / 1e9, off / 1e9, covered / 1e9, life / 1e9, 100 * err,
+               t["bounded"]))
+        if err > tol:
+            fail("%s: on + off CPU %.3f s vs lifetime %.3f s: %.2f%% > %.0f%%" %
+                 (name, covered / 1e9, life / 1e9, 100 * err, 100 * tol))
+    missing = (set(EXPECT) | {"cpu"}) - seen
+    if missing:
+        fail("threads missing from the report: " + ", ".join(sorted(missing)))
+
+    if len(sys.argv) > 4:
+        timehist(rep, sys.argv[4])
+    if failures:
+        sys.exit(1)
+    print("ok")
+
+
+def timehist(rep, path):
+    """Per-thread off-CPU time against perf sched timehist's wait times.
+
+    timehist prints, at each switch-out, the wait before that run (switch-out
+    to switch-in) and the scheduling delay (wakeup to switch-in). Only
+    threads whose switch-ins were all recorded are compared.
+    """
+    wait, delay = {}, {}
+    for line in open(path):
+        m = re.match(r"\s*[\d.]+\s+\[\d+\]\s+(\S+)\[(\d+)/\d+\]\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)",
+                     line)
+        if m:
+            tid = int(m.group(2))
+            wait[tid] = wait.get(tid, 0) + float(m.group(3)) * 1e6
+            delay[tid] = delay.get(tid, 0) + float(m.group(4)) * 1e6
+    compared = 0
+    for t in rep["threads"]:
+        if t["comm"] not in EXPECT or t["bounded"] or t["open_at_end"] or t["tid"] not in wait:
+            continue
+        compared += 1
+        c = t["counters"]
+        off = sum(ns(c, k) for k in OFF)
+        woke = t["sched_delay_ns"] - ns(c, "preempted")
+        err = abs(off - wait[t["tid"]]) / wait[t["tid"]]
+        derr = abs(woke - delay[t["tid"]]) / delay[t["tid"]] if delay[t["tid"]] else 0
+        print("%-7s off-CPU %.3f s vs timehist wait %.3f s (%.2f%%); sched delay %.2f ms vs "
+              "%.2f ms (%.1f%%)" % (t["comm"], off / 1e9, wait[t["tid"]] / 1e9, 100 * err,
+                                   woke / 1e6, delay[t["tid"]] / 1e6, 100 * derr))
+        if err > 0.02:
+            fail("%s: off-CPU time differs from perf sched timehist by %.2f%%" %
+                 (t["comm"], 100 * err))
+    if not compared:
+        fail("no thread with complete switch records to compare with perf sched timehist")
+
+
+if __name__ == "__main__":
+    main()

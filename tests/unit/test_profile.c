@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_profile.c - the call tree (interning, finishing into the flat view,
+ * walking) and the off-CPU state rules.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "profile/profile.h"
+#include "profile/rules.h"
+#include "profile/tree.h"
+#include "util/error.h"
+
+static uint32_t path(struct tree *t, const char *const *fns, size_t n)
+{
+	uint32_t node = TREE_ROOT;
+	int err = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *f = tree_intern(t, fns[i], &err);
+		const char *m = tree_intern(t, "/bin/x", &err);
+
+		node = tree_child(t, node, tree_frame(t, f, m, NULL, 0, FRAME_F_USER));
+	}
+	assert_int_equal(err, 0);
+	return node;
+}
+
+/* Children come out sorted by name, subtrees with nothing counted are
+ * dropped, totals add up, and `end` closes each subtree. */
+static void test_tree_finish(void **state)
+{
+	static const char *const a[] = { "main", "zeta" };
+	static const char *const b[] = { "main", "alpha", "leaf" };
+	static const char *const c[] = { "main", "empty" };
+	struct profile_frame *frames;
+	struct profile_node *nodes;
+	struct profile_counts *self, *total;
+	size_t nf, nn;
+	struct tree t;
+
+	(void)state;
+	assert_int_equal(tree_init(&t), 0);
+	tree_add(&t, path(&t, a, 2), CNT_ON_CPU, 3, 300);
+	tree_add(&t, path(&t, b, 3), CNT_LOCK, 1, 1000);
+	tree_add(&t, path(&t, b, 3), CNT_LOCK, 1, 500);
+	path(&t, c, 2); /* nothing counted */
+	assert_int_equal(tree_finish(&t, &frames, &nf, &nodes, &self, &total, &nn), 0);
+	assert_int_equal(nn, 5); /* root, main, alpha, leaf, zeta */
+	assert_string_equal(frames[nodes[1].frame].function, "main");
+	assert_string_equal(frames[nodes[2].frame].function, "alpha");
+	assert_string_equal(frames[nodes[3].frame].function, "leaf");
+	assert_string_equal(frames[nodes[4].frame].function, "zeta");
+	assert_int_equal(nodes[3].parent, 2);
+	assert_int_equal(nodes[4].parent, 1);
+	assert_int_equal(nodes[0].end, 5);
+	assert_int_equal(nodes[2].end, 4);
+	assert_int_equal(nodes[3].depth, 3);
+	assert_int_equal(total[0].ns[CNT_LOCK], 1500);
+	assert_int_equal(total[0].count[CNT_LOCK], 2);
+	assert_int_equal(total[1].ns[CNT_ON_CPU], 300);
+	assert_int_equal(self[3].ns[CNT_LOCK], 1500);
+	assert_int_equal(self[1].ns[CNT_LOCK], 0);
+	/* frames renumbered in order of first use: main, alpha, leaf, zeta */
+	assert_int_equal(nodes[1].frame, 0);
+	assert_int_equal(nodes[4].frame, 3);
+	free(frames);
+	free(nodes);
+	free(self);
+	free(total);
+	tree_release(&t);
+}
+
+/* Equal frames are interned once; nodes are keyed by (parent, frame). */
+static void test_tree_intern(void **state)
+{
+	static const char *const a[] = { "main", "f" };
+	struct tree t;
+
+	(void)state;
+	assert_int_equal(tree_init(&t), 0);
+	assert_int_equal(path(&t, a, 2), path(&t, a, 2));
+	assert_int_equal(t.nr_frames, 2);
+	assert_int_equal(t.nr_nodes, 3);
+	for (int i = 0; i < 5000; i++) { /* growth of both tables */
+		char name[32];
+		const char *n[] = { "main", name };
+
+		snprintf(name, sizeof(name), "f%d", i);
+		path(&t, n, 2);
+	}
+	assert_int_equal(t.nr_frames, 5002);
+	assert_int_equal(path(&t, a, 2), 2);
+	tree_release(&t);
+}
+
+/* The built-in rules: state first, then stack patterns, first match wins. */
+static void test_rules_builtin(void **state)
+{
+	struct rules rs;
+	uint64_t lock, sleep, none = 0;
+
+	(void)state;
+	assert_int_equal(rules_load(&rs, NULL), 0);
+	lock = rules_frame_mask(&rs, "__GI___lll_lock_wait");
+	sleep = rules_frame_mask(&rs, "hrtimer_nanosleep");
+	assert_int_not_equal(lock, 0);
+	assert_int_equal(rules_classify(&rs, 'R', lock), CNT_PREEMPTED);
+	assert_int_equal(rules_classify(&rs, 'S', lock), CNT_LOCK);
+	assert_int_equal(rules_classify(&rs, 'S', lock | sleep), CNT_LOCK);
+	assert_int_equal(rules_classify(&rs, 'S', sleep), CNT_TIMED_SLEEP);
+	assert_int_equal(rules_classify(&rs, 'D', none), CNT_IO);
+	assert_int_equal(rules_classify(&rs, 'S', none), CNT_SLEEP);
+	assert_int_equal(rules_classify(&rs, 'I', none), CNT_SLEEP);
+	assert_int_equal(rules_frame_mask(&rs, "main"), 0);
+	rules_free(&rs);
+}
+
+static void test_rules_parse(void **state)
+{
+	struct rules rs;
+
+	(void)state;
+	assert_int_equal(rules_parse(&rs, "# c\n\nS,D  foo*  lock # why\n*  *  io\n", "t"), 0);
+	assert_int_equal(rs.n, 2);
+	assert_int_equal(rules_classify(&rs, 'D', rules_frame_mask(&rs, "foobar")), CNT_LOCK);
+	assert_int_equal(rules_classify(&rs, 'R', rules_frame_mask(&rs, "foobar")), CNT_IO);
+	rules_free(&rs);
+	assert_int_equal(rules_parse(&rs, "S foo on-cpu\n", "t"), PP_ERULES);
+	assert_int_equal(rules_parse(&rs, "S foo\n", "t"), PP_ERULES);
+	assert_int_equal(rules_parse(&rs, "S1 foo lock\n", "t"), PP_ERULES);
+	assert_int_equal(rules_parse(&rs, "# only a comment\n", "t"), PP_ERULES);
+	assert_int_equal(rules_parse(&rs, "S foo lock extra\n", "t"), PP_ERULES);
+}
+
+static void test_counter_names(void **state)
+{
+	(void)state;
+	for (int c = 0; c < CNT_COUNT; c++)
+		assert_int_equal(counter_parse(counter_name(c)), c);
+	assert_int_equal(counter_parse("oncpu"), -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_tree_finish),
+		cmocka_unit_test(test_tree_intern),
+		cmocka_unit_test(test_rules_builtin),
+		cmocka_unit_test(test_rules_parse),
+		cmocka_unit_test(test_counter_names),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
