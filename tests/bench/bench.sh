@@ -75,6 +75,15 @@ report "perfport info (symbols)" "perf report --stdio" "$ours" "$theirs"
 theirs=$(measure perf report --stdio --no-children -i "$data")
 report "perfport info (symbols)" "perf report --no-children" "$ours" "$theirs"
 
+# The counter-typed call tree: every sample named and merged, then printed
+# (top functions, caller tree, threads), against perf report's own tree and
+# against the time perf needs just to walk every record.
+ours=$(measure "$PERFPORT" report -i "$data")
+theirs=$(measure perf report --stdio -i "$data")
+report "perfport report" "perf report --stdio" "$ours" "$theirs"
+theirs=$(measure perf report --stats -i "$data")
+report "perfport report" "perf report --stats" "$ours" "$theirs"
+
 ours=$(measure "$PERFPORT" dump --samples -i "$data")
 theirs=$(measure perf script -i "$data")
 report "perfport dump --samples" "perf script" "$ours" "$theirs"

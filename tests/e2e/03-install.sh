@@ -4,7 +4,7 @@
 . "$(dirname "$0")/lib/common.sh"
 make -s -C "$TOP" install DESTDIR="$WORK/root" PREFIX=/opt/pp >"$WORK/install.log" 2>&1 ||
 	{ cat "$WORK/install.log"; fail "make install failed"; }
-for f in bin/perfport share/man/man1/perfport.1 include/perfport/version.h; do
+for f in bin/perfport share/man/man1/perfport.1 include/perfport/version.h share/perfport/state-rules; do
 	[ -f "$WORK/root/opt/pp/$f" ] || fail "not installed: $f"
 done
 "$WORK/root/opt/pp/bin/perfport" --version | grep -q '^perfport ' || fail "installed binary does not run"
