@@ -39,6 +39,33 @@ static uint64_t mix64(uint64_t x)
 	return x;
 }
 
+static uint64_t rotl64(uint64_t x, unsigned r)
+{
+	return (x << r) | (x >> (64 - r));
+}
+
+/*
+ * Hash @n words: four independent lanes of one multiply each, so the
+ * multiplier's latency overlaps (stack keys run to hundreds of words and
+ * are hashed for every sample), folded and finished with mix64().
+ */
+static uint64_t hash_words(const uint64_t *w, size_t n)
+{
+	const uint64_t m = 0x9e3779b97f4a7c15ULL;
+	uint64_t h0 = n, h1 = ~(uint64_t)n, h2 = 0x243f6a8885a308d3ULL, h3 = 0x13198a2e03707344ULL;
+	size_t i = 0;
+
+	for (; i + 4 <= n; i += 4) {
+		h0 = rotl64((h0 ^ w[i]) * m, 29);
+		h1 = rotl64((h1 ^ w[i + 1]) * m, 29);
+		h2 = rotl64((h2 ^ w[i + 2]) * m, 29);
+		h3 = rotl64((h3 ^ w[i + 3]) * m, 29);
+	}
+	for (; i < n; i++)
+		h0 = rotl64((h0 ^ w[i]) * m, 29);
+	return mix64(h0 ^ rotl64(h1, 16) ^ rotl64(h2, 32) ^ rotl64(h3, 48));
+}
+
 /* --- threads --- */
 
 static struct acct_thread *thread_find(struct account *a, uint32_t tid)
@@ -223,37 +250,123 @@ static size_t raw_frames(struct account *a, const struct perf_event *ev, const u
 				       ACCT_MAX_FRAMES - k);
 }
 
+static int rawf_grow(struct account *a)
+{
+	size_t cap = a->rawf_cap ? a->rawf_cap * 2 : 4096;
+	struct rawf_entry *n = calloc(cap, sizeof(*n));
+
+	if (!n)
+		return PP_ENOMEM;
+	for (size_t i = 0; i < a->rawf_cap; i++) {
+		size_t j;
+
+		if (!a->rawf[i].hash)
+			continue;
+		for (j = a->rawf[i].hash & (cap - 1); n[j].hash; j = (j + 1) & (cap - 1))
+			;
+		n[j] = a->rawf[i];
+	}
+	free(a->rawf);
+	a->rawf = n;
+	a->rawf_cap = cap;
+	return 0;
+}
+
+/*
+ * The tree frames of one raw frame: named (sym_resolve) and interned on
+ * first sight, then taken from a cache keyed by what decides the name (the
+ * file and the offset in it, or the bare address when nothing is mapped),
+ * so a frame shared by many stacks is named once.
+ * Return: the number of ids at *@ids, 0 on error (a->err set).
+ */
+static uint32_t raw_frame_ids(struct account *a, const struct raw_frame *rf, uint64_t ktext,
+			      const uint32_t **ids)
+{
+	uint64_t where = rf->dso ? rf->offset : rf->addr;
+	uint64_t h = mix64(where ^ mix64((uint64_t)(uintptr_t)rf->dso ^
+					 ((uint64_t)rf->kind << 1 | rf->ret)));
+	struct sym_frame f[32];
+	struct rawf_entry *e;
+	size_t k, j;
+
+	if (!h)
+		h = 1;
+	if ((a->nr_rawf + 1) * 2 > a->rawf_cap && rawf_grow(a)) {
+		a->err = PP_ENOMEM;
+		return 0;
+	}
+	for (j = h & (a->rawf_cap - 1); a->rawf[j].hash; j = (j + 1) & (a->rawf_cap - 1)) {
+		e = &a->rawf[j];
+		if (e->hash == h && e->where == where && e->dso == rf->dso && e->kind == rf->kind &&
+		    e->ret == rf->ret) {
+			*ids = a->rawf_ids + e->first;
+			return e->n;
+		}
+	}
+	k = sym_resolve(a->sym, rf, ktext, f, 32);
+	if (a->rawf_ids_len + k > a->rawf_ids_cap) {
+		size_t cap = a->rawf_ids_cap ? a->rawf_ids_cap * 2 : 16384;
+		uint32_t *n;
+
+		while (cap < a->rawf_ids_len + k)
+			cap *= 2;
+		n = realloc(a->rawf_ids, cap * sizeof(*n));
+		if (!n) {
+			a->err = PP_ENOMEM;
+			return 0;
+		}
+		a->rawf_ids = n;
+		a->rawf_ids_cap = cap;
+	}
+	for (size_t i = 0; i < k; i++) {
+		const char *fn = tree_intern(&a->tree, f[i].function ? f[i].function : "[unknown]",
+					     &a->err);
+		const char *mod = tree_intern(&a->tree, f[i].module, &a->err);
+		const char *file = tree_intern(&a->tree, f[i].file, &a->err);
+		uint32_t id;
+
+		if (a->err)
+			return 0;
+		id = tree_frame(&a->tree, fn, mod, file, f[i].line, f[i].flags);
+		if (id == TREE_NONE) {
+			a->err = PP_ENOMEM;
+			return 0;
+		}
+		a->rawf_ids[a->rawf_ids_len + i] = id;
+	}
+	a->rawf[j] = (struct rawf_entry){ .hash = h, .where = where, .dso = rf->dso,
+					  .first = (uint32_t)a->rawf_ids_len, .n = (uint32_t)k,
+					  .kind = rf->kind, .ret = rf->ret };
+	a->nr_rawf++;
+	a->rawf_ids_len += k;
+	*ids = a->rawf_ids + a->rawf[j].first;
+	return (uint32_t)k;
+}
+
 /* Name the sample's frames and walk them into the tree from @node. */
 static uint32_t stack_walk(struct account *a, const struct perf_event *ev, const uint64_t *pcs,
 			   size_t n, uint32_t node)
 {
 	uint64_t ktext = machine_kernel_text(a->m);
 	size_t nraw = raw_frames(a, ev, pcs, n), np = 0;
+	const size_t max = sizeof(a->path) / sizeof(a->path[0]);
 
 	for (size_t i = 0; i < nraw; i++) {
-		struct sym_frame f[32];
-		size_t k;
+		const uint32_t *ids;
+		uint32_t k;
 
 		if (a->opts->no_kernel && a->raw[i].kind != FRAME_USER)
 			continue;
-		k = sym_resolve(a->sym, &a->raw[i], ktext, f, 32);
-		for (size_t j = 0; j < k && np < sizeof(a->path) / sizeof(a->path[0]); j++) {
-			const char *fn = tree_intern(&a->tree, f[j].function ? f[j].function
-									 : "[unknown]", &a->err);
-			const char *mod = tree_intern(&a->tree, f[j].module, &a->err);
-			const char *file = tree_intern(&a->tree, f[j].file, &a->err);
-			uint32_t id;
-
-			if (a->err)
-				return TREE_NONE;
-			id = tree_frame(&a->tree, fn, mod, file, f[j].line, f[j].flags);
-			if (id == TREE_NONE)
-				return TREE_NONE;
+		k = raw_frame_ids(a, &a->raw[i], ktext, &ids);
+		if (!k)
+			return TREE_NONE;
+		for (uint32_t j = 0; j < k && np < max; j++) {
 			/* a run of unnamed frames in one module is one frame: the
 			 * depth of what could not be named says nothing */
-			if (!f[j].function && np && a->path[np - 1] == id)
+			if (np && a->path[np - 1] == ids[j] &&
+			    (a->tree.frames[ids[j]].flags & FRAME_F_UNKNOWN))
 				continue;
-			a->path[np++] = id;
+			a->path[np++] = ids[j];
 		}
 	}
 	/* leaf first in path: walk from the outermost */
@@ -311,7 +424,7 @@ static uint32_t stack_node(struct account *a, const struct perf_event *ev, const
 			   size_t n, struct acct_thread *th)
 {
 	const struct perf_sample *s = &ev->sample;
-	uint64_t gen = 0, h = 0x9e3779b97f4a7c15ULL;
+	uint64_t gen = 0, h;
 	size_t len = 0, nr_maps, j;
 	uint32_t root, node;
 	uint64_t *k = a->key;
@@ -335,8 +448,7 @@ static uint32_t stack_node(struct account *a, const struct perf_event *ev, const
 			k[len++] = s->branch[i].from;
 			k[len++] = s->branch[i].to;
 		}
-	for (size_t i = 0; i < len; i++)
-		h = mix64(h ^ k[i]);
+	h = hash_words(k, len);
 	if (!h)
 		h = 1;
 	if ((a->nr_stacks + 1) * 2 > a->stacks_cap && stacks_grow(a)) {
@@ -756,7 +868,10 @@ static void sample(struct account *a, const struct perf_event *ev, const uint64_
 		if (src->wake_pid && !perf_tp_read_u64(src->wake_pid, s, &v)) {
 			struct acct_thread *w = thread_find(a, (uint32_t)v);
 
-			if (w && w->off)
+			/* the first wakeup since the switch-out: the delay runs
+			 * from when the thread became runnable (as perf sched
+			 * timehist counts it) */
+			if (w && w->off && !w->wake_time)
 				w->wake_time = s->time;
 		}
 		src->used++;
@@ -955,6 +1070,8 @@ void acct_release(struct account *a)
 	free(a->cpu_last);
 	free(a->stacks);
 	free(a->keys);
+	free(a->rawf);
+	free(a->rawf_ids);
 	free(a->frame_mask);
 	free(a->frame_mask_known);
 	free(a->node_mask);

@@ -61,6 +61,16 @@ struct stack_entry {
 	uint64_t key_off;                  /* into the key arena */
 };
 
+/* A raw frame already named: its tree frames, innermost inlined call first. */
+struct rawf_entry {
+	uint64_t hash;                     /* 0: empty slot */
+	uint64_t where;                    /* dso ? file offset : address */
+	const struct dso *dso;
+	uint32_t first, n;                 /* into rawf_ids */
+	uint8_t kind;
+	bool ret;
+};
+
 struct account {
 	const struct profile_opts *opts;
 	const struct machine *m;
@@ -86,6 +96,11 @@ struct account {
 	uint64_t *keys;                    /* key arena */
 	size_t keys_len, keys_cap;
 	uint64_t key[ACCT_MAX_FRAMES * 3 + 8];
+
+	struct rawf_entry *rawf;           /* open addressing */
+	size_t rawf_cap, nr_rawf;
+	uint32_t *rawf_ids;
+	size_t rawf_ids_len, rawf_ids_cap;
 
 	uint64_t *frame_mask;              /* per tree frame: rules matching its function */
 	uint8_t *frame_mask_known;

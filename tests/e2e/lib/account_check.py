@@ -171,6 +171,13 @@ def timehist(rep, path):
         if err > 0.02:
             fail("%s: off-CPU time differs from perf sched timehist by %.2f%%" %
                  (t["comm"], 100 * err))
+        # Scheduling delay (first wakeup to switch-in) agrees within 2% in
+        # most runs, but about one run in five differs by ~2 ms for two
+        # threads at once, cause not yet found (issue 4): only a gross
+        # error (the wrong wakeup, blocked time counted as delay) fails.
+        if delay[t["tid"]] > 1e6 and derr > 0.25:
+            fail("%s: scheduling delay differs from perf sched timehist by %.1f%%" %
+                 (t["comm"], 100 * derr))
     if not compared:
         fail("no thread with complete switch records to compare with perf sched timehist")
 
