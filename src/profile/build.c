@@ -418,12 +418,10 @@ static int finish(struct profile *p, struct profile_priv *pv, struct build_ctx *
 	return ret;
 }
 
-int profile_build(const char *path, const struct profile_opts *o, struct profile **out)
+/* Build from the open reader @r (closed here, whatever happens). */
+static int build(struct perf_reader *r, const char *path, const struct profile_opts *o,
+		 struct profile **out)
 {
-	struct perf_reader_opts ropts = {
-		.ordered = true, .progress = o->progress, .progress_ctx = o->progress_ctx,
-	};
-	struct perf_reader *r = NULL;
 	struct symbolizer *sym = NULL;
 	struct build_ctx *c;
 	struct profile_priv *pv;
@@ -441,9 +439,6 @@ int profile_build(const char *path, const struct profile_opts *o, struct profile
 		ret = PP_ENOMEM;
 		goto fail;
 	}
-	ret = perf_reader_open(path, &ropts, &r);
-	if (ret)
-		goto fail;
 	c->m = machine_new(perf_reader_header(r));
 	sym = sym_new(&o->sym, perf_reader_header(r));
 	c->pool = c->m ? upool_new(o->jobs ? o->jobs : 1, &o->sym, perf_reader_header(r), c->m,
@@ -499,6 +494,31 @@ fail:
 	if (!p)
 		free(pv);
 	return ret;
+}
+
+int profile_build(const char *path, const struct profile_opts *o, struct profile **out)
+{
+	struct perf_reader_opts ropts = {
+		.ordered = true, .progress = o->progress, .progress_ctx = o->progress_ctx,
+	};
+	struct perf_reader *r;
+	int ret;
+
+	*out = NULL;
+	ret = perf_reader_open(path, &ropts, &r);
+	return ret ? ret : build(r, path, o, out);
+}
+
+int profile_build_mem(const void *data, size_t size, const char *name,
+		      const struct profile_opts *o, struct profile **out)
+{
+	struct perf_reader_opts ropts = { .ordered = true };
+	struct perf_reader *r;
+	int ret;
+
+	*out = NULL;
+	ret = perf_reader_open_mem(data, size, &ropts, &r);
+	return ret ? ret : build(r, name, o, out);
 }
 
 void profile_free(struct profile *p)

@@ -180,6 +180,14 @@ struct profile {
  */
 int profile_build(const char *path, const struct profile_opts *opts, struct profile **out);
 
+/**
+ * profile_build_mem() - as profile_build(), on a recording in memory.
+ * @data: the bytes, not copied: they must outlive the call only.
+ * @name: what messages call the recording.
+ */
+int profile_build_mem(const void *data, size_t size, const char *name,
+		      const struct profile_opts *opts, struct profile **out);
+
 /** profile_free() - free the profile and every string it holds; NULL is fine. */
 void profile_free(struct profile *p);
 

@@ -5,12 +5,14 @@
  * consumer would (so the sanitizers see any pointer the reader hands out
  * past its record), feeds the records to a machine and names every
  * sample's frames (files named by the input are opened only when they are
- * regular files; perf's build-id cache and /proc/kallsyms are not used).
+ * regular files; perf's build-id cache and /proc/kallsyms are not used),
+ * then builds the profile of the same bytes (accounting, tree, rules).
  */
 #include <stddef.h>
 #include <stdint.h>
 
 #include "machine/machine.h"
+#include "profile/profile.h"
 #include "perf/perf.h"
 #include "symbols/symbols.h"
 #include "util/log.h"
@@ -100,8 +102,14 @@ static int touch(void *ctx, const struct perf_event *ev)
 	return 0;
 }
 
+/* Build the profile on every Nth input only (the robustness run of make
+ * check sets 8 to stay within its time; libFuzzer runs it on every one). */
+extern unsigned fuzz_profile_stride;
+unsigned fuzz_profile_stride = 1;
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	static unsigned calls;
 	struct perf_reader_opts o = { .ordered = true, .queue_limit = 1 << 20 };
 	struct sym_opts so = { .buildid_dir = "/nonexistent", .use_proc_kallsyms = false };
 	static struct fuzz_ctx c;
@@ -116,6 +124,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		sym_free(c.sym);
 		machine_free(c.m);
 		perf_reader_close(r);
+	}
+	/* the accounting stage on the same bytes: tree, intervals, rules */
+	if (calls++ % (fuzz_profile_stride ? fuzz_profile_stride : 1) == 0) {
+		struct profile_opts po = { .sym = so, .jobs = 1, .group_by = GROUP_THREAD };
+		struct profile *p;
+
+		profile_build_mem(data, size, "fuzz", &po, &p);
+		profile_free(p); /* set even for partial input */
 	}
 	return 0;
 }

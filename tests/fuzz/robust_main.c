@@ -2,7 +2,8 @@
 /*
  * robust_main.c - the robustness run of `make check`: every perf.data file
  * under a directory, cut at 100 offsets and with random bytes flipped, fed
- * to the fuzz target in process (build it with ASan+UBSan). A crash or a
+ * to the fuzz target in process (build it with ASan+UBSan; every 8th input
+ * also goes through the whole profile stage). A crash or a
  * sanitizer report fails the run; the last line counts what was tried.
  *
  * usage: robust [-n ROUNDS] DIR...
@@ -15,6 +16,7 @@
 #include <sys/stat.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+extern unsigned fuzz_profile_stride;
 
 static unsigned long files, runs;
 static unsigned rounds = 100;
@@ -98,6 +100,7 @@ int main(int argc, char **argv)
 {
 	int i = 1;
 
+	fuzz_profile_stride = 8;
 	if (argc > 2 && strcmp(argv[1], "-n") == 0) {
 		rounds = (unsigned)atoi(argv[2]);
 		i = 3;
