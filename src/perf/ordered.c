@@ -13,6 +13,14 @@ struct oq_chunk {
 	uint64_t data[];      /* keeps items 8-aligned */
 };
 
+/* A run: entries e[head..len) in (time, arrival) order. */
+struct oq_run {
+	struct oq_entry *e;
+	size_t head, len, cap;
+	unsigned heap_pos;
+	struct oq_run *next_free;
+};
+
 static struct oq_chunk *chunk_get(struct oqueue *q)
 {
 	struct oq_chunk *c = q->spare;
@@ -41,11 +49,132 @@ static size_t item_bytes(uint32_t size)
 	return sizeof(struct oq_item) + (((size_t)size + 7) & ~(size_t)7);
 }
 
-static int before(const struct oq_entry *a, const struct oq_entry *b)
+/* --- the heap of runs, keyed by each run's first entry --- */
+
+static int run_before(const struct oq_run *a, const struct oq_run *b)
 {
-	if (a->time != b->time)
-		return a->time < b->time;
-	return a->item->seq < b->item->seq;
+	const struct oq_entry *x = &a->e[a->head], *y = &b->e[b->head];
+
+	if (x->time != y->time)
+		return x->time < y->time;
+	return x->item->seq < y->item->seq;
+}
+
+static void heap_set(struct oqueue *q, size_t i, struct oq_run *r)
+{
+	q->heap[i] = r;
+	r->heap_pos = (unsigned)i;
+}
+
+static void sift_up(struct oqueue *q, size_t i)
+{
+	struct oq_run *r = q->heap[i];
+
+	while (i > 0) {
+		size_t parent = (i - 1) / 2;
+
+		if (!run_before(r, q->heap[parent]))
+			break;
+		heap_set(q, i, q->heap[parent]);
+		i = parent;
+	}
+	heap_set(q, i, r);
+}
+
+static void sift_down(struct oqueue *q, size_t i)
+{
+	struct oq_run *r = q->heap[i];
+
+	for (;;) {
+		size_t l = 2 * i + 1, m = l;
+
+		if (l >= q->nr_heap)
+			break;
+		if (l + 1 < q->nr_heap && run_before(q->heap[l + 1], q->heap[l]))
+			m = l + 1;
+		if (!run_before(q->heap[m], r))
+			break;
+		heap_set(q, i, q->heap[m]);
+		i = m;
+	}
+	heap_set(q, i, r);
+}
+
+/* --- runs --- */
+
+static struct oq_run *run_new(struct oqueue *q)
+{
+	struct oq_run *r = q->free_runs;
+
+	if (q->nr_heap == q->cap_heap) {
+		size_t cap = q->cap_heap ? q->cap_heap * 2 : 16;
+		struct oq_run **h = realloc(q->heap, cap * sizeof(*h));
+
+		if (!h)
+			return NULL;
+		q->heap = h;
+		q->cap_heap = cap;
+	}
+	if (r) {
+		q->free_runs = r->next_free;
+	} else {
+		r = calloc(1, sizeof(*r));
+		if (!r)
+			return NULL;
+	}
+	r->head = r->len = 0;
+	r->next_free = NULL;
+	return r;
+}
+
+static int run_append(struct oq_run *r, const struct oq_entry *e)
+{
+	if (r->len == r->cap) {
+		if (r->head >= r->len / 2 && r->head) {
+			/* slide the waiting entries down instead of growing */
+			memmove(r->e, r->e + r->head, (r->len - r->head) * sizeof(*r->e));
+			r->len -= r->head;
+			r->head = 0;
+		} else {
+			size_t cap = r->cap ? r->cap * 2 : 256;
+			struct oq_entry *n = realloc(r->e, cap * sizeof(*n));
+
+			if (!n)
+				return -1;
+			r->e = n;
+			r->cap = cap;
+		}
+	}
+	r->e[r->len++] = *e;
+	return 0;
+}
+
+/*
+ * The run to append an entry of @time to: of the recent runs whose last
+ * entry is not later, the one with the latest (records arrive as a few
+ * interleaved sorted streams, one per CPU buffer: each finds its run).
+ */
+static struct oq_run *run_for(struct oqueue *q, uint64_t time)
+{
+	struct oq_run *best = NULL;
+
+	for (unsigned i = 0; i < q->nr_recent; i++) {
+		struct oq_run *r = q->recent[i];
+		uint64_t last = r->e[r->len - 1].time;
+
+		if (last <= time && (!best || last > best->e[best->len - 1].time))
+			best = r;
+	}
+	return best;
+}
+
+static void recent_drop(struct oqueue *q, const struct oq_run *r)
+{
+	for (unsigned i = 0; i < q->nr_recent; i++)
+		if (q->recent[i] == r) {
+			q->recent[i] = q->recent[--q->nr_recent];
+			return;
+		}
 }
 
 int oq_push(struct oqueue *q, uint64_t time, uint64_t offset, const void *rec,
@@ -54,18 +183,17 @@ int oq_push(struct oqueue *q, uint64_t time, uint64_t offset, const void *rec,
 	size_t need = item_bytes(size);
 	struct oq_entry e;
 	struct oq_item *it;
-	size_t i;
+	struct oq_run *r;
+	bool fresh = false;
 
 	if (need > CHUNK_SIZE)
 		return -1;
-	if (q->nr == q->cap) {
-		size_t cap = q->cap ? q->cap * 2 : 4096;
-		struct oq_entry *h = realloc(q->heap, cap * sizeof(*h));
-
-		if (!h)
+	r = run_for(q, time);
+	if (!r) {
+		r = run_new(q);
+		if (!r)
 			return -1;
-		q->heap = h;
-		q->cap = cap;
+		fresh = true;
 	}
 	if (!q->cur || q->cur->used + need > CHUNK_SIZE) {
 		struct oq_chunk *old = q->cur;
@@ -73,12 +201,16 @@ int oq_push(struct oqueue *q, uint64_t time, uint64_t offset, const void *rec,
 		q->cur = chunk_get(q);
 		if (!q->cur) {
 			q->cur = old;
-			return -1;
+			goto fail;
 		}
 		if (old && old->live == 0)
 			chunk_put(q, old);
 	}
 	it = (struct oq_item *)((uint8_t *)q->cur->data + q->cur->used);
+	e.time = time;
+	e.item = it;
+	if (run_append(r, &e))
+		goto fail;
 	it->time = time;
 	it->seq = q->seq++;
 	it->offset = offset;
@@ -89,67 +221,85 @@ int oq_push(struct oqueue *q, uint64_t time, uint64_t offset, const void *rec,
 	q->cur->used += need;
 	q->cur->live++;
 	q->bytes += need + sizeof(struct oq_entry);
-
-	e.time = time;
-	e.item = it;
-	i = q->nr++;
-	while (i > 0) {
-		size_t parent = (i - 1) / 2;
-
-		if (!before(&e, &q->heap[parent]))
-			break;
-		q->heap[i] = q->heap[parent];
-		i = parent;
+	q->nr++;
+	if (fresh) {
+		if (q->nr_recent == OQ_RECENT)
+			q->recent[q->oldest_recent++ % OQ_RECENT] = r; /* it no longer takes entries */
+		else
+			q->recent[q->nr_recent++] = r;
+		q->nr_heap++;
+		heap_set(q, q->nr_heap - 1, r);
+		sift_up(q, q->nr_heap - 1);
 	}
-	q->heap[i] = e;
 	return 0;
+fail:
+	if (fresh) {
+		r->next_free = q->free_runs;
+		q->free_runs = r;
+	}
+	return -1;
 }
 
 const struct oq_item *oq_peek(const struct oqueue *q)
 {
-	return q->nr ? q->heap[0].item : NULL;
+	const struct oq_run *r;
+
+	if (!q->nr_heap)
+		return NULL;
+	r = q->heap[0];
+	return r->e[r->head].item;
 }
 
 void oq_pop(struct oqueue *q)
 {
-	struct oq_entry last;
+	struct oq_run *r;
+	struct oq_item *it;
 	struct oq_chunk *c;
-	size_t i = 0;
 
-	if (!q->nr)
+	if (!q->nr_heap)
 		return;
-	c = q->heap[0].item->chunk;
-	q->bytes -= item_bytes(q->heap[0].item->size) + sizeof(struct oq_entry);
+	r = q->heap[0];
+	it = r->e[r->head++].item;
+	c = it->chunk;
+	q->bytes -= item_bytes(it->size) + sizeof(struct oq_entry);
+	q->nr--;
 	if (--c->live == 0 && c != q->cur)
 		chunk_put(q, c);
-	last = q->heap[--q->nr];
-	for (;;) {
-		size_t l = 2 * i + 1, m = i;
-
-		if (l >= q->nr)
-			break;
-		if (before(&q->heap[l], &last))
-			m = l;
-		if (l + 1 < q->nr && before(&q->heap[l + 1], m == i ? &last : &q->heap[l]))
-			m = l + 1;
-		if (m == i)
-			break;
-		q->heap[i] = q->heap[m];
-		i = m;
+	if (r->head < r->len) {
+		sift_down(q, 0);
+		return;
 	}
-	if (q->nr)
-		q->heap[i] = last;
+	/* the run is used up: out of the heap and the recent set, kept for reuse */
+	recent_drop(q, r);
+	r->head = r->len = 0;
+	r->next_free = q->free_runs;
+	q->free_runs = r;
+	if (--q->nr_heap) {
+		heap_set(q, 0, q->heap[q->nr_heap]);
+		sift_down(q, 0);
+	}
 }
 
 void oq_free(struct oqueue *q)
 {
 	struct oq_chunk *c, *n;
+	struct oq_run *r, *rn;
 
-	/* Chunks with live items are reachable only through the heap. */
-	for (size_t i = 0; i < q->nr; i++) {
-		c = q->heap[i].item->chunk;
-		if (c != q->cur && --c->live == 0)
-			chunk_put(q, c);
+	/* Chunks with live items are reachable only through the runs. */
+	for (size_t i = 0; i < q->nr_heap; i++) {
+		r = q->heap[i];
+		for (size_t j = r->head; j < r->len; j++) {
+			c = r->e[j].item->chunk;
+			if (c != q->cur && --c->live == 0)
+				chunk_put(q, c);
+		}
+		free(r->e);
+		free(r);
+	}
+	for (r = q->free_runs; r; r = rn) {
+		rn = r->next_free;
+		free(r->e);
+		free(r);
 	}
 	free(q->cur);
 	for (c = q->spare; c; c = n) {

@@ -3,13 +3,19 @@
  * ordered.h - the time-ordering queue: copies of records waiting until the
  * FINISHED_ROUND rule says nothing earlier can still arrive.
  *
- * A binary heap of 16-byte entries (time, item) over record copies kept in
- * 1 MiB chunks, each copy preceded by its struct oq_item; a chunk is
- * recycled when its last record has been delivered.
+ * Record copies are kept in 1 MiB chunks, each preceded by its struct
+ * oq_item; a chunk is recycled when its last record has been delivered.
+ * Their 16-byte entries (time, item) go into runs, each already in order:
+ * perf writes each CPU's buffer in order, so a round arrives as a few
+ * interleaved sorted streams, and an entry is appended to the recent run it
+ * extends (a new run when none does). A binary heap over the runs' first
+ * entries merges them: O(1) to queue, O(log runs) to take the earliest,
+ * and any input order still comes out sorted.
  */
 #ifndef PERF_ORDERED_H
 #define PERF_ORDERED_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,9 +37,17 @@ struct oq_entry {
 	struct oq_item *item;
 };
 
+struct oq_run;
+
+#define OQ_RECENT 16          /* runs an entry may be appended to */
+
 struct oqueue {
-	struct oq_entry *heap;
-	size_t nr, cap;
+	struct oq_run **heap;   /* runs with entries, a min-heap on their first */
+	size_t nr_heap, cap_heap;
+	struct oq_run *recent[OQ_RECENT];
+	unsigned nr_recent, oldest_recent;
+	struct oq_run *free_runs;
+	size_t nr;            /* items queued */
 	uint64_t seq;
 	size_t bytes;         /* held: items with their copies, plus heap entries */
 	struct oq_chunk *cur; /* being filled */

@@ -50,6 +50,54 @@ static void test_order_and_ties(void **state)
 	oq_free(&q);
 }
 
+/* Interleaved sorted streams (one per CPU buffer, as perf writes them),
+ * popped in part between pushes as the FINISHED_ROUND rule does, then a
+ * late record older than everything queued. */
+static void test_streams(void **state)
+{
+	struct oqueue q = { 0 };
+	uint64_t next[5] = { 0 }, last = 0, rec[2];
+	unsigned pushed = 0, popped = 0;
+
+	(void)state;
+	srand(11);
+	for (unsigned round = 0; round < 200; round++) {
+		for (unsigned i = 0; i < 500; i++) {
+			unsigned cpu = (unsigned)rand() % 5;
+
+			next[cpu] += 1 + (uint64_t)(rand() % 100);
+			rec[0] = next[cpu];
+			rec[1] = pushed;
+			assert_int_equal(oq_push(&q, next[cpu], pushed++, rec, sizeof(rec), NULL), 0);
+		}
+		/* deliver what is older than every stream's newest */
+		uint64_t limit = next[0];
+
+		for (unsigned c = 1; c < 5; c++)
+			if (next[c] < limit)
+				limit = next[c];
+		while (oq_peek(&q) && oq_peek(&q)->time <= limit) {
+			assert_true(oq_peek(&q)->time >= last);
+			last = oq_peek(&q)->time;
+			oq_pop(&q);
+			popped++;
+		}
+	}
+	assert_int_equal(q.nr, pushed - popped);
+	assert_int_equal(oq_push(&q, 0, pushed++, rec, sizeof(rec), NULL), 0);
+	assert_int_equal(oq_peek(&q)->time, 0);
+	last = 0;
+	while (oq_peek(&q)) {
+		assert_true(oq_peek(&q)->time >= last);
+		last = oq_peek(&q)->time;
+		oq_pop(&q);
+		popped++;
+	}
+	assert_int_equal(popped, pushed);
+	assert_int_equal(q.bytes, 0);
+	oq_free(&q);
+}
+
 static void test_free_with_items(void **state)
 {
 	struct oqueue q = { 0 };
@@ -69,6 +117,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_order_and_ties),
+		cmocka_unit_test(test_streams),
 		cmocka_unit_test(test_free_with_items),
 	};
 
