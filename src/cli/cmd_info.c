@@ -625,6 +625,8 @@ int cmd_info(int argc, char **argv)
 	if (symbols) {
 		ctx.m = machine_new(perf_reader_header(r));
 		ctx.sym = sym_new(&sopts.o, perf_reader_header(r));
+		if (ctx.sym && symopts_jobs(&sopts) > 1)
+			sym_prefetch(ctx.sym, symopts_jobs(&sopts) - 1 < 4 ? symopts_jobs(&sopts) - 1 : 4);
 		ctx.pool = ctx.m ? upool_new(symopts_jobs(&sopts), &sopts.o, perf_reader_header(r),
 					     ctx.m, symbolize, &ctx) : NULL;
 		if (!ctx.m || !ctx.sym || !ctx.pool)

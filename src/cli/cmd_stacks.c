@@ -146,6 +146,8 @@ int cmd_stacks(int argc, char **argv)
 	}
 	c->m = machine_new(perf_reader_header(r));
 	c->sym = sym_new(&sopts.o, perf_reader_header(r));
+	if (c->sym && symopts_jobs(&sopts) > 1)
+		sym_prefetch(c->sym, symopts_jobs(&sopts) - 1 < 4 ? symopts_jobs(&sopts) - 1 : 4);
 	c->pool = c->m ? upool_new(symopts_jobs(&sopts), &sopts.o, perf_reader_header(r), c->m,
 				   print_sample, c) : NULL;
 	if (!c->m || !c->sym || !c->pool) {

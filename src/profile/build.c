@@ -441,6 +441,8 @@ static int build(struct perf_reader *r, const char *path, const struct profile_o
 	}
 	c->m = machine_new(perf_reader_header(r));
 	sym = sym_new(&o->sym, perf_reader_header(r));
+	if (sym && o->jobs > 1)
+		sym_prefetch(sym, o->jobs - 1 < 4 ? o->jobs - 1 : 4);
 	c->pool = c->m ? upool_new(o->jobs ? o->jobs : 1, &o->sym, perf_reader_header(r), c->m,
 				   on_pooled, c) : NULL;
 	if (!c->m || !sym || !c->pool) {

@@ -5,6 +5,7 @@
 #ifndef SYMBOLS_PRIV_H
 #define SYMBOLS_PRIV_H
 
+#include <elfutils/libdwfl.h>
 #include <string.h>
 
 #include "../util/strtab.h"
@@ -27,7 +28,51 @@ struct jit_map {
 	size_t nr;
 };
 
-struct dso_state;
+struct load_seg {
+	uint64_t offset, filesz, vaddr;
+};
+
+/* A function symbol, in module addresses (bias applied). */
+struct fsym {
+	uint64_t addr, size;
+	const char *name;     /* interned, version suffix removed */
+	uint8_t bind;
+};
+
+/* One inlined call: the function inlined, and where in it the code is. */
+struct inl {
+	const char *function;
+	const char *file;
+	unsigned line;
+};
+
+struct cached {
+	uint64_t key;            /* offset, or offset - 1 for return addresses, + 1 */
+	const char *function;
+	const char *file;
+	unsigned line;
+	uint64_t sym_offset;
+	uint32_t inl_first;      /* its inlined calls, innermost first, in dso_state.inl */
+	uint32_t inl_count;
+};
+
+struct dso_state {
+	int status;              /* 0 not tried, 1 loaded, else an enum sym_cause */
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+	GElf_Addr bias;
+	struct load_seg *segs;
+	size_t nr_segs;
+	struct fsym *syms;       /* sorted by addr, one per address */
+	size_t nr_syms;
+	bool syms_built;
+	struct inl *inl;         /* inlined-call chains of cached addresses */
+	size_t nr_inl, cap_inl;
+	struct cached *cache;    /* open addressing on key */
+	size_t cache_cap, cache_nr;
+	const char *path;        /* the file used (interned) */
+};
+
 struct uw_proc;
 
 struct symbolizer {
@@ -54,12 +99,21 @@ struct symbolizer {
 	struct uw_proc *uw;
 	uint64_t uw_clock;
 
+	/* files opened ahead (prefetch.c) */
+	struct prefetch *pf;
+
 	/* JIT (jit.c) */
 	struct jit_map *jits;
 	size_t nr_jits;
 };
 
 /* symbols.c */
+int sym_load_dso(struct symbolizer *s, struct dso_state *st, const struct dso *d);
+void sym_build_symtab(struct symbolizer *s, struct dso_state *st);
+void sym_dso_release(struct dso_state *st);
+/* prefetch.c */
+bool prefetch_take(struct symbolizer *s, const struct dso *d, struct dso_state *st);
+void prefetch_free(struct symbolizer *s);
 int sym_file_build_id(const char *path, uint8_t *id, size_t max);
 /*
  * Which of two aliases at one address names it, as perf chooses: a sized

@@ -32,51 +32,6 @@
 #include "../util/log.h"
 #include "priv.h"
 
-struct load_seg {
-	uint64_t offset, filesz, vaddr;
-};
-
-/* A function symbol, in module addresses (bias applied). */
-struct fsym {
-	uint64_t addr, size;
-	const char *name;     /* interned, version suffix removed */
-	uint8_t bind;
-};
-
-/* One inlined call: the function inlined, and where in it the code is. */
-struct inl {
-	const char *function;
-	const char *file;
-	unsigned line;
-};
-
-struct cached {
-	uint64_t key;            /* offset, or offset - 1 for return addresses, + 1 */
-	const char *function;
-	const char *file;
-	unsigned line;
-	uint64_t sym_offset;
-	uint32_t inl_first;      /* its inlined calls, innermost first, in dso_state.inl */
-	uint32_t inl_count;
-};
-
-struct dso_state {
-	int status;              /* 0 not tried, 1 loaded, else an enum sym_cause */
-	Dwfl *dwfl;
-	Dwfl_Module *mod;
-	GElf_Addr bias;
-	struct load_seg *segs;
-	size_t nr_segs;
-	struct fsym *syms;       /* sorted by addr, one per address */
-	size_t nr_syms;
-	bool syms_built;
-	struct inl *inl;         /* inlined-call chains of cached addresses */
-	size_t nr_inl, cap_inl;
-	struct cached *cache;    /* open addressing on key */
-	size_t cache_cap, cache_nr;
-	const char *path;        /* the file used (interned) */
-};
-
 static const char *const cause_names[SYM_CAUSE_COUNT] = {
 	[SYM_NAMED] = "named",
 	[SYM_NO_MAP] = "no map",
@@ -249,7 +204,7 @@ static int cmp_fsym(const void *a, const void *b)
  * MiniDebugInfo), sorted, one per address. libdwfl's own address lookup
  * scans the whole table each time; this is built once.
  */
-static void build_symtab(struct symbolizer *s, struct dso_state *st)
+void sym_build_symtab(struct symbolizer *s, struct dso_state *st)
 {
 	int n = dwfl_module_getsymtab(st->mod);
 	size_t k = 0;
@@ -299,7 +254,7 @@ static const struct fsym *symtab_find(const struct dso_state *st, uint64_t addr)
 	return f;
 }
 
-static int load_dso(struct symbolizer *s, struct dso_state *st, const struct dso *d)
+int sym_load_dso(struct symbolizer *s, struct dso_state *st, const struct dso *d)
 {
 	uint8_t cause = SYM_NO_FILE;
 	char *path = find_file(s, d, &cause);
@@ -506,7 +461,7 @@ static void lookup_user(struct symbolizer *s, struct dso_state *st, uint64_t off
 	addr = vaddr + st->bias;
 	if (!st->syms_built) {
 		st->syms_built = true; /* on first naming: the unwinder needs none */
-		build_symtab(s, st);
+		sym_build_symtab(s, st);
 	}
 	fs = symtab_find(st, addr);
 	if (fs) {
@@ -551,7 +506,7 @@ const struct dso_state *sym_dso_loaded(struct symbolizer *s, const struct dso *d
 	if (!st)
 		return NULL;
 	if (!st->status)
-		st->status = load_dso(s, st, d);
+		st->status = sym_load_dso(s, st, d);
 	return st->status == 1 ? st : NULL;
 }
 
@@ -604,8 +559,8 @@ static size_t resolve_user(struct symbolizer *s, const struct raw_frame *f, stru
 		out->cause = SYM_NO_FILE;
 		return 1;
 	}
-	if (!st->status)
-		st->status = load_dso(s, st, d);
+	if (!st->status && !prefetch_take(s, d, st))
+		st->status = sym_load_dso(s, st, d);
 	if (st->status != 1) {
 		out->cause = (uint8_t)st->status;
 		return 1;
@@ -690,18 +645,23 @@ struct symbolizer *sym_new(const struct sym_opts *opts, const struct perf_header
 	return s;
 }
 
+void sym_dso_release(struct dso_state *st)
+{
+	if (st->dwfl)
+		dwfl_end(st->dwfl);
+	free(st->segs);
+	free(st->syms);
+	free(st->inl);
+	free(st->cache);
+}
+
 void sym_free(struct symbolizer *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->nr_states; i++) {
-		if (s->states[i].dwfl)
-			dwfl_end(s->states[i].dwfl);
-		free(s->states[i].segs);
-		free(s->states[i].syms);
-		free(s->states[i].inl);
-		free(s->states[i].cache);
-	}
+	prefetch_free(s);
+	for (size_t i = 0; i < s->nr_states; i++)
+		sym_dso_release(&s->states[i]);
 	free(s->states);
 	kernel_free(s);
 	jit_free(s);

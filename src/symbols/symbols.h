@@ -76,6 +76,18 @@ struct symbolizer *sym_new(const struct sym_opts *opts, const struct perf_header
 void sym_free(struct symbolizer *s);
 
 /**
+ * sym_prefetch() - open ahead, on @threads threads of their own, the files
+ * of the DSOs the recording's build-id list names (perf lists those that
+ * had samples): their symbol tables and DWARF (decompressed) are then
+ * ready, or being made ready, when the first frame in them comes, while
+ * this thread reads and names other things. Names come out as without it.
+ * Call it once, after the header is read, on a symbolizer that names
+ * frames; 0 threads, or no list (pipe mode), does nothing. The threads
+ * end by themselves; sym_free() waits for them.
+ */
+void sym_prefetch(struct symbolizer *s, unsigned threads);
+
+/**
  * sym_resolve() - name one raw frame, with the calls inlined at its address
  * expanded into frames of their own.
  * @kernel_text: the recorded runtime _text (machine_kernel_text()), for
