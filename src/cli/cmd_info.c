@@ -561,11 +561,14 @@ static void info_usage(FILE *out)
 		"  -h, --help              show this help\n");
 }
 
+/* long-only options (-j is --jobs, from the symbol options) */
+enum { OPT_INFO_JSON = 0x1300 };
+
 int cmd_info(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "input", required_argument, NULL, 'i' },
-		{ "json", no_argument, NULL, 'j' },
+		{ "json", no_argument, NULL, OPT_INFO_JSON },
 		{ "strict", no_argument, NULL, 's' },
 		{ "no-symbols", no_argument, NULL, 'n' },
 		SYMOPTS_LONG_OPTIONS,
@@ -590,7 +593,7 @@ int cmd_info(int argc, char **argv)
 		case 'i':
 			path = optarg;
 			break;
-		case 'j':
+		case OPT_INFO_JSON:
 			json = true;
 			break;
 		case 's':

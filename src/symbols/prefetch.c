@@ -10,8 +10,8 @@
  *
  * Each helper works in a scratch symbolizer of its own (options, strings),
  * so nothing it touches is shared until it hands a finished dso_state over
- * under the lock. The strings of a state handed over live in that scratch
- * symbolizer until sym_free(). A file the owner needs before a helper has
+ * under the lock; the owner then moves its strings into its own table. A
+ * file the owner needs before a helper has
  * started on it is opened by the owner, as without prefetching.
  */
 #include <pthread.h>
@@ -192,6 +192,24 @@ fail:
 	prefetch_release(pf);
 }
 
+/*
+ * Names are interned, and the symbolizer compares them by pointer (an
+ * inlined call named as the function containing it is dropped): the
+ * strings of a state opened in a scratch symbolizer move into the owner's.
+ */
+static void adopt_strings(struct symbolizer *s, struct dso_state *st)
+{
+	const char *p = st->path ? strtab_intern(&s->strings, st->path) : NULL;
+
+	if (p)
+		st->path = p;
+	for (size_t i = 0; i < st->nr_syms; i++) {
+		p = strtab_intern(&s->strings, st->syms[i].name);
+		if (p)
+			st->syms[i].name = p;
+	}
+}
+
 bool prefetch_take(struct symbolizer *s, const struct dso *d, struct dso_state *st)
 {
 	struct prefetch *pf = s->pf;
@@ -216,6 +234,8 @@ bool prefetch_take(struct symbolizer *s, const struct dso *d, struct dso_state *
 	}
 	it->state = PF_TAKEN; /* pending: the caller opens it itself */
 	pthread_mutex_unlock(&pf->lock);
+	if (taken)
+		adopt_strings(s, st);
 	return taken;
 }
 

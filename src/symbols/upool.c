@@ -27,8 +27,9 @@ struct worker {
 
 /*
  * Two batches: while the workers unwind one (the "flight"), the caller
- * fills the other; when it is full, the caller waits for the flight,
- * delivers it, and sends the new one off. With one job there are no
+ * fills the other; when it is full, the caller waits for the flight, sends
+ * the full one off, and delivers the one that came back while the workers
+ * unwind (delivery may read the machine, never change it). With one job there are no
  * threads: each sample is unwound in place.
  */
 struct upool {
@@ -95,25 +96,6 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-/* Wait for the batch with the workers, deliver it in order, empty it. */
-static int land(struct upool *p)
-{
-	unsigned b = p->fill ^ 1;
-	int ret = 0;
-
-	if (!p->in_flight)
-		return 0;
-	pthread_mutex_lock(&p->lock);
-	while (p->finished < p->threads)
-		pthread_cond_wait(&p->done, &p->lock);
-	pthread_mutex_unlock(&p->lock);
-	p->in_flight = false;
-	for (size_t i = 0; i < p->nr[b] && !ret; i++)
-		ret = p->fn(p->ctx, &p->batch[b][i].ev, p->batch[b][i].pcs, p->batch[b][i].n);
-	p->nr[b] = 0;
-	return ret;
-}
-
 /* Send the batch being filled to the workers; fill the other one. */
 static void launch(struct upool *p)
 {
@@ -127,17 +109,43 @@ static void launch(struct upool *p)
 	p->fill ^= 1;
 }
 
+/*
+ * Wait for the batch with the workers; with @next, send them the batch
+ * being filled before delivering the one that came back, so they unwind
+ * while the caller names (the caller only reads the machine meanwhile).
+ * The delivered batch is emptied and becomes the one being filled.
+ */
+static int land(struct upool *p, bool next)
+{
+	unsigned b = p->fill ^ 1;
+	int ret = 0;
+
+	if (p->in_flight) {
+		pthread_mutex_lock(&p->lock);
+		while (p->finished < p->threads)
+			pthread_cond_wait(&p->done, &p->lock);
+		pthread_mutex_unlock(&p->lock);
+		p->in_flight = false;
+	}
+	if (next)
+		launch(p);
+	for (size_t i = 0; i < p->nr[b] && !ret; i++)
+		ret = p->fn(p->ctx, &p->batch[b][i].ev, p->batch[b][i].pcs, p->batch[b][i].n);
+	p->nr[b] = 0;
+	return ret;
+}
+
 int upool_flush(struct upool *p)
 {
 	int ret;
 
 	if (!p->threads)
 		return 0;
-	ret = land(p);
+	ret = land(p, false);
 	if (ret || !p->nr[p->fill])
 		return ret;
 	launch(p);
-	return land(p);
+	return land(p, false);
 }
 
 /* Point a decoded side-band record's string into the copy at @rec. */
@@ -158,7 +166,6 @@ static void rebase(struct perf_event *ev, const struct perf_event *orig, const u
 int upool_add(struct upool *p, const struct perf_event *ev)
 {
 	struct slot *s;
-	int ret;
 
 	if (!p->threads) {
 		/* one job: unwind in place, no batch and no copy */
@@ -193,10 +200,9 @@ int upool_add(struct upool *p, const struct perf_event *ev)
 	s->n = 0;
 	if (++p->nr[p->fill] < BATCH)
 		return 0;
-	ret = land(p);       /* the previous batch, delivered in order */
-	if (!ret)
-		launch(p);   /* this one goes off while the caller reads on */
-	return ret;
+	/* this batch goes off; the previous one is delivered, in order, while
+	 * the workers unwind this one */
+	return land(p, true);
 }
 
 struct upool *upool_new(unsigned jobs, const struct sym_opts *opts,
@@ -230,6 +236,8 @@ struct upool *upool_new(unsigned jobs, const struct sym_opts *opts,
 	}
 	if (p->jobs == 1)
 		return p; /* worker 0's symbolizer, used in place */
+	/* N threads unwind, beside the caller: in the steady state unwinding
+	 * costs ~4x what reading and naming do, so the caller needs little */
 	for (n = 0; n < p->jobs; n++)
 		if (pthread_create(&p->workers[n].thread, NULL, worker_main, &p->workers[n]))
 			break;

@@ -10,6 +10,12 @@ rc=0; "$PERFPORT" frobnicate 2>"$WORK/err" || rc=$?
 grep -q "'frobnicate' is not a command" "$WORK/err" || fail "unknown command message"
 rc=0; "$PERFPORT" info --bogus 2>/dev/null || rc=$?; [ $rc -eq 1 ] || fail "bad option: exit $rc"
 
+# -j is --jobs everywhere (it once turned on info's --json)
+"$PERFPORT" info -j 1 -i "$TOP/samples/oncpu.perf.data" 2>/dev/null | grep -q '^{' &&
+	fail "info -j 1 printed JSON"
+"$PERFPORT" info --json -j 1 -i "$TOP/samples/oncpu.perf.data" 2>/dev/null | grep -q '^{' ||
+	fail "info --json -j 1 printed no JSON"
+
 # Every command in --help has its own --help, and every option named in any
 # --help appears in the man page (and the other way round for commands).
 man="$TOP/docs/perfport.1"

@@ -18,15 +18,20 @@ perf script -i "$WORK/pt.data" --show-task-events -F tid,time >"$WORK/pt.tasks" 
 "$PERFPORT" report --json -i "$WORK/pt.data" >"$WORK/pt.json" || fail "report exit $?"
 $PY "$ACHECK" per-task "$WORK/pt.json" "$WORK/pt.tasks" || fail "per-task accounting"
 
-# the whole system, switch-ins from sched_switch's next_pid (some missing here)
-record "$WORK/sw.data" -a -e cpu-clock -e sched:sched_switch -e sched:sched_wakeup -g -- \
-	"$SHAPE" 2 "$WORK"
-perf script -i "$WORK/sw.data" --show-task-events -F tid,time >"$WORK/sw.tasks" 2>/dev/null
-perf sched timehist -i "$WORK/sw.data" >"$WORK/sw.timehist" 2>/dev/null ||
-	fail "perf sched timehist failed"
-"$PERFPORT" report --json -i "$WORK/sw.data" >"$WORK/sw.json" || fail "report exit $?"
-$PY "$ACHECK" system-wide "$WORK/sw.json" "$WORK/sw.tasks" "$WORK/sw.timehist" ||
-	fail "system-wide accounting"
+# the whole system, switch-ins from sched_switch's next_pid (some missing
+# here: a run in which every thread lost one has nothing to compare with
+# timehist, and is recorded again, up to three times)
+for try in 1 2 3; do
+	record "$WORK/sw.data" -a -e cpu-clock -e sched:sched_switch -e sched:sched_wakeup -g -- \
+		"$SHAPE" 2 "$WORK"
+	perf script -i "$WORK/sw.data" --show-task-events -F tid,time >"$WORK/sw.tasks" 2>/dev/null
+	perf sched timehist -i "$WORK/sw.data" >"$WORK/sw.timehist" 2>/dev/null ||
+		fail "perf sched timehist failed"
+	"$PERFPORT" report --json -i "$WORK/sw.data" >"$WORK/sw.json" || fail "report exit $?"
+	rc=0; $PY "$ACHECK" system-wide "$WORK/sw.json" "$WORK/sw.tasks" "$WORK/sw.timehist" || rc=$?
+	[ $rc -eq 3 ] || break
+done
+[ $rc -eq 0 ] || fail "system-wide accounting (checker exit $rc, try $try)"
 
 # two runs on one file give byte-identical output, with and without threads
 "$PERFPORT" report -i "$WORK/sw.data" -j 1 --group-by thread >"$WORK/a.txt" 2>/dev/null

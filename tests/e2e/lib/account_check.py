@@ -133,8 +133,11 @@ def main():
     if missing:
         fail("threads missing from the report: " + ", ".join(sorted(missing)))
 
-    if len(sys.argv) > 4:
-        timehist(rep, sys.argv[4])
+    if len(sys.argv) > 4 and not timehist(rep, sys.argv[4]) and not failures:
+        # every thread lost a switch-in (this VM drops some): nothing to
+        # compare with timehist, which is not a fault of the accounting
+        print("UNCOMPARED: no thread with complete switch records")
+        sys.exit(3)
     if failures:
         sys.exit(1)
     print("ok")
@@ -178,8 +181,7 @@ def timehist(rep, path):
         if delay[t["tid"]] > 1e6 and derr > 0.25:
             fail("%s: scheduling delay differs from perf sched timehist by %.1f%%" %
                  (t["comm"], 100 * derr))
-    if not compared:
-        fail("no thread with complete switch records to compare with perf sched timehist")
+    return compared
 
 
 if __name__ == "__main__":
