@@ -27,8 +27,11 @@ for try in 1 2 3; do
 	perf script -i "$WORK/sw.data" --show-task-events -F tid,time >"$WORK/sw.tasks" 2>/dev/null
 	perf sched timehist -i "$WORK/sw.data" >"$WORK/sw.timehist" 2>/dev/null ||
 		fail "perf sched timehist failed"
+	perf script -i "$WORK/sw.data" -F tid,cpu,time,event,trace 2>/dev/null |
+		grep -E 'sched:sched_(switch|wakeup):' >"$WORK/sw.sched"
 	"$PERFPORT" report --json -i "$WORK/sw.data" >"$WORK/sw.json" || fail "report exit $?"
-	rc=0; $PY "$ACHECK" system-wide "$WORK/sw.json" "$WORK/sw.tasks" "$WORK/sw.timehist" || rc=$?
+	rc=0; $PY "$ACHECK" system-wide "$WORK/sw.json" "$WORK/sw.tasks" "$WORK/sw.timehist" \
+		"$WORK/sw.sched" || rc=$?
 	[ $rc -eq 3 ] || break
 done
 [ $rc -eq 0 ] || fail "system-wide accounting (checker exit $rc, try $try)"
