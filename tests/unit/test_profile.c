@@ -13,6 +13,8 @@
 
 #include <cmocka.h>
 
+#include "pdw.h"
+#include "perf/perf.h"
 #include "profile/profile.h"
 #include "profile/rules.h"
 #include "profile/tree.h"
@@ -148,6 +150,101 @@ static void test_counter_names(void **state)
 	assert_int_equal(counter_parse("oncpu"), -1);
 }
 
+
+/*
+ * perf record --off-cpu writes "offcpu-time" samples (a BPF output event)
+ * whose period is the time off CPU, in ns, with the stack at the switch-out.
+ * This machine's perf cannot record them (no BPF skeleton), so a file is
+ * written here: each sample is charged whole, as sleep with the built-in
+ * rules, to its thread's blocked time.
+ */
+static struct pdw offcpu_file(void)
+{
+	const uint64_t st = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			    PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN;
+	static const struct { uint32_t tid; uint64_t time, period, ip; } smp[] = {
+		{ 101, 1000000, 5000000, 0x401000 },
+		{ 101, 9000000, 7000000, 0x401000 },
+		{ 102, 9500000, 3000000, 0x402000 },
+	};
+	struct pdw w = { 0 };
+	size_t data_off, data_end, feat_off, fs, at;
+
+	pdw_bytes(&w, "PERFILE2", 8);
+	pdw_u64(&w, 104);               /* header size */
+	pdw_u64(&w, 128 + 16);          /* attr entry size */
+	for (int i = 0; i < 10; i++)    /* attrs, data, event types, features */
+		pdw_u64(&w, 0);
+	pdw_attr(&w, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT, 1, st, 0, 0, 0, 0, 0, 0);
+	pdw_u64(&w, 0);                 /* no ids: one event */
+	pdw_u64(&w, 0);
+	data_off = w.n;
+	for (size_t i = 0; i < sizeof(smp) / sizeof(smp[0]); i++) {
+		at = pdw_begin(&w, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+		pdw_u64(&w, smp[i].ip);
+		pdw_u32(&w, 100);
+		pdw_u32(&w, smp[i].tid);
+		pdw_u64(&w, smp[i].time);
+		pdw_u64(&w, smp[i].period);
+		pdw_u64(&w, 3);
+		pdw_u64(&w, PERF_CONTEXT_USER);
+		pdw_u64(&w, smp[i].ip);
+		pdw_u64(&w, 0x400800);
+		pdw_end(&w, at);
+	}
+	data_end = w.n;
+	feat_off = w.n;                 /* EVENT_DESC (12): the event's name */
+	pdw_u64(&w, 0);
+	pdw_u64(&w, 0);
+	fs = w.n;
+	pdw_u32(&w, 1);
+	pdw_u32(&w, 128);
+	pdw_attr(&w, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT, 1, st, 0, 0, 0, 0, 0, 0);
+	pdw_u32(&w, 0);
+	pdw_str(&w, "offcpu-time");
+	pdw_patch_u64(&w, feat_off, fs);
+	pdw_patch_u64(&w, feat_off + 8, w.n - fs);
+	pdw_patch_u64(&w, 24, 104);
+	pdw_patch_u64(&w, 32, 128 + 16);
+	pdw_patch_u64(&w, 40, data_off);
+	pdw_patch_u64(&w, 48, data_end - data_off);
+	pdw_patch_u64(&w, 72, 1ULL << 12);
+	return w;
+}
+
+static void test_offcpu_time(void **state)
+{
+	struct pdw w = offcpu_file();
+	struct profile_opts o = { .jobs = 1, .sym.buildid_dir = "/nonexistent",
+				  .has_start_time = true, .start_time_ns = 1700000000000000000ULL };
+	struct profile *p = NULL;
+	uint64_t t101 = 0, t102 = 0;
+
+	(void)state;
+	assert_int_equal(profile_build_mem(w.b, w.n, "offcpu", &o, &p), 0);
+	assert_non_null(p);
+	assert_int_equal(p->total[0].ns[CNT_SLEEP], 15000000);
+	assert_int_equal(p->total[0].count[CNT_SLEEP], 3);
+	assert_int_equal(p->total[0].ns[CNT_ON_CPU], 0);
+	for (size_t i = 0; i < p->nr_threads; i++) {
+		if (p->threads[i].tid == 101)
+			t101 = p->threads[i].blocked_ns;
+		if (p->threads[i].tid == 102)
+			t102 = p->threads[i].c.ns[CNT_SLEEP];
+	}
+	assert_int_equal(t101, 12000000);
+	assert_int_equal(t102, 3000000);
+	assert_int_equal(p->meta.nr_sources, 1);
+	assert_int_equal(p->meta.sources[0].role, ROLE_OFFCPU_TIME);
+	profile_free(p);
+	/* --offcpu-states=simple changes nothing here: it is all sleep */
+	o.offcpu_simple = true;
+	assert_int_equal(profile_build_mem(w.b, w.n, "offcpu", &o, &p), 0);
+	assert_int_equal(p->total[0].ns[CNT_SLEEP], 15000000);
+	profile_free(p);
+	free(w.b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -156,6 +253,7 @@ int main(void)
 		cmocka_unit_test(test_rules_builtin),
 		cmocka_unit_test(test_rules_parse),
 		cmocka_unit_test(test_counter_names),
+		cmocka_unit_test(test_offcpu_time),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
