@@ -19,21 +19,27 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototy
 CFLAGS   ?= $(OPT)
 ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Iinclude -MMD -MP \
              $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-LIBS     := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -liberty -pthread
+LIBS     := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -liberty -pthread -ldl
+PLUGINDIR ?= $(LIBDIR)/perfport/plugins
 
 CORE_SRC := $(wildcard src/util/*.c) $(wildcard src/perf/*.c) $(wildcard src/machine/*.c) \
-            $(wildcard src/symbols/*.c) $(wildcard src/profile/*.c)
+            $(wildcard src/symbols/*.c) $(wildcard src/profile/*.c) $(wildcard src/plugin/*.c)
 CLI_SRC  := $(wildcard src/cli/*.c)
 CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/state_rules.o
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 CORE_LIB := $(BUILD)/libperfport-core.a
+
+# Exporter plugins: plugins/NAME/*.c -> $(BUILD)/plugins/NAME.so, built
+# against include/ only (never src/), with only the exporter symbol visible.
+PLUGIN_NAMES := $(patsubst plugins/%/,%,$(dir $(wildcard plugins/*/*.c)))
+PLUGIN_SO    := $(sort $(PLUGIN_NAMES:%=$(BUILD)/plugins/%.so))
 
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
 .PHONY: all deps check unit e2e demo install uninstall asan fuzz robust bench clean help
 
-all: $(BUILD)/perfport
+all: $(BUILD)/perfport $(PLUGIN_SO)
 
 help:
 	@echo "make            build $(BUILD)/perfport"
@@ -79,6 +85,15 @@ $(CORE_LIB): $(CORE_OBJ)
 	$(msg) AR $@
 	$(Q)rm -f $@ && ar rcs $@ $^
 
+$(BUILD)/obj/src/plugin/host.o: ALL_CFLAGS += -DPERFPORT_PLUGINDIR='"$(PLUGINDIR)"'
+
+.SECONDEXPANSION:
+$(BUILD)/plugins/%.so: $$(wildcard plugins/%/*.c) $$(wildcard plugins/%/*.h) include/perfport/plugin.h
+	@mkdir -p $(dir $@)
+	$(msg) PLUGIN $@
+	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(LDFLAGS) -Iinclude -fPIC -shared \
+		-fvisibility=hidden -o $@ $(filter %.c,$^)
+
 $(BUILD)/perfport: $(CLI_OBJ) $(CORE_LIB)
 	$(msg) LINK $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJ) $(CORE_LIB) $(LIBS)
@@ -111,7 +126,8 @@ demo: all
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(INCDIR)/perfport \
-		$(DESTDIR)$(PREFIX)/share/perfport
+		$(DESTDIR)$(PREFIX)/share/perfport $(DESTDIR)$(PLUGINDIR)
+	install -m 755 $(PLUGIN_SO) $(DESTDIR)$(PLUGINDIR)/
 	install -m 755 $(BUILD)/perfport $(DESTDIR)$(BINDIR)/perfport
 	install -m 644 src/profile/state-rules $(DESTDIR)$(PREFIX)/share/perfport/state-rules
 	install -m 644 docs/perfport.1 $(DESTDIR)$(MANDIR)/man1/perfport.1
@@ -119,7 +135,8 @@ install: all
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/perfport $(DESTDIR)$(MANDIR)/man1/perfport.1
-	rm -rf $(DESTDIR)$(INCDIR)/perfport $(DESTDIR)$(PREFIX)/share/perfport
+	rm -rf $(DESTDIR)$(INCDIR)/perfport $(DESTDIR)$(PREFIX)/share/perfport \
+		$(DESTDIR)$(PLUGINDIR)
 
 # --- sanitizers and fuzzing ---
 

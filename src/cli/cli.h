@@ -20,6 +20,8 @@ int cmd_info(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_stacks(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_formats(int argc, char **argv);
 
 /** cli_usage_error() - print "perfport CMD: MSG" and a --help hint; EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...)

@@ -26,6 +26,8 @@ static const struct command commands[] = {
 	{ "dump", cmd_dump, "print every record, one line each, in time order" },
 	{ "stacks", cmd_stacks, "print every sample with its named stack, as perf script does" },
 	{ "report", cmd_report, "on-CPU and off-CPU time by function, call path and thread" },
+	{ "export", cmd_export, "write the profile in one or more formats, by their plugins" },
+	{ "formats", cmd_formats, "list the export formats, or one format's options" },
 };
 
 static void usage(FILE *out)

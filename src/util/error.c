@@ -17,6 +17,7 @@ static const char *const messages[PP_ERR_COUNT] = {
 	[PP_ESTOPPED] = "stopped by the consumer",
 	[PP_EPARTIAL] = "some input was skipped",
 	[PP_ERULES] = "invalid state rules",
+	[PP_EPLUGIN] = "plugin refused or failed",
 };
 
 const char *pp_strerror(int err)

@@ -22,6 +22,7 @@ enum pp_err {
 	PP_ESTOPPED,     /* a consumer asked to stop */
 	PP_EPARTIAL,     /* done, but some input was skipped */
 	PP_ERULES,       /* a state-rules file is invalid */
+	PP_EPLUGIN,      /* a plugin was refused or failed */
 	PP_ERR_COUNT,
 };
 

@@ -1,0 +1,312 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * perfport/plugin.h - the exporter plugin ABI.
+ *
+ * An exporter is a shared object that perfport loads with dlopen(). It
+ * exports one symbol, PERFPORT_EXPORTER_SYMBOL ("perfport_exporter"), a
+ * const struct perfport_exporter. It includes only this header (and
+ * version.h); it never links against perfport: what it needs from the host
+ * comes through struct perfport_host.
+ *
+ * Versioning, the way curl and libtraceevent grow their structs:
+ * - PERFPORT_ABI_MAJOR changes only when something is removed or changes
+ *   meaning; the host refuses a plugin built for another major.
+ * - Every struct that crosses the boundary starts with (or carries) its
+ *   struct_size; fields are only ever appended. A reader checks struct_size
+ *   before touching a field added later (PERFPORT_HAS()).
+ * - Arrays of structs are indexed with the element size the host states
+ *   (perfport_frame_at() and friends), never with sizeof: a newer host may
+ *   hand over longer elements.
+ *
+ * Lifecycle, for each format of one `perfport export`:
+ *   init(host, options) -> write(profile, out) -> upload(profile) -> fini
+ * Each returns enum perfport_status. upload may be NULL (write-only
+ * formats).
+ *
+ * All strings are UTF-8 (names from symbol tables are passed as they are),
+ * owned by the host, and valid until fini() unless said otherwise. Times
+ * are nanoseconds.
+ */
+#ifndef PERFPORT_PLUGIN_H
+#define PERFPORT_PLUGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "version.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PERFPORT_ABI_MAJOR 1
+#define PERFPORT_ABI_MINOR 0
+/* What a plugin puts in perfport_exporter.abi_version. */
+#define PERFPORT_ABI_VERSION ((uint32_t)(PERFPORT_ABI_MAJOR << 16 | PERFPORT_ABI_MINOR))
+
+#define PERFPORT_EXPORTER_SYMBOL "perfport_exporter"
+
+/* Is @field inside the struct @s points at (whose first field is struct_size)? */
+#define PERFPORT_HAS(s, type, field) \
+	((s)->struct_size >= offsetof(type, field) + sizeof(((type *)0)->field))
+
+enum perfport_status {
+	PERFPORT_OK = 0,
+	PERFPORT_RETRY = 1,     /* transient: the host may call again after a backoff */
+	PERFPORT_ERROR = 2,     /* the plugin has logged why */
+};
+
+/* Counters, in the order of perfport_profile's per-node values. A newer
+ * host may have more (nr_counters says how many). */
+enum perfport_counter {
+	PERFPORT_COUNTER_ON_CPU = 0,
+	PERFPORT_COUNTER_PREEMPTED = 1,
+	PERFPORT_COUNTER_LOCK = 2,
+	PERFPORT_COUNTER_IO = 3,
+	PERFPORT_COUNTER_SLEEP = 4,
+	PERFPORT_COUNTER_TIMED_SLEEP = 5,
+	PERFPORT_COUNTER_IDLE = 6,
+};
+
+/* perfport_frame.flags */
+enum {
+	PERFPORT_FRAME_KERNEL = 1 << 0,
+	PERFPORT_FRAME_USER = 1 << 1,
+	PERFPORT_FRAME_INLINED = 1 << 2,    /* a call inlined at its caller's address */
+	PERFPORT_FRAME_JIT = 1 << 3,
+	PERFPORT_FRAME_UNKNOWN = 1 << 4,    /* function is "[unknown]" */
+	PERFPORT_FRAME_PROCESS = 1 << 8,    /* synthetic root: "comm [pid]" (--group-by) */
+	PERFPORT_FRAME_THREAD = 1 << 9,     /* synthetic root: "comm [tid]" (--group-by thread) */
+	PERFPORT_FRAME_SYNTHETIC = 1 << 10, /* a placeholder, e.g. an off-CPU interval with no stack */
+};
+
+struct perfport_frame {
+	const char *function;   /* never NULL */
+	const char *module;     /* the mapped file, "[kernel.kallsyms]", or NULL */
+	const char *file;       /* source file, or NULL */
+	uint32_t line;          /* 0: unknown */
+	uint32_t flags;         /* PERFPORT_FRAME_* */
+};
+
+/* A node of the call tree. Node 0 is the root, which has no frame. Nodes
+ * are in depth-first pre-order; children sorted by frame name. */
+struct perfport_node {
+	uint32_t parent;        /* UINT32_MAX for the root */
+	uint32_t frame;         /* index into frames; UINT32_MAX for the root */
+	uint32_t depth;         /* 0 for the root */
+	uint32_t end;           /* one past the last node of this node's subtree */
+};
+
+/* An event of the recording and how it was used. */
+struct perfport_event {
+	const char *name;       /* as perf named it, e.g. "cpu-clock" */
+	const char *role;       /* "on-cpu", "sched-switch", "wakeup", "offcpu-time", "ignored" */
+	const char *unit;       /* what its values count: "nanoseconds" or "events" */
+	uint64_t period;        /* the sampling period, 0 in frequency mode */
+	uint64_t frequency;     /* the sampling frequency in Hz, 0 in period mode */
+	uint64_t samples;       /* samples used */
+};
+
+struct perfport_thread {
+	uint32_t pid, tid;
+	const char *comm;
+	uint64_t start_ns, end_ns;  /* lifetime, epoch */
+	uint64_t run_ns;            /* measured from its switches, when recorded */
+	uint64_t blocked_ns;        /* off CPU until woken */
+	uint64_t delay_ns;          /* runnable but waiting for a CPU */
+};
+
+struct perfport_label {
+	const char *key, *value;
+};
+
+/*
+ * The profile: read-only, valid during the call it is passed to.
+ *
+ * Per node and counter there are a count (samples or intervals) and a value
+ * (nanoseconds, or events for a non-time event), for the node itself (self)
+ * and for its subtree (total): perfport_self_value() and friends read them.
+ */
+struct perfport_profile {
+	uint32_t struct_size;
+	uint32_t nr_counters;           /* entries in counter_names/units; values per node */
+	const char *const *counter_names; /* "on-cpu", "preempted", "lock", "io", "sleep", ... */
+	const char *const *counter_units; /* "nanoseconds" (or "events") */
+	uint64_t counters_present;      /* bit per counter with a non-zero count */
+
+	/* metadata */
+	uint64_t start_ns, end_ns;      /* wall clock, epoch */
+	const char *time_source;        /* "realtime", "clock-data", "estimated", "given" */
+	const char *hostname, *os_release, *arch, *perf_version, *cmdline; /* NULL: unknown */
+	uint32_t nr_cpus;
+	const char *profile_id;         /* a random UUID, one per export run */
+	size_t nr_events;
+	size_t event_size;
+	const struct perfport_event *events;
+	size_t nr_labels;
+	const struct perfport_label *labels; /* --label key=value */
+
+	/* the tree */
+	size_t nr_frames;
+	size_t frame_size;
+	const struct perfport_frame *frames;
+	size_t nr_nodes;
+	size_t node_size;
+	const struct perfport_node *nodes;
+	/* per node: nr_counters counts, then nr_counters values */
+	const uint64_t *self;
+	const uint64_t *total;
+
+	size_t nr_threads;
+	size_t thread_size;
+	const struct perfport_thread *threads;
+};
+
+static inline const struct perfport_frame *perfport_frame_at(const struct perfport_profile *p,
+							     size_t i)
+{
+	return (const struct perfport_frame *)((const char *)p->frames + i * p->frame_size);
+}
+
+static inline const struct perfport_node *perfport_node_at(const struct perfport_profile *p,
+							   size_t i)
+{
+	return (const struct perfport_node *)((const char *)p->nodes + i * p->node_size);
+}
+
+static inline const struct perfport_event *perfport_event_at(const struct perfport_profile *p,
+							     size_t i)
+{
+	return (const struct perfport_event *)((const char *)p->events + i * p->event_size);
+}
+
+static inline const struct perfport_thread *perfport_thread_at(const struct perfport_profile *p,
+							       size_t i)
+{
+	return (const struct perfport_thread *)((const char *)p->threads + i * p->thread_size);
+}
+
+static inline uint64_t perfport_self_count(const struct perfport_profile *p, size_t node,
+					   unsigned counter)
+{
+	return p->self[node * 2 * p->nr_counters + counter];
+}
+
+static inline uint64_t perfport_self_value(const struct perfport_profile *p, size_t node,
+					   unsigned counter)
+{
+	return p->self[node * 2 * p->nr_counters + p->nr_counters + counter];
+}
+
+static inline uint64_t perfport_total_count(const struct perfport_profile *p, size_t node,
+					    unsigned counter)
+{
+	return p->total[node * 2 * p->nr_counters + counter];
+}
+
+static inline uint64_t perfport_total_value(const struct perfport_profile *p, size_t node,
+					    unsigned counter)
+{
+	return p->total[node * 2 * p->nr_counters + p->nr_counters + counter];
+}
+
+/*
+ * typedef perfport_walk_fn - called on entering (@leave 0) and on leaving
+ * (@leave 1) each node. Return non-zero to stop the walk.
+ */
+typedef int (*perfport_walk_fn)(void *ctx, const struct perfport_profile *p, uint32_t node,
+				int leave);
+
+/*
+ * typedef perfport_stack_fn - one leaf stack: @frames (indexes into
+ * p->frames, root first, @depth of them, valid during the call) of @node,
+ * which has a non-zero self count. Return non-zero to stop.
+ */
+typedef int (*perfport_stack_fn)(void *ctx, const struct perfport_profile *p,
+				 const uint32_t *frames, size_t depth, uint32_t node);
+
+enum perfport_log_level {
+	PERFPORT_LOG_ERROR = 0,
+	PERFPORT_LOG_WARN = 1,
+	PERFPORT_LOG_INFO = 2,
+	PERFPORT_LOG_DEBUG = 3,
+};
+
+/* What the host offers a plugin. Check struct_size (PERFPORT_HAS) before
+ * using a service added after ABI 1.0. */
+struct perfport_host {
+	uint32_t struct_size;
+	uint32_t abi_version;           /* the host's PERFPORT_ABI_VERSION */
+	const char *version;            /* perfport's release, e.g. "0.1.0" */
+
+	/* log() - a message on perfport's log, prefixed with the format's name;
+	 * lowercase, no trailing newline. */
+	void (*log)(const struct perfport_host *host, enum perfport_log_level level,
+		    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+	/* walk() - visit every node depth-first (enter and leave). Return: what
+	 * @fn returned to stop, or 0. */
+	int (*walk)(const struct perfport_profile *p, perfport_walk_fn fn, void *ctx);
+
+	/* stacks() - every node with a non-zero self count, in pre-order, with
+	 * its frames root first. Return: what @fn returned to stop, or 0. */
+	int (*stacks)(const struct perfport_profile *p, perfport_stack_fn fn, void *ctx);
+
+	void *priv;                     /* the host's; do not touch */
+};
+
+enum perfport_option_type {
+	PERFPORT_OPT_STRING = 0,
+	PERFPORT_OPT_BOOL = 1,          /* "true"/"false", "yes"/"no", "1"/"0" */
+	PERFPORT_OPT_INT = 2,           /* a decimal integer */
+	PERFPORT_OPT_ENUM = 3,          /* one of choices */
+	PERFPORT_OPT_LIST = 4,          /* comma-separated words, each one of choices */
+};
+
+/* One option a plugin takes (`-O FORMAT.name=value`). */
+struct perfport_option_def {
+	const char *name;
+	enum perfport_option_type type;
+	const char *default_value;      /* NULL: no default (the option is then unset) */
+	const char *choices;            /* ENUM/LIST: comma-separated allowed words */
+	const char *help;               /* one line */
+};
+
+/* An option as the plugin gets it: validated by the host against the
+ * table; every option of the table is passed, set or defaulted (value NULL
+ * when unset without a default). Booleans arrive as "true" or "false". */
+struct perfport_option {
+	const char *name;
+	const char *value;
+};
+
+/* The one symbol an exporter exports. */
+struct perfport_exporter {
+	uint32_t abi_version;           /* PERFPORT_ABI_VERSION */
+	uint32_t struct_size;           /* sizeof(struct perfport_exporter) */
+	const char *name;               /* the format: [a-z0-9-]+, e.g. "folded" */
+	const char *description;        /* one line, for `perfport formats` */
+	const char *default_output;     /* file name when -o names a directory */
+	const struct perfport_option_def *options;
+	size_t nr_options;
+
+	/* init() - @opts: every option of the table, in its order, valid until
+	 * fini(). *@state: the plugin's, passed back to the calls below. */
+	enum perfport_status (*init)(const struct perfport_host *host,
+				     const struct perfport_option *opts, size_t nr_opts,
+				     void **state);
+	/* write() - the profile in this format, to @out (the host opens and
+	 * closes it). */
+	enum perfport_status (*write)(void *state, const struct perfport_profile *p, FILE *out);
+	/* upload() - send the profile to the backend; NULL: write-only format. */
+	enum perfport_status (*upload)(void *state, const struct perfport_profile *p);
+	/* fini() - release @state. */
+	void (*fini)(void *state);
+};
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PERFPORT_PLUGIN_H */

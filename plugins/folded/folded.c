@@ -1,0 +1,226 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * folded.c - the "folded" exporter: one line per stack, root first,
+ * frames joined by ';', a space, and the stack's value:
+ *
+ *   main;work;compute 1234
+ *
+ * the input of flamegraph.pl, inferno-flamegraph and speedscope. Kernel
+ * frames get "_[k]" and inlined ones "_[i]" (as stackcollapse-perf.pl
+ * writes them with --kernel / --inline), JIT frames "_[j]". A ';' or a
+ * line break inside a name would break the grammar and becomes '_'.
+ */
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perfport/plugin.h"
+
+static const struct perfport_option_def options[] = {
+	{ "counter", PERFPORT_OPT_LIST, "on-cpu",
+	  "on-cpu,preempted,lock,io,sleep,timed-sleep,idle,all",
+	  "counters summed into each line's value (all: every counter present)" },
+	{ "value", PERFPORT_OPT_ENUM, "ns", "ns,ms,samples",
+	  "what a value counts: nanoseconds, milliseconds, or samples/intervals" },
+	{ "annotate", PERFPORT_OPT_BOOL, "true", NULL,
+	  "suffix kernel frames _[k], inlined _[i], JIT _[j]" },
+	{ "module", PERFPORT_OPT_BOOL, "false", NULL,
+	  "name frames function [module] (module base name)" },
+};
+
+enum { OPT_COUNTER }; /* its index in options[] */
+
+struct folded {
+	const struct perfport_host *host;
+	uint64_t counters;    /* bit per counter; all bits: every one present */
+	int value;            /* 0 ns, 1 ms, 2 samples */
+	bool annotate, module;
+	FILE *out;
+	char *line;
+	size_t cap;
+	int err;
+};
+
+static bool is_true(const char *v)
+{
+	return v && strcmp(v, "true") == 0;
+}
+
+static enum perfport_status folded_init(const struct perfport_host *host,
+					const struct perfport_option *opts, size_t nr,
+					void **state)
+{
+	struct folded *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return PERFPORT_ERROR;
+	f->host = host;
+	for (size_t i = 0; i < nr; i++) {
+		const char *v = opts[i].value;
+
+		if (!v)
+			continue;
+		if (strcmp(opts[i].name, "counter") == 0) {
+			continue; /* resolved against the profile's names in write() */
+		} else if (strcmp(opts[i].name, "value") == 0) {
+			f->value = strcmp(v, "ms") == 0 ? 1 : strcmp(v, "samples") == 0 ? 2 : 0;
+		} else if (strcmp(opts[i].name, "annotate") == 0) {
+			f->annotate = is_true(v);
+		} else if (strcmp(opts[i].name, "module") == 0) {
+			f->module = is_true(v);
+		}
+	}
+	/* keep the list for write(): the profile names the counters */
+	f->line = strdup(opts[OPT_COUNTER].value ? opts[OPT_COUNTER].value : "on-cpu");
+	if (!f->line) {
+		free(f);
+		return PERFPORT_ERROR;
+	}
+	*state = f;
+	return PERFPORT_OK;
+}
+
+static bool reserve(struct folded *f, size_t n)
+{
+	if (n <= f->cap)
+		return true;
+	size_t cap = f->cap ? f->cap : 4096;
+	char *l;
+
+	while (cap < n)
+		cap *= 2;
+	l = realloc(f->line, cap);
+	if (!l)
+		return false;
+	f->line = l;
+	f->cap = cap;
+	return true;
+}
+
+static size_t put_name(struct folded *f, size_t at, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (!reserve(f, at + n + 64))
+		return (size_t)-1;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+
+		f->line[at + i] = c == ';' || c == '\n' || c == '\r' ? '_' : c;
+	}
+	return at + n;
+}
+
+static int one_stack(void *ctx, const struct perfport_profile *p, const uint32_t *frames,
+		     size_t depth, uint32_t node)
+{
+	struct folded *f = ctx;
+	uint64_t v = 0;
+	size_t at = 0;
+
+	for (unsigned c = 0; c < p->nr_counters; c++) {
+		if (!(f->counters >> c & 1))
+			continue;
+		v += f->value == 2 ? perfport_self_count(p, node, c) : perfport_self_value(p, node, c);
+	}
+	if (f->value == 1)
+		v /= 1000000;
+	if (!v)
+		return 0;
+	for (size_t i = 0; i < depth; i++) {
+		const struct perfport_frame *fr = perfport_frame_at(p, frames[i]);
+
+		if (i) {
+			if (!reserve(f, at + 2))
+				return -1;
+			f->line[at++] = ';';
+		}
+		at = put_name(f, at, fr->function);
+		if (at == (size_t)-1)
+			return -1;
+		if (f->module && fr->module && !(fr->flags & PERFPORT_FRAME_INLINED)) {
+			const char *base = strrchr(fr->module, '/');
+			bool bracketed = fr->module[0] == '['; /* [kernel.kallsyms], [vdso] */
+
+			f->line[at++] = ' ';
+			if (!bracketed)
+				f->line[at++] = '[';
+			at = put_name(f, at, base && !bracketed ? base + 1 : fr->module);
+			if (at == (size_t)-1)
+				return -1;
+			if (!bracketed)
+				f->line[at++] = ']';
+		}
+		if (f->annotate) {
+			const char *sfx = fr->flags & PERFPORT_FRAME_INLINED ? "_[i]"
+					  : fr->flags & PERFPORT_FRAME_KERNEL ? "_[k]"
+					  : fr->flags & PERFPORT_FRAME_JIT ? "_[j]" : NULL;
+
+			if (sfx) {
+				memcpy(f->line + at, sfx, 4);
+				at += 4;
+			}
+		}
+	}
+	if (fprintf(f->out, "%.*s %" PRIu64 "\n", (int)at, f->line, v) < 0) {
+		f->err = 1;
+		return -1;
+	}
+	return 0;
+}
+
+static enum perfport_status folded_write(void *state, const struct perfport_profile *p,
+					 FILE *out)
+{
+	struct folded *f = state;
+	char *list = f->line, *save = NULL;
+
+	/* the counter list, by the names the profile gives */
+	f->counters = 0;
+	for (char *w = strtok_r(list, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+		if (strcmp(w, "all") == 0) {
+			f->counters |= p->counters_present;
+			continue;
+		}
+		for (unsigned c = 0; c < p->nr_counters; c++)
+			if (strcmp(p->counter_names[c], w) == 0)
+				f->counters |= 1ull << c;
+	}
+	free(list);
+	f->line = NULL;
+	f->cap = 0;
+	f->out = out;
+	if (!f->counters)
+		f->host->log(f->host, PERFPORT_LOG_WARN, "folded: none of the counters asked for is known");
+	if (f->host->stacks(p, one_stack, f) || f->err) {
+		f->host->log(f->host, PERFPORT_LOG_ERROR, "folded: cannot write the stacks");
+		return PERFPORT_ERROR;
+	}
+	return PERFPORT_OK;
+}
+
+static void folded_fini(void *state)
+{
+	struct folded *f = state;
+
+	if (!f)
+		return;
+	free(f->line);
+	free(f);
+}
+
+__attribute__((visibility("default")))
+const struct perfport_exporter perfport_exporter = {
+	.abi_version = PERFPORT_ABI_VERSION,
+	.struct_size = sizeof(struct perfport_exporter),
+	.name = "folded",
+	.description = "folded stacks (frame;frame;... value) for flamegraph.pl, inferno, speedscope",
+	.default_output = "profile.folded",
+	.options = options,
+	.nr_options = sizeof(options) / sizeof(options[0]),
+	.init = folded_init,
+	.write = folded_write,
+	.upload = NULL,
+	.fini = folded_fini,
+};

@@ -1,0 +1,393 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd_export.c - `perfport export` (the profile in one or more formats, by
+ * their plugins, from one pass over the recording) and `perfport formats`
+ * (the plugins found, and each one's options).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "../plugin/plugin.h"
+#include "../profile/profile.h"
+#include "../util/error.h"
+#include "../util/log.h"
+#include "cli.h"
+#include "profopts.h"
+
+#define MAX_FORMATS 16
+#define MAX_SETTINGS 64
+
+enum { OPT_PLUGIN_DIR = 0x1400, OPT_LABEL };
+
+static void export_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: perfport export [-i FILE] -f FORMAT[,FORMAT...] [-o PATH]\n"
+		"                       [-O [FORMAT.]KEY=VALUE]... [--label KEY=VALUE]...\n"
+		"                       [--plugin-dir DIR] [profile options]\n"
+		"\n"
+		"Build the profile of a recording once and write it in each format asked\n"
+		"for, by that format's plugin ('perfport formats' lists them).\n"
+		"\n"
+		"options:\n"
+		"  -i, --input FILE        the recording (default ./perf.data; - for stdin)\n"
+		"  -f, --format LIST       formats, comma-separated (required)\n"
+		"  -o, --output PATH       with one format: the file (- for stdout); with\n"
+		"                          several: a directory (made if missing), each\n"
+		"                          format writing its default file name there\n"
+		"                          (default: those names in the current directory)\n"
+		"  -O, --option F.KEY=VAL  a format's option (FORMAT. may be left out with\n"
+		"                          one format); 'perfport formats FORMAT' lists them\n"
+		"      --label KEY=VALUE   a label handed to every format (service, env...)\n"
+		"      --plugin-dir DIR    look for plugins in DIR first (then\n"
+		"                          $PERFPORT_PLUGIN_PATH, the build tree, the\n"
+		"                          installed directory)\n"
+		PROFOPTS_HELP
+		"  -h, --help              show this help\n");
+}
+
+static void formats_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: perfport formats [--plugin-dir DIR] [FORMAT]\n"
+		"\n"
+		"List the export formats (plugins) found, with where each came from, or\n"
+		"print one format's options.\n"
+		"\n"
+		"options:\n"
+		"      --plugin-dir DIR    look for plugins in DIR first\n"
+		"  -h, --help              show this help\n");
+}
+
+struct setting {
+	char *format;                /* NULL: the only format */
+	char *key, *value;
+};
+
+static int parse_setting(const char *arg, struct setting *s)
+{
+	const char *eq = strchr(arg, '=');
+	const char *dot;
+
+	memset(s, 0, sizeof(*s));
+	if (!eq || eq == arg)
+		return -1;
+	dot = memchr(arg, '.', (size_t)(eq - arg));
+	if (dot) {
+		s->format = strndup(arg, (size_t)(dot - arg));
+		s->key = strndup(dot + 1, (size_t)(eq - dot - 1));
+	} else {
+		s->key = strndup(arg, (size_t)(eq - arg));
+	}
+	s->value = strdup(eq + 1);
+	return s->key && *s->key && s->value ? 0 : -1;
+}
+
+static FILE *open_output(const char *path)
+{
+	FILE *f;
+
+	if (strcmp(path, "-") == 0)
+		return stdout;
+	f = fopen(path, "w");
+	if (!f)
+		pp_error("cannot write '%s': %s", path, strerror(errno));
+	return f;
+}
+
+int cmd_export(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "option", required_argument, NULL, 'O' },
+		{ "label", required_argument, NULL, OPT_LABEL },
+		{ "plugin-dir", required_argument, NULL, OPT_PLUGIN_DIR },
+		PROFOPTS_LONG_OPTIONS,
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct cli_prof po = { .sym.o.use_proc_kallsyms = true };
+	const char *path = "perf.data", *output = NULL, *plugin_dir = NULL, *msg;
+	const char *labels[MAX_SETTINGS];
+	struct setting settings[MAX_SETTINGS];
+	struct plugin *pl[MAX_FORMATS] = { 0 };
+	struct perfport_profile *view = NULL;
+	struct plugin_paths paths;
+	struct profile *p = NULL;
+	char *formats = NULL, *save = NULL;
+	size_t nr_pl = 0, nr_set = 0, nr_labels = 0;
+	int opt, ret = EXIT_USAGE, built, shown = 0;
+	bool partial = false;
+
+	while ((opt = getopt_long(argc, argv, "i:f:o:O:h" SYMOPTS_SHORT, opts, NULL)) != -1) {
+		switch (opt) {
+		case 'i': path = optarg; break;
+		case 'f':
+			free(formats);
+			formats = strdup(optarg);
+			break;
+		case 'o': output = optarg; break;
+		case 'O':
+			if (nr_set == MAX_SETTINGS || parse_setting(optarg, &settings[nr_set])) {
+				cli_usage_error("export", "-O takes [FORMAT.]KEY=VALUE, not '%s'", optarg);
+				goto out;
+			}
+			nr_set++;
+			break;
+		case OPT_LABEL:
+			if (nr_labels == MAX_SETTINGS || !strchr(optarg, '=') || *optarg == '=') {
+				cli_usage_error("export", "--label takes KEY=VALUE, not '%s'", optarg);
+				goto out;
+			}
+			labels[nr_labels++] = optarg;
+			break;
+		case OPT_PLUGIN_DIR: plugin_dir = optarg; break;
+		case 'h':
+			export_usage(stdout);
+			ret = EXIT_FULL;
+			goto out;
+		default:
+			if (profopts_parse(opt, optarg, &po))
+				break;
+			cli_usage_error("export", "unknown option");
+			goto out;
+		}
+	}
+	if (optind < argc) {
+		cli_usage_error("export", "unexpected argument '%s'", argv[optind]);
+		goto out;
+	}
+	if (!formats || !*formats) {
+		cli_usage_error("export", "-f FORMAT is required ('perfport formats' lists them)");
+		goto out;
+	}
+	msg = profopts_finish(&po);
+	if (msg) {
+		cli_usage_error("export", "%s", msg);
+		goto out;
+	}
+
+	/* every plugin loaded and every option checked before the file is read */
+	plugin_paths_default(&paths, plugin_dir);
+	for (char *f = strtok_r(formats, ",", &save); f; f = strtok_r(NULL, ",", &save)) {
+		int r;
+
+		for (size_t i = 0; i < nr_pl; i++)
+			if (strcmp(plugin_exporter(pl[i])->name, f) == 0) {
+				cli_usage_error("export", "format '%s' given twice", f);
+				goto out;
+			}
+		if (nr_pl == MAX_FORMATS) {
+			cli_usage_error("export", "at most %d formats at once", MAX_FORMATS);
+			goto out;
+		}
+		r = plugin_load(f, &paths, &pl[nr_pl]);
+		if (r == PP_ENOENT) {
+			cli_usage_error("export", "no format '%s' ('perfport formats' lists them)", f);
+			goto out;
+		}
+		if (r) {
+			ret = r == PP_ENOMEM ? EXIT_NOTHING : EXIT_USAGE;
+			goto out;
+		}
+		if (strcmp(plugin_exporter(pl[nr_pl])->name, f) != 0) {
+			pp_error("plugin '%s' refused: it calls itself '%s', not '%s'",
+				 plugin_path(pl[nr_pl]), plugin_exporter(pl[nr_pl])->name, f);
+			nr_pl++;
+			goto out;
+		}
+		nr_pl++;
+	}
+	for (size_t i = 0; i < nr_set; i++) {
+		struct plugin *target = NULL;
+
+		if (!settings[i].format && nr_pl == 1)
+			target = pl[0];
+		for (size_t k = 0; k < nr_pl && settings[i].format && !target; k++)
+			if (strcmp(plugin_exporter(pl[k])->name, settings[i].format) == 0)
+				target = pl[k];
+		if (!target) {
+			if (settings[i].format)
+				cli_usage_error("export", "-O %s.%s: '%s' is not one of the formats asked for",
+						settings[i].format, settings[i].key, settings[i].format);
+			else
+				cli_usage_error("export", "-O %s: say which format (FORMAT.%s=...)",
+						settings[i].key, settings[i].key);
+			goto out;
+		}
+		if (plugin_set_option(target, settings[i].key, settings[i].value))
+			goto out;
+	}
+	if (output && strcmp(output, "-") == 0 && nr_pl > 1) {
+		cli_usage_error("export", "-o - (stdout) takes one format");
+		goto out;
+	}
+
+	po.o.progress = cli_progress;
+	po.o.progress_ctx = &shown;
+	built = profile_build(path, &po.o, &p);
+	if (built == PP_EUSAGE) {
+		ret = EXIT_USAGE;
+		goto out;
+	}
+	if (!p) {
+		ret = EXIT_NOTHING;
+		goto out;
+	}
+	partial = built == PP_EPARTIAL;
+	view = view_build(p, &(struct view_opts){ labels, nr_labels });
+	if (!view) {
+		pp_error("%s", pp_strerror(PP_ENOMEM));
+		ret = EXIT_NOTHING;
+		goto out;
+	}
+	if (nr_pl > 1 && output && mkdir(output, 0777) && errno != EEXIST) {
+		pp_error("cannot make directory '%s': %s", output, strerror(errno));
+		ret = EXIT_NOTHING;
+		goto out;
+	}
+	ret = EXIT_FULL;
+	for (size_t i = 0; i < nr_pl; i++) {
+		const struct perfport_exporter *ex = plugin_exporter(pl[i]);
+		const char *name = ex->default_output ? ex->default_output : ex->name;
+		char file[4096];
+		FILE *f;
+		int r;
+
+		if (nr_pl == 1 && output)
+			snprintf(file, sizeof(file), "%s", output);
+		else if (output)
+			snprintf(file, sizeof(file), "%s/%s", output, name);
+		else
+			snprintf(file, sizeof(file), "%s", name);
+		f = open_output(file);
+		if (!f) {
+			ret = EXIT_NOTHING;
+			continue;
+		}
+		r = plugin_write(pl[i], view, f);
+		if (f == stdout ? fflush(f) : fclose(f)) {
+			pp_error("cannot write '%s': %s", file, strerror(errno));
+			r = PP_EIO;
+		}
+		if (r) {
+			ret = EXIT_NOTHING;
+			if (f != stdout)
+				remove(file);
+			continue;
+		}
+		pp_info("%s: '%s'", ex->name, file);
+	}
+	if (ret == EXIT_FULL && partial) {
+		pp_warn("'%s': read partly: %" PRIu64 " records skipped%s", path,
+			p->read.skipped_records, p->read.truncated ? ", the data ends early" : "");
+		ret = EXIT_PARTIAL;
+	}
+out:
+	view_free(view);
+	profile_free(p);
+	for (size_t i = 0; i < nr_pl; i++)
+		plugin_unload(pl[i]);
+	for (size_t i = 0; i < nr_set; i++) {
+		free(settings[i].format);
+		free(settings[i].key);
+		free(settings[i].value);
+	}
+	free(formats);
+	return ret;
+}
+
+/* --- perfport formats --- */
+
+static void list_one(void *ctx, const char *path, const struct plugin *pl)
+{
+	unsigned *n = ctx;
+
+	if (!pl)
+		return; /* refused: the reason was logged */
+	printf("%-14s %s\n%-14s (%s)\n", plugin_exporter(pl)->name, plugin_exporter(pl)->description
+	       ? plugin_exporter(pl)->description : "", "", path);
+	(*n)++;
+}
+
+static const char *type_name(enum perfport_option_type t)
+{
+	switch (t) {
+	case PERFPORT_OPT_BOOL: return "bool";
+	case PERFPORT_OPT_INT: return "int";
+	case PERFPORT_OPT_ENUM: return "one of";
+	case PERFPORT_OPT_LIST: return "list of";
+	default: return "string";
+	}
+}
+
+int cmd_formats(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "plugin-dir", required_argument, NULL, OPT_PLUGIN_DIR },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *plugin_dir = NULL;
+	struct plugin_paths paths;
+	struct plugin *pl;
+	unsigned n = 0;
+	int opt, r;
+
+	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (opt) {
+		case OPT_PLUGIN_DIR: plugin_dir = optarg; break;
+		case 'h':
+			formats_usage(stdout);
+			return EXIT_FULL;
+		default:
+			return cli_usage_error("formats", "unknown option");
+		}
+	}
+	if (optind + 1 < argc)
+		return cli_usage_error("formats", "unexpected argument '%s'", argv[optind + 1]);
+	plugin_paths_default(&paths, plugin_dir);
+	if (optind == argc) {
+		plugin_list(&paths, list_one, &n);
+		if (!n) {
+			pp_error("no export formats found (looked in:%s%s%s%s%s%s%s)",
+				 paths.nr > 0 ? " " : "", paths.nr > 0 ? paths.dirs[0] : "",
+				 paths.nr > 1 ? " " : "", paths.nr > 1 ? paths.dirs[1] : "",
+				 paths.nr > 2 ? " " : "", paths.nr > 2 ? paths.dirs[2] : "",
+				 paths.nr > 3 ? " ..." : "");
+			return EXIT_NOTHING;
+		}
+		return EXIT_FULL;
+	}
+	r = plugin_load(argv[optind], &paths, &pl);
+	if (r == PP_ENOENT)
+		return cli_usage_error("formats", "no format '%s'", argv[optind]);
+	if (r)
+		return EXIT_NOTHING;
+	{
+		const struct perfport_exporter *ex = plugin_exporter(pl);
+
+		printf("%s - %s\nplugin: %s (ABI %u.%u)\ndefault output: %s\n", ex->name,
+		       ex->description ? ex->description : "", plugin_path(pl), ex->abi_version >> 16,
+		       ex->abi_version & 0xffff, ex->default_output ? ex->default_output : ex->name);
+		printf("options (-O %s.KEY=VALUE):\n", ex->name);
+		if (!ex->nr_options)
+			printf("  (none)\n");
+		for (size_t i = 0; i < ex->nr_options; i++) {
+			const struct perfport_option_def *d = &ex->options[i];
+
+			printf("  %-12s %s%s%s (default: %s)\n      %s\n", d->name, type_name(d->type),
+			       d->choices ? " " : "", d->choices ? d->choices : "",
+			       d->default_value ? d->default_value : "unset", d->help ? d->help : "");
+		}
+	}
+	plugin_unload(pl);
+	return EXIT_FULL;
+}

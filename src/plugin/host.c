@@ -1,0 +1,405 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * host.c - finding, loading and checking exporter plugins, their options,
+ * and running them.
+ */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../util/error.h"
+#include "../util/log.h"
+#include "perfport/version.h"
+#include "plugin.h"
+
+#ifndef PERFPORT_PLUGINDIR
+#define PERFPORT_PLUGINDIR "/usr/local/lib/perfport/plugins"
+#endif
+
+/* The oldest exporter struct the host reads: ABI 1.0's, up to fini. */
+#define EXPORTER_MIN_SIZE (offsetof(struct perfport_exporter, fini) + sizeof(void (*)(void *)))
+
+struct plugin {
+	void *dl;
+	char *path;
+	const struct perfport_exporter *ex;
+	char **values;               /* per option of the table: set value, or NULL */
+};
+
+static bool is_dir(const char *p)
+{
+	struct stat st;
+
+	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+void plugin_paths_default(struct plugin_paths *paths, const char *plugin_dir)
+{
+	static char env_copy[4096], exe_dir[PATH_MAX + 32], rel_dir[PATH_MAX + 64];
+	const char *env = getenv("PERFPORT_PLUGIN_PATH");
+	ssize_t n;
+
+	paths->nr = 0;
+	if (plugin_dir)
+		paths->dirs[paths->nr++] = plugin_dir;
+	if (env && *env) {
+		char *save = NULL, *d;
+
+		snprintf(env_copy, sizeof(env_copy), "%s", env);
+		for (d = strtok_r(env_copy, ":", &save); d && paths->nr < 6;
+		     d = strtok_r(NULL, ":", &save))
+			if (*d)
+				paths->dirs[paths->nr++] = d;
+	}
+	/* the build tree: build/perfport finds build/plugins */
+	n = readlink("/proc/self/exe", exe_dir, PATH_MAX - 1);
+	if (n > 0) {
+		char *slash;
+
+		exe_dir[n] = 0;
+		slash = strrchr(exe_dir, '/');
+		if (slash) {
+			*slash = 0;
+			/* an installed tree, wherever it was moved: bin/../lib/... */
+			snprintf(rel_dir, sizeof(rel_dir), "%s/../lib/perfport/plugins", exe_dir);
+			strcpy(slash, "/plugins");
+			if (is_dir(exe_dir))
+				paths->dirs[paths->nr++] = exe_dir;
+			if (is_dir(rel_dir))
+				paths->dirs[paths->nr++] = rel_dir;
+		}
+	}
+	paths->dirs[paths->nr++] = PERFPORT_PLUGINDIR;
+}
+
+/* --- loading --- */
+
+static int refuse(struct plugin *pl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int refuse(struct plugin *pl, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	pp_error("plugin '%s' refused: %s", pl->path, msg);
+	return PP_EPLUGIN;
+}
+
+static bool valid_name(const char *s)
+{
+	if (!s || !*s)
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '-'))
+			return false;
+	return true;
+}
+
+/* Is the descriptor one this host can use? Logs why not. */
+static int check(struct plugin *pl)
+{
+	const struct perfport_exporter *ex = pl->ex;
+	uint32_t major = ex->abi_version >> 16;
+
+	if (major != PERFPORT_ABI_MAJOR)
+		return refuse(pl, "built for plugin ABI %u.%u, this perfport speaks %u.%u", major,
+			      ex->abi_version & 0xffff, PERFPORT_ABI_MAJOR, PERFPORT_ABI_MINOR);
+	if (ex->struct_size < EXPORTER_MIN_SIZE)
+		return refuse(pl, "its struct perfport_exporter is %u bytes, at least %zu expected",
+			      ex->struct_size, (size_t)EXPORTER_MIN_SIZE);
+	if (!valid_name(ex->name))
+		return refuse(pl, "its format name is missing or not [a-z0-9-]+");
+	if (!ex->init || !ex->write || !ex->fini)
+		return refuse(pl, "init, write and fini are required");
+	if (ex->nr_options && !ex->options)
+		return refuse(pl, "it declares %zu options but no table", ex->nr_options);
+	for (size_t i = 0; i < ex->nr_options; i++) {
+		const struct perfport_option_def *d = &ex->options[i];
+
+		if (!d->name || !*d->name)
+			return refuse(pl, "option %zu has no name", i);
+		if ((d->type == PERFPORT_OPT_ENUM || d->type == PERFPORT_OPT_LIST) && !d->choices)
+			return refuse(pl, "option '%s' has no choices", d->name);
+		if (d->type > PERFPORT_OPT_LIST)
+			return refuse(pl, "option '%s' has an unknown type %d", d->name, (int)d->type);
+	}
+	return PP_OK;
+}
+
+int plugin_load_file(const char *path, struct plugin **out)
+{
+	struct plugin *pl = calloc(1, sizeof(*pl));
+	int ret;
+
+	*out = NULL;
+	if (!pl)
+		return PP_ENOMEM;
+	pl->path = strdup(path);
+	if (!pl->path) {
+		free(pl);
+		return PP_ENOMEM;
+	}
+	pl->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!pl->dl) {
+		ret = refuse(pl, "cannot load it: %s", dlerror());
+		goto fail;
+	}
+	pl->ex = dlsym(pl->dl, PERFPORT_EXPORTER_SYMBOL);
+	if (!pl->ex) {
+		ret = refuse(pl, "it does not export '%s'", PERFPORT_EXPORTER_SYMBOL);
+		goto fail;
+	}
+	ret = check(pl);
+	if (ret)
+		goto fail;
+	pl->values = calloc(pl->ex->nr_options + 1, sizeof(*pl->values));
+	if (!pl->values) {
+		ret = PP_ENOMEM;
+		goto fail;
+	}
+	*out = pl;
+	return PP_OK;
+fail:
+	plugin_unload(pl);
+	return ret;
+}
+
+int plugin_load(const char *name, const struct plugin_paths *paths, struct plugin **out)
+{
+	char path[PATH_MAX];
+
+	*out = NULL;
+	if (!valid_name(name)) {
+		pp_error("'%s' is not a format name ([a-z0-9-]+)", name);
+		return PP_ENOENT;
+	}
+	for (size_t i = 0; i < paths->nr; i++) {
+		snprintf(path, sizeof(path), "%s/%s.so", paths->dirs[i], name);
+		if (access(path, F_OK) == 0)
+			return plugin_load_file(path, out);
+	}
+	return PP_ENOENT;
+}
+
+void plugin_unload(struct plugin *pl)
+{
+	if (!pl)
+		return;
+	if (pl->values)
+		for (size_t i = 0; i < pl->ex->nr_options; i++)
+			free(pl->values[i]);
+	free(pl->values);
+	if (pl->dl)
+		dlclose(pl->dl);
+	free(pl->path);
+	free(pl);
+}
+
+const struct perfport_exporter *plugin_exporter(const struct plugin *pl)
+{
+	return pl->ex;
+}
+
+const char *plugin_path(const struct plugin *pl)
+{
+	return pl->path;
+}
+
+/* --- options --- */
+
+static bool in_choices(const char *choices, const char *word, size_t len)
+{
+	const char *p = choices;
+
+	while (*p) {
+		size_t n = strcspn(p, ",");
+
+		if (n == len && strncmp(p, word, len) == 0)
+			return true;
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+	return false;
+}
+
+/* The value as the plugin gets it (NULL: invalid). Booleans normalised. */
+static char *option_value(const struct perfport_option_def *d, const char *v)
+{
+	char *end;
+
+	switch (d->type) {
+	case PERFPORT_OPT_BOOL:
+		if (!strcasecmp(v, "true") || !strcasecmp(v, "yes") || !strcmp(v, "1") ||
+		    !strcasecmp(v, "on"))
+			return strdup("true");
+		if (!strcasecmp(v, "false") || !strcasecmp(v, "no") || !strcmp(v, "0") ||
+		    !strcasecmp(v, "off"))
+			return strdup("false");
+		return NULL;
+	case PERFPORT_OPT_INT:
+		errno = 0;
+		(void)strtoll(v, &end, 10);
+		return *v && !*end && !errno ? strdup(v) : NULL;
+	case PERFPORT_OPT_ENUM:
+		return in_choices(d->choices, v, strlen(v)) ? strdup(v) : NULL;
+	case PERFPORT_OPT_LIST:
+		for (const char *p = v; *p;) {
+			size_t n = strcspn(p, ",");
+
+			if (!n || !in_choices(d->choices, p, n))
+				return NULL;
+			p += n;
+			if (*p == ',' && !*++p)
+				return NULL;
+		}
+		return *v ? strdup(v) : NULL;
+	default:
+		return strdup(v);
+	}
+}
+
+int plugin_set_option(struct plugin *pl, const char *key, const char *value)
+{
+	const struct perfport_exporter *ex = pl->ex;
+
+	for (size_t i = 0; i < ex->nr_options; i++) {
+		const struct perfport_option_def *d = &ex->options[i];
+		char *v;
+
+		if (strcmp(d->name, key) != 0)
+			continue;
+		v = option_value(d, value);
+		if (!v) {
+			if (d->type == PERFPORT_OPT_ENUM || d->type == PERFPORT_OPT_LIST)
+				pp_error("format '%s': option '%s' takes %s%s, not '%s'", ex->name, key,
+					 d->type == PERFPORT_OPT_LIST ? "a comma-separated list of " : "",
+					 d->choices, value);
+			else
+				pp_error("format '%s': option '%s' takes %s, not '%s'", ex->name, key,
+					 d->type == PERFPORT_OPT_BOOL ? "true or false" :
+					 d->type == PERFPORT_OPT_INT ? "an integer" : "a value", value);
+			return PP_EUSAGE;
+		}
+		free(pl->values[i]);
+		pl->values[i] = v;
+		return PP_OK;
+	}
+	pp_error("format '%s' has no option '%s' (see 'perfport formats %s')", ex->name, key,
+		 ex->name);
+	return PP_EUSAGE;
+}
+
+int plugin_write(struct plugin *pl, const struct perfport_profile *view, FILE *out)
+{
+	const struct perfport_exporter *ex = pl->ex;
+	struct perfport_option *opts = calloc(ex->nr_options + 1, sizeof(*opts));
+	enum perfport_status st;
+	void *state = NULL;
+
+	if (!opts)
+		return PP_ENOMEM;
+	for (size_t i = 0; i < ex->nr_options; i++) {
+		const struct perfport_option_def *d = &ex->options[i];
+
+		opts[i].name = d->name;
+		opts[i].value = pl->values[i];
+		if (!opts[i].value && d->default_value) {
+			/* defaults pass through the same normalisation */
+			pl->values[i] = option_value(d, d->default_value);
+			opts[i].value = pl->values[i] ? pl->values[i] : d->default_value;
+		}
+	}
+	st = ex->init(plugin_host(), opts, ex->nr_options, &state);
+	if (st != PERFPORT_OK) {
+		pp_error("format '%s': init failed", ex->name);
+		free(opts);
+		return PP_EPLUGIN;
+	}
+	st = ex->write(state, view, out);
+	ex->fini(state);
+	free(opts);
+	if (st != PERFPORT_OK) {
+		pp_error("format '%s': writing failed", ex->name);
+		return PP_EPLUGIN;
+	}
+	return PP_OK;
+}
+
+/* --- listing --- */
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void plugin_list(const struct plugin_paths *paths, plugin_list_fn fn, void *ctx)
+{
+	char **seen = NULL;
+	size_t nr_seen = 0;
+
+	for (size_t i = 0; i < paths->nr; i++) {
+		DIR *d = opendir(paths->dirs[i]);
+		struct dirent *e;
+		char **names = NULL;
+		size_t nr = 0;
+
+		if (!d)
+			continue;
+		while ((e = readdir(d))) {
+			size_t n = strlen(e->d_name);
+			char **nn;
+
+			if (n < 4 || strcmp(e->d_name + n - 3, ".so") != 0)
+				continue;
+			nn = realloc(names, (nr + 1) * sizeof(*names));
+			if (!nn)
+				break;
+			names = nn;
+			names[nr] = strdup(e->d_name);
+			if (names[nr])
+				nr++;
+		}
+		closedir(d);
+		qsort(names, nr, sizeof(*names), cmp_str);
+		for (size_t k = 0; k < nr; k++) {
+			char path[PATH_MAX];
+			struct plugin *pl = NULL;
+			bool dup = false;
+
+			for (size_t s = 0; s < nr_seen && !dup; s++)
+				dup = strcmp(seen[s], names[k]) == 0;
+			if (!dup) {
+				char **ns = realloc(seen, (nr_seen + 1) * sizeof(*seen));
+
+				if (!ns) {
+					free(names[k]);
+					continue;
+				}
+				seen = ns;
+				seen[nr_seen++] = names[k];
+				names[k] = NULL;
+				snprintf(path, sizeof(path), "%s/%s", paths->dirs[i],
+					 seen[nr_seen - 1]);
+				plugin_load_file(path, &pl);
+				fn(ctx, path, pl);
+				plugin_unload(pl);
+			}
+			free(names[k]);
+		}
+		free(names);
+	}
+	for (size_t s = 0; s < nr_seen; s++)
+		free(seen[s]);
+	free(seen);
+}

@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# perfport export and formats: the folded exporter against the tree's own
+# totals (perfport report --json) and the folded line grammar; an
+# out-of-tree plugin built here against include/ only; several formats into
+# a directory; plugins that must be refused (wrong ABI, missing symbol, too
+# small a struct) and options that must be (unknown key, bad value).
+. "$(dirname "$0")/lib/common.sh"
+need_python
+need_perf
+need_tracepoint
+SHAPE="$WORK/shape"
+cc -O2 -g -fno-omit-frame-pointer -pthread -o "$SHAPE" "$TOP/tests/e2e/progs/shape.c"
+record "$WORK/pt.data" -e cpu-clock -e sched:sched_switch --switch-events -g -- "$SHAPE" 1 "$WORK"
+
+"$PERFPORT" formats | grep -q '^folded ' || fail "formats does not list folded"
+"$PERFPORT" formats folded | grep -q '^  counter ' || fail "formats folded lists no options"
+
+"$PERFPORT" -q report --json -i "$WORK/pt.data" >"$WORK/tree.json" || fail "report exit $?"
+for v in ns samples; do
+	"$PERFPORT" -q export -i "$WORK/pt.data" -f folded -o "$WORK/all-$v.folded" \
+		-O counter=all -O value=$v || fail "export counter=all value=$v: exit $?"
+done
+"$PERFPORT" -q export -i "$WORK/pt.data" -f folded -o - -O folded.counter=lock,io \
+	>"$WORK/lockio.folded" || fail "export to stdout: exit $?"
+"$PERFPORT" -q export -i "$WORK/pt.data" -f folded -o "$WORK/mod.folded" -O module=true \
+	-O annotate=false || fail "export module=true: exit $?"
+
+$PY - "$WORK" <<'PY' || fail "folded output"
+import json, re, sys
+w = sys.argv[1]
+tree = json.load(open(w + "/tree.json"))
+totals = tree["totals"]
+def tot(names, key):
+    return sum(totals.get(n, {}).get(key, 0) for n in names)
+line = re.compile(r"^([^;\n]+)(;[^;\n]+)* ([0-9]+)$")
+def read(path):
+    rows = []
+    for n, l in enumerate(open(path), 1):
+        l = l.rstrip("\n")
+        m = line.match(l)
+        if not m or any(not f.strip() for f in l.rsplit(" ", 1)[0].split(";")):
+            sys.exit("%s:%d: not a folded line: %r" % (path, n, l))
+        rows.append((l.rsplit(" ", 1)[0], int(l.rsplit(" ", 1)[1])))
+    return rows
+present = list(totals)
+checks = [("all-ns.folded", present, "ns"), ("all-samples.folded", present, "count"),
+          ("lockio.folded", ["lock", "io"], "ns")]
+for name, counters, key in checks:
+    rows = read(w + "/" + name)
+    got, want = sum(v for _, v in rows), tot(counters, key)
+    print("%-18s %6d lines, total %d = tree %d" % (name, len(rows), got, want))
+    if got != want:
+        sys.exit("%s: total %d, the tree's %d" % (name, got, want))
+    if len(set(s for s, _ in rows)) != len(rows):
+        sys.exit("%s: a stack appears twice" % name)
+rows = read(w + "/all-ns.folded")
+heavy = sum(v for s, v in rows if s.split(";")[-1].startswith("heavy"))
+light = sum(v for s, v in rows if s.split(";")[-1].startswith("light"))
+print("heavy:light self = %.2f" % (heavy / light))
+if not 2.7 < heavy / light < 3.3:
+    sys.exit("heavy:light %.2f, want about 3" % (heavy / light))
+if not any("_[k]" in s for s, _ in rows):
+    sys.exit("no kernel frame marked _[k]")
+mod = read(w + "/mod.folded")
+if not any(re.search(r"heavy \[shape\]", s) for s, _ in mod) or any("_[k]" in s for s, _ in mod):
+    sys.exit("module=true annotate=false: no 'heavy [shape]' frame, or a _[k] suffix")
+print("ok")
+PY
+
+# An out-of-tree plugin, built against include/ only, and two formats at once.
+mkdir -p "$WORK/plugins"
+cat >"$WORK/count.c" <<'C'
+#include <stdlib.h>
+#include <string.h>
+#include <perfport/plugin.h>
+static const struct perfport_option_def opts[] = {
+	{ "counter", PERFPORT_OPT_ENUM, "on-cpu", "on-cpu,lock,io,sleep", "counter to sum" },
+};
+struct st { const struct perfport_host *h; const char *counter; };
+static enum perfport_status init(const struct perfport_host *h, const struct perfport_option *o,
+				 size_t n, void **state)
+{
+	struct st *s = calloc(1, sizeof(*s));
+	if (!s || n != 1 || strcmp(o[0].name, "counter"))
+		return PERFPORT_ERROR;
+	s->h = h;
+	s->counter = o[0].value;
+	*state = s;
+	return PERFPORT_OK;
+}
+static int leave_count(void *ctx, const struct perfport_profile *p, uint32_t node, int leave)
+{
+	(void)p; (void)node;
+	if (leave)
+		++*(size_t *)ctx;
+	return 0;
+}
+static enum perfport_status write_(void *state, const struct perfport_profile *p, FILE *out)
+{
+	struct st *s = state;
+	size_t left = 0;
+	for (unsigned c = 0; c < p->nr_counters; c++)
+		if (!strcmp(p->counter_names[c], s->counter))
+			fprintf(out, "%s %llu\n", s->counter,
+				(unsigned long long)perfport_total_value(p, 0, c));
+	s->h->walk(p, leave_count, &left);
+	fprintf(out, "nodes %zu left %zu frames %zu id %s\n", p->nr_nodes, left, p->nr_frames,
+		p->profile_id);
+	for (size_t i = 0; i < p->nr_labels; i++)
+		fprintf(out, "label %s=%s\n", p->labels[i].key, p->labels[i].value);
+	return PERFPORT_OK;
+}
+static void fini(void *state) { free(state); }
+__attribute__((visibility("default"))) const struct perfport_exporter perfport_exporter = {
+	.abi_version = ABI, .struct_size = SIZE, .name = "count",
+	.description = "a test exporter", .default_output = "count.txt",
+	.options = opts, .nr_options = 1, .init = init, .write = write_, .fini = fini,
+};
+C
+build_plugin() { # NAME CFLAGS...
+	local name=$1; shift
+	cc -std=gnu11 -Wall -Werror -I"$TOP/include" -fPIC -shared -fvisibility=hidden "$@" \
+		-o "$WORK/plugins/$name.so" "$WORK/count.c" || fail "building test plugin $name"
+}
+build_plugin count -DABI=PERFPORT_ABI_VERSION '-DSIZE=sizeof(struct perfport_exporter)'
+"$PERFPORT" -q export --plugin-dir "$WORK/plugins" -i "$WORK/pt.data" -f folded,count \
+	-o "$WORK/out" -O count.counter=lock --label service=shape --label env=test ||
+	fail "export -f folded,count: exit $?"
+[ -s "$WORK/out/profile.folded" ] || fail "no out/profile.folded"
+want=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["totals"]["lock"]["ns"])' \
+	"$WORK/tree.json")
+grep -qx "lock $want" "$WORK/out/count.txt" || fail "count plugin: $(head -1 "$WORK/out/count.txt"), want lock $want"
+grep -Eq '^nodes ([0-9]+) left \1 frames [0-9]+ id [0-9a-f-]{36}$' "$WORK/out/count.txt" ||
+	fail "walk did not leave every node once: $(sed -n 2p "$WORK/out/count.txt")"
+grep -qx 'label service=shape' "$WORK/out/count.txt" || fail "labels not passed"
+PERFPORT_PLUGIN_PATH="$WORK/plugins" "$PERFPORT" formats | grep -q '^count ' ||
+	fail "formats does not list a plugin on PERFPORT_PLUGIN_PATH"
+
+# Refusals: each with its reason, exit 1, nothing written.
+expect_refusal() { # WHAT PATTERN ARGS...
+	local what=$1 pat=$2 rc=0; shift 2
+	"$PERFPORT" export --plugin-dir "$WORK/plugins" -i "$WORK/pt.data" -o "$WORK/refused.out" "$@" \
+		>/dev/null 2>"$WORK/err" || rc=$?
+	[ $rc -eq 1 ] || fail "$what: exit $rc, want 1"
+	grep -q -- "$pat" "$WORK/err" || fail "$what: message '$(cat "$WORK/err")' lacks '$pat'"
+	[ ! -e "$WORK/refused.out" ] || fail "$what: output written"
+	echo "ok: $what refused: $(head -1 "$WORK/err")"
+}
+rm -f "$WORK/plugins/count.so"
+build_plugin count '-DABI=(2u << 16)' '-DSIZE=sizeof(struct perfport_exporter)'
+expect_refusal "a plugin for ABI 2" "built for plugin ABI 2.0" -f count
+build_plugin count -DABI=PERFPORT_ABI_VERSION -DSIZE=16
+expect_refusal "a too small struct" "struct perfport_exporter is 16 bytes" -f count
+build_plugin count -DABI=PERFPORT_ABI_VERSION '-DSIZE=sizeof(struct perfport_exporter)' \
+	-Dperfport_exporter=other_name
+expect_refusal "a plugin without the symbol" "does not export 'perfport_exporter'" -f count
+expect_refusal "an unknown option" "has no option 'bogus'" -f folded -O folded.bogus=1
+expect_refusal "a bad option value" "option 'value' takes ns,ms,samples, not 'hours'" \
+	-f folded -O value=hours
+expect_refusal "an option for a format not asked for" "'pprof' is not one of the formats" \
+	-f folded -O pprof.x=1
+expect_refusal "an unknown format" "no format 'nosuch'" -f nosuch
+echo "ok: export"
