@@ -9,9 +9,10 @@ INCDIR   ?= $(PREFIX)/include
 DESTDIR  ?=
 BUILD    ?= build
 
-PKGS     := libtraceevent libzstd json-c libdw libelf
+PKGS     := libtraceevent libzstd json-c libdw libelf libprotobuf-c zlib
 DEBS     := build-essential pkg-config libtraceevent-dev libzstd-dev libjson-c-dev \
-            libcmocka-dev libdw-dev libelf-dev libiberty-dev
+            libcmocka-dev libdw-dev libelf-dev libiberty-dev libprotobuf-c-dev \
+            protobuf-c-compiler golang-github-google-pprof-dev zlib1g-dev
 
 OPT      ?= -O2 -g
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
@@ -25,7 +26,8 @@ PLUGINDIR ?= $(LIBDIR)/perfport/plugins
 CORE_SRC := $(wildcard src/util/*.c) $(wildcard src/perf/*.c) $(wildcard src/machine/*.c) \
             $(wildcard src/symbols/*.c) $(wildcard src/profile/*.c) $(wildcard src/plugin/*.c)
 CLI_SRC  := $(wildcard src/cli/*.c)
-CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/state_rules.o
+CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/state_rules.o \
+            $(BUILD)/obj/gen/profile.pb-c.o
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 CORE_LIB := $(BUILD)/libperfport-core.a
 
@@ -86,6 +88,22 @@ $(CORE_LIB): $(CORE_OBJ)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/obj/src/plugin/host.o: ALL_CFLAGS += -DPERFPORT_PLUGINDIR='"$(PLUGINDIR)"'
+
+# pprof's profile.proto as Debian ships it (golang-github-google-pprof-dev),
+# compiled with protoc-c; the generated code is built without our warnings.
+PPROF_PROTO ?= /usr/share/gocode/src/github.com/google/pprof/proto/profile.proto
+$(BUILD)/gen/profile.pb-c.c $(BUILD)/gen/profile.pb-c.h: $(PPROF_PROTO)
+	@mkdir -p $(BUILD)/gen
+	$(msg) PROTOC $<
+	$(Q)protoc-c --proto_path=$(dir $<) --c_out=$(BUILD)/gen $<
+
+$(BUILD)/obj/gen/profile.pb-c.o: $(BUILD)/gen/profile.pb-c.c
+	@mkdir -p $(dir $@)
+	$(msg) CC $<
+	$(Q)$(CC) -std=gnu11 $(CFLAGS) $(shell pkg-config --cflags libprotobuf-c) -c -o $@ $<
+
+$(BUILD)/obj/src/plugin/pprof.o: $(BUILD)/gen/profile.pb-c.h
+$(BUILD)/obj/src/plugin/pprof.o: ALL_CFLAGS += -I$(BUILD)/gen
 
 .SECONDEXPANSION:
 $(BUILD)/plugins/%.so: $$(wildcard plugins/%/*.c) $$(wildcard plugins/%/*.h) include/perfport/plugin.h

@@ -121,6 +121,12 @@ struct perfport_label {
 	const char *key, *value;
 };
 
+/* A file frames were found in (perfport_frame.module is its path). */
+struct perfport_module {
+	const char *path;
+	const char *build_id;       /* lowercase hex, or NULL when the recording did not say */
+};
+
 /*
  * The profile: read-only, valid during the call it is passed to.
  *
@@ -161,6 +167,10 @@ struct perfport_profile {
 	size_t nr_threads;
 	size_t thread_size;
 	const struct perfport_thread *threads;
+
+	size_t nr_modules;              /* every module a frame names */
+	size_t module_size;
+	const struct perfport_module *modules;
 };
 
 static inline const struct perfport_frame *perfport_frame_at(const struct perfport_profile *p,
@@ -185,6 +195,12 @@ static inline const struct perfport_thread *perfport_thread_at(const struct perf
 							       size_t i)
 {
 	return (const struct perfport_thread *)((const char *)p->threads + i * p->thread_size);
+}
+
+static inline const struct perfport_module *perfport_module_at(const struct perfport_profile *p,
+							       size_t i)
+{
+	return (const struct perfport_module *)((const char *)p->modules + i * p->module_size);
 }
 
 static inline uint64_t perfport_self_count(const struct perfport_profile *p, size_t node,
@@ -233,6 +249,13 @@ enum perfport_log_level {
 	PERFPORT_LOG_DEBUG = 3,
 };
 
+/* What pprof() encodes. */
+struct perfport_pprof_opts {
+	uint32_t struct_size;           /* sizeof(struct perfport_pprof_opts) */
+	uint32_t gzip;                  /* non-zero: gzip the encoded profile, as pprof files are */
+	uint64_t counters;              /* bit per counter to include; 0: every one present */
+};
+
 /* What the host offers a plugin. Check struct_size (PERFPORT_HAS) before
  * using a service added after ABI 1.0. */
 struct perfport_host {
@@ -252,6 +275,21 @@ struct perfport_host {
 	/* stacks() - every node with a non-zero self count, in pre-order, with
 	 * its frames root first. Return: what @fn returned to stop, or 0. */
 	int (*stacks)(const struct perfport_profile *p, perfport_stack_fn fn, void *ctx);
+
+	/*
+	 * pprof() - @p as a pprof profile.proto (perftools.profiles.Profile),
+	 * the one encoder every pprof-based format shares: sample types
+	 * "samples/count" then "<counter>/nanoseconds" per counter included
+	 * (counter names with '_' for '-'); one location per frame with the
+	 * calls inlined into it as extra lines, innermost first; functions with
+	 * their file; a mapping per module with its build id; time, duration,
+	 * the on-CPU period. *@buf (free with host->free()) and *@len receive
+	 * the bytes. Return: PERFPORT_OK or PERFPORT_ERROR.
+	 */
+	enum perfport_status (*pprof)(const struct perfport_profile *p,
+				      const struct perfport_pprof_opts *o, void **buf, size_t *len);
+	/* free() - release what a host service allocated. */
+	void (*free)(void *ptr);
 
 	void *priv;                     /* the host's; do not touch */
 };

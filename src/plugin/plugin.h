@@ -92,6 +92,10 @@ struct perfport_profile *view_build(const struct profile *p, const struct view_o
 /** view_free() - free a view_build() result. */
 void view_free(struct perfport_profile *v);
 
+/** pprof_encode() - the host's pprof service (struct perfport_host.pprof). */
+enum perfport_status pprof_encode(const struct perfport_profile *p,
+				  const struct perfport_pprof_opts *o, void **buf, size_t *len);
+
 /** plugin_host() - the host services handed to plugins (static). */
 const struct perfport_host *plugin_host(void);
 

@@ -26,6 +26,7 @@ struct view {
 	struct perfport_event *events;
 	struct perfport_thread *threads;
 	struct perfport_label *labels;
+	struct perfport_module *modules;
 	char *label_buf;
 	char profile_id[37];
 };
@@ -70,10 +71,12 @@ struct perfport_profile *view_build(const struct profile *p, const struct view_o
 	v->events = calloc(m->nr_sources + 1, sizeof(*v->events));
 	v->threads = calloc(p->nr_threads + 1, sizeof(*v->threads));
 	v->labels = calloc(o->nr_labels + 1, sizeof(*v->labels));
+	v->modules = calloc(p->nr_modules + 1, sizeof(*v->modules));
 	for (size_t i = 0; i < o->nr_labels; i++)
 		lb += strlen(o->labels[i]) + 1;
 	v->label_buf = malloc(lb + 1);
-	if (!v->frames || !v->nodes || !v->events || !v->threads || !v->labels || !v->label_buf) {
+	if (!v->frames || !v->nodes || !v->events || !v->threads || !v->labels || !v->modules ||
+	    !v->label_buf) {
 		view_free(&v->p);
 		return NULL;
 	}
@@ -130,6 +133,8 @@ struct perfport_profile *view_build(const struct profile *p, const struct view_o
 		v->labels[i].key = kv;
 		v->labels[i].value = eq ? eq + 1 : "";
 	}
+	for (size_t i = 0; i < p->nr_modules; i++)
+		v->modules[i] = (struct perfport_module){ p->modules[i].path, p->modules[i].build_id };
 	uuid4(v->profile_id);
 
 	v->p = (struct perfport_profile){
@@ -164,6 +169,9 @@ struct perfport_profile *view_build(const struct profile *p, const struct view_o
 		.nr_threads = p->nr_threads,
 		.thread_size = sizeof(struct perfport_thread),
 		.threads = v->threads,
+		.nr_modules = p->nr_modules,
+		.module_size = sizeof(struct perfport_module),
+		.modules = v->modules,
 	};
 	return &v->p;
 }
@@ -179,6 +187,7 @@ void view_free(struct perfport_profile *pp)
 	free(v->events);
 	free(v->threads);
 	free(v->labels);
+	free(v->modules);
 	free(v->label_buf);
 	free(v);
 }
@@ -252,6 +261,8 @@ const struct perfport_host *plugin_host(void)
 		.log = host_log,
 		.walk = host_walk,
 		.stacks = host_stacks,
+		.pprof = pprof_encode,
+		.free = free,
 	};
 
 	return &host;

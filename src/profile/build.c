@@ -24,6 +24,7 @@ struct profile_priv {
 	struct profile_counts *self, *total;
 	struct profile_thread *threads;
 	struct profile_source *sources;
+	struct profile_module *modules;
 };
 
 struct build_ctx {
@@ -373,6 +374,45 @@ static void wall_clock(struct profile_meta *m, const struct profile_opts *o,
 	m->end_ns = m->start_ns + span;
 }
 
+/* The modules frames name, with the build ids the recording gave them. */
+static int finish_modules(struct profile *p, struct profile_priv *pv, const struct machine *m)
+{
+	struct dso *const *dsos;
+	size_t nr_dsos, n = 0;
+	int err = 0;
+
+	dsos = machine_dsos(m, &nr_dsos);
+	pv->modules = calloc(p->nr_frames + 1, sizeof(*pv->modules));
+	if (!pv->modules)
+		return PP_ENOMEM;
+	for (size_t i = 0; i < p->nr_frames; i++) {
+		const char *mod = p->frames[i].module;
+		bool seen = false;
+
+		if (!mod)
+			continue;
+		for (size_t k = 0; k < n && !seen; k++)
+			seen = pv->modules[k].path == mod; /* interned: one pointer per name */
+		if (seen)
+			continue;
+		pv->modules[n].path = mod;
+		for (size_t d = 0; d < nr_dsos; d++) {
+			char hex[2 * PERF_MAX_BUILD_ID + 1];
+
+			if (!dsos[d] || !dsos[d]->build_id_size || strcmp(dsos[d]->path, mod) != 0)
+				continue;
+			for (size_t b = 0; b < dsos[d]->build_id_size; b++)
+				snprintf(hex + 2 * b, 3, "%02x", dsos[d]->build_id[b]);
+			pv->modules[n].build_id = tree_intern(&pv->tree, hex, &err);
+			break;
+		}
+		n++;
+	}
+	p->modules = pv->modules;
+	p->nr_modules = n;
+	return err;
+}
+
 static int finish(struct profile *p, struct profile_priv *pv, struct build_ctx *c,
 		  struct perf_reader *r, const struct profile_opts *o, const char *path)
 {
@@ -415,6 +455,8 @@ static int finish(struct profile *p, struct profile_priv *pv, struct build_ctx *
 	ret = finish_threads(p, pv, a);
 	if (!ret)
 		ret = finish_sources(p, pv, a, r);
+	if (!ret)
+		ret = finish_modules(p, pv, c->m);
 	return ret;
 }
 
@@ -538,6 +580,7 @@ void profile_free(struct profile *p)
 		free(pv->total);
 		free(pv->threads);
 		free(pv->sources);
+		free(pv->modules);
 		free(pv);
 	}
 	free(p);

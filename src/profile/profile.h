@@ -153,8 +153,16 @@ struct profile_meta {
 	const char *state_rules;    /* the rules file used, or "built-in" */
 };
 
+/* A file frames were found in, with its build id. */
+struct profile_module {
+	const char *path;           /* as frames name it (profile_frame.module) */
+	const char *build_id;       /* lowercase hex, or NULL when the recording did not say */
+};
+
 struct profile {
 	struct profile_meta meta;
+	size_t nr_modules;
+	const struct profile_module *modules; /* every module a frame names, in order of first use */
 	size_t nr_frames;
 	const struct profile_frame *frames;
 	size_t nr_nodes;

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # perfport export and formats: the folded exporter against the tree's own
-# totals (perfport report --json) and the folded line grammar; an
+# totals (perfport report --json) and the folded line grammar; the pprof
+# exporter decoded by protoc and checked against the tree and perf's build
+# ids; an
 # out-of-tree plugin built here against include/ only; several formats into
 # a directory; plugins that must be refused (wrong ABI, missing symbol, too
 # small a struct) and options that must be (unknown key, bad value).
@@ -8,6 +10,9 @@
 need_python
 need_perf
 need_tracepoint
+PROTO=/usr/share/gocode/src/github.com/google/pprof/proto/profile.proto
+command -v protoc >/dev/null || skip "protoc is not installed (apt-get install protobuf-compiler)"
+[ -f "$PROTO" ] || skip "pprof's profile.proto is not installed (apt-get install golang-github-google-pprof-dev)"
 SHAPE="$WORK/shape"
 cc -O2 -g -fno-omit-frame-pointer -pthread -o "$SHAPE" "$TOP/tests/e2e/progs/shape.c"
 record "$WORK/pt.data" -e cpu-clock -e sched:sched_switch --switch-events -g -- "$SHAPE" 1 "$WORK"
@@ -66,6 +71,23 @@ if not any(re.search(r"heavy \[shape\]", s) for s, _ in mod) or any("_[k]" in s 
     sys.exit("module=true annotate=false: no 'heavy [shape]' frame, or a _[k] suffix")
 print("ok")
 PY
+
+# pprof, in one pass with folded: decoded by protoc, totals per sample type,
+# functions, lines, build ids against perf buildid-list.
+"$PERFPORT" -q export -i "$WORK/pt.data" -f pprof,folded -o "$WORK/pp" || fail "export -f pprof,folded: exit $?"
+[ -s "$WORK/pp/profile.folded" ] || fail "no pp/profile.folded"
+gzip -t "$WORK/pp/profile.pb.gz" || fail "profile.pb.gz is not gzip"
+zcat "$WORK/pp/profile.pb.gz" | protoc --decode=perftools.profiles.Profile \
+	--proto_path="$(dirname "$PROTO")" profile.proto >"$WORK/pp/decoded.txt" ||
+	fail "protoc cannot decode the pprof profile"
+perf buildid-list -i "$WORK/pt.data" >"$WORK/pp/ids.txt" 2>/dev/null
+$PY "$TOP/tests/e2e/lib/pprof_check.py" "$WORK/pp/decoded.txt" "$WORK/tree.json" "$WORK/pp/ids.txt" ||
+	fail "pprof output"
+"$PERFPORT" -q export -i "$WORK/pt.data" -f pprof -O counter=lock -O gzip=false -o "$WORK/lock.pb" ||
+	fail "export pprof counter=lock gzip=false: exit $?"
+protoc --decode=perftools.profiles.Profile --proto_path="$(dirname "$PROTO")" profile.proto \
+	<"$WORK/lock.pb" | grep -c '^sample_type {' | grep -qx 2 ||
+	fail "pprof counter=lock: want 2 sample types (samples, lock)"
 
 # An out-of-tree plugin, built against include/ only, and two formats at once.
 mkdir -p "$WORK/plugins"

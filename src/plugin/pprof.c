@@ -1,0 +1,552 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pprof.c - the profile as a pprof profile.proto (perftools.profiles), the
+ * one encoder the pprof-based formats share (struct perfport_host.pprof).
+ *
+ * Messages are built with protobuf-c's code generated from Debian's copy of
+ * profile.proto (golang-github-google-pprof-dev) and packed by libprotobuf-c;
+ * zlib gzips the result.
+ *
+ * Mapping: a sample per tree node with a self value (leaf first: the node's
+ * frames up to the root); a location per run of frames that are one machine
+ * frame (calls inlined into a function, then that function), its lines
+ * innermost first, as pprof models inlining; a function per (name, file); a
+ * mapping per module with its build id. The tree carries no addresses, so
+ * locations have none; pprof keys them by id.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "../util/log.h"
+#include "perfport/version.h"
+#include "plugin.h"
+#include "profile.pb-c.h"
+
+typedef Perftools__Profiles__Profile PbProfile;
+typedef Perftools__Profiles__ValueType PbValueType;
+typedef Perftools__Profiles__Sample PbSample;
+typedef Perftools__Profiles__Mapping PbMapping;
+typedef Perftools__Profiles__Location PbLocation;
+typedef Perftools__Profiles__Line PbLine;
+typedef Perftools__Profiles__Function PbFunction;
+
+/* --- a hash map from a key of u64 words to an id --- */
+
+struct idmap {
+	struct idmap_slot {
+		uint64_t hash;     /* 0: empty */
+		uint32_t key_off, key_len, id;
+	} *slots;
+	size_t cap, nr;
+	uint64_t *keys;
+	size_t keys_len, keys_cap;
+};
+
+static uint64_t hash_words(const uint64_t *w, size_t n)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ULL ^ n;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= w[i];
+		h *= 0xff51afd7ed558ccdULL;
+		h ^= h >> 32;
+	}
+	return h ? h : 1;
+}
+
+static int idmap_grow(struct idmap *m)
+{
+	size_t cap = m->cap ? m->cap * 2 : 1024;
+	struct idmap_slot *s = calloc(cap, sizeof(*s));
+
+	if (!s)
+		return -1;
+	for (size_t i = 0; i < m->cap; i++) {
+		size_t j;
+
+		if (!m->slots[i].hash)
+			continue;
+		for (j = m->slots[i].hash & (cap - 1); s[j].hash; j = (j + 1) & (cap - 1))
+			;
+		s[j] = m->slots[i];
+	}
+	free(m->slots);
+	m->slots = s;
+	m->cap = cap;
+	return 0;
+}
+
+/*
+ * The id of @key; a new one (@next_id, then incremented) if unseen, with
+ * *@fresh set. Return: the id, 0 out of memory.
+ */
+static uint32_t idmap_get(struct idmap *m, const uint64_t *key, size_t n, uint32_t *next_id,
+			  bool *fresh)
+{
+	uint64_t h = hash_words(key, n);
+	size_t j;
+
+	*fresh = false;
+	if ((m->nr + 1) * 2 > m->cap && idmap_grow(m))
+		return 0;
+	for (j = h & (m->cap - 1); m->slots[j].hash; j = (j + 1) & (m->cap - 1)) {
+		const struct idmap_slot *s = &m->slots[j];
+
+		if (s->hash == h && s->key_len == n &&
+		    !memcmp(m->keys + s->key_off, key, n * sizeof(*key)))
+			return s->id;
+	}
+	if (m->keys_len + n > m->keys_cap) {
+		size_t cap = m->keys_cap ? m->keys_cap * 2 : 4096;
+		uint64_t *k;
+
+		while (cap < m->keys_len + n)
+			cap *= 2;
+		k = realloc(m->keys, cap * sizeof(*k));
+		if (!k)
+			return 0;
+		m->keys = k;
+		m->keys_cap = cap;
+	}
+	memcpy(m->keys + m->keys_len, key, n * sizeof(*key));
+	m->slots[j] = (struct idmap_slot){ h, (uint32_t)m->keys_len, (uint32_t)n, (*next_id)++ };
+	m->keys_len += n;
+	m->nr++;
+	*fresh = true;
+	return m->slots[j].id;
+}
+
+static void idmap_free(struct idmap *m)
+{
+	free(m->slots);
+	free(m->keys);
+}
+
+/* --- the encoder --- */
+
+struct enc {
+	const struct perfport_profile *p;
+	PbProfile pb;
+	uint64_t counters;           /* included */
+	unsigned nr_values;
+
+	/* strings: content hash -> index into string_table */
+	struct idmap strings;
+	uint32_t next_string;
+	size_t cap_strings;
+
+	struct idmap functions, locations;
+	uint32_t next_function, next_location;
+	size_t cap_functions, cap_locations, cap_samples;
+	uint64_t *mapping_of;        /* per module index: mapping id */
+	bool oom;
+};
+
+/* Grow *@arr (of @size-byte elements) to hold @need; false out of memory. */
+static bool grow(void **arr, size_t *cap, size_t need, size_t size)
+{
+	size_t c = *cap ? *cap : 256;
+	void *n;
+
+	if (need <= *cap)
+		return true;
+	while (c < need)
+		c *= 2;
+	n = realloc(*arr, c * size);
+	if (!n)
+		return false;
+	*arr = n;
+	*cap = c;
+	return true;
+}
+
+static int64_t str_id(struct enc *e, const char *s)
+{
+	uint64_t small[32], *key = small;
+	size_t len, n;
+	uint32_t id;
+	bool fresh;
+
+	if (!s || !*s)
+		return 0;
+	len = strlen(s);
+	n = len / 8 + 1;                /* the bytes, zero-padded: the key is the content */
+	if (n > sizeof(small) / sizeof(small[0])) {
+		key = calloc(n, sizeof(*key));
+		if (!key) {
+			e->oom = true;
+			return 0;
+		}
+	} else {
+		memset(small, 0, n * sizeof(*key));
+	}
+	memcpy(key, s, len);
+	id = idmap_get(&e->strings, key, n, &e->next_string, &fresh);
+	if (key != small)
+		free(key);
+	if (!id) {
+		e->oom = true;
+		return 0;
+	}
+	if (fresh) {
+		if (!grow((void **)&e->pb.string_table, &e->cap_strings, e->pb.n_string_table + 1,
+			  sizeof(char *)) ||
+		    !(e->pb.string_table[e->pb.n_string_table] = strdup(s))) {
+			e->oom = true;
+			return 0;
+		}
+		e->pb.n_string_table++;
+	}
+	return id;
+}
+
+static uint64_t function_id(struct enc *e, const struct perfport_frame *f)
+{
+	int64_t name = str_id(e, f->function), file = str_id(e, f->file);
+	uint64_t key[2] = { (uint64_t)name, (uint64_t)file };
+	uint32_t id;
+	bool fresh;
+	PbFunction *fn;
+
+	id = idmap_get(&e->functions, key, 2, &e->next_function, &fresh);
+	if (!id || e->oom) {
+		e->oom = true;
+		return 0;
+	}
+	if (!fresh)
+		return id;
+	fn = malloc(sizeof(*fn));
+	if (!fn || !grow((void **)&e->pb.function, &e->cap_functions, e->pb.n_function + 1,
+			 sizeof(*e->pb.function))) {
+		free(fn);
+		e->oom = true;
+		return 0;
+	}
+	perftools__profiles__function__init(fn);
+	fn->id = id;
+	fn->name = name;
+	fn->system_name = name;
+	fn->filename = file;
+	e->pb.function[e->pb.n_function++] = fn;
+	return id;
+}
+
+static uint64_t mapping_for(struct enc *e, const char *module)
+{
+	if (!module)
+		return 0;
+	for (size_t i = 0; i < e->p->nr_modules; i++)
+		if (perfport_module_at(e->p, i)->path == module ||
+		    !strcmp(perfport_module_at(e->p, i)->path, module))
+			return e->mapping_of[i];
+	return 0;
+}
+
+/* The location of @group (leaf first: inlined calls, then the function
+ * they are inlined into). */
+static uint64_t location_id(struct enc *e, const uint32_t *group, size_t n)
+{
+	uint64_t key[64];
+	PbLocation *loc;
+	uint32_t id;
+	bool fresh;
+
+	for (size_t i = 0; i < n; i++)
+		key[i] = group[i];
+	id = idmap_get(&e->locations, key, n, &e->next_location, &fresh);
+	if (!id) {
+		e->oom = true;
+		return 0;
+	}
+	if (!fresh)
+		return id;
+	loc = malloc(sizeof(*loc));
+	if (!loc || !grow((void **)&e->pb.location, &e->cap_locations, e->pb.n_location + 1,
+			  sizeof(*e->pb.location))) {
+		free(loc);
+		e->oom = true;
+		return 0;
+	}
+	perftools__profiles__location__init(loc);
+	loc->id = id;
+	loc->mapping_id = mapping_for(e, perfport_frame_at(e->p, group[n - 1])->module);
+	loc->n_line = n;
+	loc->line = calloc(n, sizeof(*loc->line));
+	e->pb.location[e->pb.n_location++] = loc;
+	if (!loc->line) {
+		e->oom = true;
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct perfport_frame *f = perfport_frame_at(e->p, group[i]);
+		PbLine *l = malloc(sizeof(*l));
+
+		if (!l) {
+			e->oom = true;
+			return 0;
+		}
+		perftools__profiles__line__init(l);
+		l->function_id = function_id(e, f);
+		l->line = f->line;
+		loc->line[i] = l;
+	}
+	return id;
+}
+
+static int one_sample(void *ctx, const struct perfport_profile *p, const uint32_t *frames,
+		      size_t depth, uint32_t node)
+{
+	struct enc *e = ctx;
+	int64_t *values = calloc(e->nr_values, sizeof(*values));
+	uint64_t *locs = calloc(depth + 1, sizeof(*locs));
+	PbSample *s = malloc(sizeof(*s));
+	size_t nl = 0, v = 1;
+	bool any = false;
+
+	if (!values || !locs || !s ||
+	    !grow((void **)&e->pb.sample, &e->cap_samples, e->pb.n_sample + 1,
+		  sizeof(*e->pb.sample))) {
+		free(values);
+		free(locs);
+		free(s);
+		e->oom = true;
+		return -1;
+	}
+	values[0] = (int64_t)perfport_self_count(p, node, PERFPORT_COUNTER_ON_CPU);
+	for (unsigned c = 0; c < p->nr_counters; c++)
+		if (e->counters >> c & 1) {
+			values[v] = (int64_t)perfport_self_value(p, node, c);
+			any = any || values[v];
+			v++;
+		}
+	if (!(e->counters & 1))
+		values[0] = 0; /* samples/count follows on-cpu */
+	any = any || values[0];
+	if (!any) {
+		free(values);
+		free(locs);
+		free(s);
+		return 0;
+	}
+	/* leaf first; a run of inlined frames and the frame they are inlined
+	 * into is one location */
+	for (size_t i = depth; i > 0;) {
+		size_t end = i, start = i - 1;
+		uint32_t group[64];
+		size_t n = 0;
+
+		while (start > 0 && (perfport_frame_at(p, frames[start])->flags &
+				     PERFPORT_FRAME_INLINED) && end - start < 63)
+			start--;
+		for (size_t k = end; k > start; k--)
+			group[n++] = frames[k - 1];
+		locs[nl++] = location_id(e, group, n);
+		i = start;
+	}
+	perftools__profiles__sample__init(s);
+	s->n_location_id = nl;
+	s->location_id = locs;
+	s->n_value = e->nr_values;
+	s->value = values;
+	e->pb.sample[e->pb.n_sample++] = s;
+	return e->oom ? -1 : 0;
+}
+
+static void pb_release(PbProfile *pb)
+{
+	for (size_t i = 0; i < pb->n_sample_type; i++)
+		free(pb->sample_type[i]);
+	free(pb->sample_type);
+	for (size_t i = 0; i < pb->n_sample; i++) {
+		free(pb->sample[i]->location_id);
+		free(pb->sample[i]->value);
+		free(pb->sample[i]);
+	}
+	free(pb->sample);
+	for (size_t i = 0; i < pb->n_mapping; i++)
+		free(pb->mapping[i]);
+	free(pb->mapping);
+	for (size_t i = 0; i < pb->n_location; i++) {
+		for (size_t k = 0; pb->location[i]->line && k < pb->location[i]->n_line; k++)
+			free(pb->location[i]->line[k]);
+		free(pb->location[i]->line);
+		free(pb->location[i]);
+	}
+	free(pb->location);
+	for (size_t i = 0; i < pb->n_function; i++)
+		free(pb->function[i]);
+	free(pb->function);
+	for (size_t i = 0; i < pb->n_string_table; i++)
+		free(pb->string_table[i]);
+	free(pb->string_table);
+	free(pb->period_type);
+	free(pb->comment);
+}
+
+static PbValueType *value_type(struct enc *e, const char *type, const char *unit)
+{
+	PbValueType *vt = malloc(sizeof(*vt));
+
+	if (!vt) {
+		e->oom = true;
+		return NULL;
+	}
+	perftools__profiles__value_type__init(vt);
+	vt->type = str_id(e, type);
+	vt->unit = str_id(e, unit);
+	return vt;
+}
+
+static int gzip_bytes(const uint8_t *in, size_t len, void **out, size_t *out_len)
+{
+	z_stream z;
+	uLong cap = compressBound((uLong)len) + 64;
+	uint8_t *buf = malloc(cap);
+
+	if (!buf)
+		return -1;
+	memset(&z, 0, sizeof(z));
+	if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+		free(buf);
+		return -1;
+	}
+	z.next_in = (Bytef *)(uintptr_t)in;
+	z.avail_in = (uInt)len;
+	z.next_out = buf;
+	z.avail_out = (uInt)cap;
+	if (deflate(&z, Z_FINISH) != Z_STREAM_END) {
+		deflateEnd(&z);
+		free(buf);
+		return -1;
+	}
+	*out_len = z.total_out;
+	deflateEnd(&z);
+	*out = buf;
+	return 0;
+}
+
+enum perfport_status pprof_encode(const struct perfport_profile *p,
+				  const struct perfport_pprof_opts *o, void **buf, size_t *len)
+{
+	struct enc e = { .p = p };
+	enum perfport_status st = PERFPORT_ERROR;
+	uint64_t on_cpu_period = 0;
+	uint8_t *packed = NULL;
+	size_t size;
+	char name[64];
+
+	*buf = NULL;
+	*len = 0;
+	perftools__profiles__profile__init(&e.pb);
+	e.counters = o && PERFPORT_HAS(o, struct perfport_pprof_opts, counters) && o->counters
+			     ? o->counters & p->counters_present
+			     : p->counters_present;
+	e.next_string = 1;
+	e.next_function = 1;
+	e.next_location = 1;
+	/* string_table[0] is "" */
+	if (!grow((void **)&e.pb.string_table, &e.cap_strings, 1, sizeof(char *)) ||
+	    !(e.pb.string_table[0] = strdup("")))
+		goto out;
+	e.pb.n_string_table = 1;
+
+	/* sample types: samples/count, then a value per counter included */
+	e.nr_values = 1;
+	for (unsigned c = 0; c < p->nr_counters; c++)
+		e.nr_values += e.counters >> c & 1;
+	e.pb.sample_type = calloc(e.nr_values, sizeof(*e.pb.sample_type));
+	if (!e.pb.sample_type)
+		goto out;
+	e.pb.sample_type[e.pb.n_sample_type++] = value_type(&e, "samples", "count");
+	for (unsigned c = 0; c < p->nr_counters; c++) {
+		if (!(e.counters >> c & 1))
+			continue;
+		snprintf(name, sizeof(name), "%s", p->counter_names[c]);
+		for (char *q = name; *q; q++)
+			if (*q == '-')
+				*q = '_';
+		e.pb.sample_type[e.pb.n_sample_type++] =
+			value_type(&e, name, p->counter_units[c]);
+		if (c == PERFPORT_COUNTER_ON_CPU)
+			e.pb.default_sample_type = e.pb.sample_type[e.pb.n_sample_type - 1]->type;
+	}
+
+	/* mappings: one per module */
+	e.mapping_of = calloc(p->nr_modules + 1, sizeof(*e.mapping_of));
+	e.pb.mapping = calloc(p->nr_modules + 1, sizeof(*e.pb.mapping));
+	if (!e.mapping_of || !e.pb.mapping)
+		goto out;
+	for (size_t i = 0; i < p->nr_modules; i++) {
+		const struct perfport_module *m = perfport_module_at(p, i);
+		PbMapping *pm = malloc(sizeof(*pm));
+
+		if (!pm)
+			goto out;
+		perftools__profiles__mapping__init(pm);
+		pm->id = i + 1;
+		pm->filename = str_id(&e, m->path);
+		pm->build_id = str_id(&e, m->build_id);
+		pm->has_functions = 1;
+		pm->has_filenames = 1;
+		pm->has_line_numbers = 1;
+		pm->has_inline_frames = 1;
+		e.pb.mapping[e.pb.n_mapping++] = pm;
+		e.mapping_of[i] = pm->id;
+	}
+
+	if (plugin_host()->stacks(p, one_sample, &e) || e.oom)
+		goto out;
+
+	/* time, period, comments */
+	e.pb.time_nanos = (int64_t)p->start_ns;
+	e.pb.duration_nanos = p->end_ns > p->start_ns ? (int64_t)(p->end_ns - p->start_ns) : 0;
+	for (size_t i = 0; i < p->nr_events; i++) {
+		const struct perfport_event *ev = perfport_event_at(p, i);
+
+		if (strcmp(ev->role, "on-cpu") != 0)
+			continue;
+		on_cpu_period = ev->frequency ? 1000000000ull / ev->frequency : ev->period;
+		break;
+	}
+	e.pb.period_type = value_type(&e, "cpu", "nanoseconds");
+	e.pb.period = (int64_t)on_cpu_period;
+	e.pb.comment = calloc(p->nr_labels + 2, sizeof(*e.pb.comment));
+	if (!e.pb.comment)
+		goto out;
+	snprintf(name, sizeof(name), "perfport %s", PERFPORT_VERSION);
+	e.pb.comment[e.pb.n_comment++] = str_id(&e, name);
+	for (size_t i = 0; i < p->nr_labels; i++) {
+		char kv[512];
+
+		snprintf(kv, sizeof(kv), "%s=%s", p->labels[i].key, p->labels[i].value);
+		e.pb.comment[e.pb.n_comment++] = str_id(&e, kv);
+	}
+	if (e.oom)
+		goto out;
+
+	size = perftools__profiles__profile__get_packed_size(&e.pb);
+	packed = malloc(size ? size : 1);
+	if (!packed)
+		goto out;
+	perftools__profiles__profile__pack(&e.pb, packed);
+	if (o && o->gzip) {
+		if (gzip_bytes(packed, size, buf, len))
+			goto out;
+	} else {
+		*buf = packed;
+		*len = size;
+		packed = NULL;
+	}
+	st = PERFPORT_OK;
+out:
+	if (st != PERFPORT_OK)
+		pp_error("pprof: cannot encode the profile: %s", e.oom ? "out of memory" : "failed");
+	free(packed);
+	pb_release(&e.pb);
+	free(e.mapping_of);
+	idmap_free(&e.strings);
+	idmap_free(&e.functions);
+	idmap_free(&e.locations);
+	return st;
+}
