@@ -84,6 +84,24 @@ report "perfport report" "perf report --stdio" "$ours" "$theirs"
 theirs=$(measure perf report --stats -i "$data")
 report "perfport report" "perf report --stats" "$ours" "$theirs"
 
+# Exporting: folded and pprof in one pass, against the tree alone (report
+# with nearly nothing to print), and against a text pipeline that folds
+# perf script's stacks with awk (what stackcollapse-perf.pl does).
+ours=$(measure "$PERFPORT" export -f folded,pprof -o "$dir/export" -i "$data")
+theirs=$(measure "$PERFPORT" report --no-tree --no-threads --top 1 -i "$data")
+report "perfport export folded,pprof" "perfport report (tree only)" "$ours" "$theirs"
+cat >"$dir/collapse.awk" <<'AWK'
+# perf script's sample blocks (a header, one tab-indented frame per line, a
+# blank line) into folded stacks, root first, as stackcollapse-perf.pl does
+/^\t/ { n++; f[n] = $2; sub(/\+0x[0-9a-f]+$/, "", f[n]); next }
+/^$/ { if (n) { s = comm; for (i = n; i >= 1; i--) s = s ";" f[i]; c[s]++ } n = 0; next }
+{ comm = $1; n = 0 }
+END { for (s in c) print s, c[s] }
+AWK
+printf '#!/bin/sh\nperf script -i "$1" 2>/dev/null | awk -f "$2"\n' >"$dir/collapse.sh"
+theirs=$(measure sh "$dir/collapse.sh" "$data" "$dir/collapse.awk")
+report "perfport export folded,pprof" "perf script | awk collapse" "$ours" "$theirs"
+
 ours=$(measure "$PERFPORT" dump --samples -i "$data")
 theirs=$(measure perf script -i "$data")
 report "perfport dump --samples" "perf script" "$ours" "$theirs"
