@@ -141,6 +141,10 @@ demo: all
 	./$(BUILD)/perfport info -i samples/offcpu.perf.data
 	@echo
 	./$(BUILD)/perfport report -i samples/offcpu.perf.data --top 5 --min-percent 5
+	@echo
+	./$(BUILD)/perfport export -i samples/offcpu.perf.data -f folded,pprof -o $(BUILD)/demo
+	@echo "wrote $(BUILD)/demo/profile.folded and $(BUILD)/demo/profile.pb.gz:"
+	@head -3 $(BUILD)/demo/profile.folded
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(INCDIR)/perfport \
@@ -150,9 +154,14 @@ install: all
 	install -m 644 src/profile/state-rules $(DESTDIR)$(PREFIX)/share/perfport/state-rules
 	install -m 644 docs/perfport.1 $(DESTDIR)$(MANDIR)/man1/perfport.1
 	install -m 644 include/perfport/*.h $(DESTDIR)$(INCDIR)/perfport/
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig
+	sed -e 's|@INCDIR@|$(INCDIR)|' -e 's|@PLUGINDIR@|$(PLUGINDIR)|' \
+	    -e 's|@VERSION@|$(shell sed -n 's/^#define PERFPORT_VERSION "\(.*\)"/\1/p' include/perfport/version.h)|' \
+	    plugins/perfport-plugin.pc.in >$(DESTDIR)$(LIBDIR)/pkgconfig/perfport-plugin.pc
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/perfport $(DESTDIR)$(MANDIR)/man1/perfport.1
+	rm -f $(DESTDIR)$(BINDIR)/perfport $(DESTDIR)$(MANDIR)/man1/perfport.1 \
+		$(DESTDIR)$(LIBDIR)/pkgconfig/perfport-plugin.pc
 	rm -rf $(DESTDIR)$(INCDIR)/perfport $(DESTDIR)$(PREFIX)/share/perfport \
 		$(DESTDIR)$(PLUGINDIR)
 
