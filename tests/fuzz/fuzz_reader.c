@@ -6,12 +6,15 @@
  * past its record), feeds the records to a machine and names every
  * sample's frames (files named by the input are opened only when they are
  * regular files; perf's build-id cache and /proc/kallsyms are not used),
- * then builds the profile of the same bytes (accounting, tree, rules).
+ * then builds the profile of the same bytes (accounting, tree, rules) and
+ * encodes the exporters' view of it as pprof.
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "machine/machine.h"
+#include "plugin/plugin.h"
 #include "profile/profile.h"
 #include "perf/perf.h"
 #include "symbols/symbols.h"
@@ -131,7 +134,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct profile *p;
 
 		profile_build_mem(data, size, "fuzz", &po, &p);
-		profile_free(p); /* set even for partial input */
+		if (p) { /* set even for partial input */
+			/* and what the exporters get: the view, walked, encoded as pprof */
+			struct perfport_profile *v = view_build(p, &(struct view_opts){ 0 });
+			struct perfport_pprof_opts pro = { .struct_size = sizeof(pro) };
+			void *buf;
+			size_t len;
+
+			if (v && pprof_encode(v, &pro, &buf, &len) == PERFPORT_OK)
+				free(buf);
+			view_free(v);
+		}
+		profile_free(p);
 	}
 	return 0;
 }
