@@ -291,6 +291,11 @@ struct perfport_host {
 	/* free() - release what a host service allocated. */
 	void (*free)(void *ptr);
 
+	/* gzip() - @len bytes at @data as a gzip member (RFC 1952) in *@out
+	 * (free with host->free()), *@out_len bytes. Return: PERFPORT_OK or
+	 * PERFPORT_ERROR. */
+	enum perfport_status (*gzip)(const void *data, size_t len, void **out, size_t *out_len);
+
 	void *priv;                     /* the host's; do not touch */
 };
 

@@ -96,6 +96,9 @@ void view_free(struct perfport_profile *v);
 enum perfport_status pprof_encode(const struct perfport_profile *p,
 				  const struct perfport_pprof_opts *o, void **buf, size_t *len);
 
+/** host_gzip() - the host's gzip service (struct perfport_host.gzip). */
+enum perfport_status host_gzip(const void *data, size_t len, void **out, size_t *out_len);
+
 /** plugin_host() - the host services handed to plugins (static). */
 const struct perfport_host *plugin_host(void);
 

@@ -426,6 +426,11 @@ static int gzip_bytes(const uint8_t *in, size_t len, void **out, size_t *out_len
 	return 0;
 }
 
+enum perfport_status host_gzip(const void *data, size_t len, void **out, size_t *out_len)
+{
+	return gzip_bytes(data, len, out, out_len) ? PERFPORT_ERROR : PERFPORT_OK;
+}
+
 enum perfport_status pprof_encode(const struct perfport_profile *p,
 				  const struct perfport_pprof_opts *o, void **buf, size_t *len)
 {

@@ -263,6 +263,7 @@ const struct perfport_host *plugin_host(void)
 		.stacks = host_stacks,
 		.pprof = pprof_encode,
 		.free = free,
+		.gzip = host_gzip,
 	};
 
 	return &host;

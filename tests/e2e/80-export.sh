@@ -130,6 +130,15 @@ static enum perfport_status write_(void *state, const struct perfport_profile *p
 		p->profile_id);
 	for (size_t i = 0; i < p->nr_labels; i++)
 		fprintf(out, "label %s=%s\n", p->labels[i].key, p->labels[i].value);
+	if (PERFPORT_HAS(s->h, struct perfport_host, gzip)) {
+		void *gz;
+		size_t n;
+		if (s->h->gzip("perfport", 8, &gz, &n) == PERFPORT_OK) {
+			const unsigned char *b = gz;
+			fprintf(out, "gzip %02x%02x %zu\n", b[0], b[1], n);
+			s->h->free(gz);
+		}
+	}
 	return PERFPORT_OK;
 }
 static void fini(void *state) { free(state); }
@@ -155,6 +164,7 @@ grep -qx "lock $want" "$WORK/out/count.txt" || fail "count plugin: $(head -1 "$W
 grep -Eq '^nodes ([0-9]+) left \1 frames [0-9]+ id [0-9a-f-]{36}$' "$WORK/out/count.txt" ||
 	fail "walk did not leave every node once: $(sed -n 2p "$WORK/out/count.txt")"
 grep -qx 'label service=shape' "$WORK/out/count.txt" || fail "labels not passed"
+grep -Eq '^gzip 1f8b [0-9]+$' "$WORK/out/count.txt" || fail "host gzip service: $(grep gzip "$WORK/out/count.txt")"
 PERFPORT_PLUGIN_PATH="$WORK/plugins" "$PERFPORT" formats | grep -q '^count ' ||
 	fail "formats does not list a plugin on PERFPORT_PLUGIN_PATH"
 
