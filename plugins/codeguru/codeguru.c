@@ -1,0 +1,391 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * codeguru.c - the "codeguru" exporter: the AWS CodeGuru Profiler agent
+ * profile JSON (PostAgentProfile), as ../shared/seeds/000 describes it:
+ *
+ *   {"start": ms, "end": ms,
+ *    "agentMetadata": {"sampleWeights": {TYPE: samples/s}, "durationInMs": n,
+ *                      "fleetInfo": {"fleetInstanceId": s, "hostType": s},
+ *                      "agentInfo": {"type": "perfport", "version": s},
+ *                      "numTimesSampled": n},
+ *    "callgraph": {"children": {"frame": {"counts": {TYPE: n}, "children": {...},
+ *                                        "file": s, "line": [n]}}}}
+ *
+ * Thread states (see plugins/codeguru/README.md): on-cpu and preempted are
+ * RUNNABLE, lock BLOCKED, io and sleep WAITING, timed-sleep TIMED_WAITING,
+ * idle IDLE. Counts are samples: on-CPU sample counts as they are, off-CPU
+ * nanoseconds as sample-equivalents at the recording's sampling interval,
+ * so CPU and latency views weigh alike. Children are an object keyed by
+ * frame name: frames of one name under one parent are merged. Kernel frames
+ * are named "function_[k]", as profile-bee names them.
+ */
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perfport/plugin.h"
+
+enum cg_type { T_RUNNABLE, T_BLOCKED, T_WAITING, T_TIMED_WAITING, T_IDLE, T_COUNT };
+
+static const char *const type_names[T_COUNT] = {
+	"RUNNABLE", "BLOCKED", "WAITING", "TIMED_WAITING", "IDLE",
+};
+
+/* perfport counter -> CodeGuru type, by the counter's name */
+static const struct { const char *counter; enum cg_type type; } type_map[] = {
+	{ "on-cpu", T_RUNNABLE }, { "preempted", T_RUNNABLE }, { "lock", T_BLOCKED },
+	{ "io", T_WAITING }, { "sleep", T_WAITING }, { "timed-sleep", T_TIMED_WAITING },
+	{ "idle", T_IDLE },
+};
+
+static const struct perfport_option_def options[] = {
+	{ "fleet_instance_id", PERFPORT_OPT_STRING, NULL, NULL,
+	  "fleetInfo.fleetInstanceId (default: the recording's host name)" },
+	{ "host_type", PERFPORT_OPT_STRING, "unknown", NULL, "fleetInfo.hostType" },
+	{ "interval_ms", PERFPORT_OPT_INT, NULL, NULL,
+	  "sampling interval for off-CPU sample-equivalents (default: the on-CPU "
+	  "event's period, else 10)" },
+};
+
+struct cg_node {
+	const char *name;         /* the frame's function */
+	const char *file;
+	uint32_t line;
+	bool kernel;
+	uint32_t parent;
+	uint32_t first_child, last_child, next; /* 0: none (node 0 is the root) */
+	uint64_t ns[T_COUNT];     /* off-CPU time, until converted */
+	uint64_t samples[T_COUNT];
+};
+
+struct codeguru {
+	const struct perfport_host *host;
+	const char *fleet_id, *host_type;
+	long interval_ms;
+	/* the merged tree */
+	struct cg_node *nodes;
+	size_t nr, cap;
+	uint32_t *slots;          /* (parent, name, kernel) -> node; 0 empty (the root is never a child) */
+	size_t slots_cap;
+	int type_of[64];          /* per profile counter: enum cg_type, -1 none */
+	uint64_t interval_ns;
+	uint64_t totals[T_COUNT];
+	FILE *out;
+	bool oom;
+};
+
+static uint64_t key_hash(uint32_t parent, const char *name, bool kernel)
+{
+	uint64_t h = 0xcbf29ce484222325ULL ^ ((uint64_t)parent << 1 | kernel);
+
+	for (const unsigned char *q = (const unsigned char *)name; *q; q++)
+		h = (h ^ *q) * 0x100000001b3ULL;
+	return h ^ h >> 29;
+}
+
+static bool grow_slots(struct codeguru *c)
+{
+	size_t cap = c->slots_cap ? c->slots_cap * 2 : 4096;
+	uint32_t *s = calloc(cap, sizeof(*s));
+
+	if (!s)
+		return false;
+	for (size_t i = 0; i < c->slots_cap; i++) {
+		const struct cg_node *n;
+		size_t j;
+
+		if (!c->slots[i])
+			continue;
+		n = &c->nodes[c->slots[i]];
+		for (j = key_hash(n->parent, n->name, n->kernel) & (cap - 1); s[j];
+		     j = (j + 1) & (cap - 1))
+			;
+		s[j] = c->slots[i];
+	}
+	free(c->slots);
+	c->slots = s;
+	c->slots_cap = cap;
+	return true;
+}
+
+/* The child of @parent for frame @f: frames of one name (and side: kernel
+ * or not) under one parent are one node, as JSON object keys must be. */
+static uint32_t child_of(struct codeguru *c, uint32_t parent, const struct perfport_frame *f)
+{
+	bool kernel = f->flags & PERFPORT_FRAME_KERNEL;
+	struct cg_node *n;
+	uint32_t id;
+	size_t j;
+
+	if ((c->nr + 1) * 2 > c->slots_cap && !grow_slots(c)) {
+		c->oom = true;
+		return 0;
+	}
+	for (j = key_hash(parent, f->function, kernel) & (c->slots_cap - 1); c->slots[j];
+	     j = (j + 1) & (c->slots_cap - 1)) {
+		n = &c->nodes[c->slots[j]];
+		if (n->parent == parent && n->kernel == kernel && !strcmp(n->name, f->function))
+			return c->slots[j];
+	}
+	if (c->nr == c->cap) {
+		size_t cap = c->cap * 2;
+		struct cg_node *m = realloc(c->nodes, cap * sizeof(*m));
+
+		if (!m) {
+			c->oom = true;
+			return 0;
+		}
+		c->nodes = m;
+		c->cap = cap;
+	}
+	id = (uint32_t)c->nr++;
+	n = &c->nodes[id];
+	memset(n, 0, sizeof(*n));
+	n->name = f->function;
+	n->file = f->file;
+	n->line = f->line;
+	n->kernel = kernel;
+	n->parent = parent;
+	c->slots[j] = id;
+	/* children stay in the tree's order: sorted by name */
+	if (c->nodes[parent].last_child)
+		c->nodes[c->nodes[parent].last_child].next = id;
+	else
+		c->nodes[parent].first_child = id;
+	c->nodes[parent].last_child = id;
+	return id;
+}
+
+static int add_stack(void *ctx, const struct perfport_profile *p, const uint32_t *frames,
+		     size_t depth, uint32_t node)
+{
+	struct codeguru *c = ctx;
+	uint32_t at = 0;
+
+	for (size_t i = 0; i < depth && !c->oom; i++)
+		at = child_of(c, at, perfport_frame_at(p, frames[i]));
+	if (c->oom)
+		return -1;
+	for (unsigned k = 0; k < p->nr_counters && k < 64; k++) {
+		int t = c->type_of[k];
+
+		if (t < 0)
+			continue;
+		if (k == PERFPORT_COUNTER_ON_CPU || k == PERFPORT_COUNTER_IDLE)
+			c->nodes[at].samples[t] += perfport_self_count(p, node, k);
+		else
+			c->nodes[at].ns[t] += perfport_self_value(p, node, k);
+	}
+	return 0;
+}
+
+/* JSON string: escaped; bytes that are not UTF-8 become '?'. */
+static void put_str(FILE *out, const char *s, const char *suffix)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	fputc('"', out);
+	while (*p) {
+		unsigned char ch = *p;
+		int n = ch < 0x80 ? 0 : (ch & 0xe0) == 0xc0 ? 1 : (ch & 0xf0) == 0xe0 ? 2
+			: (ch & 0xf8) == 0xf0 ? 3 : -1;
+		bool ok = n >= 0;
+
+		for (int k = 1; ok && k <= n; k++)
+			ok = (p[k] & 0xc0) == 0x80;
+		if (!ok) {
+			fputc('?', out);
+			p++;
+		} else if (n) {
+			fwrite(p, 1, (size_t)n + 1, out);
+			p += n + 1;
+		} else if (ch == '"' || ch == '\\') {
+			fputc('\\', out);
+			fputc(ch, out);
+			p++;
+		} else if (ch < 0x20) {
+			fprintf(out, "\\u%04x", ch);
+			p++;
+		} else {
+			fputc(ch, out);
+			p++;
+		}
+	}
+	if (suffix)
+		fputs(suffix, out);
+	fputc('"', out);
+}
+
+/* Off-CPU time into sample-equivalents, per node, rounded. */
+static uint64_t counts_of(const struct codeguru *c, const struct cg_node *n, int t)
+{
+	return n->samples[t] + (n->ns[t] + c->interval_ns / 2) / c->interval_ns;
+}
+
+static void put_node(struct codeguru *c, uint32_t id)
+{
+	const struct cg_node *n = &c->nodes[id];
+	bool first = true, any = false;
+
+	fputc('{', c->out);
+	for (int t = 0; t < T_COUNT; t++) {
+		uint64_t v = counts_of(c, n, t);
+
+		if (!v)
+			continue;
+		fputs(any ? "," : "\"counts\":{", c->out);
+		put_str(c->out, type_names[t], NULL);
+		fprintf(c->out, ":%" PRIu64, v);
+		any = true;
+	}
+	if (any) {
+		fputc('}', c->out);
+		first = false;
+	}
+	if (n->first_child) {
+		fputs(first ? "\"children\":{" : ",\"children\":{", c->out);
+		for (uint32_t k = n->first_child; k; k = c->nodes[k].next) {
+			if (k != n->first_child)
+				fputc(',', c->out);
+			put_str(c->out, c->nodes[k].name, c->nodes[k].kernel ? "_[k]" : NULL);
+			fputc(':', c->out);
+			put_node(c, k);
+		}
+		fputc('}', c->out);
+		first = false;
+	}
+	if (id && n->file) {
+		fputs(first ? "\"file\":" : ",\"file\":", c->out);
+		put_str(c->out, n->file, NULL);
+		if (n->line)
+			fprintf(c->out, ",\"line\":[%" PRIu32 "]", n->line);
+	}
+	fputc('}', c->out);
+}
+
+static void total_counts(struct codeguru *c)
+{
+	for (size_t i = 0; i < c->nr; i++)
+		for (int t = 0; t < T_COUNT; t++)
+			c->totals[t] += counts_of(c, &c->nodes[i], t);
+}
+
+static enum perfport_status cg_init(const struct perfport_host *host,
+				    const struct perfport_option *opts, size_t nr, void **state)
+{
+	struct codeguru *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return PERFPORT_ERROR;
+	c->host = host;
+	c->host_type = "unknown";
+	for (size_t i = 0; i < nr; i++) {
+		const char *v = opts[i].value;
+
+		if (!v)
+			continue;
+		if (!strcmp(opts[i].name, "fleet_instance_id"))
+			c->fleet_id = v;
+		else if (!strcmp(opts[i].name, "host_type"))
+			c->host_type = v;
+		else if (!strcmp(opts[i].name, "interval_ms"))
+			c->interval_ms = strtol(v, NULL, 10);
+	}
+	if (opts && c->interval_ms < 0) {
+		host->log(host, PERFPORT_LOG_ERROR, "codeguru: interval_ms must be positive");
+		free(c);
+		return PERFPORT_ERROR;
+	}
+	*state = c;
+	return PERFPORT_OK;
+}
+
+static enum perfport_status cg_write(void *state, const struct perfport_profile *p, FILE *out)
+{
+	struct codeguru *c = state;
+	uint64_t start_ms = p->start_ns / 1000000, end_ms = p->end_ns / 1000000, sampled = 0;
+	double secs;
+	bool any = false;
+
+	/* the sampling interval: an option, else the on-CPU event's period */
+	c->interval_ns = c->interval_ms > 0 ? (uint64_t)c->interval_ms * 1000000 : 0;
+	for (size_t i = 0; i < p->nr_events && !c->interval_ns; i++) {
+		const struct perfport_event *ev = perfport_event_at(p, i);
+
+		if (strcmp(ev->role, "on-cpu") != 0)
+			continue;
+		if (ev->frequency)
+			c->interval_ns = 1000000000ull / ev->frequency;
+		else if (!strcmp(ev->unit, "nanoseconds"))
+			c->interval_ns = ev->period;
+	}
+	if (!c->interval_ns)
+		c->interval_ns = 10000000; /* 100 Hz, the agents' default */
+	for (unsigned k = 0; k < 64; k++) {
+		c->type_of[k] = -1;
+		for (size_t m = 0; k < p->nr_counters && m < sizeof(type_map) / sizeof(type_map[0]); m++)
+			if (!strcmp(p->counter_names[k], type_map[m].counter))
+				c->type_of[k] = type_map[m].type;
+	}
+	c->cap = 1024;
+	c->nr = 1;
+	c->nodes = calloc(c->cap, sizeof(*c->nodes));
+	if (!c->nodes)
+		return PERFPORT_ERROR;
+	c->nodes[0].name = "";
+	if (c->host->stacks(p, add_stack, c) || c->oom) {
+		c->host->log(c->host, PERFPORT_LOG_ERROR, "codeguru: out of memory");
+		return PERFPORT_ERROR;
+	}
+	total_counts(c);
+	c->out = out;
+	secs = end_ms > start_ms ? (double)(end_ms - start_ms) / 1000.0 : 0;
+	fprintf(out, "{\"start\":%" PRIu64 ",\"end\":%" PRIu64 ",\"agentMetadata\":{"
+		"\"sampleWeights\":{", start_ms, end_ms);
+	for (int t = 0; t < T_COUNT; t++) {
+		if (!c->totals[t])
+			continue;
+		fprintf(out, "%s\"%s\":%.6g", any ? "," : "", type_names[t],
+			secs > 0 ? (double)c->totals[t] / secs : (double)c->totals[t]);
+		sampled += c->totals[t];
+		any = true;
+	}
+	fprintf(out, "},\"durationInMs\":%" PRIu64 ",\"fleetInfo\":{\"fleetInstanceId\":",
+		end_ms > start_ms ? end_ms - start_ms : 0);
+	put_str(out, c->fleet_id ? c->fleet_id : p->hostname ? p->hostname : "unknown", NULL);
+	fputs(",\"hostType\":", out);
+	put_str(out, c->host_type, NULL);
+	fputs("},\"agentInfo\":{\"type\":\"perfport\",\"version\":", out);
+	put_str(out, c->host->version ? c->host->version : "unknown", NULL);
+	fprintf(out, "},\"numTimesSampled\":%" PRIu64 "},\"callgraph\":", sampled);
+	put_node(c, 0);
+	fputs("}\n", out);
+	return ferror(out) ? PERFPORT_ERROR : PERFPORT_OK;
+}
+
+static void cg_fini(void *state)
+{
+	struct codeguru *c = state;
+
+	if (!c)
+		return;
+	free(c->nodes);
+	free(c->slots);
+	free(c);
+}
+
+__attribute__((visibility("default")))
+const struct perfport_exporter perfport_exporter = {
+	.abi_version = PERFPORT_ABI_VERSION,
+	.struct_size = sizeof(struct perfport_exporter),
+	.name = "codeguru",
+	.description = "AWS CodeGuru Profiler agent profile JSON (PostAgentProfile)",
+	.default_output = "profile.codeguru.json",
+	.options = options,
+	.nr_options = sizeof(options) / sizeof(options[0]),
+	.init = cg_init,
+	.write = cg_write,
+	.upload = NULL,
+	.fini = cg_fini,
+};
