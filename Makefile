@@ -9,10 +9,11 @@ INCDIR   ?= $(PREFIX)/include
 DESTDIR  ?=
 BUILD    ?= build
 
-PKGS     := libtraceevent libzstd json-c libdw libelf libprotobuf-c zlib
+PKGS     := libtraceevent libzstd json-c libdw libelf libprotobuf-c zlib libcurl
 DEBS     := build-essential pkg-config libtraceevent-dev libzstd-dev libjson-c-dev \
             libcmocka-dev libdw-dev libelf-dev libiberty-dev libprotobuf-c-dev \
-            protobuf-c-compiler golang-github-google-pprof-dev zlib1g-dev
+            protobuf-c-compiler golang-github-google-pprof-dev zlib1g-dev \
+            libcurl4-openssl-dev
 
 OPT      ?= -O2 -g
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
@@ -24,7 +25,8 @@ LIBS     := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -liberty -pthread -ld
 PLUGINDIR ?= $(LIBDIR)/perfport/plugins
 
 CORE_SRC := $(wildcard src/util/*.c) $(wildcard src/perf/*.c) $(wildcard src/machine/*.c) \
-            $(wildcard src/symbols/*.c) $(wildcard src/profile/*.c) $(wildcard src/plugin/*.c)
+            $(wildcard src/symbols/*.c) $(wildcard src/profile/*.c) $(wildcard src/plugin/*.c) \
+            $(wildcard src/net/*.c)
 CLI_SRC  := $(wildcard src/cli/*.c)
 CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/state_rules.o \
             $(BUILD)/obj/gen/profile.pb-c.o

@@ -256,6 +256,30 @@ struct perfport_pprof_opts {
 	uint64_t counters;              /* bit per counter to include; 0: every one present */
 };
 
+/* An HTTP request for host->http(). */
+struct perfport_http_request {
+	uint32_t struct_size;           /* sizeof(struct perfport_http_request) */
+	const char *method;             /* "POST", "PUT", "GET" */
+	const char *url;
+	const char *const *headers;     /* "Name: value", NULL-terminated, or NULL; no secrets */
+	const void *body;
+	size_t body_len;
+	/* "aws:amz:REGION:SERVICE": signed with AWS SigV4 by the host, with the
+	 * credentials it finds (environment, ~/.aws); the plugin never sees them */
+	const char *aws_sigv4;
+	/* a short [a-z0-9-] name: if the request cannot be delivered, keep it
+	 * in the spool for `perfport resend` (NULL: do not keep it) */
+	const char *spool_tag;
+};
+
+struct perfport_http_response {
+	uint32_t struct_size;           /* set by the caller */
+	long status;                    /* HTTP status of the last attempt; 0: none */
+	char *body;                     /* NUL-terminated; free with host->free() */
+	size_t body_len;
+	int spooled;                    /* the request was kept in the spool */
+};
+
 /* What the host offers a plugin. Check struct_size (PERFPORT_HAS) before
  * using a service added after ABI 1.0. */
 struct perfport_host {
@@ -295,6 +319,15 @@ struct perfport_host {
 	 * (free with host->free()), *@out_len bytes. Return: PERFPORT_OK or
 	 * PERFPORT_ERROR. */
 	enum perfport_status (*gzip)(const void *data, size_t len, void **out, size_t *out_len);
+
+	/* http() - send a request through the host's transport: TLS verified,
+	 * timeouts, retries with backoff on connection errors, 5xx and 429
+	 * (Retry-After honoured), a 4xx not retried and its message logged,
+	 * signing, the spool. Return: PERFPORT_OK for a 2xx response, else
+	 * PERFPORT_ERROR (the host has logged why; rs->spooled says whether the
+	 * request was kept). */
+	enum perfport_status (*http)(const struct perfport_http_request *rq,
+				     struct perfport_http_response *rs);
 
 	void *priv;                     /* the host's; do not touch */
 };

@@ -20,6 +20,7 @@
  * are named "function_[k]", as profile-bee names them.
  */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,12 @@ static const struct perfport_option_def options[] = {
 	{ "interval_ms", PERFPORT_OPT_INT, NULL, NULL,
 	  "sampling interval for off-CPU sample-equivalents (default: the on-CPU "
 	  "event's period, else 10)" },
+	{ "profiling_group", PERFPORT_OPT_STRING, NULL, NULL,
+	  "upload: the profiling group ([A-Za-z0-9_-], 1 to 255)" },
+	{ "region", PERFPORT_OPT_STRING, NULL, NULL,
+	  "upload: AWS region (default: AWS_REGION, AWS_DEFAULT_REGION, ~/.aws/config)" },
+	{ "endpoint", PERFPORT_OPT_STRING, NULL, NULL,
+	  "upload: service URL (default https://codeguru-profiler.REGION.amazonaws.com)" },
 };
 
 struct cg_node {
@@ -61,7 +68,7 @@ struct cg_node {
 
 struct codeguru {
 	const struct perfport_host *host;
-	const char *fleet_id, *host_type;
+	const char *fleet_id, *host_type, *group, *region, *endpoint;
 	long interval_ms;
 	/* the merged tree */
 	struct cg_node *nodes;
@@ -291,6 +298,12 @@ static enum perfport_status cg_init(const struct perfport_host *host,
 			c->host_type = v;
 		else if (!strcmp(opts[i].name, "interval_ms"))
 			c->interval_ms = strtol(v, NULL, 10);
+		else if (!strcmp(opts[i].name, "profiling_group"))
+			c->group = v;
+		else if (!strcmp(opts[i].name, "region"))
+			c->region = v;
+		else if (!strcmp(opts[i].name, "endpoint"))
+			c->endpoint = v;
 	}
 	if (opts && c->interval_ms < 0) {
 		host->log(host, PERFPORT_LOG_ERROR, "codeguru: interval_ms must be positive");
@@ -308,6 +321,13 @@ static enum perfport_status cg_write(void *state, const struct perfport_profile 
 	double secs;
 	bool any = false;
 
+	/* a second call (write, then upload) starts from scratch */
+	free(c->nodes);
+	free(c->slots);
+	c->nodes = NULL;
+	c->slots = NULL;
+	c->slots_cap = 0;
+	memset(c->totals, 0, sizeof(c->totals));
 	/* the sampling interval: an option, else the on-CPU event's period */
 	c->interval_ns = c->interval_ms > 0 ? (uint64_t)c->interval_ms * 1000000 : 0;
 	for (size_t i = 0; i < p->nr_events && !c->interval_ns; i++) {
@@ -364,6 +384,131 @@ static enum perfport_status cg_write(void *state, const struct perfport_profile 
 	return ferror(out) ? PERFPORT_ERROR : PERFPORT_OK;
 }
 
+/* The region from ~/.aws/config (AWS_CONFIG_FILE), [default] or [profile P]. */
+static bool config_region(char *out, size_t max)
+{
+	const char *file = getenv("AWS_CONFIG_FILE"), *home = getenv("HOME"), *prof = getenv("AWS_PROFILE");
+	char path[4096], want[300], line[1024];
+	bool in = false, found = false;
+	FILE *f;
+
+	if (!file || !*file) {
+		snprintf(path, sizeof(path), "%s/.aws/config", home ? home : "");
+		file = path;
+	}
+	if (prof && *prof && strcmp(prof, "default"))
+		snprintf(want, sizeof(want), "[profile %s]", prof);
+	else
+		snprintf(want, sizeof(want), "[default]");
+	f = fopen(file, "r");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *l = line, *e;
+
+		while (*l == ' ' || *l == '\t')
+			l++;
+		for (e = l + strlen(l); e > l && (e[-1] == '\n' || e[-1] == ' ' || e[-1] == '\r'); )
+			*--e = 0;
+		if (*l == '[') {
+			in = !strcmp(l, want);
+		} else if (in && !strncmp(l, "region", 6)) {
+			char *v = strchr(l, '=');
+
+			if (v) {
+				for (v++; *v == ' '; v++)
+					;
+				snprintf(out, max, "%s", v);
+				found = *out != 0;
+			}
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+static bool valid_group(const char *g)
+{
+	size_t n = g ? strlen(g) : 0;
+
+	if (!n || n > 255)
+		return false;
+	for (; *g; g++)
+		if (!((*g >= 'a' && *g <= 'z') || (*g >= 'A' && *g <= 'Z') ||
+		      (*g >= '0' && *g <= '9') || *g == '_' || *g == '-'))
+			return false;
+	return true;
+}
+
+/*
+ * PostAgentProfile: the JSON write() produces, POSTed with the run's
+ * profile id as profileToken (a resend keeps it: the service drops a
+ * duplicate), signed by the host with AWS SigV4.
+ */
+static enum perfport_status cg_upload(void *state, const struct perfport_profile *p)
+{
+	struct codeguru *c = state;
+	const struct perfport_host *h = c->host;
+	const char *headers[] = { "Content-Type: application/json", NULL };
+	struct perfport_http_response rs = { .struct_size = sizeof(rs) };
+	struct perfport_http_request rq = { .struct_size = sizeof(rq) };
+	char region[128] = "", url[2048], sig[256];
+	enum perfport_status st;
+	char *body = NULL;
+	size_t len = 0;
+	FILE *mem;
+
+	if (!PERFPORT_HAS(h, struct perfport_host, http) || !h->http) {
+		h->log(h, PERFPORT_LOG_ERROR, "codeguru: this perfport cannot upload");
+		return PERFPORT_ERROR;
+	}
+	if (!valid_group(c->group)) {
+		h->log(h, PERFPORT_LOG_ERROR, "codeguru: upload needs -O codeguru.profiling_group=NAME "
+		       "([A-Za-z0-9_-], 1 to 255 characters)%s%s%s", c->group ? ", not '" : "",
+		       c->group ? c->group : "", c->group ? "'" : "");
+		return PERFPORT_ERROR;
+	}
+	if (c->region)
+		snprintf(region, sizeof(region), "%s", c->region);
+	else if (getenv("AWS_REGION") && *getenv("AWS_REGION"))
+		snprintf(region, sizeof(region), "%s", getenv("AWS_REGION"));
+	else if (getenv("AWS_DEFAULT_REGION") && *getenv("AWS_DEFAULT_REGION"))
+		snprintf(region, sizeof(region), "%s", getenv("AWS_DEFAULT_REGION"));
+	else if (!config_region(region, sizeof(region))) {
+		h->log(h, PERFPORT_LOG_ERROR, "codeguru: no AWS region: -O codeguru.region=..., "
+		       "AWS_REGION, or region in ~/.aws/config");
+		return PERFPORT_ERROR;
+	}
+	mem = open_memstream(&body, &len);
+	if (!mem)
+		return PERFPORT_ERROR;
+	st = cg_write(state, p, mem);
+	if (fclose(mem) || st != PERFPORT_OK) {
+		free(body);
+		return PERFPORT_ERROR;
+	}
+	if (c->endpoint)
+		snprintf(url, sizeof(url), "%s/profilingGroups/%s/agentProfile?profileToken=%s",
+			 c->endpoint, c->group, p->profile_id);
+	else
+		snprintf(url, sizeof(url), "https://codeguru-profiler.%s.amazonaws.com/profilingGroups/"
+			 "%s/agentProfile?profileToken=%s", region, c->group, p->profile_id);
+	snprintf(sig, sizeof(sig), "aws:amz:%s:codeguru-profiler", region);
+	rq.method = "POST";
+	rq.url = url;
+	rq.headers = headers;
+	rq.body = body;
+	rq.body_len = len;
+	rq.aws_sigv4 = sig;
+	rq.spool_tag = "codeguru";
+	st = h->http(&rq, &rs);
+	if (st == PERFPORT_OK)
+		h->log(h, PERFPORT_LOG_INFO, "codeguru: profile %s posted to '%s'", p->profile_id, c->group);
+	h->free(rs.body);
+	free(body);
+	return st;
+}
+
 static void cg_fini(void *state)
 {
 	struct codeguru *c = state;
@@ -386,6 +531,6 @@ const struct perfport_exporter perfport_exporter = {
 	.nr_options = sizeof(options) / sizeof(options[0]),
 	.init = cg_init,
 	.write = cg_write,
-	.upload = NULL,
+	.upload = cg_upload,
 	.fini = cg_fini,
 };

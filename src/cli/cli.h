@@ -14,6 +14,7 @@ enum cli_exit {
 	EXIT_USAGE = 1,     /* bad command line */
 	EXIT_NOTHING = 2,   /* nothing usable */
 	EXIT_PARTIAL = 3,   /* some input was skipped; see the warning */
+	EXIT_SPOOLED = 4,   /* an upload failed and was kept in the spool: `perfport resend` */
 };
 
 int cmd_info(int argc, char **argv);
@@ -22,6 +23,8 @@ int cmd_stacks(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_formats(int argc, char **argv);
+int cmd_upload(int argc, char **argv);
+int cmd_resend(int argc, char **argv);
 
 /** cli_usage_error() - print "perfport CMD: MSG" and a --help hint; EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...)

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../net/net.h"
 #include "../plugin/plugin.h"
 #include "../profile/profile.h"
 #include "../util/error.h"
@@ -22,31 +23,91 @@
 #define MAX_FORMATS 16
 #define MAX_SETTINGS 64
 
-enum { OPT_PLUGIN_DIR = 0x1400, OPT_LABEL };
+enum { OPT_PLUGIN_DIR = 0x1400, OPT_LABEL, OPT_UPLOAD, OPT_SPOOL, OPT_CA_FILE, OPT_TIMEOUT,
+       OPT_RETRIES };
 
-static void export_usage(FILE *out)
+#define NET_LONG_OPTIONS                                               \
+	{ "spool", required_argument, NULL, OPT_SPOOL },               \
+	{ "ca-file", required_argument, NULL, OPT_CA_FILE },           \
+	{ "timeout", required_argument, NULL, OPT_TIMEOUT },           \
+	{ "retries", required_argument, NULL, OPT_RETRIES }
+
+#define NET_HELP                                                                            \
+	"      --spool DIR         keep uploads that cannot be sent here (default\n"         \
+	"                          $XDG_STATE_HOME/perfport/spool)\n"                         \
+	"      --ca-file FILE      trust these CA certificates (TLS is always verified)\n"   \
+	"      --timeout S         give one attempt S seconds (default 60)\n"                \
+	"      --retries N         attempts per request (default 5)\n"
+
+/* A transport option; false if @opt is not one. Sets *@bad on a bad value. */
+static bool net_option(int opt, const char *arg, struct net_config *nc, const char **bad)
 {
+	char *end;
+	long v;
+
+	switch (opt) {
+	case OPT_SPOOL: nc->spool_dir = arg; return true;
+	case OPT_CA_FILE: nc->ca_file = arg; return true;
+	case OPT_TIMEOUT:
+	case OPT_RETRIES:
+		v = strtol(arg, &end, 10);
+		if (*end || !*arg || v < 1 || v > 3600) {
+			*bad = opt == OPT_TIMEOUT ? "--timeout takes 1 to 3600 seconds"
+						  : "--retries takes 1 to 3600";
+			return true;
+		}
+		if (opt == OPT_TIMEOUT)
+			nc->timeout_s = v;
+		else
+			nc->max_attempts = (unsigned)v;
+		return true;
+	default:
+		return false;
+	}
+}
+
+static void export_usage(FILE *out, bool upload_cmd)
+{
+	if (upload_cmd)
+		fprintf(out,
+			"usage: perfport upload [-i FILE] -f FORMAT[,FORMAT...]\n"
+			"                       [-O [FORMAT.]KEY=VALUE]... [--label KEY=VALUE]...\n"
+			"                       [--spool DIR] [--ca-file FILE] [--timeout S]\n"
+			"                       [--retries N] [--plugin-dir DIR] [profile options]\n"
+			"\n"
+			"Build the profile of a recording once and send it to each backend asked\n"
+			"for, by that format's plugin (as 'perfport export --upload', without\n"
+			"writing files). An upload that cannot be delivered is kept in the spool\n"
+			"(exit status 4) and 'perfport resend' sends it later.\n\n");
+	else
+		fprintf(out,
+			"usage: perfport export [-i FILE] -f FORMAT[,FORMAT...] [-o PATH] [--upload]\n"
+			"                       [-O [FORMAT.]KEY=VALUE]... [--label KEY=VALUE]...\n"
+			"                       [--plugin-dir DIR] [profile options]\n"
+			"\n"
+			"Build the profile of a recording once and write it in each format asked\n"
+			"for, by that format's plugin ('perfport formats' lists them).\n");
 	fprintf(out,
-		"usage: perfport export [-i FILE] -f FORMAT[,FORMAT...] [-o PATH]\n"
-		"                       [-O [FORMAT.]KEY=VALUE]... [--label KEY=VALUE]...\n"
-		"                       [--plugin-dir DIR] [profile options]\n"
 		"\n"
-		"Build the profile of a recording once and write it in each format asked\n"
-		"for, by that format's plugin ('perfport formats' lists them).\n"
 		"\n"
 		"options:\n"
 		"  -i, --input FILE        the recording (default ./perf.data; - for stdin)\n"
-		"  -f, --format LIST       formats, comma-separated (required)\n"
+		"  -f, --format LIST       formats, comma-separated (required)\n");
+	if (!upload_cmd)
+		fprintf(out,
 		"  -o, --output PATH       with one format: the file (- for stdout); with\n"
 		"                          several: a directory (made if missing), each\n"
 		"                          format writing its default file name there\n"
 		"                          (default: those names in the current directory)\n"
+		"      --upload            also send each to its backend (as 'perfport upload')\n");
+	fprintf(out,
 		"  -O, --option F.KEY=VAL  a format's option (FORMAT. may be left out with\n"
 		"                          one format); 'perfport formats FORMAT' lists them\n"
 		"      --label KEY=VALUE   a label handed to every format (service, env...)\n"
 		"      --plugin-dir DIR    look for plugins in DIR first (then\n"
 		"                          $PERFPORT_PLUGIN_PATH, the build tree, the\n"
 		"                          installed directory)\n"
+		NET_HELP
 		PROFOPTS_HELP
 		"  -h, --help              show this help\n");
 }
@@ -100,8 +161,9 @@ static FILE *open_output(const char *path)
 	return f;
 }
 
-int cmd_export(int argc, char **argv)
+static int export_main(int argc, char **argv, bool upload_cmd)
 {
+	const char *cmd = upload_cmd ? "upload" : "export";
 	static const struct option opts[] = {
 		{ "input", required_argument, NULL, 'i' },
 		{ "format", required_argument, NULL, 'f' },
@@ -109,10 +171,15 @@ int cmd_export(int argc, char **argv)
 		{ "option", required_argument, NULL, 'O' },
 		{ "label", required_argument, NULL, OPT_LABEL },
 		{ "plugin-dir", required_argument, NULL, OPT_PLUGIN_DIR },
+		{ "upload", no_argument, NULL, OPT_UPLOAD },
+		NET_LONG_OPTIONS,
 		PROFOPTS_LONG_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct net_config nc = { 0 };
+	const char *net_bad = NULL;
+	bool upload = upload_cmd;
 	struct cli_prof po = { .sym.o.use_proc_kallsyms = true };
 	const char *path = "perf.data", *output = NULL, *plugin_dir = NULL, *msg;
 	const char *labels[MAX_SETTINGS];
@@ -126,7 +193,12 @@ int cmd_export(int argc, char **argv)
 	int opt, ret = EXIT_USAGE, built, shown = 0;
 	bool partial = false;
 
-	while ((opt = getopt_long(argc, argv, "i:f:o:O:h" SYMOPTS_SHORT, opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, upload_cmd ? "i:f:O:h" SYMOPTS_SHORT
+						    : "i:f:o:O:h" SYMOPTS_SHORT, opts, NULL)) != -1) {
+		if ((upload_cmd && opt == OPT_UPLOAD) || (upload_cmd && opt == 'o')) {
+			cli_usage_error(cmd, "unknown option");
+			goto out;
+		}
 		switch (opt) {
 		case 'i': path = optarg; break;
 		case 'f':
@@ -136,43 +208,45 @@ int cmd_export(int argc, char **argv)
 		case 'o': output = optarg; break;
 		case 'O':
 			if (nr_set == MAX_SETTINGS || parse_setting(optarg, &settings[nr_set])) {
-				cli_usage_error("export", "-O takes [FORMAT.]KEY=VALUE, not '%s'", optarg);
+				cli_usage_error(cmd, "-O takes [FORMAT.]KEY=VALUE, not '%s'", optarg);
 				goto out;
 			}
 			nr_set++;
 			break;
 		case OPT_LABEL:
 			if (nr_labels == MAX_SETTINGS || !strchr(optarg, '=') || *optarg == '=') {
-				cli_usage_error("export", "--label takes KEY=VALUE, not '%s'", optarg);
+				cli_usage_error(cmd, "--label takes KEY=VALUE, not '%s'", optarg);
 				goto out;
 			}
 			labels[nr_labels++] = optarg;
 			break;
 		case OPT_PLUGIN_DIR: plugin_dir = optarg; break;
+		case OPT_UPLOAD: upload = true; break;
 		case 'h':
-			export_usage(stdout);
+			export_usage(stdout, upload_cmd);
 			ret = EXIT_FULL;
 			goto out;
 		default:
-			if (profopts_parse(opt, optarg, &po))
+			if (net_option(opt, optarg, &nc, &net_bad) || profopts_parse(opt, optarg, &po))
 				break;
-			cli_usage_error("export", "unknown option");
+			cli_usage_error(cmd, "unknown option");
 			goto out;
 		}
 	}
 	if (optind < argc) {
-		cli_usage_error("export", "unexpected argument '%s'", argv[optind]);
+		cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
 		goto out;
 	}
 	if (!formats || !*formats) {
-		cli_usage_error("export", "-f FORMAT is required ('perfport formats' lists them)");
+		cli_usage_error(cmd, "-f FORMAT is required ('perfport formats' lists them)");
 		goto out;
 	}
 	msg = profopts_finish(&po);
-	if (msg) {
-		cli_usage_error("export", "%s", msg);
+	if (msg || net_bad) {
+		cli_usage_error(cmd, "%s", msg ? msg : net_bad);
 		goto out;
 	}
+	net_configure(&nc);
 
 	/* every plugin loaded and every option checked before the file is read */
 	plugin_paths_default(&paths, plugin_dir);
@@ -181,16 +255,16 @@ int cmd_export(int argc, char **argv)
 
 		for (size_t i = 0; i < nr_pl; i++)
 			if (strcmp(plugin_exporter(pl[i])->name, f) == 0) {
-				cli_usage_error("export", "format '%s' given twice", f);
+				cli_usage_error(cmd, "format '%s' given twice", f);
 				goto out;
 			}
 		if (nr_pl == MAX_FORMATS) {
-			cli_usage_error("export", "at most %d formats at once", MAX_FORMATS);
+			cli_usage_error(cmd, "at most %d formats at once", MAX_FORMATS);
 			goto out;
 		}
 		r = plugin_load(f, &paths, &pl[nr_pl]);
 		if (r == PP_ENOENT) {
-			cli_usage_error("export", "no format '%s' ('perfport formats' lists them)", f);
+			cli_usage_error(cmd, "no format '%s' ('perfport formats' lists them)", f);
 			goto out;
 		}
 		if (r) {
@@ -215,18 +289,24 @@ int cmd_export(int argc, char **argv)
 				target = pl[k];
 		if (!target) {
 			if (settings[i].format)
-				cli_usage_error("export", "-O %s.%s: '%s' is not one of the formats asked for",
+				cli_usage_error(cmd, "-O %s.%s: '%s' is not one of the formats asked for",
 						settings[i].format, settings[i].key, settings[i].format);
 			else
-				cli_usage_error("export", "-O %s: say which format (FORMAT.%s=...)",
+				cli_usage_error(cmd, "-O %s: say which format (FORMAT.%s=...)",
 						settings[i].key, settings[i].key);
 			goto out;
 		}
 		if (plugin_set_option(target, settings[i].key, settings[i].value))
 			goto out;
 	}
+	for (size_t i = 0; upload && i < nr_pl; i++)
+		if (!plugin_exporter(pl[i])->upload) {
+			cli_usage_error(cmd, "format '%s' writes files only: it cannot upload",
+					plugin_exporter(pl[i])->name);
+			goto out;
+		}
 	if (output && strcmp(output, "-") == 0 && nr_pl > 1) {
-		cli_usage_error("export", "-o - (stdout) takes one format");
+		cli_usage_error(cmd, "-o - (stdout) takes one format");
 		goto out;
 	}
 
@@ -248,7 +328,7 @@ int cmd_export(int argc, char **argv)
 		ret = EXIT_NOTHING;
 		goto out;
 	}
-	if (nr_pl > 1 && output && mkdir(output, 0777) && errno != EEXIST) {
+	if (!upload_cmd && nr_pl > 1 && output && mkdir(output, 0777) && errno != EEXIST) {
 		pp_error("cannot make directory '%s': %s", output, strerror(errno));
 		ret = EXIT_NOTHING;
 		goto out;
@@ -261,6 +341,12 @@ int cmd_export(int argc, char **argv)
 		FILE *f;
 		int r;
 
+		if (upload_cmd) {
+			r = plugin_run(pl[i], view, NULL, true);
+			if (r)
+				ret = net_spooled() ? EXIT_SPOOLED : EXIT_NOTHING;
+			continue;
+		}
 		if (nr_pl == 1 && output)
 			snprintf(file, sizeof(file), "%s", output);
 		else if (output)
@@ -272,7 +358,7 @@ int cmd_export(int argc, char **argv)
 			ret = EXIT_NOTHING;
 			continue;
 		}
-		r = plugin_write(pl[i], view, f);
+		r = plugin_run(pl[i], view, f, false);
 		if (f == stdout ? fflush(f) : fclose(f)) {
 			pp_error("cannot write '%s': %s", file, strerror(errno));
 			r = PP_EIO;
@@ -284,6 +370,8 @@ int cmd_export(int argc, char **argv)
 			continue;
 		}
 		pp_info("%s: '%s'", ex->name, file);
+		if (upload && plugin_run(pl[i], view, NULL, true))
+			ret = net_spooled() ? EXIT_SPOOLED : EXIT_NOTHING;
 	}
 	if (ret == EXIT_FULL && partial) {
 		pp_warn("'%s': read partly: %" PRIu64 " records skipped%s", path,
@@ -302,6 +390,54 @@ out:
 	}
 	free(formats);
 	return ret;
+}
+
+int cmd_export(int argc, char **argv)
+{
+	return export_main(argc, argv, false);
+}
+
+int cmd_upload(int argc, char **argv)
+{
+	return export_main(argc, argv, true);
+}
+
+/* --- perfport resend --- */
+
+int cmd_resend(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		NET_LONG_OPTIONS,
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct net_config nc = { 0 };
+	const char *bad = NULL, *dir;
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (opt == 'h') {
+			printf("usage: perfport resend [--ca-file FILE] [--timeout S] [--retries N] [DIR]\n"
+			       "\n"
+			       "Send again every upload kept in the spool DIR (default: the spool\n"
+			       "'perfport upload' uses), signed afresh with the current credentials;\n"
+			       "an entry is removed only once it was delivered.\n"
+			       "\n"
+			       "options:\n"
+			       NET_HELP
+			       "  -h, --help              show this help\n");
+			return EXIT_FULL;
+		}
+		if (!net_option(opt, optarg, &nc, &bad))
+			return cli_usage_error("resend", "unknown option");
+	}
+	if (bad)
+		return cli_usage_error("resend", "%s", bad);
+	if (optind + 1 < argc)
+		return cli_usage_error("resend", "unexpected argument '%s'", argv[optind + 1]);
+	dir = optind < argc ? argv[optind] : NULL;
+	net_configure(&nc);
+	return net_resend(dir) == PP_OK ? EXIT_FULL : EXIT_NOTHING;
 }
 
 /* --- perfport formats --- */

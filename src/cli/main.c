@@ -27,6 +27,8 @@ static const struct command commands[] = {
 	{ "stacks", cmd_stacks, "print every sample with its named stack, as perf script does" },
 	{ "report", cmd_report, "on-CPU and off-CPU time by function, call path and thread" },
 	{ "export", cmd_export, "write the profile in one or more formats, by their plugins" },
+	{ "upload", cmd_upload, "send the profile to a backend, by its format's plugin" },
+	{ "resend", cmd_resend, "send again the uploads kept in the spool" },
 	{ "formats", cmd_formats, "list the export formats, or one format's options" },
 };
 

@@ -300,13 +300,18 @@ int plugin_set_option(struct plugin *pl, const char *key, const char *value)
 	return PP_EUSAGE;
 }
 
-int plugin_write(struct plugin *pl, const struct perfport_profile *view, FILE *out)
+int plugin_run(struct plugin *pl, const struct perfport_profile *view, FILE *out, bool upload)
 {
 	const struct perfport_exporter *ex = pl->ex;
-	struct perfport_option *opts = calloc(ex->nr_options + 1, sizeof(*opts));
-	enum perfport_status st;
+	struct perfport_option *opts;
+	enum perfport_status st = PERFPORT_OK;
 	void *state = NULL;
 
+	if (upload && !ex->upload) {
+		pp_error("format '%s' writes files only: it cannot upload", ex->name);
+		return PP_EUSAGE;
+	}
+	opts = calloc(ex->nr_options + 1, sizeof(*opts));
 	if (!opts)
 		return PP_ENOMEM;
 	for (size_t i = 0; i < ex->nr_options; i++) {
@@ -320,20 +325,29 @@ int plugin_write(struct plugin *pl, const struct perfport_profile *view, FILE *o
 			opts[i].value = pl->values[i] ? pl->values[i] : d->default_value;
 		}
 	}
-	st = ex->init(plugin_host(), opts, ex->nr_options, &state);
-	if (st != PERFPORT_OK) {
+	if (ex->init(plugin_host(), opts, ex->nr_options, &state) != PERFPORT_OK) {
 		pp_error("format '%s': init failed", ex->name);
 		free(opts);
 		return PP_EPLUGIN;
 	}
-	st = ex->write(state, view, out);
+	if (out) {
+		st = ex->write(state, view, out);
+		if (st != PERFPORT_OK)
+			pp_error("format '%s': writing failed", ex->name);
+	}
+	if (st == PERFPORT_OK && upload) {
+		st = ex->upload(state, view);
+		if (st != PERFPORT_OK)
+			pp_error("format '%s': upload failed", ex->name);
+	}
 	ex->fini(state);
 	free(opts);
-	if (st != PERFPORT_OK) {
-		pp_error("format '%s': writing failed", ex->name);
-		return PP_EPLUGIN;
-	}
-	return PP_OK;
+	return st == PERFPORT_OK ? PP_OK : PP_EPLUGIN;
+}
+
+int plugin_write(struct plugin *pl, const struct perfport_profile *view, FILE *out)
+{
+	return plugin_run(pl, view, out, false);
 }
 
 /* --- listing --- */

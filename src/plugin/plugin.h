@@ -66,6 +66,13 @@ int plugin_set_option(struct plugin *pl, const char *key, const char *value);
 int plugin_write(struct plugin *pl, const struct perfport_profile *view, FILE *out);
 
 /**
+ * plugin_run() - init, write @view to @out (NULL: no file), upload it if
+ * @upload, fini. Return: PP_OK, PP_EUSAGE (the format cannot upload), or
+ * PP_EPLUGIN (the plugin or the host said why).
+ */
+int plugin_run(struct plugin *pl, const struct perfport_profile *view, FILE *out, bool upload);
+
+/**
  * typedef plugin_list_fn - one plugin found by plugin_list(): loaded and
  * checked (@pl) or refused (@pl NULL; the reason was logged).
  */

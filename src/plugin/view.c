@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "../net/net.h"
 #include "../util/log.h"
 #include "perfport/version.h"
 #include "plugin.h"
@@ -252,6 +253,30 @@ static int host_stacks(const struct perfport_profile *p, perfport_stack_fn fn, v
 	return ret;
 }
 
+static enum perfport_status host_http(const struct perfport_http_request *rq,
+				      struct perfport_http_response *rs)
+{
+	struct net_request nr = {
+		.method = rq->method, .url = rq->url, .headers = rq->headers, .body = rq->body,
+		.body_len = rq->body_len, .aws_sigv4 = rq->aws_sigv4, .spool_tag = rq->spool_tag,
+	};
+	struct net_response r;
+	int ret;
+
+	if (!rq->method || !rq->url)
+		return PERFPORT_ERROR;
+	ret = net_send(&nr, &r);
+	if (rs && rs->struct_size >= sizeof(*rs)) {
+		rs->status = r.status;
+		rs->body = r.body;
+		rs->body_len = r.body_len;
+		rs->spooled = r.spooled;
+	} else {
+		free(r.body);
+	}
+	return ret == 0 ? PERFPORT_OK : PERFPORT_ERROR;
+}
+
 const struct perfport_host *plugin_host(void)
 {
 	static const struct perfport_host host = {
@@ -264,6 +289,7 @@ const struct perfport_host *plugin_host(void)
 		.pprof = pprof_encode,
 		.free = free,
 		.gzip = host_gzip,
+		.http = host_http,
 	};
 
 	return &host;

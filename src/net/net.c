@@ -1,0 +1,425 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * net.c - HTTP requests through libcurl: retries, signing, the spool.
+ */
+#include <ctype.h>
+#include <curl/curl.h>
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../util/error.h"
+#include "../util/log.h"
+#include "aws.h"
+#include "net.h"
+
+static struct net_config config;
+static unsigned spooled;
+
+unsigned net_spooled(void)
+{
+	return spooled;
+}
+
+void net_configure(const struct net_config *cfg)
+{
+	config = *cfg;
+}
+
+const char *net_spool_dir(void)
+{
+	static char dir[PATH_MAX];
+	const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+
+	if (config.spool_dir)
+		return config.spool_dir;
+	if (state && *state)
+		snprintf(dir, sizeof(dir), "%s/perfport/spool", state);
+	else
+		snprintf(dir, sizeof(dir), "%s/.local/state/perfport/spool", home ? home : "/tmp");
+	return dir;
+}
+
+/* --- one attempt --- */
+
+struct buf {
+	char *p;
+	size_t len, cap;
+};
+
+static size_t on_body(char *data, size_t size, size_t n, void *ctx)
+{
+	struct buf *b = ctx;
+	size_t len = size * n;
+
+	if (b->len + len + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 4096;
+		char *p;
+
+		while (cap < b->len + len + 1)
+			cap *= 2;
+		p = realloc(b->p, cap);
+		if (!p)
+			return 0;
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, data, len);
+	b->len += len;
+	b->p[b->len] = 0;
+	return len;
+}
+
+static size_t on_header(char *data, size_t size, size_t n, void *ctx)
+{
+	long *retry_after = ctx;
+	size_t len = size * n;
+
+	if (len > 12 && strncasecmp(data, "Retry-After:", 12) == 0) {
+		const char *v = data + 12;
+
+		while (*v == ' ')
+			v++;
+		if (isdigit((unsigned char)*v))
+			*retry_after = strtol(v, NULL, 10);
+	}
+	return len;
+}
+
+/* One attempt. Return: the curl code; *status, *retry_after, body in @b. */
+static CURLcode attempt(const struct net_request *rq, const struct aws_creds *cr, long *status,
+			long *retry_after, struct buf *b)
+{
+	struct curl_slist *hdrs = NULL;
+	char token[4200], userpwd[512];
+	CURLcode rc = CURLE_OUT_OF_MEMORY;
+	CURL *c = curl_easy_init();
+
+	*status = 0;
+	*retry_after = -1;
+	if (!c)
+		return rc;
+	for (size_t i = 0; rq->headers && rq->headers[i]; i++)
+		hdrs = curl_slist_append(hdrs, rq->headers[i]);
+	if (rq->aws_sigv4 && cr->session_token[0]) {
+		snprintf(token, sizeof(token), "X-Amz-Security-Token: %s", cr->session_token);
+		hdrs = curl_slist_append(hdrs, token);
+	}
+	curl_easy_setopt(c, CURLOPT_URL, rq->url);
+	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, rq->method);
+	if (rq->body) {
+		/* curl 7.88 hashes a read-callback body as empty: POSTFIELDS it is */
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, rq->body);
+		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)rq->body_len);
+	}
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+	if (rq->aws_sigv4) {
+		snprintf(userpwd, sizeof(userpwd), "%s:%s", cr->key_id, cr->secret);
+		curl_easy_setopt(c, CURLOPT_AWS_SIGV4, rq->aws_sigv4);
+		curl_easy_setopt(c, CURLOPT_USERPWD, userpwd);
+	}
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, config.connect_timeout_s ? config.connect_timeout_s : 10L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, config.timeout_s ? config.timeout_s : 60L);
+	curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L); /* never off */
+	curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
+	if (config.ca_file)
+		curl_easy_setopt(c, CURLOPT_CAINFO, config.ca_file);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, b);
+	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(c, CURLOPT_HEADERDATA, retry_after);
+	curl_easy_setopt(c, CURLOPT_USERAGENT, "perfport");
+	rc = curl_easy_perform(c);
+	if (rc == CURLE_OK)
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
+	explicit_bzero(userpwd, sizeof(userpwd));
+	explicit_bzero(token, sizeof(token));
+	curl_slist_free_all(hdrs);
+	curl_easy_cleanup(c);
+	return rc;
+}
+
+/* The server's "message" field, else the body's start, for errors. */
+static void server_message(const char *body, char *out, size_t max)
+{
+	const char *m = body ? strstr(body, "\"message\"") : NULL;
+
+	if (m && (m = strchr(m + 9, '"'))) {
+		size_t n = strcspn(m + 1, "\"");
+
+		snprintf(out, max, "%.*s", (int)(n < max ? n : max - 1), m + 1);
+		return;
+	}
+	snprintf(out, max, "%.200s", body ? body : "");
+	for (char *p = out; *p; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+}
+
+static void sleep_ms(unsigned long ms)
+{
+	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000 };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static unsigned jitter(unsigned max)
+{
+	unsigned r = 0;
+
+	if (!max || getrandom(&r, sizeof(r), 0) != sizeof(r))
+		return 0;
+	return r % max;
+}
+
+static int spool(const struct net_request *rq);
+
+int net_send(const struct net_request *rq, struct net_response *rs)
+{
+	unsigned max = config.max_attempts ? config.max_attempts : 5;
+	unsigned backoff = config.backoff_ms ? config.backoff_ms : 500;
+	struct aws_creds cr = { 0 };
+	char msg[256] = "";
+	bool own_fault = false;
+	static bool inited;
+
+	memset(rs, 0, sizeof(*rs));
+	if (!inited) {
+		curl_global_init(CURL_GLOBAL_DEFAULT);
+		inited = true;
+	}
+	if (rq->aws_sigv4 && aws_creds_find(&cr)) {
+		pp_error("no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
+			 "or configure ~/.aws/credentials (AWS_PROFILE)");
+		own_fault = true;
+		goto failed;
+	}
+	for (unsigned n = 1; n <= max; n++) {
+		struct buf b = { 0 };
+		long status, retry_after;
+		CURLcode rc = attempt(rq, &cr, &status, &retry_after, &b);
+		unsigned long wait;
+
+		pp_info("%s %s (%zu bytes): %s%ld", rq->method, rq->url, rq->body_len,
+			rc == CURLE_OK ? "HTTP " : "", rc == CURLE_OK ? status : (long)rc);
+		free(rs->body);
+		rs->body = b.p;
+		rs->body_len = b.len;
+		rs->status = status;
+		if (rc == CURLE_OK && status >= 200 && status < 300) {
+			explicit_bzero(&cr, sizeof(cr));
+			return PP_OK;
+		}
+		if (rc != CURLE_OK) {
+			snprintf(msg, sizeof(msg), "%s", curl_easy_strerror(rc));
+		} else {
+			char sm[200];
+
+			server_message(b.p, sm, sizeof(sm));
+			snprintf(msg, sizeof(msg), "HTTP %ld%s%s", status, *sm ? ": " : "", sm);
+			if (status >= 400 && status < 500 && status != 429) {
+				own_fault = true; /* sending it again would not help */
+				break;
+			}
+		}
+		if (n == max)
+			break;
+		wait = (unsigned long)backoff << (n - 1);
+		if (wait > 30000)
+			wait = 30000;
+		wait += jitter(backoff);
+		if (retry_after >= 0)
+			wait = (unsigned long)(retry_after > 120 ? 120 : retry_after) * 1000;
+		pp_warn("%s %s: %s; attempt %u of %u in %.1f s", rq->method, rq->url, msg, n + 1, max,
+			wait / 1000.0);
+		sleep_ms(wait);
+	}
+failed:
+	explicit_bzero(&cr, sizeof(cr));
+	if (*msg)
+		pp_error("%s %s: %s", rq->method, rq->url, msg);
+	if (rq->spool_tag && !own_fault && spool(rq) == PP_OK)
+		rs->spooled = true;
+	return PP_EIO;
+}
+
+/* --- the spool --- */
+
+static int mkdirs(const char *path)
+{
+	char tmp[PATH_MAX];
+
+	snprintf(tmp, sizeof(tmp), "%s", path);
+	for (char *p = tmp + 1; *p; p++)
+		if (*p == '/') {
+			*p = 0;
+			if (mkdir(tmp, 0700) && errno != EEXIST)
+				return -1;
+			*p = '/';
+		}
+	return mkdir(tmp, 0700) && errno != EEXIST ? -1 : 0;
+}
+
+static bool write_file(const char *path, const void *data, size_t len)
+{
+	FILE *f = fopen(path, "w");
+	bool ok;
+
+	if (!f)
+		return false;
+	ok = fwrite(data, 1, len, f) == len;
+	return fclose(f) == 0 && ok;
+}
+
+/*
+ * An entry is a directory: "request" (method, URL, signing spec, one header
+ * per line; never a credential) and "body" (the exact bytes).
+ */
+static int spool(const struct net_request *rq)
+{
+	const char *dir = net_spool_dir();
+	char path[PATH_MAX], file[PATH_MAX + 16];
+	struct timespec now;
+	FILE *f;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	snprintf(path, sizeof(path), "%s/%lld%03ld-%s-%04x", dir, (long long)now.tv_sec,
+		 now.tv_nsec / 1000000, rq->spool_tag, jitter(0x10000));
+	if (mkdirs(path)) {
+		pp_error("cannot keep the request in the spool '%s': %s", path, strerror(errno));
+		return PP_EIO;
+	}
+	snprintf(file, sizeof(file), "%s/body", path);
+	if (!write_file(file, rq->body ? rq->body : "", rq->body_len))
+		goto fail;
+	snprintf(file, sizeof(file), "%s/request", path);
+	f = fopen(file, "w");
+	if (!f)
+		goto fail;
+	fprintf(f, "method %s\nurl %s\nsigv4 %s\n", rq->method, rq->url,
+		rq->aws_sigv4 ? rq->aws_sigv4 : "-");
+	for (size_t i = 0; rq->headers && rq->headers[i]; i++)
+		fprintf(f, "header %s\n", rq->headers[i]);
+	if (fclose(f))
+		goto fail;
+	pp_warn("the request was kept in '%s'; 'perfport resend' sends it again", path);
+	spooled++;
+	return PP_OK;
+fail:
+	pp_error("cannot keep the request in the spool '%s': %s", path, strerror(errno));
+	return PP_EIO;
+}
+
+static char *read_all(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "r");
+	struct buf b = { 0 };
+	char chunk[65536];
+	size_t n;
+
+	if (!f)
+		return NULL;
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		if (on_body(chunk, 1, n, &b) != n)
+			break;
+	fclose(f);
+	if (!b.p)
+		b.p = calloc(1, 1);
+	*len = b.len;
+	return b.p;
+}
+
+static int resend_one(const char *entry)
+{
+	char file[PATH_MAX + 16], *req, *body, *save = NULL;
+	const char *headers[64];
+	size_t nh = 0, len, blen;
+	struct net_request rq = { 0 };
+	struct net_response rs;
+	int ret;
+
+	snprintf(file, sizeof(file), "%s/request", entry);
+	req = read_all(file, &len);
+	snprintf(file, sizeof(file), "%s/body", entry);
+	body = read_all(file, &blen);
+	if (!req || !body) {
+		free(req);
+		free(body);
+		pp_error("'%s': not a spool entry", entry);
+		return PP_EFORMAT;
+	}
+	for (char *l = strtok_r(req, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		if (!strncmp(l, "method ", 7))
+			rq.method = l + 7;
+		else if (!strncmp(l, "url ", 4))
+			rq.url = l + 4;
+		else if (!strncmp(l, "sigv4 ", 6))
+			rq.aws_sigv4 = strcmp(l + 6, "-") ? l + 6 : NULL;
+		else if (!strncmp(l, "header ", 7) && nh < 63)
+			headers[nh++] = l + 7;
+	}
+	headers[nh] = NULL;
+	rq.headers = headers;
+	rq.body = body;
+	rq.body_len = blen;
+	if (!rq.method || !rq.url) {
+		pp_error("'%s': not a spool entry", entry);
+		ret = PP_EFORMAT;
+	} else {
+		ret = net_send(&rq, &rs);
+		free(rs.body);
+	}
+	if (ret == PP_OK) {
+		snprintf(file, sizeof(file), "%s/request", entry);
+		unlink(file);
+		snprintf(file, sizeof(file), "%s/body", entry);
+		unlink(file);
+		rmdir(entry);
+		pp_info("'%s': delivered", entry);
+	}
+	free(req);
+	free(body);
+	return ret;
+}
+
+static int by_name(const struct dirent **a, const struct dirent **b)
+{
+	return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+int net_resend(const char *dir)
+{
+	struct dirent **list;
+	int n, ret = PP_OK;
+
+	if (!dir)
+		dir = net_spool_dir();
+	n = scandir(dir, &list, NULL, by_name);
+	if (n < 0) {
+		if (errno == ENOENT)
+			return PP_OK; /* nothing was ever spooled */
+		pp_error("cannot read the spool '%s': %s", dir, strerror(errno));
+		return PP_EIO;
+	}
+	for (int i = 0; i < n; i++) {
+		char entry[PATH_MAX];
+
+		if (list[i]->d_name[0] != '.') {
+			snprintf(entry, sizeof(entry), "%s/%s", dir, list[i]->d_name);
+			if (resend_one(entry) != PP_OK)
+				ret = PP_EIO;
+		}
+		free(list[i]);
+	}
+	free(list);
+	return ret;
+}

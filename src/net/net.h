@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * net.h - the one place that talks HTTP (libcurl), for every plugin: TLS
+ * always verified, timeouts, proxies from the environment, retries with
+ * backoff and jitter (connection errors, 5xx, 429 with Retry-After), AWS
+ * SigV4 signing with credentials the host finds itself, and a spool where a
+ * request whose retries ran out is kept, to be sent again by `perfport
+ * resend`. Secrets never reach a log, the spool or the plugins.
+ */
+#ifndef NET_NET_H
+#define NET_NET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* How requests are sent (the command line's --spool, --ca-file, ...). */
+struct net_config {
+	const char *spool_dir;       /* NULL: $XDG_STATE_HOME/perfport/spool */
+	const char *ca_file;         /* NULL: the system's CA store */
+	long connect_timeout_s;      /* 0: 10 */
+	long timeout_s;              /* 0: 60 */
+	unsigned max_attempts;       /* 0: 5 */
+	unsigned backoff_ms;         /* first retry delay (0: 500); doubles, with jitter */
+};
+
+/** net_configure() - set how requests are sent (copied; strings must live on). */
+void net_configure(const struct net_config *cfg);
+
+struct net_request {
+	const char *method;          /* "POST", "PUT", "GET" */
+	const char *url;
+	const char *const *headers;  /* "Name: value", NULL-terminated, or NULL; no secrets */
+	const void *body;
+	size_t body_len;
+	const char *aws_sigv4;       /* "aws:amz:REGION:SERVICE" to sign, or NULL */
+	const char *spool_tag;       /* keep it in the spool if it cannot be sent; NULL: don't */
+};
+
+struct net_response {
+	long status;                 /* HTTP status; 0: no response */
+	char *body;                  /* NUL-terminated, owned by the caller (free()) */
+	size_t body_len;
+	bool spooled;                /* kept in the spool to be sent again */
+};
+
+/**
+ * net_send() - send @rq, retrying what may succeed later. The final
+ * response lands in @rs (free rs->body). Return: PP_OK for a 2xx; PP_EIO
+ * otherwise (logged with the server's message), after spooling @rq when it
+ * has a spool_tag and the failure was not the request's own fault (4xx
+ * other than 429).
+ */
+int net_send(const struct net_request *rq, struct net_response *rs);
+
+/**
+ * net_resend() - send every spooled request in @dir (NULL: the default
+ * spool) again, signing afresh; an entry is removed only once it was
+ * delivered. Return: PP_OK if all were delivered (or none was spooled).
+ */
+int net_resend(const char *dir);
+
+/** net_spooled() - how many requests were kept in the spool so far. */
+unsigned net_spooled(void);
+
+/** net_spool_dir() - the spool directory in use (static or from config). */
+const char *net_spool_dir(void);
+
+#endif /* NET_NET_H */

@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# perfport upload -f codeguru against a loopback PostAgentProfile that checks
+# every request itself (tests/e2e/lib/codeguru_server.py: path, token,
+# content type, body, and the SigV4 signature recomputed with botocore):
+# the body equals the offline export; 500 then 204, 429 with Retry-After, a
+# connection reset and a timeout are retried to one stored profile; a 400 is
+# not retried and its message shown; a persistent failure is spooled (exit
+# 4) and `perfport resend` delivers the same bytes with the same
+# profileToken; no secret appears in any output or in the spool.
+. "$(dirname "$0")/lib/common.sh"
+need_python
+need_perf
+$PY -c 'import botocore' 2>/dev/null || skip "python3-botocore is not installed"
+export AWS_ACCESS_KEY_ID=AKIDPERFPORTTEST AWS_SECRET_ACCESS_KEY=SeCrEt/perfport+test/KEY0123456789
+export AWS_SESSION_TOKEN=TOKENperfportSESSION0123456789abcdef
+unset AWS_PROFILE AWS_REGION AWS_DEFAULT_REGION
+export XDG_STATE_HOME="$WORK/state"
+build_workload
+record "$WORK/on.data" -e cpu-clock/freq=997/ -g -- "$WORKLOAD" 0.5 cpu
+"$PERFPORT" -q export -i "$WORK/on.data" -f codeguru -o "$WORK/offline.json" || fail "export: exit $?"
+
+SERVER_PID=
+start_server() { # SCRIPT [PORT]
+	if [ -n "$SERVER_PID" ]; then
+		kill "$SERVER_PID" 2>/dev/null || true
+		wait "$SERVER_PID" 2>/dev/null || true
+	fi
+	rm -rf "$WORK/srv"
+	mkdir -p "$WORK/srv"
+	$PY "$TOP/tests/e2e/lib/codeguru_server.py" "$WORK/srv" "$@" 2>"$WORK/srv.log" &
+	SERVER_PID=$!
+	for _ in $(seq 100); do [ -f "$WORK/srv/port" ] && break; sleep 0.05; done
+	[ -f "$WORK/srv/port" ] || { cat "$WORK/srv.log"; fail "the test server did not start"; }
+	URL="http://127.0.0.1:$(cat "$WORK/srv/port")"
+}
+trap '[ -z "$SERVER_PID" ] || kill "$SERVER_PID" 2>/dev/null; rm -rf "$WORK"' EXIT
+upload() { # OUT-PREFIX ARGS...
+	local out=$1; shift
+	rc=0
+	"$PERFPORT" -v upload -i "$WORK/on.data" -f codeguru -O profiling_group=perfport-test \
+		-O region=us-west-2 -O "endpoint=$URL" "$@" >"$WORK/$out.stdout" 2>"$WORK/$out.stderr" || rc=$?
+}
+requests() { ls "$WORK/srv"/req-*.json 2>/dev/null | wc -l; }
+check_requests() { # the server's verdicts: no request was wrong
+	$PY - "$WORK/srv" <<'PY' || fail "the server found a bad request: $(cat "$WORK"/srv/req-*.json)"
+import glob, json, sys
+for f in sorted(glob.glob(sys.argv[1] + "/req-*.json")):
+    r = json.load(open(f))
+    if r["errors"]:
+        sys.exit("%s: %s" % (f, r["errors"]))
+PY
+}
+
+start_server 204
+upload ok
+[ $rc -eq 0 ] || { cat "$WORK/ok.stderr"; fail "upload: exit $rc"; }
+[ "$(requests)" -eq 1 ] || fail "upload sent $(requests) requests, want 1"
+check_requests
+cmp -s "$WORK/srv/body-0" "$WORK/offline.json" || fail "the uploaded body differs from the offline export"
+echo "ok: uploaded, signature verified by botocore, body = offline export"
+
+start_server 500,204
+upload retry
+[ $rc -eq 0 ] || fail "500 then 204: exit $rc"
+[ "$(requests)" -eq 2 ] || fail "500 then 204: $(requests) requests"
+check_requests
+cmp -s "$WORK/srv/body-0" "$WORK/srv/body-1" || fail "the retry's body differs"
+$PY -c 'import json,sys; a,b=(json.load(open(sys.argv[i]))["token"] for i in (1,2)); sys.exit(a!=b)' \
+	"$WORK/srv/req-0.json" "$WORK/srv/req-1.json" || fail "the retry has another profileToken"
+echo "ok: 500 then 204: retried with the same token and body"
+
+start_server 429:2,204
+upload r429
+[ $rc -eq 0 ] || fail "429 then 204: exit $rc"
+$PY -c 'import json,sys; a,b=(json.load(open(sys.argv[i]))["time"] for i in (1,2)); sys.exit(not 1.9 < b - a < 10)' \
+	"$WORK/srv/req-0.json" "$WORK/srv/req-1.json" || fail "Retry-After: 2 not honoured"
+echo "ok: 429 with Retry-After: 2 waited for it"
+
+start_server reset,204
+upload reset
+[ $rc -eq 0 ] || fail "reset then 204: exit $rc"
+[ "$(requests)" -eq 2 ] || fail "reset then 204: $(requests) requests"
+echo "ok: a reset connection is retried"
+
+start_server sleep:4,204
+upload slow --timeout 1
+[ $rc -eq 0 ] || fail "timeout then 204: exit $rc"
+[ "$(requests)" -eq 2 ] || fail "timeout then 204: $(requests) requests"
+echo "ok: a timed-out attempt is retried"
+
+start_server 400
+upload bad
+[ $rc -eq 2 ] || fail "400: exit $rc, want 2"
+[ "$(requests)" -eq 1 ] || fail "400 was retried ($(requests) requests)"
+grep -q "answer 400 from the test" "$WORK/bad.stderr" || fail "the server's 400 message is not shown"
+[ ! -d "$WORK/state/perfport/spool" ] || [ -z "$(ls "$WORK/state/perfport/spool")" ] ||
+	fail "a 400 was spooled"
+echo "ok: 400 not retried, its message shown, nothing spooled"
+
+start_server 500
+upload down --retries 2
+[ $rc -eq 4 ] || fail "persistent 500: exit $rc, want 4 (spooled)"
+spool="$WORK/state/perfport/spool"
+[ "$(ls "$spool" | wc -l)" -eq 1 ] || fail "persistent 500: $(ls "$spool" | wc -l) spool entries"
+token=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["token"])' "$WORK/srv/req-0.json")
+start_server 204 "$(cat "$WORK/srv/port")"  # the spooled request names this port
+rc=0; "$PERFPORT" -v resend >"$WORK/resend.stdout" 2>"$WORK/resend.stderr" || rc=$?
+[ $rc -eq 0 ] || { cat "$WORK/resend.stderr"; fail "resend: exit $rc"; }
+[ "$(requests)" -eq 1 ] || fail "resend sent $(requests) requests"
+check_requests
+cmp -s "$WORK/srv/body-0" "$WORK/offline.json" || fail "the resent body differs"
+[ "$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["token"])' "$WORK/srv/req-0.json")" = "$token" ] ||
+	fail "resend changed the profileToken"
+[ -z "$(ls "$spool")" ] || fail "the delivered entry is still in the spool"
+echo "ok: a persistent failure is spooled; resend delivers the same bytes and token, then drops it"
+
+# no secret anywhere: outputs, the spool (kept from a failed run), logs
+start_server 500
+upload leak --retries 1
+[ $rc -eq 4 ] || fail "leak run: exit $rc"
+if grep -rqF -e "$AWS_SECRET_ACCESS_KEY" -e "$AWS_SESSION_TOKEN" "$WORK"/*.stdout "$WORK"/*.stderr \
+	"$WORK/state" 2>/dev/null; then
+	fail "a secret appears in the output or the spool"
+fi
+echo "ok: upload"
