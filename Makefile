@@ -14,6 +14,9 @@ DEBS     := build-essential pkg-config libtraceevent-dev libzstd-dev libjson-c-d
             libcmocka-dev libdw-dev libelf-dev libiberty-dev libprotobuf-c-dev \
             protobuf-c-compiler golang-github-google-pprof-dev zlib1g-dev \
             libcurl4-openssl-dev
+# what the tests use beyond the build: perf as the oracle, Debian's python3
+# with jsonschema and botocore, protoc
+TEST_DEBS := linux-perf python3 python3-jsonschema python3-botocore protobuf-compiler
 
 OPT      ?= -O2 -g
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
@@ -124,7 +127,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(wildcard src/*/*.h
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -Isrc -o $@ $< $(CORE_LIB) $(LIBS) -lcmocka
 
 deps:
-	@missing=""; for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	@missing=""; for p in $(DEBS) $(TEST_DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -z "$$missing" ]; then echo "all build packages are installed"; \
 	elif [ "$$(id -u)" = 0 ]; then apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $$missing; \
 	else echo "run as root:  apt-get update && apt-get install -y$$missing"; exit 1; fi

@@ -53,6 +53,8 @@ static const struct perfport_option_def options[] = {
 	  "upload: AWS region (default: AWS_REGION, AWS_DEFAULT_REGION, ~/.aws/config)" },
 	{ "endpoint", PERFPORT_OPT_STRING, NULL, NULL,
 	  "upload: service URL (default https://codeguru-profiler.REGION.amazonaws.com)" },
+	{ "configure_agent", PERFPORT_OPT_BOOL, "false", NULL,
+	  "upload: call ConfigureAgent first, and post nothing if it says shouldProfile false" },
 };
 
 struct cg_node {
@@ -69,6 +71,7 @@ struct cg_node {
 struct codeguru {
 	const struct perfport_host *host;
 	const char *fleet_id, *host_type, *group, *region, *endpoint;
+	bool configure;
 	long interval_ms;
 	/* the merged tree */
 	struct cg_node *nodes;
@@ -304,6 +307,8 @@ static enum perfport_status cg_init(const struct perfport_host *host,
 			c->region = v;
 		else if (!strcmp(opts[i].name, "endpoint"))
 			c->endpoint = v;
+		else if (!strcmp(opts[i].name, "configure_agent"))
+			c->configure = !strcmp(v, "true");
 	}
 	if (opts && c->interval_ms < 0) {
 		host->log(host, PERFPORT_LOG_ERROR, "codeguru: interval_ms must be positive");
@@ -441,6 +446,56 @@ static bool valid_group(const char *g)
 }
 
 /*
+ * ConfigureAgent: POST {base}/profilingGroups/G/configureAgent with the
+ * fleet instance id. Return: 1 to profile, 0 if the answer says
+ * "shouldProfile": false, -1 on failure (logged).
+ */
+static int configure_agent(struct codeguru *c, const struct perfport_profile *p, const char *base,
+			   const char *sig, char *url, size_t max)
+{
+	const struct perfport_host *h = c->host;
+	const char *headers[] = { "Content-Type: application/json", NULL };
+	struct perfport_http_response rs = { .struct_size = sizeof(rs) };
+	struct perfport_http_request rq = { .struct_size = sizeof(rq) };
+	const char *fleet = c->fleet_id ? c->fleet_id : p->hostname ? p->hostname : "unknown";
+	char *body = NULL, *should;
+	size_t len = 0;
+	FILE *mem = open_memstream(&body, &len);
+	int ret;
+
+	if (!mem)
+		return -1;
+	fputs("{\"fleetInstanceId\":", mem);
+	put_str(mem, fleet, NULL);
+	fputs(",\"metadata\":{\"AgentId\":\"perfport\"}}", mem);
+	if (fclose(mem)) {
+		free(body);
+		return -1;
+	}
+	snprintf(url, max, "%s/profilingGroups/%s/configureAgent", base, c->group);
+	rq.method = "POST";
+	rq.url = url;
+	rq.headers = headers;
+	rq.body = body;
+	rq.body_len = len;
+	rq.aws_sigv4 = sig;
+	if (h->http(&rq, &rs) != PERFPORT_OK) {
+		h->log(h, PERFPORT_LOG_ERROR, "codeguru: ConfigureAgent failed");
+		ret = -1;
+	} else {
+		should = rs.body ? strstr(rs.body, "\"shouldProfile\"") : NULL;
+		if (should)
+			should = strchr(should + 15, ':');
+		while (should && (*++should == ' '))
+			;
+		ret = should && !strncmp(should, "false", 5) ? 0 : 1;
+	}
+	h->free(rs.body);
+	free(body);
+	return ret;
+}
+
+/*
  * PostAgentProfile: the JSON write() produces, POSTed with the run's
  * profile id as profileToken (a resend keeps it: the service drops a
  * duplicate), signed by the host with AWS SigV4.
@@ -479,6 +534,24 @@ static enum perfport_status cg_upload(void *state, const struct perfport_profile
 		       "AWS_REGION, or region in ~/.aws/config");
 		return PERFPORT_ERROR;
 	}
+	snprintf(sig, sizeof(sig), "aws:amz:%s:codeguru-profiler", region);
+	if (c->configure) {
+		char base[1024], cfg[1536];
+		int should;
+
+		if (c->endpoint)
+			snprintf(base, sizeof(base), "%s", c->endpoint);
+		else
+			snprintf(base, sizeof(base), "https://codeguru-profiler.%s.amazonaws.com", region);
+		should = configure_agent(c, p, base, sig, cfg, sizeof(cfg));
+		if (should < 0)
+			return PERFPORT_ERROR;
+		if (!should) {
+			h->log(h, PERFPORT_LOG_WARN, "codeguru: ConfigureAgent says not to profile now "
+			       "(shouldProfile false): nothing posted");
+			return PERFPORT_OK;
+		}
+	}
 	mem = open_memstream(&body, &len);
 	if (!mem)
 		return PERFPORT_ERROR;
@@ -493,7 +566,6 @@ static enum perfport_status cg_upload(void *state, const struct perfport_profile
 	else
 		snprintf(url, sizeof(url), "https://codeguru-profiler.%s.amazonaws.com/profilingGroups/"
 			 "%s/agentProfile?profileToken=%s", region, c->group, p->profile_id);
-	snprintf(sig, sizeof(sig), "aws:amz:%s:codeguru-profiler", region);
 	rq.method = "POST";
 	rq.url = url;
 	rq.headers = headers;

@@ -106,8 +106,15 @@ static CURLcode attempt(const struct net_request *rq, const struct aws_creds *cr
 	*retry_after = -1;
 	if (!c)
 		return rc;
-	for (size_t i = 0; rq->headers && rq->headers[i]; i++)
+	for (size_t i = 0; rq->headers && rq->headers[i]; i++) {
 		hdrs = curl_slist_append(hdrs, rq->headers[i]);
+		pp_debug("> %s", rq->headers[i]);
+	}
+	if (rq->aws_sigv4)
+		pp_debug("> Authorization: AWS4-HMAC-SHA256 Credential=(redacted) (SigV4 %s)",
+			 rq->aws_sigv4);
+	if (rq->aws_sigv4 && cr->session_token[0])
+		pp_debug("> X-Amz-Security-Token: (redacted)");
 	if (rq->aws_sigv4 && cr->session_token[0]) {
 		snprintf(token, sizeof(token), "X-Amz-Security-Token: %s", cr->session_token);
 		hdrs = curl_slist_append(hdrs, token);

@@ -59,6 +59,24 @@ check_requests
 cmp -s "$WORK/srv/body-0" "$WORK/offline.json" || fail "the uploaded body differs from the offline export"
 echo "ok: uploaded, signature verified by botocore, body = offline export"
 
+# ConfigureAgent first: checked and signed as well; shouldProfile false posts nothing
+start_server 204
+upload cfg -O configure_agent=true
+[ $rc -eq 0 ] || { cat "$WORK/cfg.stderr"; fail "upload with configure_agent: exit $rc"; }
+check_requests
+ls "$WORK/srv" | grep -q . || fail "no request"
+$PY - "$WORK/srv" <<'PY' || fail "ConfigureAgent then PostAgentProfile expected"
+import glob, json, sys
+paths = [json.load(open(f))["path"] for f in sorted(glob.glob(sys.argv[1] + "/req-*.json"))]
+if len(paths) != 2 or not paths[0].endswith("/configureAgent") or "/agentProfile?" not in paths[1]:
+    sys.exit("requests: %s" % paths)
+PY
+CG_SHOULD_PROFILE=false start_server 204
+upload cfgno -O configure_agent=true
+[ $rc -eq 0 ] || fail "shouldProfile false: exit $rc"
+[ "$(requests)" -eq 1 ] || fail "shouldProfile false: $(requests) requests, want only ConfigureAgent"
+echo "ok: ConfigureAgent first; shouldProfile false posts nothing"
+
 start_server 500,204
 upload retry
 [ $rc -eq 0 ] || fail "500 then 204: exit $rc"
@@ -118,6 +136,9 @@ echo "ok: a persistent failure is spooled; resend delivers the same bytes and to
 start_server 500
 upload leak --retries 1
 [ $rc -eq 4 ] || fail "leak run: exit $rc"
+rc=0; "$PERFPORT" -vv upload -i "$WORK/on.data" -f codeguru -O profiling_group=perfport-test \
+	-O region=us-west-2 -O "endpoint=$URL" --retries 1 >"$WORK/vv.stdout" 2>"$WORK/vv.stderr" || rc=$?
+grep -q 'Authorization: .*(redacted)' "$WORK/vv.stderr" || fail "-vv does not show the (redacted) request headers"
 if grep -rqF -e "$AWS_SECRET_ACCESS_KEY" -e "$AWS_SESSION_TOKEN" "$WORK"/*.stdout "$WORK"/*.stderr \
 	"$WORK/state" 2>/dev/null; then
 	fail "a secret appears in the output or the spool"

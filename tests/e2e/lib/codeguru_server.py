@@ -9,7 +9,9 @@ usage: codeguru_server.py DIR SCRIPT [PORT]
           (path, query, headers, verdict) and body-N
   SCRIPT  what to answer, request by request, comma-separated; the last
           one repeats: 204, 500, 400, 429:SECONDS (with Retry-After),
-          reset (close without answering), sleep:SECONDS (then 204)
+          reset (close without answering), sleep:SECONDS (then 204);
+          ConfigureAgent requests get 200 with shouldProfile from
+          $CG_SHOULD_PROFILE (default true) and do not count
 The credentials to check against come from AWS_ACCESS_KEY_ID,
 AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN; the region from the request.
 """
@@ -36,17 +38,23 @@ def verify(handler, body):
     """The reasons the request is wrong; empty if it is right."""
     errs = []
     u = urlsplit(handler.path)
-    if not re.fullmatch(r"/profilingGroups/[\w-]{1,255}/agentProfile", u.path):
-        errs.append("path " + u.path)
-    q = parse_qs(u.query)
-    if list(q) != ["profileToken"] or not re.fullmatch(r"[\w-]{1,64}", q["profileToken"][0]):
-        errs.append("query " + u.query)
+    configure = u.path.endswith("/configureAgent")
+    if configure:
+        if not re.fullmatch(r"/profilingGroups/[\w-]{1,255}/configureAgent", u.path) or u.query:
+            errs.append("ConfigureAgent path " + handler.path)
+    else:
+        if not re.fullmatch(r"/profilingGroups/[\w-]{1,255}/agentProfile", u.path):
+            errs.append("path " + u.path)
+        q = parse_qs(u.query)
+        if list(q) != ["profileToken"] or not re.fullmatch(r"[\w-]{1,64}", q["profileToken"][0]):
+            errs.append("query " + u.query)
     if handler.headers.get("Content-Type") != "application/json":
         errs.append("content type %r" % handler.headers.get("Content-Type"))
     try:
         doc = json.loads(body)
-        if not {"start", "end", "agentMetadata", "callgraph"} <= set(doc):
-            errs.append("body lacks start/end/agentMetadata/callgraph")
+        need = {"fleetInstanceId"} if configure else {"start", "end", "agentMetadata", "callgraph"}
+        if not need <= set(doc):
+            errs.append("body lacks %s" % sorted(need - set(doc)))
     except ValueError as e:
         errs.append("body is not JSON: %s" % e)
     m = AUTH.match(handler.headers.get("Authorization", ""))
@@ -87,7 +95,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         global count
         n = count
         count += 1
-        step = SCRIPT[min(n, len(SCRIPT) - 1)]
+        step = SCRIPT[min(n, len(SCRIPT) - 1)] if not self.path.endswith("/configureAgent") else "200"
         body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
         errs = verify(self, body)
         with open(os.path.join(DIR, "body-%d" % n), "wb") as f:
@@ -98,6 +106,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
                       f)
         if errs:
             return self.answer(403, {"message": "; ".join(errs)})
+        if self.path.endswith("/configureAgent"):
+            should = os.environ.get("CG_SHOULD_PROFILE", "true") == "true"
+            return self.answer(200, {"configuration": {"shouldProfile": should,
+                                                       "periodInSeconds": 300,
+                                                       "agentParameters": {}}})
         if step == "reset":
             self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
             self.connection.close()
