@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# The arms exporter's JSON lines (the SLS upload is still to come): every
+# field of the log format document (../shared/seeds/003) and only those,
+# every value a string of the documented type; per type the vals sum to the
+# tree's totals; name and stack give back the tree's stacks (against the
+# folded export of the same file); stackIDs are stable across runs and
+# equal for equal stacks.
+. "$(dirname "$0")/lib/common.sh"
+need_python
+need_perf
+need_tracepoint
+SHAPE="$WORK/shape"
+cc -O2 -g -fno-omit-frame-pointer -pthread -o "$SHAPE" "$TOP/tests/e2e/progs/shape.c"
+record "$WORK/sw.data" -e cpu-clock/freq=997/ -e sched:sched_switch --switch-events -g -- \
+	"$SHAPE" 1 "$WORK"
+"$PERFPORT" -q report --json -i "$WORK/sw.data" >"$WORK/tree.json" || fail "report: exit $?"
+for n in 1 2; do
+	"$PERFPORT" -q export -i "$WORK/sw.data" -f arms -o "$WORK/logs$n.jsonl" \
+		--label service=shape --label env=test || fail "export arms: exit $?"
+done
+for c in on-cpu all; do
+	"$PERFPORT" -q export -i "$WORK/sw.data" -f folded -o "$WORK/$c.folded" -O counter=$c \
+		-O annotate=false || fail "export folded: exit $?"
+done
+$PY - "$WORK" <<'PY' || fail "arms logs"
+import json, re, sys
+w = sys.argv[1]
+FIELDS = {"aggTypes", "dataType", "durationNs", "labels", "language", "name", "profileID",
+          "stack", "stackID", "type", "units", "val", "valueTypes"}
+tree = json.load(open(w + "/tree.json"))
+def read(path):
+    logs = [json.loads(l) for l in open(path)]
+    for n, l in enumerate(logs, 1):
+        if set(l) != FIELDS:
+            sys.exit("%s:%d: fields %s" % (path, n, sorted(set(l) ^ FIELDS)))
+        if not all(isinstance(v, str) for v in l.values()):
+            sys.exit("%s:%d: a value is not a string" % (path, n))
+        int(l["durationNs"]); float(l["val"])
+        lab = json.loads(l["labels"])
+        if lab.get("service") != "shape" or lab.get("env") != "test" or "host" not in lab:
+            sys.exit("labels %r" % lab)
+        if (l["aggTypes"], l["dataType"], l["units"]) != ("sum", "CallStack", "nanoseconds"):
+            sys.exit("aggTypes/dataType/units %r" % l)
+        if (l["type"], l["valueTypes"]) not in (("profile_cpu", "cpu"),
+                                                ("profile_wall_clock", "wall_clock")):
+            sys.exit("type/valueTypes %s/%s" % (l["type"], l["valueTypes"]))
+        if not re.fullmatch(r"[0-9a-f]{16}", l["stackID"]):
+            sys.exit("stackID %r" % l["stackID"])
+        if not re.fullmatch(r"[0-9a-f-]{36}", l["profileID"]):
+            sys.exit("profileID %r" % l["profileID"])
+    return logs
+a, b = read(w + "/logs1.jsonl"), read(w + "/logs2.jsonl")
+totals = tree["totals"]
+want = {"cpu": totals.get("on-cpu", {}).get("ns", 0),
+        "wall_clock": sum(v["ns"] for k, v in totals.items() if k != "idle")}
+for t in ("cpu", "wall_clock"):
+    got = sum(int(l["val"]) for l in a if l["valueTypes"] == t)
+    print("%-10s %d logs, vals %d = tree %d" % (t, sum(1 for l in a if l["valueTypes"] == t), got, want[t]))
+    if got != want[t]:
+        sys.exit("%s: vals sum to %d, the tree's total is %d" % (t, got, want[t]))
+def stacks(logs, vt):
+    out = []
+    for l in logs:
+        if l["valueTypes"] != vt:
+            continue
+        frames = l["stack"].split("\n")[::-1] if l["stack"] else []
+        frames.append(l["name"])
+        out.append((";".join(f.rsplit(" ", 1)[0] for f in frames), int(l["val"])))
+    return sorted(out)
+def folded(path):
+    return sorted((s.rsplit(" ", 1)[0], int(s.rsplit(" ", 1)[1])) for s in open(path).read().splitlines())
+fold_cpu = folded(w + "/on-cpu.folded")
+if stacks(a, "cpu") != fold_cpu:
+    sys.exit("cpu stacks differ from the folded export's")
+# wall_clock: folded counter=all also holds idle; compare without idle-only stacks
+if not {s for s, _ in stacks(a, "wall_clock")} <= {s for s, _ in folded(w + "/all.folded")}:
+    sys.exit("wall_clock stacks are not the tree's")
+ida = {(l["name"], l["stack"]): l["stackID"] for l in a}
+idb = {(l["name"], l["stack"]): l["stackID"] for l in b}
+if ida != idb:
+    sys.exit("stackIDs differ between two runs")
+for l in a:
+    if ida[(l["name"], l["stack"])] != l["stackID"]:
+        sys.exit("one stack, two stackIDs")
+if a[0]["profileID"] == b[0]["profileID"] or len({l["profileID"] for l in a}) != 1:
+    sys.exit("profileID: one per export")
+print("ok")
+PY
+echo "ok: arms"
