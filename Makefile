@@ -9,11 +9,11 @@ INCDIR   ?= $(PREFIX)/include
 DESTDIR  ?=
 BUILD    ?= build
 
-PKGS     := libtraceevent libzstd json-c libdw libelf libprotobuf-c zlib libcurl
+PKGS     := libtraceevent libzstd json-c libdw libelf libprotobuf-c zlib libcurl libcrypto
 DEBS     := build-essential pkg-config libtraceevent-dev libzstd-dev libjson-c-dev \
             libcmocka-dev libdw-dev libelf-dev libiberty-dev libprotobuf-c-dev \
             protobuf-c-compiler golang-github-google-pprof-dev zlib1g-dev \
-            libcurl4-openssl-dev
+            libcurl4-openssl-dev libssl-dev
 # what the tests use beyond the build: perf as the oracle, Debian's python3
 # with jsonschema and botocore, protoc
 TEST_DEBS := linux-perf python3 python3-jsonschema python3-botocore protobuf-compiler
