@@ -13,10 +13,10 @@ PKGS     := libtraceevent libzstd json-c libdw libelf libprotobuf-c zlib libcurl
 DEBS     := build-essential pkg-config libtraceevent-dev libzstd-dev libjson-c-dev \
             libcmocka-dev libdw-dev libelf-dev libiberty-dev libprotobuf-c-dev \
             protobuf-c-compiler golang-github-google-pprof-dev zlib1g-dev \
-            libcurl4-openssl-dev libssl-dev
+            libcurl4-openssl-dev libssl-dev liblz4-dev
 # what the tests use beyond the build: perf as the oracle, Debian's python3
 # with jsonschema and botocore, protoc
-TEST_DEBS := linux-perf python3 python3-jsonschema python3-botocore protobuf-compiler
+TEST_DEBS := linux-perf python3 python3-jsonschema python3-botocore protobuf-compiler python3-lz4
 
 OPT      ?= -O2 -g
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
@@ -111,11 +111,12 @@ $(BUILD)/obj/src/plugin/pprof.o: $(BUILD)/gen/profile.pb-c.h
 $(BUILD)/obj/src/plugin/pprof.o: ALL_CFLAGS += -I$(BUILD)/gen
 
 .SECONDEXPANSION:
+# plugins/NAME/LIBS: the libraries a plugin links (e.g. -llz4), if any
 $(BUILD)/plugins/%.so: $$(wildcard plugins/%/*.c) $$(wildcard plugins/%/*.h) include/perfport/plugin.h
 	@mkdir -p $(dir $@)
 	$(msg) PLUGIN $@
 	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(LDFLAGS) -Iinclude -fPIC -shared \
-		-fvisibility=hidden -o $@ $(filter %.c,$^)
+		-fvisibility=hidden -o $@ $(filter %.c,$^) $(shell cat plugins/$*/LIBS 2>/dev/null)
 
 $(BUILD)/perfport: $(CLI_OBJ) $(CORE_LIB)
 	$(msg) LINK $@

@@ -270,6 +270,11 @@ struct perfport_http_request {
 	/* a short [a-z0-9-] name: if the request cannot be delivered, keep it
 	 * in the spool for `perfport resend` (NULL: do not keep it) */
 	const char *spool_tag;
+	/* "v4:REGION" or "v1": signed as an Alibaba Cloud Simple Log Service
+	 * request by the host (Content-MD5, Date, Host and the signature
+	 * headers added), with ALIBABA_CLOUD_ACCESS_KEY_ID/_SECRET and
+	 * ALIBABA_CLOUD_SECURITY_TOKEN; NULL: not */
+	const char *sls_sign;
 };
 
 struct perfport_http_response {

@@ -16,24 +16,52 @@
  * "function position", position the source file if known, else the module,
  * else "?"; stack runs from the leaf's parent down to the root, one frame a
  * line; stackID is 16 hex digits of FNV-1a 64 over the whole stack.
- * Uploading to SLS (PutLogs) is still to come (issue 7).
+ * upload() posts the same logs with SLS PutLogs: protobuf LogGroups (a
+ * dozen lines of encoder: the schema is four fields), LZ4 raw blocks, split
+ * to stay under the service's limits, signed and sent by the host.
  */
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <lz4.h>
+
 #include "perfport/plugin.h"
 
 static const struct perfport_option_def options[] = {
 	{ "language", PERFPORT_OPT_STRING, "native", NULL, "the language field" },
+	{ "endpoint", PERFPORT_OPT_STRING, NULL, NULL,
+	  "upload: SLS endpoint host (the project is put in front) or a full URL" },
+	{ "project", PERFPORT_OPT_STRING, NULL, NULL, "upload: the SLS project" },
+	{ "logstore", PERFPORT_OPT_STRING, "logstore-profiling", NULL, "upload: the logstore" },
+	{ "region", PERFPORT_OPT_STRING, NULL, NULL, "upload: region for signature v4" },
+	{ "signature", PERFPORT_OPT_ENUM, "v4", "v4,v1", "upload: signature version" },
+	{ "topic", PERFPORT_OPT_STRING, "", NULL, "upload: the LogGroup topic" },
+	{ "source", PERFPORT_OPT_STRING, NULL, NULL, "upload: the LogGroup source (default: host)" },
+	{ "max_logs", PERFPORT_OPT_INT, "4096", NULL, "upload: logs per request at most" },
+	{ "max_bytes", PERFPORT_OPT_INT, "3000000", NULL,
+	  "upload: uncompressed bytes per request at most" },
 	{ "types", PERFPORT_OPT_LIST, "cpu,wall_clock", "cpu,wall_clock",
 	  "profile types to write: cpu (profile_cpu), wall_clock (profile_wall_clock)" },
+};
+
+/* A protobuf LogGroup being encoded (upload). */
+struct pb {
+	unsigned char *p;
+	size_t len, cap;
+	bool oom;
 };
 
 struct arms {
 	const struct perfport_host *host;
 	const char *language;
+	const char *endpoint, *project, *logstore, *region, *signature, *topic, *source;
+	long max_logs, max_bytes;
+	struct pb group;          /* the logs of the request being filled */
+	size_t nr_group;
+	unsigned requests, failed;
+	bool upload;              /* one_stack encodes logs instead of writing lines */
 	bool cpu, wall;
 	FILE *out;
 	char *labels;             /* the labels field: a JSON object as a string */
@@ -121,11 +149,18 @@ static bool text_add(struct text *t, const char *s)
 	return true;
 }
 
+static void encode_log(struct arms *a, const char *type, const char *vtype, uint64_t val,
+		       const char *name, const char *stack, const char *id);
+
 static void put_log(struct arms *a, const char *type, const char *vtype, uint64_t val,
 		    const char *name, const char *stack, const char *id)
 {
 	char num[32];
 
+	if (a->upload) {
+		encode_log(a, type, vtype, val, name, stack, id);
+		return;
+	}
 	fputc('{', a->out);
 	put_field(a->out, true, "aggTypes", "sum");
 	put_field(a->out, false, "dataType", "CallStack");
@@ -182,6 +217,8 @@ static int one_stack(void *ctx, const struct perfport_profile *p, const uint32_t
 		put_log(a, "profile_wall_clock", "wall_clock", wall, name.p, stack.p ? stack.p : "", id);
 	free(name.p);
 	free(stack.p);
+	if (a->upload)
+		return a->err ? -1 : 0;
 	return ferror(a->out) ? -1 : 0;
 oom:
 	free(name.p);
@@ -199,6 +236,10 @@ static enum perfport_status arms_init(const struct perfport_host *host,
 		return PERFPORT_ERROR;
 	a->host = host;
 	a->language = "native";
+	a->logstore = "logstore-profiling";
+	a->signature = "v4";
+	a->max_logs = 4096;
+	a->max_bytes = 3000000;
 	a->cpu = a->wall = true;
 	for (size_t i = 0; i < nr; i++) {
 		const char *v = opts[i].value;
@@ -207,6 +248,24 @@ static enum perfport_status arms_init(const struct perfport_host *host,
 			continue;
 		if (!strcmp(opts[i].name, "language")) {
 			a->language = v;
+		} else if (!strcmp(opts[i].name, "endpoint")) {
+			a->endpoint = v;
+		} else if (!strcmp(opts[i].name, "project")) {
+			a->project = v;
+		} else if (!strcmp(opts[i].name, "logstore")) {
+			a->logstore = v;
+		} else if (!strcmp(opts[i].name, "region")) {
+			a->region = v;
+		} else if (!strcmp(opts[i].name, "signature")) {
+			a->signature = v;
+		} else if (!strcmp(opts[i].name, "topic")) {
+			a->topic = v;
+		} else if (!strcmp(opts[i].name, "source")) {
+			a->source = v;
+		} else if (!strcmp(opts[i].name, "max_logs")) {
+			a->max_logs = strtol(v, NULL, 10);
+		} else if (!strcmp(opts[i].name, "max_bytes")) {
+			a->max_bytes = strtol(v, NULL, 10);
 		} else if (!strcmp(opts[i].name, "types")) {
 			/* validated by the host: words of "cpu,wall_clock" */
 			a->cpu = a->wall = false;
@@ -275,12 +334,215 @@ static enum perfport_status arms_write(void *state, const struct perfport_profil
 	return PERFPORT_OK;
 }
 
+/* --- upload: SLS PutLogs --- */
+
+static void pb_bytes(struct pb *b, const void *d, size_t n)
+{
+	if (b->oom)
+		return;
+	if (b->len + n > b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 65536;
+		unsigned char *q;
+
+		while (cap < b->len + n)
+			cap *= 2;
+		q = realloc(b->p, cap);
+		if (!q) {
+			b->oom = true;
+			return;
+		}
+		b->p = q;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, d, n);
+	b->len += n;
+}
+
+static void pb_varint(struct pb *b, uint64_t v)
+{
+	unsigned char t[10];
+	size_t n = 0;
+
+	do {
+		t[n++] = (unsigned char)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+		v >>= 7;
+	} while (v);
+	pb_bytes(b, t, n);
+}
+
+/* field @f, wire type 2: the length, then the bytes */
+static void pb_lenfield(struct pb *b, unsigned f, const void *d, size_t n)
+{
+	pb_varint(b, (uint64_t)f << 3 | 2);
+	pb_varint(b, n);
+	pb_bytes(b, d, n);
+}
+
+static void pb_content(struct pb *log, const char *key, const char *value)
+{
+	struct pb c = { 0 };
+
+	pb_lenfield(&c, 1, key, strlen(key));
+	pb_lenfield(&c, 2, value, strlen(value));
+	if (c.oom)
+		log->oom = true;
+	else
+		pb_lenfield(log, 2, c.p, c.len);
+	free(c.p);
+}
+
+static int send_group(struct arms *a);
+
+/* Log{Time=1 varint; Contents=2; Time_ns=4 fixed32} appended as LogGroup.Logs (1). */
+static void encode_log(struct arms *a, const char *type, const char *vtype, uint64_t val,
+		       const char *name, const char *stack, const char *id)
+{
+	struct pb log = { 0 };
+	char num[32], dur[32];
+	uint32_t ns = (uint32_t)(a->p->start_ns % 1000000000);
+	unsigned char fx[5] = { 4 << 3 | 5, (unsigned char)ns, (unsigned char)(ns >> 8),
+				(unsigned char)(ns >> 16), (unsigned char)(ns >> 24) };
+
+	pb_varint(&log, 1 << 3 | 0);
+	pb_varint(&log, a->p->start_ns / 1000000000);
+	snprintf(dur, sizeof(dur), "%" PRIu64, a->duration_ns);
+	snprintf(num, sizeof(num), "%" PRIu64, val);
+	pb_content(&log, "aggTypes", "sum");
+	pb_content(&log, "dataType", "CallStack");
+	pb_content(&log, "durationNs", dur);
+	pb_content(&log, "labels", a->labels);
+	pb_content(&log, "language", a->language);
+	pb_content(&log, "name", name);
+	pb_content(&log, "profileID", a->p->profile_id);
+	pb_content(&log, "stack", stack);
+	pb_content(&log, "stackID", id);
+	pb_content(&log, "type", type);
+	pb_content(&log, "units", "nanoseconds");
+	pb_content(&log, "val", num);
+	pb_content(&log, "valueTypes", vtype);
+	pb_bytes(&log, fx, sizeof(fx));
+	if (log.oom) {
+		a->err = 1;
+		free(log.p);
+		return;
+	}
+	/* a new request when this log would overflow the current one */
+	if (a->nr_group && ((long)a->nr_group + 1 > a->max_logs ||
+			    (long)(a->group.len + log.len + 16) > a->max_bytes))
+		send_group(a);
+	pb_lenfield(&a->group, 1, log.p, log.len);
+	a->nr_group++;
+	if (a->group.oom)
+		a->err = 1;
+	free(log.p);
+}
+
+/* POST the logs gathered so far (LogGroup with topic and source, LZ4). */
+static int send_group(struct arms *a)
+{
+	const struct perfport_host *h = a->host;
+	struct perfport_http_response rs = { .struct_size = sizeof(rs) };
+	struct perfport_http_request rq = { .struct_size = sizeof(rq) };
+	char url[1024], raw[64], sign[128];
+	const char *headers[] = { "Content-Type: application/x-protobuf", "x-log-apiversion: 0.6.0",
+				  raw, "x-log-compresstype: lz4", NULL };
+	const char *src = a->source ? a->source : a->p->hostname ? a->p->hostname : "perfport";
+	char *lz;
+	int n, bound;
+
+	if (!a->nr_group)
+		return 0;
+	if (a->topic && *a->topic)
+		pb_lenfield(&a->group, 3, a->topic, strlen(a->topic));
+	pb_lenfield(&a->group, 4, src, strlen(src));
+	if (a->group.oom || a->group.len > (size_t)LZ4_MAX_INPUT_SIZE) {
+		a->err = 1;
+		return -1;
+	}
+	bound = LZ4_compressBound((int)a->group.len);
+	lz = malloc((size_t)bound);
+	if (!lz) {
+		a->err = 1;
+		return -1;
+	}
+	n = LZ4_compress_default((const char *)a->group.p, lz, (int)a->group.len, bound);
+	snprintf(raw, sizeof(raw), "x-log-bodyrawsize: %zu", a->group.len);
+	if (!strncmp(a->endpoint, "http://", 7) || !strncmp(a->endpoint, "https://", 8))
+		snprintf(url, sizeof(url), "%s/logstores/%s/shards/lb", a->endpoint, a->logstore);
+	else
+		snprintf(url, sizeof(url), "https://%s.%s/logstores/%s/shards/lb", a->project,
+			 a->endpoint, a->logstore);
+	if (!strcmp(a->signature, "v1"))
+		snprintf(sign, sizeof(sign), "v1");
+	else
+		snprintf(sign, sizeof(sign), "v4:%s", a->region);
+	rq.method = "POST";
+	rq.url = url;
+	rq.headers = headers;
+	rq.body = lz;
+	rq.body_len = n > 0 ? (size_t)n : 0;
+	rq.spool_tag = "arms";
+	rq.sls_sign = sign;
+	a->requests++;
+	if (n <= 0 || h->http(&rq, &rs) != PERFPORT_OK)
+		a->failed++;
+	h->free(rs.body);
+	free(lz);
+	a->group.len = 0;
+	a->nr_group = 0;
+	return 0;
+}
+
+static enum perfport_status arms_upload(void *state, const struct perfport_profile *p)
+{
+	struct arms *a = state;
+	const struct perfport_host *h = a->host;
+
+	if (!PERFPORT_HAS(h, struct perfport_host, http) || !h->http) {
+		h->log(h, PERFPORT_LOG_ERROR, "arms: this perfport cannot upload");
+		return PERFPORT_ERROR;
+	}
+	if (!a->endpoint || !*a->endpoint || (!a->project && strncmp(a->endpoint, "http", 4))) {
+		h->log(h, PERFPORT_LOG_ERROR, "arms: upload needs -O arms.endpoint=HOST and "
+		       "-O arms.project=NAME (or a full URL as endpoint)");
+		return PERFPORT_ERROR;
+	}
+	if (strcmp(a->signature, "v1") && (!a->region || !*a->region)) {
+		h->log(h, PERFPORT_LOG_ERROR, "arms: signature v4 needs -O arms.region=REGION "
+		       "(or -O arms.signature=v1)");
+		return PERFPORT_ERROR;
+	}
+	if (a->max_logs < 1 || a->max_bytes < 1024) {
+		h->log(h, PERFPORT_LOG_ERROR, "arms: max_logs must be >= 1 and max_bytes >= 1024");
+		return PERFPORT_ERROR;
+	}
+	free(a->labels);
+	a->labels = labels_json(p);
+	if (!a->labels)
+		return PERFPORT_ERROR;
+	a->p = p;
+	a->duration_ns = p->end_ns > p->start_ns ? p->end_ns - p->start_ns : 0;
+	a->upload = true;
+	a->requests = a->failed = 0;
+	if (h->stacks(p, one_stack, a) == 0 && !a->err)
+		send_group(a);
+	a->upload = false;
+	if (a->err) {
+		h->log(h, PERFPORT_LOG_ERROR, "arms: out of memory");
+		return PERFPORT_ERROR;
+	}
+	h->log(h, PERFPORT_LOG_INFO, "arms: %u of %u requests delivered", a->requests - a->failed,
+	       a->requests);
+	return a->failed ? PERFPORT_ERROR : PERFPORT_OK;
+}
+
 static void arms_fini(void *state)
 {
 	struct arms *a = state;
 
 	if (!a)
 		return;
+	free(a->group.p);
 	free(a->labels);
 	free(a);
 }
@@ -296,6 +558,6 @@ const struct perfport_exporter perfport_exporter = {
 	.nr_options = sizeof(options) / sizeof(options[0]),
 	.init = arms_init,
 	.write = arms_write,
-	.upload = NULL,
+	.upload = arms_upload,
 	.fini = arms_fini,
 };

@@ -79,3 +79,17 @@ int aws_creds_find(struct aws_creds *c)
 	}
 	return from_file(file, profile && *profile ? profile : "default", c);
 }
+
+int aliyun_creds_find(struct aws_creds *c)
+{
+	const char *id = getenv("ALIBABA_CLOUD_ACCESS_KEY_ID");
+	const char *secret = getenv("ALIBABA_CLOUD_ACCESS_KEY_SECRET");
+
+	memset(c, 0, sizeof(*c));
+	if (!id || !*id || !secret || !*secret)
+		return -1;
+	copy(c->key_id, sizeof(c->key_id), id);
+	copy(c->secret, sizeof(c->secret), secret);
+	copy(c->session_token, sizeof(c->session_token), getenv("ALIBABA_CLOUD_SECURITY_TOKEN"));
+	return 0;
+}

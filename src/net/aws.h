@@ -21,4 +21,11 @@ struct aws_creds {
  */
 int aws_creds_find(struct aws_creds *c);
 
+/**
+ * aliyun_creds_find() - ALIBABA_CLOUD_ACCESS_KEY_ID,
+ * ALIBABA_CLOUD_ACCESS_KEY_SECRET and ALIBABA_CLOUD_SECURITY_TOKEN (the
+ * same struct: key id, secret, token). Return: 0, or -1 if unset.
+ */
+int aliyun_creds_find(struct aws_creds *c);
+
 #endif /* NET_AWS_H */

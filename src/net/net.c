@@ -4,12 +4,14 @@
  */
 #include <ctype.h>
 #include <curl/curl.h>
+#include <openssl/evp.h>
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -19,6 +21,7 @@
 #include "../util/log.h"
 #include "aws.h"
 #include "net.h"
+#include "sls.h"
 
 static struct net_config config;
 static unsigned spooled;
@@ -93,6 +96,109 @@ static size_t on_header(char *data, size_t size, size_t n, void *ctx)
 	return len;
 }
 
+/*
+ * The headers an SLS request is signed with, added to @hdrs: Host,
+ * Content-MD5 (upper-case hex MD5 of the body), Date, the security token,
+ * then v4's x-log-content-sha256 and x-log-date or v1's
+ * x-log-signaturemethod, and Authorization. Return: the list, NULL on error.
+ */
+static struct curl_slist *sls_headers(const struct net_request *rq, const struct aws_creds *cr,
+				      struct curl_slist *hdrs)
+{
+	static char names[40][128];    /* the request's header names, split off */
+	struct sls_kv kv[48];
+	char host[300] = "", md5[33], date[64], xdate[20], scratch[96], auth[512], line[4600];
+	char path[2048], query[2048] = "", *q;
+	struct sls_kv params[16];
+	unsigned char md[16];
+	unsigned int n = 0;
+	size_t nkv = 0, np = 0;
+	const char *p, *slash;
+	struct tm tm;
+	time_t now = time(NULL);
+	struct sls_request sr;
+	int ret;
+
+	/* host[:port] and path?query from the URL */
+	p = strstr(rq->url, "://");
+	p = p ? p + 3 : rq->url;
+	slash = strchr(p, '/');
+	snprintf(host, sizeof(host), "%.*s", (int)(slash ? slash - p : (long)strlen(p)), p);
+	snprintf(path, sizeof(path), "%s", slash ? slash : "/");
+	q = strchr(path, '?');
+	if (q) {
+		*q = 0;
+		snprintf(query, sizeof(query), "%s", q + 1);
+		for (char *save = NULL, *kvp = strtok_r(query, "&", &save); kvp && np < 16;
+		     kvp = strtok_r(NULL, "&", &save)) {
+			char *eq = strchr(kvp, '=');
+
+			if (eq)
+				*eq = 0;
+			params[np++] = (struct sls_kv){ kvp, eq ? eq + 1 : "" };
+		}
+	}
+	if (!EVP_Digest(rq->body ? rq->body : "", rq->body_len, md, &n, EVP_md5(), NULL) || n != 16)
+		return NULL;
+	for (int i = 0; i < 16; i++)
+		sprintf(md5 + 2 * i, "%02X", md[i]);
+	gmtime_r(&now, &tm);
+	strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+	strftime(xdate, sizeof(xdate), "%Y%m%dT%H%M%SZ", &tm);
+	/* the request's own headers ("Name: value") */
+	for (size_t i = 0; rq->headers && rq->headers[i] && nkv < 40; i++) {
+		const char *colon = strchr(rq->headers[i], ':');
+		if (!colon)
+			continue;
+		snprintf(names[nkv], sizeof(names[nkv]), "%.*s", (int)(colon - rq->headers[i]),
+			 rq->headers[i]);
+		for (colon++; *colon == ' '; colon++)
+			;
+		kv[nkv].key = names[nkv];
+		kv[nkv].value = colon;
+		nkv++;
+	}
+	kv[nkv++] = (struct sls_kv){ "Host", host };
+	kv[nkv++] = (struct sls_kv){ "Content-MD5", md5 };
+	kv[nkv++] = (struct sls_kv){ "Date", date };
+	if (cr->session_token[0])
+		kv[nkv++] = (struct sls_kv){ "x-acs-security-token", cr->session_token };
+	if (!strcmp(rq->sls_sign, "v1"))
+		kv[nkv++] = (struct sls_kv){ "x-log-signaturemethod", "hmac-sha1" };
+	sr = (struct sls_request){ .method = rq->method, .resource = path, .params = params,
+				   .nr_params = np, .headers = kv, .nr_headers = nkv,
+				   .max_headers = 48, .body = rq->body, .body_len = rq->body_len };
+	if (!strncmp(rq->sls_sign, "v4:", 3))
+		ret = sls_sign_v4(&sr, cr->key_id, cr->secret, rq->sls_sign + 3, xdate, scratch, auth,
+				  sizeof(auth));
+	else
+		ret = sls_sign_v1(&sr, cr->key_id, cr->secret, auth, sizeof(auth));
+	if (ret)
+		return NULL;
+	/* every header the signers added; the request's own are in the list */
+	for (size_t i = 0; i < sr.nr_headers; i++) {
+		bool own = false;
+
+		for (size_t k = 0; rq->headers && rq->headers[k] && !own; k++)
+			own = !strncasecmp(rq->headers[k], sr.headers[i].key, strlen(sr.headers[i].key)) &&
+			      rq->headers[k][strlen(sr.headers[i].key)] == ':';
+		if (own)
+			continue;
+		snprintf(line, sizeof(line), "%s: %s", sr.headers[i].key, sr.headers[i].value);
+		hdrs = curl_slist_append(hdrs, line);
+		if (strcasecmp(sr.headers[i].key, "x-acs-security-token"))
+			pp_debug("> %s", line);
+		else
+			pp_debug("> x-acs-security-token: (redacted)");
+	}
+	snprintf(line, sizeof(line), "Authorization: %s", auth);
+	hdrs = curl_slist_append(hdrs, line);
+	pp_debug("> Authorization: %.*s (redacted)", (int)strcspn(auth, " "), auth);
+	explicit_bzero(line, sizeof(line));
+	explicit_bzero(auth, sizeof(auth));
+	return hdrs;
+}
+
 /* One attempt. Return: the curl code; *status, *retry_after, body in @b. */
 static CURLcode attempt(const struct net_request *rq, const struct aws_creds *cr, long *status,
 			long *retry_after, struct buf *b)
@@ -118,6 +224,16 @@ static CURLcode attempt(const struct net_request *rq, const struct aws_creds *cr
 	if (rq->aws_sigv4 && cr->session_token[0]) {
 		snprintf(token, sizeof(token), "X-Amz-Security-Token: %s", cr->session_token);
 		hdrs = curl_slist_append(hdrs, token);
+	}
+	if (rq->sls_sign) {
+		struct curl_slist *h = sls_headers(rq, cr, hdrs);
+
+		if (!h) {
+			curl_slist_free_all(hdrs);
+			curl_easy_cleanup(c);
+			return CURLE_AUTH_ERROR;
+		}
+		hdrs = h;
 	}
 	curl_easy_setopt(c, CURLOPT_URL, rq->url);
 	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, rq->method);
@@ -207,6 +323,12 @@ int net_send(const struct net_request *rq, struct net_response *rs)
 	if (rq->aws_sigv4 && aws_creds_find(&cr)) {
 		pp_error("no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
 			 "or configure ~/.aws/credentials (AWS_PROFILE)");
+		own_fault = true;
+		goto failed;
+	}
+	if (rq->sls_sign && aliyun_creds_find(&cr)) {
+		pp_error("no Alibaba Cloud credentials: set ALIBABA_CLOUD_ACCESS_KEY_ID and "
+			 "ALIBABA_CLOUD_ACCESS_KEY_SECRET");
 		own_fault = true;
 		goto failed;
 	}
@@ -312,8 +434,8 @@ static int spool(const struct net_request *rq)
 	f = fopen(file, "w");
 	if (!f)
 		goto fail;
-	fprintf(f, "method %s\nurl %s\nsigv4 %s\n", rq->method, rq->url,
-		rq->aws_sigv4 ? rq->aws_sigv4 : "-");
+	fprintf(f, "method %s\nurl %s\nsigv4 %s\nsls %s\n", rq->method, rq->url,
+		rq->aws_sigv4 ? rq->aws_sigv4 : "-", rq->sls_sign ? rq->sls_sign : "-");
 	for (size_t i = 0; rq->headers && rq->headers[i]; i++)
 		fprintf(f, "header %s\n", rq->headers[i]);
 	if (fclose(f))
@@ -371,6 +493,8 @@ static int resend_one(const char *entry)
 			rq.url = l + 4;
 		else if (!strncmp(l, "sigv4 ", 6))
 			rq.aws_sigv4 = strcmp(l + 6, "-") ? l + 6 : NULL;
+		else if (!strncmp(l, "sls ", 4))
+			rq.sls_sign = strcmp(l + 4, "-") ? l + 4 : NULL;
 		else if (!strncmp(l, "header ", 7) && nh < 63)
 			headers[nh++] = l + 7;
 	}

@@ -34,6 +34,7 @@ struct net_request {
 	size_t body_len;
 	const char *aws_sigv4;       /* "aws:amz:REGION:SERVICE" to sign, or NULL */
 	const char *spool_tag;       /* keep it in the spool if it cannot be sent; NULL: don't */
+	const char *sls_sign;        /* "v4:REGION" or "v1" to sign for SLS, or NULL */
 };
 
 struct net_response {

@@ -259,6 +259,8 @@ static enum perfport_status host_http(const struct perfport_http_request *rq,
 	struct net_request nr = {
 		.method = rq->method, .url = rq->url, .headers = rq->headers, .body = rq->body,
 		.body_len = rq->body_len, .aws_sigv4 = rq->aws_sigv4, .spool_tag = rq->spool_tag,
+		.sls_sign = PERFPORT_HAS(rq, struct perfport_http_request, sls_sign) ? rq->sls_sign
+										    : NULL,
 	};
 	struct net_response r;
 	int ret;
