@@ -177,7 +177,7 @@ SAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sa
 
 asan:
 	$(MAKE) --no-print-directory BUILD=build-asan CFLAGS="$(SAN_FLAGS)" \
-		LDFLAGS="-fsanitize=address,undefined" build-asan/perfport
+		LDFLAGS="-fsanitize=address,undefined" all
 
 # The robustness driver: every corpus file truncated and bit-flipped, in process.
 build-asan/robust: tests/fuzz/fuzz_reader.c tests/fuzz/robust_main.c asan
