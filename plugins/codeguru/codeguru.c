@@ -446,17 +446,39 @@ static bool valid_group(const char *g)
 }
 
 /*
- * ConfigureAgent: POST {base}/profilingGroups/G/configureAgent with the
- * fleet instance id. Return: 1 to profile, 0 if the answer says
- * "shouldProfile": false, -1 on failure (logged).
+ * POST a JSON @body to @base/profilingGroups/GROUP/@what, signed for
+ * CodeGuru in @region; kept in the spool (if it cannot be delivered) when
+ * @spool. *@rs receives the answer (free rs->body with host->free()).
+ */
+static enum perfport_status post(struct codeguru *c, const char *base, const char *what,
+				 const char *region, const char *body, size_t len, bool spool,
+				 struct perfport_http_response *rs)
+{
+	const char *headers[] = { "Content-Type: application/json", NULL };
+	struct perfport_http_request rq = { .struct_size = sizeof(rq) };
+	char url[2048], sig[256];
+
+	snprintf(url, sizeof(url), "%s/profilingGroups/%s/%s", base, c->group, what);
+	snprintf(sig, sizeof(sig), "aws:amz:%s:codeguru-profiler", region);
+	rq.method = "POST";
+	rq.url = url;
+	rq.headers = headers;
+	rq.body = body;
+	rq.body_len = len;
+	rq.aws_sigv4 = sig;
+	rq.spool_tag = spool ? "codeguru" : NULL;
+	return c->host->http(&rq, rs);
+}
+
+/*
+ * ConfigureAgent, with the fleet instance id. Return: 1 to profile, 0 if
+ * the answer says "shouldProfile": false, -1 on failure (logged).
  */
 static int configure_agent(struct codeguru *c, const struct perfport_profile *p, const char *base,
-			   const char *sig, char *url, size_t max)
+			   const char *region)
 {
 	const struct perfport_host *h = c->host;
-	const char *headers[] = { "Content-Type: application/json", NULL };
 	struct perfport_http_response rs = { .struct_size = sizeof(rs) };
-	struct perfport_http_request rq = { .struct_size = sizeof(rq) };
 	const char *fleet = c->fleet_id ? c->fleet_id : p->hostname ? p->hostname : "unknown";
 	char *body = NULL, *should;
 	size_t len = 0;
@@ -472,14 +494,7 @@ static int configure_agent(struct codeguru *c, const struct perfport_profile *p,
 		free(body);
 		return -1;
 	}
-	snprintf(url, max, "%s/profilingGroups/%s/configureAgent", base, c->group);
-	rq.method = "POST";
-	rq.url = url;
-	rq.headers = headers;
-	rq.body = body;
-	rq.body_len = len;
-	rq.aws_sigv4 = sig;
-	if (h->http(&rq, &rs) != PERFPORT_OK) {
+	if (post(c, base, "configureAgent", region, body, len, false, &rs) != PERFPORT_OK) {
 		h->log(h, PERFPORT_LOG_ERROR, "codeguru: ConfigureAgent failed");
 		ret = -1;
 	} else {
@@ -504,10 +519,8 @@ static enum perfport_status cg_upload(void *state, const struct perfport_profile
 {
 	struct codeguru *c = state;
 	const struct perfport_host *h = c->host;
-	const char *headers[] = { "Content-Type: application/json", NULL };
 	struct perfport_http_response rs = { .struct_size = sizeof(rs) };
-	struct perfport_http_request rq = { .struct_size = sizeof(rq) };
-	char region[128] = "", url[2048], sig[256];
+	char region[128] = "", base[1024], what[256];
 	enum perfport_status st;
 	char *body = NULL;
 	size_t len = 0;
@@ -534,16 +547,13 @@ static enum perfport_status cg_upload(void *state, const struct perfport_profile
 		       "AWS_REGION, or region in ~/.aws/config");
 		return PERFPORT_ERROR;
 	}
-	snprintf(sig, sizeof(sig), "aws:amz:%s:codeguru-profiler", region);
+	if (c->endpoint)
+		snprintf(base, sizeof(base), "%s", c->endpoint);
+	else
+		snprintf(base, sizeof(base), "https://codeguru-profiler.%s.amazonaws.com", region);
 	if (c->configure) {
-		char base[1024], cfg[1536];
-		int should;
+		int should = configure_agent(c, p, base, region);
 
-		if (c->endpoint)
-			snprintf(base, sizeof(base), "%s", c->endpoint);
-		else
-			snprintf(base, sizeof(base), "https://codeguru-profiler.%s.amazonaws.com", region);
-		should = configure_agent(c, p, base, sig, cfg, sizeof(cfg));
 		if (should < 0)
 			return PERFPORT_ERROR;
 		if (!should) {
@@ -560,20 +570,8 @@ static enum perfport_status cg_upload(void *state, const struct perfport_profile
 		free(body);
 		return PERFPORT_ERROR;
 	}
-	if (c->endpoint)
-		snprintf(url, sizeof(url), "%s/profilingGroups/%s/agentProfile?profileToken=%s",
-			 c->endpoint, c->group, p->profile_id);
-	else
-		snprintf(url, sizeof(url), "https://codeguru-profiler.%s.amazonaws.com/profilingGroups/"
-			 "%s/agentProfile?profileToken=%s", region, c->group, p->profile_id);
-	rq.method = "POST";
-	rq.url = url;
-	rq.headers = headers;
-	rq.body = body;
-	rq.body_len = len;
-	rq.aws_sigv4 = sig;
-	rq.spool_tag = "codeguru";
-	st = h->http(&rq, &rs);
+	snprintf(what, sizeof(what), "agentProfile?profileToken=%s", p->profile_id);
+	st = post(c, base, what, region, body, len, true, &rs);
 	if (st == PERFPORT_OK)
 		h->log(h, PERFPORT_LOG_INFO, "codeguru: profile %s posted to '%s'", p->profile_id, c->group);
 	h->free(rs.body);

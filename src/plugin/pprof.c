@@ -18,6 +18,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "../util/hash.h"
 #include "../util/log.h"
 #include "perfport/version.h"
 #include "plugin.h"
@@ -42,18 +43,6 @@ struct idmap {
 	uint64_t *keys;
 	size_t keys_len, keys_cap;
 };
-
-static uint64_t hash_words(const uint64_t *w, size_t n)
-{
-	uint64_t h = 0x9e3779b97f4a7c15ULL ^ n;
-
-	for (size_t i = 0; i < n; i++) {
-		h ^= w[i];
-		h *= 0xff51afd7ed558ccdULL;
-		h ^= h >> 32;
-	}
-	return h ? h : 1;
-}
 
 static int idmap_grow(struct idmap *m)
 {

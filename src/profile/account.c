@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "../util/error.h"
+#include "../util/hash.h"
 #include "../util/log.h"
 
 #define PERF_COUNT_SW_CPU_CLOCK 0
@@ -28,43 +29,6 @@ static const struct perf_tp_flag default_flags[] = {
 	{ 0x1, 'S' }, { 0x2, 'D' }, { 0x4, 'T' }, { 0x8, 't' },
 	{ 0x10, 'X' }, { 0x20, 'Z' }, { 0x40, 'P' }, { 0x80, 'I' },
 };
-
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
-
-static uint64_t rotl64(uint64_t x, unsigned r)
-{
-	return (x << r) | (x >> (64 - r));
-}
-
-/*
- * Hash @n words: four independent lanes of one multiply each, so the
- * multiplier's latency overlaps (stack keys run to hundreds of words and
- * are hashed for every sample), folded and finished with mix64().
- */
-static uint64_t hash_words(const uint64_t *w, size_t n)
-{
-	const uint64_t m = 0x9e3779b97f4a7c15ULL;
-	uint64_t h0 = n, h1 = ~(uint64_t)n, h2 = 0x243f6a8885a308d3ULL, h3 = 0x13198a2e03707344ULL;
-	size_t i = 0;
-
-	for (; i + 4 <= n; i += 4) {
-		h0 = rotl64((h0 ^ w[i]) * m, 29);
-		h1 = rotl64((h1 ^ w[i + 1]) * m, 29);
-		h2 = rotl64((h2 ^ w[i + 2]) * m, 29);
-		h3 = rotl64((h3 ^ w[i + 3]) * m, 29);
-	}
-	for (; i < n; i++)
-		h0 = rotl64((h0 ^ w[i]) * m, 29);
-	return mix64(h0 ^ rotl64(h1, 16) ^ rotl64(h2, 32) ^ rotl64(h3, 48));
-}
 
 /* --- threads --- */
 
@@ -449,8 +413,6 @@ static uint32_t stack_node(struct account *a, const struct perf_event *ev, const
 			k[len++] = s->branch[i].to;
 		}
 	h = hash_words(k, len);
-	if (!h)
-		h = 1;
 	if ((a->nr_stacks + 1) * 2 > a->stacks_cap && stacks_grow(a)) {
 		a->err = PP_ENOMEM;
 		return TREE_NONE;

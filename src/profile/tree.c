@@ -5,16 +5,7 @@
 #include <string.h>
 
 #include "../util/error.h"
-
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
+#include "../util/hash.h"
 
 static uint64_t frame_hash(const char *function, const char *module, uint32_t flags)
 {
