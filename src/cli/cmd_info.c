@@ -150,11 +150,11 @@ static int on_event(void *ctx, const struct perf_event *ev)
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
 	case PERF_RECORD_EXIT:
-		if (c->m && cli_machine_event(c->pool, c->m, ev))
+		if (c->m && upool_machine_event(c->pool, c->m, ev))
 			c->oom = true;
 		break;
 	case PERF_RECORD_COMM:
-		if (c->m && cli_machine_event(c->pool, c->m, ev))
+		if (c->m && upool_machine_event(c->pool, c->m, ev))
 			c->oom = true;
 		t = thread_get(c, ev->u.comm.tid);
 		if (t) {
@@ -163,7 +163,7 @@ static int on_event(void *ctx, const struct perf_event *ev)
 		}
 		break;
 	case PERF_RECORD_FORK:
-		if (c->m && cli_machine_event(c->pool, c->m, ev))
+		if (c->m && upool_machine_event(c->pool, c->m, ev))
 			c->oom = true;
 		t = thread_get(c, ev->u.task.tid);
 		if (t)

@@ -74,7 +74,7 @@ static int on_event(void *ctx, const struct perf_event *ev)
 	struct stacks_ctx *c = ctx;
 
 	if (ev->type != PERF_RECORD_SAMPLE)
-		c->err = cli_machine_event(c->pool, c->m, ev);
+		c->err = upool_machine_event(c->pool, c->m, ev);
 	else if (!c->event || strcmp(ev->evsel->name, c->event) == 0)
 		c->err = upool_add(c->pool, ev);
 	return c->err;

@@ -98,26 +98,4 @@ static inline size_t cli_sample_frames(const struct machine *m, const struct per
 	return k + machine_user_frames(m, ev->sample.pid, pcs, n, out + k, max - k);
 }
 
-/*
- * cli_machine_event() - apply a record to the machine, first delivering the
- * samples queued before it when it changes threads or maps.
- */
-static inline int cli_machine_event(struct upool *pool, struct machine *m,
-				    const struct perf_event *ev)
-{
-	int ret;
-
-	switch (ev->type) {
-	case PERF_RECORD_MMAP:
-	case PERF_RECORD_MMAP2:
-	case PERF_RECORD_COMM:
-	case PERF_RECORD_FORK:
-	case PERF_RECORD_EXIT:
-		ret = upool_flush(pool);
-		return ret ? ret : machine_event(m, ev);
-	default:
-		return 0;
-	}
-}
-
 #endif /* CLI_SYMOPTS_H */

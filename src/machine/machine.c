@@ -344,6 +344,20 @@ static int on_mmap(struct machine *m, const struct perf_event *ev)
 	return p ? maps_insert(p, &nm) : PP_ENOMEM;
 }
 
+bool machine_event_applies(const struct perf_event *ev)
+{
+	switch (ev->type) {
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+	case PERF_RECORD_COMM:
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		return true;
+	default:
+		return false;
+	}
+}
+
 int machine_event(struct machine *m, const struct perf_event *ev)
 {
 	struct process *p, *parent;

@@ -73,6 +73,9 @@ void machine_free(struct machine *m);
  */
 int machine_event(struct machine *m, const struct perf_event *ev);
 
+/** machine_event_applies() - is @ev one machine_event() applies (COMM, FORK, EXIT, MMAP, MMAP2)? */
+bool machine_event_applies(const struct perf_event *ev);
+
 /**
  * machine_sample_frames() - a sample's stack as raw frames, leaf first:
  * the callchain when there is one (context markers applied), else the ip.

@@ -219,18 +219,6 @@ static int on_event(void *ctx, const struct perf_event *ev)
 	int ret;
 
 	switch (ev->type) {
-	case PERF_RECORD_MMAP:
-	case PERF_RECORD_MMAP2:
-	case PERF_RECORD_COMM:
-	case PERF_RECORD_FORK:
-	case PERF_RECORD_EXIT:
-		/* the workers read the maps: land what they hold first */
-		ret = upool_flush(c->pool);
-		if (!ret)
-			ret = machine_event(c->m, ev);
-		if (!ret)
-			ret = acct_event(&c->acct, ev, NULL, 0);
-		break;
 	case PERF_RECORD_SAMPLE:
 	case PERF_RECORD_SWITCH:
 	case PERF_RECORD_SWITCH_CPU_WIDE:
@@ -239,7 +227,10 @@ static int on_event(void *ctx, const struct perf_event *ev)
 		ret = upool_add(c->pool, ev);
 		break;
 	default:
-		ret = machine_event(c->m, ev);
+		/* threads and maps: after what the pool holds, then accounted */
+		ret = upool_machine_event(c->pool, c->m, ev);
+		if (!ret && machine_event_applies(ev))
+			ret = acct_event(&c->acct, ev, NULL, 0);
 		break;
 	}
 	if (ret)

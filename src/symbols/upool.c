@@ -148,6 +148,16 @@ int upool_flush(struct upool *p)
 	return land(p, false);
 }
 
+int upool_machine_event(struct upool *p, struct machine *m, const struct perf_event *ev)
+{
+	int ret;
+
+	if (!machine_event_applies(ev))
+		return 0;
+	ret = upool_flush(p);
+	return ret ? ret : machine_event(m, ev);
+}
+
 /* Point a decoded side-band record's string into the copy at @rec. */
 static void rebase(struct perf_event *ev, const struct perf_event *orig, const uint8_t *rec)
 {

@@ -50,6 +50,14 @@ int upool_add(struct upool *p, const struct perf_event *ev);
 /** upool_flush() - unwind and deliver every queued sample. Return: as upool_add(). */
 int upool_flush(struct upool *p);
 
+/**
+ * upool_machine_event() - apply @ev to @m (machine_event()), first
+ * delivering every queued sample when it is a record about threads or maps:
+ * the workers read @m, and what came before @ev must see it unchanged.
+ * Return: 0, or the error of the flush or of machine_event().
+ */
+int upool_machine_event(struct upool *p, struct machine *m, const struct perf_event *ev);
+
 /** upool_add_stats() - add the workers' unwinding counts to @st. */
 void upool_add_stats(const struct upool *p, struct sym_stats *st);
 
