@@ -78,6 +78,8 @@ static void walk(const char *dir)
 	struct dirent **list;
 	int nr = scandir(dir, &list, NULL, alphasort);
 
+	if (nr < 0)
+		return; /* a missing directory (the corpus beside another checkout) */
 	for (int i = 0; i < nr; i++) {
 		char *p;
 		struct stat st;
