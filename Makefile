@@ -112,7 +112,7 @@ $(BUILD)/obj/src/plugin/pprof.o: ALL_CFLAGS += -I$(BUILD)/gen
 
 .SECONDEXPANSION:
 # plugins/NAME/LIBS: the libraries a plugin links (e.g. -llz4), if any
-$(BUILD)/plugins/%.so: $$(wildcard plugins/%/*.c) $$(wildcard plugins/%/*.h) include/perfport/plugin.h
+$(BUILD)/plugins/%.so: $$(wildcard plugins/%/*.c) $$(wildcard plugins/%/*.h) $(wildcard include/perfport/*.h)
 	@mkdir -p $(dir $@)
 	$(msg) PLUGIN $@
 	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(LDFLAGS) -Iinclude -fPIC -shared \

@@ -41,7 +41,7 @@ extern "C" {
 #endif
 
 #define PERFPORT_ABI_MAJOR 1
-#define PERFPORT_ABI_MINOR 0
+#define PERFPORT_ABI_MINOR 1
 /* What a plugin puts in perfport_exporter.abi_version. */
 #define PERFPORT_ABI_VERSION ((uint32_t)(PERFPORT_ABI_MAJOR << 16 | PERFPORT_ABI_MINOR))
 
@@ -335,6 +335,20 @@ struct perfport_host {
 				     struct perfport_http_response *rs);
 
 	void *priv;                     /* the host's; do not touch */
+
+	/* --- ABI 1.1 --- */
+
+	/*
+	 * create() - open a further output file @name for writing, in the
+	 * directory a PERFPORT_EXPORTER_DIRECTORY format writes into (beside
+	 * write()'s @out). @name is [A-Za-z0-9._-]+, not starting with '.',
+	 * and not already made in this write(). Only during write(); the host
+	 * closes the file after write() returns (do not fclose() it) and
+	 * removes every file made if the format fails. Return: the stream, or
+	 * NULL (the host has logged why: not a directory format, a bad name,
+	 * the file cannot be made).
+	 */
+	FILE *(*create)(const struct perfport_host *host, const char *name);
 };
 
 enum perfport_option_type {
@@ -362,6 +376,15 @@ struct perfport_option {
 	const char *value;
 };
 
+/* perfport_exporter.flags (ABI 1.1) */
+enum {
+	/* The format writes several files: -o names a directory (made if
+	 * missing; <-o>/<name> when several formats are asked for, ./<name>
+	 * without -o), write()'s @out is the file default_output in it, and
+	 * host->create() makes the others. It cannot write to stdout. */
+	PERFPORT_EXPORTER_DIRECTORY = 1 << 0,
+};
+
 /* The one symbol an exporter exports. */
 struct perfport_exporter {
 	uint32_t abi_version;           /* PERFPORT_ABI_VERSION */
@@ -384,6 +407,9 @@ struct perfport_exporter {
 	enum perfport_status (*upload)(void *state, const struct perfport_profile *p);
 	/* fini() - release @state. */
 	void (*fini)(void *state);
+
+	/* --- ABI 1.1 --- */
+	uint32_t flags;                 /* PERFPORT_EXPORTER_* */
 };
 
 #ifdef __cplusplus

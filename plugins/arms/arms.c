@@ -27,6 +27,7 @@
 
 #include <lz4.h>
 
+#include "perfport/json.h"
 #include "perfport/plugin.h"
 
 static const struct perfport_option_def options[] = {
@@ -70,43 +71,10 @@ struct arms {
 	int err;
 };
 
-/* JSON string body (no quotes): escaped; bytes that are not UTF-8 become '?'. */
-static void put_json(FILE *out, const char *s)
-{
-	const unsigned char *q = (const unsigned char *)s;
-
-	while (*q) {
-		unsigned char ch = *q;
-		int n = ch < 0x80 ? 0 : (ch & 0xe0) == 0xc0 ? 1 : (ch & 0xf0) == 0xe0 ? 2
-			: (ch & 0xf8) == 0xf0 ? 3 : -1;
-		bool ok = n >= 0;
-
-		for (int k = 1; ok && k <= n; k++)
-			ok = (q[k] & 0xc0) == 0x80;
-		if (!ok) {
-			fputc('?', out);
-			q++;
-		} else if (n) {
-			fwrite(q, 1, (size_t)n + 1, out);
-			q += n + 1;
-		} else {
-			if (ch == '"' || ch == '\\')
-				fprintf(out, "\\%c", ch);
-			else if (ch == '\n')
-				fputs("\\n", out);
-			else if (ch < 0x20)
-				fprintf(out, "\\u%04x", ch);
-			else
-				fputc(ch, out);
-			q++;
-		}
-	}
-}
-
 static void put_field(FILE *out, bool first, const char *key, const char *value)
 {
 	fprintf(out, "%s\"%s\":\"", first ? "" : ",", key);
-	put_json(out, value);
+	perfport_json_chars(out, value);
 	fputc('"', out);
 }
 
@@ -297,15 +265,15 @@ static char *labels_json(const struct perfport_profile *p)
 	fputc('{', m);
 	for (size_t i = 0; i < p->nr_labels; i++) {
 		fprintf(m, "%s\"", first ? "" : ",");
-		put_json(m, p->labels[i].key);
+		perfport_json_chars(m, p->labels[i].key);
 		fputs("\":\"", m);
-		put_json(m, p->labels[i].value);
+		perfport_json_chars(m, p->labels[i].value);
 		fputc('"', m);
 		first = false;
 	}
 	if (p->hostname) {
 		fprintf(m, "%s\"host\":\"", first ? "" : ",");
-		put_json(m, p->hostname);
+		perfport_json_chars(m, p->hostname);
 		fputc('"', m);
 	}
 	fputc('}', m);

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "perfport/json.h"
 #include "perfport/plugin.h"
 
 enum cg_type { T_RUNNABLE, T_BLOCKED, T_WAITING, T_TIMED_WAITING, T_IDLE, T_COUNT };
@@ -190,38 +191,11 @@ static int add_stack(void *ctx, const struct perfport_profile *p, const uint32_t
 	return 0;
 }
 
-/* JSON string: escaped; bytes that are not UTF-8 become '?'. */
+/* A JSON string: @s, then @suffix (may be NULL), inside one pair of quotes. */
 static void put_str(FILE *out, const char *s, const char *suffix)
 {
-	const unsigned char *p = (const unsigned char *)s;
-
 	fputc('"', out);
-	while (*p) {
-		unsigned char ch = *p;
-		int n = ch < 0x80 ? 0 : (ch & 0xe0) == 0xc0 ? 1 : (ch & 0xf0) == 0xe0 ? 2
-			: (ch & 0xf8) == 0xf0 ? 3 : -1;
-		bool ok = n >= 0;
-
-		for (int k = 1; ok && k <= n; k++)
-			ok = (p[k] & 0xc0) == 0x80;
-		if (!ok) {
-			fputc('?', out);
-			p++;
-		} else if (n) {
-			fwrite(p, 1, (size_t)n + 1, out);
-			p += n + 1;
-		} else if (ch == '"' || ch == '\\') {
-			fputc('\\', out);
-			fputc(ch, out);
-			p++;
-		} else if (ch < 0x20) {
-			fprintf(out, "\\u%04x", ch);
-			p++;
-		} else {
-			fputc(ch, out);
-			p++;
-		}
-	}
+	perfport_json_chars(out, s);
 	if (suffix)
 		fputs(suffix, out);
 	fputc('"', out);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "../net/net.h"
 #include "../plugin/plugin.h"
@@ -147,6 +148,13 @@ static int parse_setting(const char *arg, struct setting *s)
 	}
 	s->value = strdup(eq + 1);
 	return s->key && *s->key && s->value ? 0 : -1;
+}
+
+static bool is_directory(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 static FILE *open_output(const char *path)
@@ -309,6 +317,12 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 		cli_usage_error(cmd, "-o - (stdout) takes one format");
 		goto out;
 	}
+	for (size_t i = 0; !upload_cmd && output && strcmp(output, "-") == 0 && i < nr_pl; i++)
+		if (plugin_is_directory(pl[i])) {
+			cli_usage_error(cmd, "format '%s' writes a directory of files: not to stdout",
+					plugin_exporter(pl[i])->name);
+			goto out;
+		}
 
 	po.o.progress = cli_progress;
 	po.o.progress_ctx = &shown;
@@ -337,28 +351,45 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 	for (size_t i = 0; i < nr_pl; i++) {
 		const struct perfport_exporter *ex = plugin_exporter(pl[i]);
 		const char *name = ex->default_output ? ex->default_output : ex->name;
-		char file[4096];
+		char file[4096 + 256], dir[4096];
+		bool made_dir = false;
 		FILE *f;
 		int r;
 
 		if (upload_cmd) {
-			r = plugin_run(pl[i], view, NULL, true);
+			r = plugin_run(pl[i], view, NULL, NULL, true);
 			if (r)
 				ret = net_spooled() ? EXIT_SPOOLED : EXIT_NOTHING;
 			continue;
 		}
-		if (nr_pl == 1 && output)
+		if (plugin_is_directory(pl[i])) {
+			/* <-o> for one format, else <-o or .>/<name>; the main file in it */
+			if (nr_pl == 1 && output)
+				snprintf(dir, sizeof(dir), "%s", output);
+			else
+				snprintf(dir, sizeof(dir), "%s%s%s", output ? output : "",
+					 output ? "/" : "", ex->name);
+			made_dir = mkdir(dir, 0777) == 0;
+			if (!made_dir && (errno != EEXIST || !is_directory(dir))) {
+				pp_error("cannot make directory '%s': %s", dir,
+					 errno == EEXIST ? strerror(ENOTDIR) : strerror(errno));
+				ret = EXIT_NOTHING;
+				continue;
+			}
+			snprintf(file, sizeof(file), "%s/%s", dir, name);
+		} else if (nr_pl == 1 && output) {
 			snprintf(file, sizeof(file), "%s", output);
-		else if (output)
+		} else if (output) {
 			snprintf(file, sizeof(file), "%s/%s", output, name);
-		else
+		} else {
 			snprintf(file, sizeof(file), "%s", name);
+		}
 		f = open_output(file);
 		if (!f) {
 			ret = EXIT_NOTHING;
 			continue;
 		}
-		r = plugin_run(pl[i], view, f, false);
+		r = plugin_run(pl[i], view, f, plugin_is_directory(pl[i]) ? dir : NULL, false);
 		if (f == stdout ? fflush(f) : fclose(f)) {
 			pp_error("cannot write '%s': %s", file, strerror(errno));
 			r = PP_EIO;
@@ -367,10 +398,14 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 			ret = EXIT_NOTHING;
 			if (f != stdout)
 				remove(file);
+			if (made_dir)
+				rmdir(dir);
 			continue;
 		}
+		if (plugin_is_directory(pl[i]))
+			snprintf(file, sizeof(file), "%s/", dir);
 		pp_info("%s: '%s'", ex->name, file);
-		if (upload && plugin_run(pl[i], view, NULL, true))
+		if (upload && plugin_run(pl[i], view, NULL, NULL, true))
 			ret = net_spooled() ? EXIT_SPOOLED : EXIT_NOTHING;
 	}
 	if (ret == EXIT_FULL && partial) {

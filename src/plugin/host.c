@@ -300,12 +300,112 @@ int plugin_set_option(struct plugin *pl, const char *key, const char *value)
 	return PP_EUSAGE;
 }
 
-int plugin_run(struct plugin *pl, const struct perfport_profile *view, FILE *out, bool upload)
+/* The files a directory format made with host->create() during one write(). */
+static struct {
+	const char *format;
+	const char *dir;             /* NULL: create() is refused */
+	struct made_file {
+		char *path;
+		FILE *f;
+	} *files;
+	size_t nr;
+} run;
+
+static bool file_name_ok(const char *name)
+{
+	if (!*name || *name == '.' || strlen(name) > 255)
+		return false;
+	for (const char *c = name; *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+		      (*c >= '0' && *c <= '9') || *c == '.' || *c == '_' || *c == '-'))
+			return false;
+	return true;
+}
+
+FILE *plugin_create_file(const struct perfport_host *host, const char *name)
+{
+	struct made_file *m;
+	char path[PATH_MAX];
+	FILE *f;
+
+	(void)host;
+	if (!run.dir) {
+		pp_error("format '%s': cannot make further files: it writes %s",
+			 run.format ? run.format : "?", run.format ? "one file" : "nothing now");
+		return NULL;
+	}
+	if (!name || !file_name_ok(name)) {
+		pp_error("format '%s': refused file name '%s'", run.format, name ? name : "(null)");
+		return NULL;
+	}
+	for (size_t i = 0; i < run.nr; i++) {
+		const char *base = strrchr(run.files[i].path, '/');
+
+		if (strcmp(base ? base + 1 : run.files[i].path, name) == 0) {
+			pp_error("format '%s': file '%s' made twice", run.format, name);
+			return NULL;
+		}
+	}
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", run.dir, name) >= sizeof(path)) {
+		pp_error("cannot write '%s/%s': %s", run.dir, name, strerror(ENAMETOOLONG));
+		return NULL;
+	}
+	m = realloc(run.files, (run.nr + 1) * sizeof(*m));
+	if (!m)
+		return NULL;
+	run.files = m;
+	f = fopen(path, "w");
+	if (!f) {
+		pp_error("cannot write '%s': %s", path, strerror(errno));
+		return NULL;
+	}
+	run.files[run.nr].path = strdup(path);
+	if (!run.files[run.nr].path) {
+		fclose(f);
+		remove(path);
+		return NULL;
+	}
+	run.files[run.nr++].f = f;
+	return f;
+}
+
+/* Close what create() made; remove it all if @failed. Return: PP_OK or PP_EIO. */
+static int run_files_close(bool failed)
+{
+	int ret = PP_OK;
+
+	for (size_t i = 0; i < run.nr; i++) {
+		if (fclose(run.files[i].f) && !failed) {
+			pp_error("cannot write '%s': %s", run.files[i].path, strerror(errno));
+			ret = PP_EIO;
+		}
+	}
+	for (size_t i = 0; i < run.nr; i++) {
+		if (failed || ret)
+			remove(run.files[i].path);
+		else
+			pp_debug("%s: '%s'", run.format, run.files[i].path);
+		free(run.files[i].path);
+	}
+	free(run.files);
+	memset(&run, 0, sizeof(run));
+	return ret;
+}
+
+bool plugin_is_directory(const struct plugin *pl)
+{
+	return PERFPORT_HAS(pl->ex, struct perfport_exporter, flags) &&
+	       (pl->ex->flags & PERFPORT_EXPORTER_DIRECTORY);
+}
+
+int plugin_run(struct plugin *pl, const struct perfport_profile *view, FILE *out,
+	       const char *dir, bool upload)
 {
 	const struct perfport_exporter *ex = pl->ex;
 	struct perfport_option *opts;
 	enum perfport_status st = PERFPORT_OK;
 	void *state = NULL;
+	int ret;
 
 	if (upload && !ex->upload) {
 		pp_error("format '%s' writes files only: it cannot upload", ex->name);
@@ -330,24 +430,25 @@ int plugin_run(struct plugin *pl, const struct perfport_profile *view, FILE *out
 		free(opts);
 		return PP_EPLUGIN;
 	}
+	ret = PP_OK;
 	if (out) {
+		run.format = ex->name;
+		run.dir = plugin_is_directory(pl) ? dir : NULL;
 		st = ex->write(state, view, out);
 		if (st != PERFPORT_OK)
 			pp_error("format '%s': writing failed", ex->name);
+		ret = run_files_close(st != PERFPORT_OK);
 	}
-	if (st == PERFPORT_OK && upload) {
+	if (st == PERFPORT_OK && !ret && upload) {
 		st = ex->upload(state, view);
 		if (st != PERFPORT_OK)
 			pp_error("format '%s': upload failed", ex->name);
 	}
 	ex->fini(state);
 	free(opts);
+	if (ret)
+		return ret;
 	return st == PERFPORT_OK ? PP_OK : PP_EPLUGIN;
-}
-
-int plugin_write(struct plugin *pl, const struct perfport_profile *view, FILE *out)
-{
-	return plugin_run(pl, view, out, false);
 }
 
 /* --- listing --- */

@@ -60,17 +60,22 @@ const char *plugin_path(const struct plugin *pl);
 int plugin_set_option(struct plugin *pl, const char *key, const char *value);
 
 /**
- * plugin_write() - init (with the options set, the rest defaulted), write
- * @view to @out, fini. Return: PP_OK, or PP_EPLUGIN (the plugin said why).
+ * plugin_is_directory() - does the format write a directory of files
+ * (PERFPORT_EXPORTER_DIRECTORY)?
  */
-int plugin_write(struct plugin *pl, const struct perfport_profile *view, FILE *out);
+bool plugin_is_directory(const struct plugin *pl);
 
 /**
  * plugin_run() - init, write @view to @out (NULL: no file), upload it if
- * @upload, fini. Return: PP_OK, PP_EUSAGE (the format cannot upload), or
- * PP_EPLUGIN (the plugin or the host said why).
+ * @upload, fini. @dir: for a directory format, the directory @out is in,
+ * where host->create() makes the other files (NULL: none may be made).
+ * Files made that way are closed before it returns, and removed if the
+ * format failed.
+ * Return: PP_OK, PP_EUSAGE (the format cannot upload), PP_EIO (a file made
+ * could not be written), or PP_EPLUGIN (the plugin or the host said why).
  */
-int plugin_run(struct plugin *pl, const struct perfport_profile *view, FILE *out, bool upload);
+int plugin_run(struct plugin *pl, const struct perfport_profile *view, FILE *out,
+	       const char *dir, bool upload);
 
 /**
  * typedef plugin_list_fn - one plugin found by plugin_list(): loaded and
@@ -105,6 +110,9 @@ enum perfport_status pprof_encode(const struct perfport_profile *p,
 
 /** host_gzip() - the host's gzip service (struct perfport_host.gzip). */
 enum perfport_status host_gzip(const void *data, size_t len, void **out, size_t *out_len);
+
+/** plugin_create_file() - the host's create service (struct perfport_host.create). */
+FILE *plugin_create_file(const struct perfport_host *host, const char *name);
 
 /** plugin_host() - the host services handed to plugins (static). */
 const struct perfport_host *plugin_host(void);

@@ -292,6 +292,7 @@ const struct perfport_host *plugin_host(void)
 		.free = free,
 		.gzip = host_gzip,
 		.http = host_http,
+		.create = plugin_create_file,
 	};
 
 	return &host;

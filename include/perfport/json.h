@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * perfport/json.h - writing JSON strings from a plugin, header only.
+ *
+ * Symbol names, file names and labels reach a plugin as the recording has
+ * them: usually UTF-8, sometimes not. A JSON text must be UTF-8, so bytes
+ * that do not form a UTF-8 sequence are written as '?'; '"', '\\' and the
+ * control characters are escaped.
+ */
+#ifndef PERFPORT_JSON_H
+#define PERFPORT_JSON_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * perfport_json_chars() - @s escaped as the inside of a JSON string (no
+ * quotes), to @out.
+ */
+static inline void perfport_json_chars(FILE *out, const char *s)
+{
+	const unsigned char *q = (const unsigned char *)s;
+
+	while (*q) {
+		unsigned char ch = *q;
+		int n = ch < 0x80 ? 0 : (ch & 0xe0) == 0xc0 ? 1 : (ch & 0xf0) == 0xe0 ? 2
+			: (ch & 0xf8) == 0xf0 ? 3 : -1;
+		bool ok = n >= 0;
+
+		for (int k = 1; ok && k <= n; k++)
+			ok = (q[k] & 0xc0) == 0x80;
+		if (!ok) {
+			fputc('?', out);
+			q++;
+		} else if (n) {
+			fwrite(q, 1, (size_t)n + 1, out);
+			q += n + 1;
+		} else {
+			if (ch == '"' || ch == '\\') {
+				fputc('\\', out);
+				fputc(ch, out);
+			} else if (ch == '\n') {
+				fputs("\\n", out);
+			} else if (ch < 0x20 || ch == 0x7f) {
+				fprintf(out, "\\u%04x", ch);
+			} else {
+				fputc(ch, out);
+			}
+			q++;
+		}
+	}
+}
+
+/**
+ * perfport_json_string() - @s as a quoted JSON string to @out; NULL is
+ * written as null.
+ */
+static inline void perfport_json_string(FILE *out, const char *s)
+{
+	if (!s) {
+		fputs("null", out);
+		return;
+	}
+	fputc('"', out);
+	perfport_json_chars(out, s);
+	fputc('"', out);
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PERFPORT_JSON_H */
