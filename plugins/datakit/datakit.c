@@ -48,15 +48,15 @@ static const struct perfport_option_def options[] = {
 	  "runtime tag (a --label runtime= wins)" },
 	{ "url", PERFPORT_OPT_STRING, "http://127.0.0.1:9529", NULL,
 	  "upload: Datakit's address; the request goes to URL" DK_PATH },
-	{ "max_mb", PERFPORT_OPT_INT, "32", NULL,
-	  "upload: refuse a body over this many MiB (Datakit's body_size_limit_mb)" },
+	{ "max_bytes", PERFPORT_OPT_INT, "33554432", NULL,
+	  "upload: refuse a body over this size (Datakit's body_size_limit_mb, 32 MiB)" },
 };
 
 struct datakit {
 	const struct perfport_host *host;
 	const char *counters, *time_unit, *unit, *dimension, *attachment, *language;
 	const char *runtime, *url;
-	long max_mb;
+	long long max_bytes;
 };
 
 /* A name=value pair of the point or the event's tags. */
@@ -514,8 +514,8 @@ static enum perfport_status dk_init(const struct perfport_host *host,
 			d->runtime = v;
 		else if (!strcmp(k, "url"))
 			d->url = v;
-		else if (!strcmp(k, "max_mb"))
-			d->max_mb = v ? strtol(v, NULL, 10) : 32;
+		else if (!strcmp(k, "max_bytes"))
+			d->max_bytes = v ? strtoll(v, NULL, 10) : 32ll << 20;
 	}
 	if (!d->attachment || !*d->attachment || strchr(d->attachment, '/') ||
 	    strcmp(d->attachment, DK_EVENT) == 0 || *d->attachment == '.') {
@@ -524,8 +524,8 @@ static enum perfport_status dk_init(const struct perfport_host *host,
 		free(d);
 		return PERFPORT_ERROR;
 	}
-	if (d->max_mb <= 0) {
-		host->log(host, PERFPORT_LOG_ERROR, "datakit: max_mb must be above 0");
+	if (d->max_bytes <= 0) {
+		host->log(host, PERFPORT_LOG_ERROR, "datakit: max_bytes must be above 0");
 		free(d);
 		return PERFPORT_ERROR;
 	}
@@ -623,11 +623,11 @@ static enum perfport_status dk_upload(void *state, const struct perfport_profile
 		free(b.buf);
 		return PERFPORT_ERROR;
 	}
-	if (b.len > (size_t)d->max_mb << 20) {
+	if ((long long)b.len > d->max_bytes) {
 		h->log(h, PERFPORT_LOG_ERROR,
-		       "datakit: the upload is %.1f MiB, over the limit of %ld MiB (Datakit's "
-		       "body_size_limit_mb; -O datakit.max_mb=): narrow it with --pid, --time or "
-		       "-O datakit.counter=", (double)b.len / (1 << 20), d->max_mb);
+		       "datakit: the upload is %zu bytes, over the limit of %lld (Datakit's "
+		       "body_size_limit_mb, -O datakit.max_bytes=): narrow it with --pid, --time "
+		       "or -O datakit.counter=", b.len, d->max_bytes);
 		free(b.buf);
 		return PERFPORT_ERROR;
 	}

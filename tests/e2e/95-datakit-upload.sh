@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# perfport upload -f datakit against a loopback Datakit profiling input
+# (tests/e2e/lib/datakit_server.py: the multipart body parsed by Python's
+# email package, every attachment the event lists present and gzip): the
+# event's tags and RFC 3339 times; the pprof decoded by protoc with the
+# tree's totals; export --upload sends the event.json it wrote; a body over
+# the size limit is refused before sending; 500 retried, 400 not, a
+# persistent failure spooled and resent.
+. "$(dirname "$0")/lib/common.sh"
+need_python
+need_perf
+need_tracepoint
+command -v protoc >/dev/null || skip "protoc is not installed (apt-get install protobuf-compiler)"
+PROTO=/usr/share/gocode/src/github.com/google/pprof/proto/profile.proto
+[ -f "$PROTO" ] || skip "profile.proto is not installed (apt-get install golang-github-google-pprof-dev)"
+export XDG_STATE_HOME="$WORK/state"
+SHAPE="$WORK/shape"
+cc -O2 -g -fno-omit-frame-pointer -pthread -o "$SHAPE" "$TOP/tests/e2e/progs/shape.c"
+record "$WORK/sw.data" -e cpu-clock/freq=997/ -e sched:sched_switch --switch-events -g -- \
+	"$SHAPE" 1 "$WORK"
+"$PERFPORT" -q report --json -i "$WORK/sw.data" >"$WORK/tree.json" || fail "report: exit $?"
+
+SERVER_PID=
+start_server() { # SCRIPT [PORT]
+	if [ -n "$SERVER_PID" ]; then kill "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true; fi
+	rm -rf "$WORK/srv"; mkdir -p "$WORK/srv"
+	$PY "$TOP/tests/e2e/lib/datakit_server.py" "$WORK/srv" "$1" ${2:-} 2>"$WORK/srv.log" &
+	SERVER_PID=$!
+	for _ in $(seq 100); do [ -f "$WORK/srv/port" ] && break; sleep 0.05; done
+	[ -f "$WORK/srv/port" ] || { cat "$WORK/srv.log"; fail "the test server did not start"; }
+	URL="http://127.0.0.1:$(cat "$WORK/srv/port")"
+}
+trap '[ -z "$SERVER_PID" ] || kill "$SERVER_PID" 2>/dev/null; rm -rf "$WORK"' EXIT
+upload() { # OUT ARGS...
+	local out=$1; shift
+	rc=0
+	"$PERFPORT" -v upload -i "$WORK/sw.data" -f datakit -O "url=$URL" --label service=shape \
+		--label env=test --label version=1.0 "$@" >"$WORK/$out.stdout" 2>"$WORK/$out.stderr" || rc=$?
+}
+# the last request the server took: no errors, the event's tags and times,
+# the pprof's totals
+check_last() {
+	local n
+	n=$(ls "$WORK"/srv/req-*.json | sed 's/.*req-\([0-9]*\).json/\1/' | sort -n | tail -1)
+	$PY - "$WORK/srv/req-$n.json" "$WORK/tree.json" <<'PY' || fail "request $n: $(tail -3 "$WORK/srv.log")"
+import datetime, json, os, re, sys
+r = json.load(open(sys.argv[1]))
+tree = json.load(open(sys.argv[2]))
+if r["errors"]:
+    sys.exit("the server refused the request: %s" % r["errors"])
+ev = r["event"]
+tags = dict(kv.split(":", 1) for kv in ev["tags_profiler"].split(","))
+pids = {str(t["pid"]) for t in tree["threads"] if t["pid"]}
+want = {"service": "shape", "env": "test", "version": "1.0", "runtime_os": "linux",
+        "process_id": pids.pop()}
+for k, v in want.items():
+    if tags.get(k) != v:
+        sys.exit("tags_profiler %s: %r, want %r" % (k, tags.get(k), v))
+if not tags.get("host") or not tags.get("runtime_arch"):
+    sys.exit("tags_profiler without host or runtime_arch: %r" % tags)
+for k in ("start", "end"):
+    if not re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z", ev[k]):
+        sys.exit("%s %r is not RFC 3339 with nanoseconds" % (k, ev[k]))
+t0 = datetime.datetime.fromisoformat(ev["start"][:26] + "+00:00")
+t1 = datetime.datetime.fromisoformat(ev["end"][:26] + "+00:00")
+if not 0 < (t1 - t0).total_seconds() < 60:
+    sys.exit("start %s end %s" % (ev["start"], ev["end"]))
+if ev["attachments"] != ["cpu.pprof"] or r["parts"] != ["cpu.pprof", "event"]:
+    sys.exit("attachments %r, parts %r" % (ev["attachments"], r["parts"]))
+print("event: %d tags, %s .. %s, parts %s" % (len(tags), ev["start"], ev["end"], r["parts"]))
+PY
+	zcat "$WORK/srv/req-$n/cpu.pprof" | protoc --decode=perftools.profiles.Profile \
+		--proto_path="$(dirname "$PROTO")" profile.proto >"$WORK/decoded.txt" ||
+		fail "protoc cannot decode the uploaded pprof"
+	$PY "$TOP/tests/e2e/lib/pprof_check.py" "$WORK/decoded.txt" "$WORK/tree.json" >/dev/null ||
+		fail "the uploaded pprof's totals"
+}
+
+start_server 200
+upload ok
+[ $rc -eq 0 ] || { cat "$WORK/ok.stderr"; fail "upload: exit $rc"; }
+check_last
+echo "ok: multipart upload, event and pprof = the tree"
+
+# export --upload: the event.json written is the event sent
+start_server 200
+rc=0
+"$PERFPORT" -q export --upload -i "$WORK/sw.data" -f datakit -o "$WORK/dk" -O "url=$URL/" \
+	--label service=shape --label env=test --label version=1.0 || rc=$?
+[ $rc -eq 0 ] || fail "export --upload: exit $rc"
+cmp -s "$WORK/dk/event.json" "$WORK/srv/req-0/event" || fail "the event sent is not the event.json written"
+cmp -s "$WORK/dk/cpu.pprof" "$WORK/srv/req-0/cpu.pprof" || fail "the pprof sent is not the one written"
+check_last
+echo "ok: export --upload sends the files it wrote (a trailing / in the url is fine)"
+
+start_server 200
+upload big -O max_bytes=1000
+[ $rc -eq 2 ] || fail "over max_bytes: exit $rc, want 2"
+grep -q "over the limit of 1000" "$WORK/big.stderr" || fail "over max_bytes: $(cat "$WORK/big.stderr")"
+[ ! -e "$WORK/srv/req-0.json" ] || fail "a body over the limit was sent"
+echo "ok: a body over the limit is refused before sending"
+
+start_server 500,200
+upload retry
+[ $rc -eq 0 ] || fail "500 then 200: exit $rc"
+[ -e "$WORK/srv/req-1.json" ] || fail "500 then 200: not retried"
+check_last
+echo "ok: 500 then 200 retried"
+
+start_server 400
+upload bad
+[ $rc -eq 2 ] || fail "400: exit $rc, want 2"
+grep -q "answer 400 from the test" "$WORK/bad.stderr" || fail "the 400's message is not shown"
+[ ! -e "$WORK/srv/req-1.json" ] || fail "a 400 was retried"
+echo "ok: 400 not retried, its message shown"
+
+start_server 500
+upload down --retries 1
+[ $rc -eq 4 ] || fail "persistent 500: exit $rc, want 4"
+[ "$(ls "$WORK/state/perfport/spool" | wc -l)" -eq 1 ] || fail "persistent 500: not spooled"
+start_server 200 "$(cat "$WORK/srv/port")"
+rc=0; "$PERFPORT" resend >"$WORK/resend.stdout" 2>"$WORK/resend.stderr" || rc=$?
+[ $rc -eq 0 ] || { cat "$WORK/resend.stderr"; fail "resend: exit $rc"; }
+[ -z "$(ls "$WORK/state/perfport/spool")" ] || fail "the spool is not empty after resend"
+check_last
+echo "ok: spooled, resent whole"
+echo "ok: datakit upload"

@@ -1,0 +1,118 @@
+#!/usr/bin/python3
+"""A loopback stand-in for Datakit's profiling input
+(POST /profiling/v1/input, multipart/form-data) that checks each request on
+its own with Python's standard library: the path, the content type and its
+boundary, the multipart body parsed by the email package, an "event" part
+(filename event.json) holding JSON, and one part per attachment the event
+lists (no more, no fewer), each gzip. The 32 MiB limit is Datakit's.
+
+usage: datakit_server.py DIR SCRIPT [PORT]
+  DIR     "port" when ready; per request N: req-N.json (verdict, the event,
+          the part names) and req-N/<part> (each part's bytes)
+  SCRIPT  answers, comma-separated, the last repeating: 200, 500, 400
+"""
+import email.parser
+import email.policy
+import gzip
+import http.server
+import json
+import os
+import sys
+import time
+
+DIR, SCRIPT = sys.argv[1], sys.argv[2].split(",")
+LIMIT = 32 << 20
+count = 0
+
+
+def verify(h, body):
+    errs, event, parts = [], None, {}
+    if h.path != "/profiling/v1/input":
+        errs.append("path " + h.path)
+    ctype = h.headers.get("Content-Type", "")
+    if not ctype.startswith("multipart/form-data;") or "boundary=" not in ctype:
+        errs.append("content type %r" % ctype)
+        return errs, event, parts
+    if len(body) > LIMIT:
+        errs.append("body of %d bytes, over 32 MiB" % len(body))
+    msg = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
+        b"Content-Type: " + ctype.encode() + b"\r\nMIME-Version: 1.0\r\n\r\n" + body)
+    if not msg.is_multipart() or msg.defects:
+        errs.append("not a well-formed multipart body: %s" % msg.defects)
+        return errs, event, parts
+    for p in msg.iter_parts():
+        if p.get_content_disposition() != "form-data":
+            errs.append("a part that is not form-data")
+            continue
+        name = p.get_param("name", header="content-disposition")
+        if name in parts:
+            errs.append("part %r twice" % name)
+        parts[name] = (p.get_filename(), p.get_payload(decode=True))
+    if "event" not in parts:
+        errs.append("no event part")
+        return errs, event, parts
+    if parts["event"][0] != "event.json":
+        errs.append("event part filename %r" % parts["event"][0])
+    try:
+        event = json.loads(parts["event"][1])
+    except ValueError as e:
+        errs.append("event: %s" % e)
+        return errs, event, parts
+    want = set(event.get("attachments", [])) | {"event"}
+    if set(parts) != want:
+        errs.append("parts %s, the event lists %s" % (sorted(parts), sorted(want)))
+    for a in event.get("attachments", []):
+        if a in parts:
+            if parts[a][0] != a:
+                errs.append("attachment %s: filename %r" % (a, parts[a][0]))
+            try:
+                gzip.decompress(parts[a][1])
+            except OSError as e:
+                errs.append("attachment %s is not gzip: %s" % (a, e))
+    return errs, event, parts
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def do_POST(self):
+        global count
+        n = count
+        count += 1
+        step = SCRIPT[min(n, len(SCRIPT) - 1)]
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        errs, event, parts = verify(self, body)
+        d = os.path.join(DIR, "req-%d" % n)
+        os.makedirs(d, exist_ok=True)
+        for name, (_, data) in parts.items():
+            if "/" not in name and not name.startswith("."):
+                with open(os.path.join(d, name), "wb") as f:
+                    f.write(data)
+        with open(os.path.join(DIR, "req-%d.json" % n), "w") as f:
+            json.dump({"step": step, "errors": errs, "event": event, "parts": sorted(parts),
+                       "bytes": len(body), "time": time.time()}, f)
+        if errs:
+            return self.answer(400, {"error_code": "datakit.badRequest", "message": "; ".join(errs)})
+        code = int(step)
+        if code == 200:
+            return self.answer(200, None)
+        return self.answer(code, {"error_code": "test", "message": "answer %d from the test" % code})
+
+    def answer(self, code, doc):
+        data = json.dumps(doc).encode() if doc is not None else b""
+        self.send_response(code)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        if data:
+            self.wfile.write(data)
+
+
+server = http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[3]) if len(sys.argv) > 3 else 0),
+                                         Handler)
+with open(os.path.join(DIR, "port.tmp"), "w") as f:
+    f.write(str(server.server_address[1]))
+os.rename(os.path.join(DIR, "port.tmp"), os.path.join(DIR, "port"))
+server.serve_forever()
