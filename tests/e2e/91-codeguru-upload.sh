@@ -19,21 +19,9 @@ build_workload
 record "$WORK/on.data" -e cpu-clock/freq=997/ -g -- "$WORKLOAD" 0.5 cpu
 "$PERFPORT" -q export -i "$WORK/on.data" -f codeguru -o "$WORK/offline.json" || fail "export: exit $?"
 
-SERVER_PID=
 start_server() { # SCRIPT [PORT]
-	if [ -n "$SERVER_PID" ]; then
-		kill "$SERVER_PID" 2>/dev/null || true
-		wait "$SERVER_PID" 2>/dev/null || true
-	fi
-	rm -rf "$WORK/srv"
-	mkdir -p "$WORK/srv"
-	$PY "$TOP/tests/e2e/lib/codeguru_server.py" "$WORK/srv" "$@" 2>"$WORK/srv.log" &
-	SERVER_PID=$!
-	for _ in $(seq 100); do [ -f "$WORK/srv/port" ] && break; sleep 0.05; done
-	[ -f "$WORK/srv/port" ] || { cat "$WORK/srv.log"; fail "the test server did not start"; }
-	URL="http://127.0.0.1:$(cat "$WORK/srv/port")"
+	test_server codeguru_server.py "$@"
 }
-trap '[ -z "$SERVER_PID" ] || kill "$SERVER_PID" 2>/dev/null; rm -rf "$WORK"' EXIT
 upload() { # OUT-PREFIX ARGS...
 	local out=$1; shift
 	rc=0

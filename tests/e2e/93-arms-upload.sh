@@ -21,18 +21,9 @@ record "$WORK/sw.data" -e cpu-clock/freq=997/ -e sched:sched_switch --switch-eve
 	"$SHAPE" 1 "$WORK"
 "$PERFPORT" -q export -i "$WORK/sw.data" -f arms -o "$WORK/logs.jsonl" || fail "export: exit $?"
 
-SERVER_PID=
 start_server() { # SCRIPT [PORT]
-	if [ -n "$SERVER_PID" ]; then kill "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true; fi
-	rm -rf "$WORK/srv"; mkdir -p "$WORK/srv"
-	$PY "$TOP/tests/e2e/lib/sls_server.py" "$WORK/srv" "$1" "$TOP/tests/e2e/schemas" ${2:-} \
-		2>"$WORK/srv.log" &
-	SERVER_PID=$!
-	for _ in $(seq 100); do [ -f "$WORK/srv/port" ] && break; sleep 0.05; done
-	[ -f "$WORK/srv/port" ] || { cat "$WORK/srv.log"; fail "the test server did not start"; }
-	URL="http://127.0.0.1:$(cat "$WORK/srv/port")"
+	test_server sls_server.py "$1" "$TOP/tests/e2e/schemas" ${2:-}
 }
-trap '[ -z "$SERVER_PID" ] || kill "$SERVER_PID" 2>/dev/null; rm -rf "$WORK"' EXIT
 upload() { # OUT ARGS...
 	local out=$1; shift
 	rc=0

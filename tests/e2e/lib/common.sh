@@ -5,7 +5,8 @@ set -euo pipefail
 : "${TOP:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)}"
 : "${CORPUS:=$TOP/../shared/corpus}"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/perfport-test.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
+SERVER_PID=
+trap '[ -z "$SERVER_PID" ] || kill "$SERVER_PID" 2>/dev/null; rm -rf "$WORK"' EXIT
 PY=/usr/bin/python3
 CHECK="$TOP/tests/e2e/lib/check.py"
 
@@ -39,4 +40,22 @@ record() {
 	local out=$1; shift
 	perf record -q -o "$out" "$@" >"$WORK/record.log" 2>&1 || {
 		cat "$WORK/record.log"; fail "perf record $* failed"; }
+}
+
+# test_server SERVER.py ARGS... - (re)start a loopback test server of
+# tests/e2e/lib as "SERVER.py $WORK/srv ARGS..."; it writes $WORK/srv/port
+# when it listens. Sets SERVER_PID and URL; the EXIT trap stops it.
+test_server() {
+	local script=$1; shift
+	if [ -n "$SERVER_PID" ]; then
+		kill "$SERVER_PID" 2>/dev/null || true
+		wait "$SERVER_PID" 2>/dev/null || true
+	fi
+	rm -rf "$WORK/srv"
+	mkdir -p "$WORK/srv"
+	$PY "$TOP/tests/e2e/lib/$script" "$WORK/srv" "$@" 2>"$WORK/srv.log" &
+	SERVER_PID=$!
+	for _ in $(seq 100); do [ -f "$WORK/srv/port" ] && break; sleep 0.05; done
+	[ -f "$WORK/srv/port" ] || { cat "$WORK/srv.log"; fail "the test server did not start"; }
+	URL="http://127.0.0.1:$(cat "$WORK/srv/port")"
 }
