@@ -275,6 +275,15 @@ struct perfport_http_request {
 	 * headers added), with ALIBABA_CLOUD_ACCESS_KEY_ID/_SECRET and
 	 * ALIBABA_CLOUD_SECURITY_TOKEN; NULL: not */
 	const char *sls_sign;
+
+	/* --- ABI 1.1 --- */
+	/* non-zero: a gRPC call. Sent over HTTP/2 (prior knowledge on http://,
+	 * ALPN on https://) with content-type application/grpc and te: trailers
+	 * added; @body is the length-prefixed message(s). It succeeded when the
+	 * grpc-status is 0; UNAVAILABLE, DEADLINE_EXCEEDED and
+	 * RESOURCE_EXHAUSTED are retried like a 5xx, any other status is the
+	 * request's fault and is neither retried nor spooled. */
+	uint32_t grpc;
 };
 
 struct perfport_http_response {
@@ -283,6 +292,9 @@ struct perfport_http_response {
 	char *body;                     /* NUL-terminated; free with host->free() */
 	size_t body_len;
 	int spooled;                    /* the request was kept in the spool */
+
+	/* --- ABI 1.1 --- */
+	int grpc_status;                /* a gRPC call's grpc-status; -1: none received */
 };
 
 /* What the host offers a plugin. Check struct_size (PERFPORT_HAS) before

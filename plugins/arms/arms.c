@@ -29,6 +29,7 @@
 
 #include "perfport/json.h"
 #include "perfport/plugin.h"
+#include "perfport/protobuf.h"
 
 static const struct perfport_option_def options[] = {
 	{ "language", PERFPORT_OPT_STRING, "native", NULL, "the language field" },
@@ -48,18 +49,12 @@ static const struct perfport_option_def options[] = {
 };
 
 /* A protobuf LogGroup being encoded (upload). */
-struct pb {
-	unsigned char *p;
-	size_t len, cap;
-	bool oom;
-};
-
 struct arms {
 	const struct perfport_host *host;
 	const char *language;
 	const char *endpoint, *project, *logstore, *region, *signature, *topic, *source;
 	long max_logs, max_bytes;
-	struct pb group;          /* the logs of the request being filled */
+	struct perfport_pb group;          /* the logs of the request being filled */
 	size_t nr_group;
 	unsigned requests, failed;
 	bool upload;              /* one_stack encodes logs instead of writing lines */
@@ -304,59 +299,13 @@ static enum perfport_status arms_write(void *state, const struct perfport_profil
 
 /* --- upload: SLS PutLogs --- */
 
-static void pb_bytes(struct pb *b, const void *d, size_t n)
+static void pb_content(struct perfport_pb *log, const char *key, const char *value)
 {
-	if (b->oom)
-		return;
-	if (b->len + n > b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 65536;
-		unsigned char *q;
+	struct perfport_pb c = { 0 };
 
-		while (cap < b->len + n)
-			cap *= 2;
-		q = realloc(b->p, cap);
-		if (!q) {
-			b->oom = true;
-			return;
-		}
-		b->p = q;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, d, n);
-	b->len += n;
-}
-
-static void pb_varint(struct pb *b, uint64_t v)
-{
-	unsigned char t[10];
-	size_t n = 0;
-
-	do {
-		t[n++] = (unsigned char)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
-		v >>= 7;
-	} while (v);
-	pb_bytes(b, t, n);
-}
-
-/* field @f, wire type 2: the length, then the bytes */
-static void pb_lenfield(struct pb *b, unsigned f, const void *d, size_t n)
-{
-	pb_varint(b, (uint64_t)f << 3 | 2);
-	pb_varint(b, n);
-	pb_bytes(b, d, n);
-}
-
-static void pb_content(struct pb *log, const char *key, const char *value)
-{
-	struct pb c = { 0 };
-
-	pb_lenfield(&c, 1, key, strlen(key));
-	pb_lenfield(&c, 2, value, strlen(value));
-	if (c.oom)
-		log->oom = true;
-	else
-		pb_lenfield(log, 2, c.p, c.len);
-	free(c.p);
+	perfport_pb_string(&c, 1, key);
+	perfport_pb_string(&c, 2, value);
+	perfport_pb_message(log, 2, &c);
 }
 
 static int send_group(struct arms *a);
@@ -365,14 +314,13 @@ static int send_group(struct arms *a);
 static void encode_log(struct arms *a, const char *type, const char *vtype, uint64_t val,
 		       const char *name, const char *stack, const char *id)
 {
-	struct pb log = { 0 };
+	struct perfport_pb log = { 0 };
 	char num[32], dur[32];
 	uint32_t ns = (uint32_t)(a->p->start_ns % 1000000000);
 	unsigned char fx[5] = { 4 << 3 | 5, (unsigned char)ns, (unsigned char)(ns >> 8),
 				(unsigned char)(ns >> 16), (unsigned char)(ns >> 24) };
 
-	pb_varint(&log, 1 << 3 | 0);
-	pb_varint(&log, a->p->start_ns / 1000000000);
+	perfport_pb_uint(&log, 1, a->p->start_ns / 1000000000);
 	snprintf(dur, sizeof(dur), "%" PRIu64, a->duration_ns);
 	snprintf(num, sizeof(num), "%" PRIu64, val);
 	pb_content(&log, "aggTypes", "sum");
@@ -388,7 +336,7 @@ static void encode_log(struct arms *a, const char *type, const char *vtype, uint
 	pb_content(&log, "units", "nanoseconds");
 	pb_content(&log, "val", num);
 	pb_content(&log, "valueTypes", vtype);
-	pb_bytes(&log, fx, sizeof(fx));
+	perfport_pb_raw(&log, fx, sizeof(fx));
 	if (log.oom) {
 		a->err = 1;
 		free(log.p);
@@ -398,7 +346,7 @@ static void encode_log(struct arms *a, const char *type, const char *vtype, uint
 	if (a->nr_group && ((long)a->nr_group + 1 > a->max_logs ||
 			    (long)(a->group.len + log.len + 16) > a->max_bytes))
 		send_group(a);
-	pb_lenfield(&a->group, 1, log.p, log.len);
+	perfport_pb_bytes_field(&a->group, 1, log.p, log.len);
 	a->nr_group++;
 	if (a->group.oom)
 		a->err = 1;
@@ -421,8 +369,8 @@ static int send_group(struct arms *a)
 	if (!a->nr_group)
 		return 0;
 	if (a->topic && *a->topic)
-		pb_lenfield(&a->group, 3, a->topic, strlen(a->topic));
-	pb_lenfield(&a->group, 4, src, strlen(src));
+		perfport_pb_bytes_field(&a->group, 3, a->topic, strlen(a->topic));
+	perfport_pb_bytes_field(&a->group, 4, src, strlen(src));
 	if (a->group.oom || a->group.len > (size_t)LZ4_MAX_INPUT_SIZE) {
 		a->err = 1;
 		return -1;

@@ -80,19 +80,56 @@ static size_t on_body(char *data, size_t size, size_t n, void *ctx)
 	return len;
 }
 
+/* What the response headers (and HTTP/2 trailers) say beyond the status. */
+struct head {
+	long retry_after;            /* seconds; -1: none */
+	int grpc_status;             /* -1: none */
+	char grpc_message[200];      /* percent-decoded */
+};
+
+/* Header value @name (with the colon) at @data, or NULL. */
+static const char *header_value(const char *data, size_t len, const char *name)
+{
+	size_t n = strlen(name);
+	const char *v;
+
+	if (len <= n || strncasecmp(data, name, n) != 0)
+		return NULL;
+	for (v = data + n; *v == ' ' || *v == '\t'; v++)
+		;
+	return v;
+}
+
+static void percent_decode(const char *v, size_t len, char *out, size_t max)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < len && o + 1 < max; i++) {
+		if (v[i] == '%' && i + 2 < len && isxdigit((unsigned char)v[i + 1]) &&
+		    isxdigit((unsigned char)v[i + 2])) {
+			char hex[3] = { v[i + 1], v[i + 2], 0 };
+
+			out[o++] = (char)strtol(hex, NULL, 16);
+			i += 2;
+		} else {
+			out[o++] = v[i] == '\r' || v[i] == '\n' ? ' ' : v[i];
+		}
+	}
+	out[o] = 0;
+}
+
 static size_t on_header(char *data, size_t size, size_t n, void *ctx)
 {
-	long *retry_after = ctx;
+	struct head *h = ctx;
 	size_t len = size * n;
+	const char *v;
 
-	if (len > 12 && strncasecmp(data, "Retry-After:", 12) == 0) {
-		const char *v = data + 12;
-
-		while (*v == ' ')
-			v++;
-		if (isdigit((unsigned char)*v))
-			*retry_after = strtol(v, NULL, 10);
-	}
+	if ((v = header_value(data, len, "Retry-After:")) && isdigit((unsigned char)*v))
+		h->retry_after = strtol(v, NULL, 10);
+	else if ((v = header_value(data, len, "grpc-status:")) && isdigit((unsigned char)*v))
+		h->grpc_status = (int)strtol(v, NULL, 10);
+	else if ((v = header_value(data, len, "grpc-message:")))
+		percent_decode(v, len - (size_t)(v - data), h->grpc_message, sizeof(h->grpc_message));
 	return len;
 }
 
@@ -199,9 +236,10 @@ static struct curl_slist *sls_headers(const struct net_request *rq, const struct
 	return hdrs;
 }
 
-/* One attempt. Return: the curl code; *status, *retry_after, body in @b. */
+/* One attempt. Return: the curl code; *status, what the headers said in
+ * @h, the body in @b. */
 static CURLcode attempt(const struct net_request *rq, const struct aws_creds *cr, long *status,
-			long *retry_after, struct buf *b)
+			struct head *h, struct buf *b)
 {
 	struct curl_slist *hdrs = NULL;
 	char token[4200], userpwd[512];
@@ -209,9 +247,18 @@ static CURLcode attempt(const struct net_request *rq, const struct aws_creds *cr
 	CURL *c = curl_easy_init();
 
 	*status = 0;
-	*retry_after = -1;
+	h->retry_after = -1;
+	h->grpc_status = -1;
+	h->grpc_message[0] = 0;
 	if (!c)
 		return rc;
+	if (rq->grpc) {
+		hdrs = curl_slist_append(hdrs, "Content-Type: application/grpc");
+		hdrs = curl_slist_append(hdrs, "TE: trailers");
+		curl_easy_setopt(c, CURLOPT_HTTP_VERSION, strncmp(rq->url, "http://", 7) == 0
+				 ? (long)CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE
+				 : (long)CURL_HTTP_VERSION_2TLS);
+	}
 	for (size_t i = 0; rq->headers && rq->headers[i]; i++) {
 		hdrs = curl_slist_append(hdrs, rq->headers[i]);
 		pp_debug("> %s", rq->headers[i]);
@@ -226,14 +273,14 @@ static CURLcode attempt(const struct net_request *rq, const struct aws_creds *cr
 		hdrs = curl_slist_append(hdrs, token);
 	}
 	if (rq->sls_sign) {
-		struct curl_slist *h = sls_headers(rq, cr, hdrs);
+		struct curl_slist *signed_hdrs = sls_headers(rq, cr, hdrs);
 
-		if (!h) {
+		if (!signed_hdrs) {
 			curl_slist_free_all(hdrs);
 			curl_easy_cleanup(c);
 			return CURLE_AUTH_ERROR;
 		}
-		hdrs = h;
+		hdrs = signed_hdrs;
 	}
 	curl_easy_setopt(c, CURLOPT_URL, rq->url);
 	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, rq->method);
@@ -258,7 +305,7 @@ static CURLcode attempt(const struct net_request *rq, const struct aws_creds *cr
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, b);
 	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(c, CURLOPT_HEADERDATA, retry_after);
+	curl_easy_setopt(c, CURLOPT_HEADERDATA, h);
 	curl_easy_setopt(c, CURLOPT_USERAGENT, "perfport");
 	rc = curl_easy_perform(c);
 	if (rc == CURLE_OK)
@@ -306,6 +353,20 @@ static unsigned jitter(unsigned max)
 
 static int spool(const struct net_request *rq);
 
+static const char *grpc_status_name(int st)
+{
+	static const char *const names[] = {
+		"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
+		"ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
+		"ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
+		"UNAUTHENTICATED",
+	};
+
+	if (st < 0)
+		return "no grpc-status";
+	return (size_t)st < sizeof(names) / sizeof(names[0]) ? names[st] : "?";
+}
+
 int net_send(const struct net_request *rq, struct net_response *rs)
 {
 	unsigned max = config.max_attempts ? config.max_attempts : 5;
@@ -316,6 +377,7 @@ int net_send(const struct net_request *rq, struct net_response *rs)
 	static bool inited;
 
 	memset(rs, 0, sizeof(*rs));
+	rs->grpc_status = -1;
 	if (!inited) {
 		curl_global_init(CURL_GLOBAL_DEFAULT);
 		inited = true;
@@ -334,8 +396,9 @@ int net_send(const struct net_request *rq, struct net_response *rs)
 	}
 	for (unsigned n = 1; n <= max; n++) {
 		struct buf b = { 0 };
-		long status, retry_after;
-		CURLcode rc = attempt(rq, &cr, &status, &retry_after, &b);
+		struct head h;
+		long status;
+		CURLcode rc = attempt(rq, &cr, &status, &h, &b);
 		unsigned long wait;
 
 		pp_info("%s %s (%zu bytes): %s%ld", rq->method, rq->url, rq->body_len,
@@ -344,11 +407,23 @@ int net_send(const struct net_request *rq, struct net_response *rs)
 		rs->body = b.p;
 		rs->body_len = b.len;
 		rs->status = status;
-		if (rc == CURLE_OK && status >= 200 && status < 300) {
+		rs->grpc_status = h.grpc_status;
+		if (rc == CURLE_OK && status >= 200 && status < 300 &&
+		    (!rq->grpc || h.grpc_status == 0)) {
 			explicit_bzero(&cr, sizeof(cr));
 			return PP_OK;
 		}
-		if (rc != CURLE_OK) {
+		if (rc == CURLE_OK && rq->grpc && status == 200) {
+			/* the call's own outcome: retry what a busy or restarting server says */
+			snprintf(msg, sizeof(msg), "gRPC status %d (%s)%s%s", h.grpc_status,
+				 grpc_status_name(h.grpc_status), *h.grpc_message ? ": " : "",
+				 h.grpc_message);
+			if (h.grpc_status >= 0 && h.grpc_status != 14 && h.grpc_status != 4 &&
+			    h.grpc_status != 8) {
+				own_fault = true;
+				break;
+			}
+		} else if (rc != CURLE_OK) {
 			snprintf(msg, sizeof(msg), "%s", curl_easy_strerror(rc));
 		} else {
 			char sm[200];
@@ -366,8 +441,8 @@ int net_send(const struct net_request *rq, struct net_response *rs)
 		if (wait > 30000)
 			wait = 30000;
 		wait += jitter(backoff);
-		if (retry_after >= 0)
-			wait = (unsigned long)(retry_after > 120 ? 120 : retry_after) * 1000;
+		if (h.retry_after >= 0)
+			wait = (unsigned long)(h.retry_after > 120 ? 120 : h.retry_after) * 1000;
 		pp_warn("%s %s: %s; attempt %u of %u in %.1f s", rq->method, rq->url, msg, n + 1, max,
 			wait / 1000.0);
 		sleep_ms(wait);
@@ -436,6 +511,8 @@ static int spool(const struct net_request *rq)
 		goto fail;
 	fprintf(f, "method %s\nurl %s\nsigv4 %s\nsls %s\n", rq->method, rq->url,
 		rq->aws_sigv4 ? rq->aws_sigv4 : "-", rq->sls_sign ? rq->sls_sign : "-");
+	if (rq->grpc)
+		fputs("grpc 1\n", f);
 	for (size_t i = 0; rq->headers && rq->headers[i]; i++)
 		fprintf(f, "header %s\n", rq->headers[i]);
 	if (fclose(f))
@@ -495,6 +572,8 @@ static int resend_one(const char *entry)
 			rq.aws_sigv4 = strcmp(l + 6, "-") ? l + 6 : NULL;
 		else if (!strncmp(l, "sls ", 4))
 			rq.sls_sign = strcmp(l + 4, "-") ? l + 4 : NULL;
+		else if (!strcmp(l, "grpc 1"))
+			rq.grpc = true;
 		else if (!strncmp(l, "header ", 7) && nh < 63)
 			headers[nh++] = l + 7;
 	}

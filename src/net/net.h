@@ -35,6 +35,7 @@ struct net_request {
 	const char *aws_sigv4;       /* "aws:amz:REGION:SERVICE" to sign, or NULL */
 	const char *spool_tag;       /* keep it in the spool if it cannot be sent; NULL: don't */
 	const char *sls_sign;        /* "v4:REGION" or "v1" to sign for SLS, or NULL */
+	bool grpc;                   /* a gRPC call over HTTP/2; see perfport_http_request.grpc */
 };
 
 struct net_response {
@@ -42,6 +43,7 @@ struct net_response {
 	char *body;                  /* NUL-terminated, owned by the caller (free()) */
 	size_t body_len;
 	bool spooled;                /* kept in the spool to be sent again */
+	int grpc_status;             /* grpc-status of a gRPC call; -1: none */
 };
 
 /**

@@ -261,6 +261,7 @@ static enum perfport_status host_http(const struct perfport_http_request *rq,
 		.body_len = rq->body_len, .aws_sigv4 = rq->aws_sigv4, .spool_tag = rq->spool_tag,
 		.sls_sign = PERFPORT_HAS(rq, struct perfport_http_request, sls_sign) ? rq->sls_sign
 										    : NULL,
+		.grpc = PERFPORT_HAS(rq, struct perfport_http_request, grpc) && rq->grpc,
 	};
 	struct net_response r;
 	int ret;
@@ -268,11 +269,13 @@ static enum perfport_status host_http(const struct perfport_http_request *rq,
 	if (!rq->method || !rq->url)
 		return PERFPORT_ERROR;
 	ret = net_send(&nr, &r);
-	if (rs && rs->struct_size >= sizeof(*rs)) {
+	if (rs && PERFPORT_HAS(rs, struct perfport_http_response, spooled)) {
 		rs->status = r.status;
 		rs->body = r.body;
 		rs->body_len = r.body_len;
 		rs->spooled = r.spooled;
+		if (PERFPORT_HAS(rs, struct perfport_http_response, grpc_status))
+			rs->grpc_status = r.grpc_status;
 	} else {
 		free(r.body);
 	}
