@@ -16,7 +16,8 @@ DEBS     := build-essential pkg-config libtraceevent-dev libzstd-dev libjson-c-d
             libcurl4-openssl-dev libssl-dev liblz4-dev
 # what the tests use beyond the build: perf as the oracle, Debian's python3
 # with jsonschema and botocore, protoc
-TEST_DEBS := linux-perf python3 python3-jsonschema python3-botocore protobuf-compiler python3-lz4
+TEST_DEBS := linux-perf python3 python3-jsonschema python3-botocore protobuf-compiler python3-lz4 \
+             python3-grpcio
 
 OPT      ?= -O2 -g
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \

@@ -395,6 +395,10 @@ enum {
 	 * without -o), write()'s @out is the file default_output in it, and
 	 * host->create() makes the others. It cannot write to stdout. */
 	PERFPORT_EXPORTER_DIRECTORY = 1 << 0,
+	/* The format reads per-thread trees: unless --group-by is given, the
+	 * tree is grouped by thread (process frames, then thread frames,
+	 * PERFPORT_FRAME_PROCESS/THREAD) when every format asked for sets this. */
+	PERFPORT_EXPORTER_BY_THREAD = 1 << 1,
 };
 
 /* The one symbol an exporter exports. */

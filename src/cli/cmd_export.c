@@ -324,6 +324,14 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 			goto out;
 		}
 
+	if (!po.group_given) {
+		bool all = nr_pl > 0;
+
+		for (size_t i = 0; i < nr_pl; i++)
+			all = all && plugin_wants_threads(pl[i]);
+		if (all)
+			po.o.group_by = GROUP_THREAD;
+	}
 	po.o.progress = cli_progress;
 	po.o.progress_ctx = &shown;
 	built = profile_build(path, &po.o, &p);

@@ -62,6 +62,7 @@ struct cli_prof {
 	struct profile_opts o;
 	struct cli_sym sym;
 	const char *bad;             /* the first bad option value, for the message */
+	bool group_given;            /* --group-by was on the command line */
 };
 
 /* "1700000000.5" or "2023-11-14T22:13:20[.5]Z" into epoch ns; -1 if malformed. */
@@ -101,6 +102,7 @@ static inline bool profopts_parse(int opt, const char *arg, struct cli_prof *c)
 	switch (opt) {
 	case OPT_EVENT: c->o.events = arg; return true;
 	case OPT_GROUP_BY:
+		c->group_given = true;
 		if (strcmp(arg, "process") == 0)
 			c->o.group_by = GROUP_PROCESS;
 		else if (strcmp(arg, "thread") == 0)

@@ -398,6 +398,12 @@ bool plugin_is_directory(const struct plugin *pl)
 	       (pl->ex->flags & PERFPORT_EXPORTER_DIRECTORY);
 }
 
+bool plugin_wants_threads(const struct plugin *pl)
+{
+	return PERFPORT_HAS(pl->ex, struct perfport_exporter, flags) &&
+	       (pl->ex->flags & PERFPORT_EXPORTER_BY_THREAD);
+}
+
 int plugin_run(struct plugin *pl, const struct perfport_profile *view, FILE *out,
 	       const char *dir, bool upload)
 {

@@ -65,6 +65,9 @@ int plugin_set_option(struct plugin *pl, const char *key, const char *value);
  */
 bool plugin_is_directory(const struct plugin *pl);
 
+/** plugin_wants_threads() - does the format read per-thread trees (PERFPORT_EXPORTER_BY_THREAD)? */
+bool plugin_wants_threads(const struct plugin *pl);
+
 /**
  * plugin_run() - init, write @view to @out (NULL: no file), upload it if
  * @upload, fini. @dir: for a directory format, the directory @out is in,

@@ -1,0 +1,850 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * skywalking.c - the "skywalking" exporter (../shared/seeds/004,
+ * BACKENDS.md "Apache SkyWalking").
+ *
+ * `perfport export -f skywalking -o analysis.json` writes the thread-stack
+ * analysis SkyWalking's profiling query returns (ProfileAnalyzation): a
+ * tree of elements {id, parentId, codeSignature, duration,
+ * durationChildExcluded, count} per segment - here, per thread (the format
+ * asks for a tree grouped by thread) - for the selection's time range.
+ * Frames of one signature under one parent are merged, as SkyWalking's
+ * thread-stack merging does.
+ *
+ * `perfport upload -f skywalking -O task=ID` sends the profile to the OAP
+ * the way SkyWalking's eBPF agent (Rover) does, over gRPC:
+ * EBPFProcessService.reportProcesses with each process of the recording,
+ * then per process EBPFProfilingService.collectProfilingData, a stream of
+ * EBPFProfilingData: per distinct stack an onCPU message (dumpCount) and an
+ * offCPU one (switchCount, duration in ns), kernel and user symbols each
+ * leaf first. Messages are encoded by hand from the protocol's field
+ * numbers (apache/skywalking-data-collect-protocol, ebpf/profiling/).
+ */
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perfport/json.h"
+#include "perfport/plugin.h"
+#include "perfport/protobuf.h"
+
+#define ROOT_PARENT "0"         /* parentId of a tree's top elements */
+#define OFFCPU_MASK ((1u << PERFPORT_COUNTER_PREEMPTED) | (1u << PERFPORT_COUNTER_LOCK) | \
+		     (1u << PERFPORT_COUNTER_IO) | (1u << PERFPORT_COUNTER_SLEEP) |         \
+		     (1u << PERFPORT_COUNTER_TIMED_SLEEP))
+
+static const struct perfport_option_def options[] = {
+	{ "counter", PERFPORT_OPT_LIST, "on-cpu,preempted,lock,io,sleep,timed-sleep",
+	  "on-cpu,preempted,lock,io,sleep,timed-sleep,idle,all",
+	  "counters whose time makes an element's duration (default: wall time, idle aside)" },
+	{ "address", PERFPORT_OPT_STRING, "127.0.0.1:11800", NULL,
+	  "upload: the OAP's gRPC address, HOST:PORT" },
+	{ "tls", PERFPORT_OPT_BOOL, "false", NULL, "upload: gRPC over TLS (https)" },
+	{ "task", PERFPORT_OPT_STRING, NULL, NULL,
+	  "upload: the eBPF profiling task id created in the OAP (required)" },
+	{ "service", PERFPORT_OPT_STRING, NULL, NULL,
+	  "upload: service name (default: --label service=, else \"perf\")" },
+	{ "instance", PERFPORT_OPT_STRING, NULL, NULL,
+	  "upload: service instance (default: the recording's host name)" },
+	{ "layer", PERFPORT_OPT_STRING, "OS_LINUX", NULL, "upload: the processes' layer" },
+	{ "labels", PERFPORT_OPT_STRING, NULL, NULL,
+	  "upload: process labels, comma-separated" },
+	{ "agent_id", PERFPORT_OPT_STRING, NULL, NULL,
+	  "upload: the agent id reported (default: perfport-PROFILE_ID)" },
+};
+
+struct sw {
+	const struct perfport_host *host;
+	const char *counters;        /* the counter option: what feeds duration and count */
+	const char *address, *task, *service, *instance, *layer, *labels, *agent_id;
+	bool tls;
+};
+
+/* "comm [123]" -> 123; 0 if there is no number in brackets. */
+static uint32_t bracket_id(const char *s)
+{
+	const char *b = strrchr(s, '[');
+
+	return b ? (uint32_t)strtoul(b + 1, NULL, 10) : 0;
+}
+
+static uint64_t counter_mask(const struct perfport_profile *p, const char *list)
+{
+	uint64_t m = 0;
+
+	while (list && *list) {
+		size_t n = strcspn(list, ",");
+
+		if (n == 3 && !strncmp(list, "all", 3))
+			m |= ~0ull;
+		for (unsigned c = 0; c < p->nr_counters && c < 64; c++)
+			if (strlen(p->counter_names[c]) == n && !strncmp(p->counter_names[c], list, n))
+				m |= 1ull << c;
+		list += n + (list[n] == ',');
+	}
+	return m;
+}
+
+/* --- the analysis --- */
+
+struct element {
+	const char *signature;
+	uint32_t parent;             /* element index; UINT32_MAX: a top element */
+	uint32_t first_child, next;  /* UINT32_MAX: none */
+	uint64_t ns, count;
+	uint64_t ms;                 /* duration, truncated to ms */
+};
+
+struct tree {
+	struct element *e;
+	size_t nr, cap;
+	uint32_t first_top;
+	bool oom;
+};
+
+/* The element for @sig under @parent (UINT32_MAX: top), made if new. */
+static uint32_t element_of(struct tree *t, uint32_t parent, const char *sig)
+{
+	uint32_t *link = parent == UINT32_MAX ? &t->first_top : &t->e[parent].first_child;
+	uint32_t i;
+
+	for (i = *link; i != UINT32_MAX; i = t->e[i].next) {
+		if (strcmp(t->e[i].signature, sig) == 0)
+			return i;
+		link = &t->e[i].next;
+	}
+	if (t->nr == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 256;
+		struct element *m = realloc(t->e, cap * sizeof(*m));
+
+		if (!m) {
+			t->oom = true;
+			return UINT32_MAX;
+		}
+		t->e = m;
+		t->cap = cap;
+		/* @link may point into the old array: find the end again */
+		link = parent == UINT32_MAX ? &t->first_top : &t->e[parent].first_child;
+		while (*link != UINT32_MAX)
+			link = &t->e[*link].next;
+	}
+	i = (uint32_t)t->nr++;
+	t->e[i] = (struct element){ .signature = sig, .parent = parent,
+				    .first_child = UINT32_MAX, .next = UINT32_MAX };
+	*link = i;
+	return i;
+}
+
+/* A frame's code signature: its function, and its source line when known. */
+static const char *signature(const struct perfport_frame *f, char *buf, size_t max)
+{
+	const char *file = f->file ? strrchr(f->file, '/') : NULL;
+
+	if (!f->file || !f->line)
+		return f->function;
+	snprintf(buf, max, "%s (%s:%" PRIu32 ")", f->function, file ? file + 1 : f->file, f->line);
+	return buf;
+}
+
+/* Interned signatures: a tree keeps pointers to them until it is written. */
+struct strings {
+	char **v;
+	size_t nr, cap;
+};
+
+static const char *intern(struct strings *s, const char *str)
+{
+	if (s->nr == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 256;
+		char **m = realloc(s->v, cap * sizeof(*m));
+
+		if (!m)
+			return NULL;
+		s->v = m;
+		s->cap = cap;
+	}
+	s->v[s->nr] = strdup(str);
+	return s->v[s->nr] ? s->v[s->nr++] : NULL;
+}
+
+static void write_tree(FILE *out, struct tree *t)
+{
+	bool first = true;
+
+	/* durations truncated to ms, so a child never exceeds its parent and
+	 * durationChildExcluded = duration - children's durations is >= 0 */
+	for (size_t i = 0; i < t->nr; i++)
+		t->e[i].ms = t->e[i].ns / 1000000;
+	fputs("\"elements\":[", out);
+	for (size_t i = 0; i < t->nr; i++) {
+		const struct element *e = &t->e[i];
+		uint64_t children = 0;
+		char parent[16];
+
+		for (uint32_t c = e->first_child; c != UINT32_MAX; c = t->e[c].next)
+			children += t->e[c].ms;
+		if (e->parent == UINT32_MAX)
+			snprintf(parent, sizeof(parent), "%s", ROOT_PARENT);
+		else
+			snprintf(parent, sizeof(parent), "%" PRIu32, e->parent + 1);
+		fprintf(out, "%s{\"id\":\"%zu\",\"parentId\":\"%s\",\"codeSignature\":", first ? "" : ",",
+			i + 1, parent);
+		perfport_json_string(out, e->signature);
+		fprintf(out, ",\"duration\":%" PRIu64 ",\"durationChildExcluded\":%" PRIu64
+			",\"count\":%" PRIu64 "}", e->ms, e->ms - children, e->count);
+		first = false;
+	}
+	fputs("]", out);
+}
+
+static void tree_reset(struct tree *t)
+{
+	t->nr = 0;
+	t->first_top = UINT32_MAX;
+}
+
+/*
+ * write() - the analysis: {"timeRange", "unit", "counters", "trees": [{"segment":
+ * {tid, pid, name}, "duration", "count", "elements": [...]}]}.
+ */
+static enum perfport_status sw_write(void *state, const struct perfport_profile *p, FILE *out)
+{
+	struct sw *s = state;
+	uint64_t mask = counter_mask(p, s->counters) & p->counters_present;
+	uint32_t *elem = malloc((p->nr_nodes + 1) * sizeof(*elem));
+	struct tree t = { .first_top = UINT32_MAX };
+	struct strings strs = { 0 };
+	size_t trees = 0;
+	bool by_thread = false;
+	char sig[1024];
+
+	if (!elem)
+		return PERFPORT_ERROR;
+	for (size_t i = 0; i < p->nr_frames && !by_thread; i++)
+		by_thread = perfport_frame_at(p, i)->flags & PERFPORT_FRAME_THREAD;
+	fprintf(out, "{\"timeRange\":{\"start\":%" PRIu64 ",\"end\":%" PRIu64 "},\"unit\":\"ms\","
+		"\"counters\":[", p->start_ns / 1000000, p->end_ns / 1000000);
+	for (unsigned c = 0, first = 1; c < p->nr_counters && c < 64; c++)
+		if (mask >> c & 1) {
+			fprintf(out, "%s\"%s\"", first ? "" : ",", p->counter_names[c]);
+			first = 0;
+		}
+	fputs("],\"trees\":[", out);
+	/*
+	 * One pass in pre-order. A tree starts at each thread frame (or, not
+	 * grouped by thread, at the root); frames above it (a process) are not
+	 * elements. elem[i]: node i's element, UINT32_MAX for a segment root.
+	 */
+	for (size_t i = 0; i < p->nr_nodes && !t.oom;) {
+		const struct perfport_node *n = perfport_node_at(p, i);
+		const struct perfport_frame *f = n->frame < p->nr_frames ? perfport_frame_at(p, n->frame)
+									  : NULL;
+		uint64_t ns = 0, count = 0;
+		bool start = by_thread ? f && (f->flags & PERFPORT_FRAME_THREAD) : i == 0;
+
+		for (unsigned c = 0; c < p->nr_counters && c < 64; c++)
+			if (mask >> c & 1) {
+				ns += perfport_total_value(p, i, c);
+				count += perfport_total_count(p, i, c);
+			}
+		if (!count) {
+			i = n->end > i ? n->end : i + 1;
+			continue;
+		}
+		if (start) {
+			fprintf(out, "%s{\"segment\":{", trees ? "," : "");
+			if (f) {
+				const struct perfport_node *pn = perfport_node_at(p, n->parent);
+				const struct perfport_frame *pf = pn->frame < p->nr_frames
+					? perfport_frame_at(p, pn->frame) : NULL;
+
+				fprintf(out, "\"tid\":%" PRIu32 ",\"pid\":%" PRIu32 ",\"name\":",
+					bracket_id(f->function),
+					pf && (pf->flags & PERFPORT_FRAME_PROCESS) ? bracket_id(pf->function) : 0);
+				perfport_json_string(out, f->function);
+			} else {
+				fputs("\"name\":\"all threads\"", out);
+			}
+			fprintf(out, "},\"duration\":%" PRIu64 ",\"count\":%" PRIu64 ",", ns / 1000000, count);
+			tree_reset(&t);
+			elem[i] = UINT32_MAX;
+			trees++;
+			/* its nodes, merged by signature under each parent */
+			for (size_t k = i + 1; k < n->end && !t.oom;) {
+				const struct perfport_node *kn = perfport_node_at(p, k);
+				const struct perfport_frame *kf = perfport_frame_at(p, kn->frame);
+				uint64_t kns = 0, kcount = 0;
+				const char *ks;
+				uint32_t e;
+
+				for (unsigned c = 0; c < p->nr_counters && c < 64; c++)
+					if (mask >> c & 1) {
+						kns += perfport_total_value(p, k, c);
+						kcount += perfport_total_count(p, k, c);
+					}
+				if (!kcount) {
+					k = kn->end > k ? kn->end : k + 1;
+					continue;
+				}
+				ks = intern(&strs, signature(kf, sig, sizeof(sig)));
+				e = ks ? element_of(&t, elem[kn->parent], ks) : UINT32_MAX;
+				if (e == UINT32_MAX) {
+					t.oom = true;
+					break;
+				}
+				t.e[e].ns += kns;
+				t.e[e].count += kcount;
+				elem[k] = e;
+				k++;
+			}
+			write_tree(out, &t);
+			fputc('}', out);
+			i = n->end > i ? n->end : i + 1;
+			continue;
+		}
+		i++;
+	}
+	fputs("]}\n", out);
+	for (size_t i = 0; i < strs.nr; i++)
+		free(strs.v[i]);
+	free(strs.v);
+	free(t.e);
+	free(elem);
+	if (t.oom) {
+		s->host->log(s->host, PERFPORT_LOG_ERROR, "skywalking: out of memory");
+		return PERFPORT_ERROR;
+	}
+	return PERFPORT_OK;
+}
+
+/* --- upload --- */
+
+/* A distinct stack of one process, and what it sums. */
+struct stack {
+	uint32_t pid;
+	char *kernel, *user;         /* symbols, leaf first, '\n'-separated */
+	uint64_t on_count, off_count, off_ns;
+};
+
+struct stacks {
+	struct stack *v;
+	size_t nr, cap;
+	uint32_t *slots;             /* index + 1; 0 empty */
+	size_t slots_cap;
+	uint64_t mask;
+	bool oom;
+};
+
+static uint64_t fnv(uint64_t h, const char *s)
+{
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+	return h;
+}
+
+static uint64_t stack_hash(uint32_t pid, const char *k, const char *u)
+{
+	return fnv(fnv(0xcbf29ce484222325ULL ^ pid, k) ^ 0xff, u);
+}
+
+static bool stacks_grow(struct stacks *st)
+{
+	size_t cap = st->slots_cap ? st->slots_cap * 2 : 1024;
+	uint32_t *s = calloc(cap, sizeof(*s));
+
+	if (!s)
+		return false;
+	for (size_t i = 0; i < st->nr; i++) {
+		size_t j = stack_hash(st->v[i].pid, st->v[i].kernel, st->v[i].user) & (cap - 1);
+
+		while (s[j])
+			j = (j + 1) & (cap - 1);
+		s[j] = (uint32_t)i + 1;
+	}
+	free(st->slots);
+	st->slots = s;
+	st->slots_cap = cap;
+	return true;
+}
+
+/* Symbols of @frames whose kernel flag is @kernel, leaf first. */
+static char *symbols(const struct perfport_profile *p, const uint32_t *frames, size_t depth,
+		     bool kernel)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	bool first = true;
+
+	if (!m)
+		return NULL;
+	for (size_t i = depth; i-- > 0;) {
+		const struct perfport_frame *f = perfport_frame_at(p, frames[i]);
+
+		if (f->flags & (PERFPORT_FRAME_PROCESS | PERFPORT_FRAME_THREAD | PERFPORT_FRAME_SYNTHETIC))
+			continue;
+		if (!!(f->flags & PERFPORT_FRAME_KERNEL) != kernel)
+			continue;
+		fprintf(m, "%s%s", first ? "" : "\n", f->function);
+		first = false;
+	}
+	if (fclose(m)) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static int add_stack(void *ctx, const struct perfport_profile *p, const uint32_t *frames,
+		     size_t depth, uint32_t node)
+{
+	struct stacks *st = ctx;
+	uint32_t pid = 0;
+	uint64_t on = 0, off = 0, off_ns = 0;
+	char *k, *u;
+	size_t j;
+
+	if (st->mask >> PERFPORT_COUNTER_ON_CPU & 1)
+		on = perfport_self_count(p, node, PERFPORT_COUNTER_ON_CPU);
+	for (unsigned c = 0; c < p->nr_counters && c < 64; c++)
+		if ((OFFCPU_MASK >> c & 1) && (st->mask >> c & 1)) {
+			off += perfport_self_count(p, node, c);
+			off_ns += perfport_self_value(p, node, c);
+		}
+	if (!on && !off)
+		return 0;
+	for (size_t i = 0; i < depth; i++) {
+		const struct perfport_frame *f = perfport_frame_at(p, frames[i]);
+
+		if (f->flags & PERFPORT_FRAME_PROCESS)
+			pid = bracket_id(f->function);
+	}
+	k = symbols(p, frames, depth, true);
+	u = symbols(p, frames, depth, false);
+	if (!k || !u || ((st->nr + 1) * 2 > st->slots_cap && !stacks_grow(st)))
+		goto oom;
+	for (j = stack_hash(pid, k, u) & (st->slots_cap - 1); st->slots[j];
+	     j = (j + 1) & (st->slots_cap - 1)) {
+		struct stack *s = &st->v[st->slots[j] - 1];
+
+		if (s->pid == pid && !strcmp(s->kernel, k) && !strcmp(s->user, u)) {
+			s->on_count += on;
+			s->off_count += off;
+			s->off_ns += off_ns;
+			free(k);
+			free(u);
+			return 0;
+		}
+	}
+	if (st->nr == st->cap) {
+		size_t cap = st->cap ? st->cap * 2 : 256;
+		struct stack *m = realloc(st->v, cap * sizeof(*m));
+
+		if (!m)
+			goto oom;
+		st->v = m;
+		st->cap = cap;
+	}
+	st->v[st->nr] = (struct stack){ pid, k, u, on, off, off_ns };
+	st->slots[j] = (uint32_t)++st->nr;
+	return 0;
+oom:
+	free(k);
+	free(u);
+	st->oom = true;
+	return -1;
+}
+
+/* gRPC framing: 0 (not compressed), the length big-endian, the message. */
+static void grpc_frame(struct perfport_pb *body, const struct perfport_pb *msg)
+{
+	unsigned char h[5] = { 0, (unsigned char)(msg->len >> 24), (unsigned char)(msg->len >> 16),
+			       (unsigned char)(msg->len >> 8), (unsigned char)msg->len };
+
+	if (msg->oom)
+		body->oom = true;
+	perfport_pb_raw(body, h, sizeof(h));
+	perfport_pb_raw(body, msg->p, msg->len);
+}
+
+static enum perfport_status grpc_call(struct sw *s, const char *method, struct perfport_pb *body,
+				      char **reply, size_t *reply_len)
+{
+	const struct perfport_host *h = s->host;
+	char url[1024];
+	struct perfport_http_request rq = {
+		.struct_size = sizeof(rq), .method = "POST", .url = url, .body = body->p,
+		.body_len = body->len, .spool_tag = "skywalking", .grpc = 1,
+	};
+	struct perfport_http_response rs = { .struct_size = sizeof(rs) };
+	enum perfport_status st;
+
+	if (body->oom) {
+		h->log(h, PERFPORT_LOG_ERROR, "skywalking: out of memory");
+		return PERFPORT_ERROR;
+	}
+	snprintf(url, sizeof(url), "%s://%s/skywalking.v3.%s", s->tls ? "https" : "http", s->address,
+		 method);
+	st = h->http(&rq, &rs);
+	if (st == PERFPORT_OK && reply) {
+		*reply = rs.body;
+		*reply_len = rs.body_len;
+	} else {
+		h->free(rs.body);
+	}
+	return st;
+}
+
+struct process {
+	uint32_t pid;
+	const char *comm;
+	char *id;                    /* the OAP's processId */
+};
+
+/* The processes of the stacks, with a comm each from the threads. */
+static struct process *processes_of(const struct perfport_profile *p, const struct stacks *st,
+				    size_t *nr)
+{
+	struct process *v = calloc(st->nr + 1, sizeof(*v));
+
+	*nr = 0;
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < st->nr; i++) {
+		bool seen = false;
+
+		for (size_t k = 0; k < *nr && !seen; k++)
+			seen = v[k].pid == st->v[i].pid;
+		if (seen)
+			continue;
+		v[*nr].pid = st->v[i].pid;
+		v[*nr].comm = "unknown";
+		for (size_t t = 0; t < p->nr_threads; t++) {
+			const struct perfport_thread *th = perfport_thread_at(p, t);
+
+			if (th->pid == st->v[i].pid && th->comm) {
+				v[*nr].comm = th->comm;
+				if (th->tid == th->pid)
+					break;
+			}
+		}
+		(*nr)++;
+	}
+	return v;
+}
+
+static void kv(struct perfport_pb *m, unsigned f, const char *k, const char *v)
+{
+	struct perfport_pb pair = { 0 };
+
+	perfport_pb_string(&pair, 1, k);
+	perfport_pb_string(&pair, 2, v);
+	perfport_pb_message(m, f, &pair);
+}
+
+/* EBPFProcessEntityMetadata */
+static void entity(struct sw *s, struct perfport_pb *m, const struct process *pr)
+{
+	char name[96];
+
+	snprintf(name, sizeof(name), "%s-%" PRIu32, pr->comm, pr->pid);
+	perfport_pb_string(m, 1, s->layer);
+	perfport_pb_string(m, 2, s->service);
+	perfport_pb_string(m, 3, s->instance);
+	perfport_pb_string(m, 4, name);
+	for (const char *l = s->labels; l && *l;) {
+		size_t n = strcspn(l, ",");
+
+		if (n) {
+			perfport_pb_varint(m, 5 << 3 | 2);
+			perfport_pb_varint(m, n);
+			perfport_pb_raw(m, l, n);
+		}
+		l += n + (l[n] == ',');
+	}
+}
+
+/* reportProcesses; the answer's processIds into @pr. */
+static enum perfport_status report_processes(struct sw *s, const struct perfport_profile *p,
+					     struct process *pr, size_t nr)
+{
+	struct perfport_pb list = { 0 }, body = { 0 };
+	char agent[96], *reply = NULL, pid[16];
+	size_t reply_len = 0;
+	enum perfport_status st;
+	const unsigned char *q, *end;
+	struct perfport_pb_field fl;
+	int r;
+
+	snprintf(agent, sizeof(agent), "perfport-%s", p->profile_id);
+	for (size_t i = 0; i < nr; i++) {
+		struct perfport_pb props = { 0 }, host = { 0 }, ent = { 0 };
+
+		entity(s, &ent, &pr[i]);
+		perfport_pb_message(&host, 1, &ent);
+		perfport_pb_uint(&host, 2, pr[i].pid);
+		snprintf(pid, sizeof(pid), "%" PRIu32, pr[i].pid);
+		kv(&host, 3, "pid", pid);
+		kv(&host, 3, "command_line", pr[i].comm);
+		kv(&host, 3, "support_ebpf_profiling", "true");
+		perfport_pb_message(&props, 1, &host);        /* hostProcess */
+		perfport_pb_message(&list, 1, &props);
+	}
+	perfport_pb_string(&list, 2, s->agent_id ? s->agent_id : agent);
+	grpc_frame(&body, &list);
+	free(list.p);
+	st = grpc_call(s, "EBPFProcessService/reportProcesses", &body, &reply, &reply_len);
+	free(body.p);
+	if (st != PERFPORT_OK)
+		return st;
+	/* EBPFReportProcessDownstream{processes=1: {processId=1, hostProcess=2: {pid=1}}} */
+	q = (const unsigned char *)reply;
+	end = q + reply_len;
+	if (reply_len >= 5) {
+		size_t n = (size_t)q[1] << 24 | (size_t)q[2] << 16 | (size_t)q[3] << 8 | q[4];
+
+		q += 5;
+		if (n < (size_t)(end - q))
+			end = q + n;
+	}
+	while ((r = perfport_pb_next(&q, end, &fl)) == 1) {
+		const unsigned char *pq = fl.data, *pend = fl.data + fl.len;
+		struct perfport_pb_field pf;
+		char *id = NULL;
+		uint32_t got = 0;
+
+		if (fl.number != 1 || fl.wire != 2)
+			continue;
+		while (perfport_pb_next(&pq, pend, &pf) == 1) {
+			if (pf.number == 1 && pf.wire == 2) {
+				free(id);
+				id = strndup((const char *)pf.data, pf.len);
+			} else if (pf.number == 2 && pf.wire == 2) {
+				const unsigned char *hq = pf.data, *hend = pf.data + pf.len;
+				struct perfport_pb_field hf;
+
+				while (perfport_pb_next(&hq, hend, &hf) == 1)
+					if (hf.number == 1 && hf.wire == 0)
+						got = (uint32_t)hf.value;
+			}
+		}
+		for (size_t i = 0; i < nr && id; i++)
+			if (pr[i].pid == got && !pr[i].id) {
+				pr[i].id = id;
+				id = NULL;
+			}
+		free(id);
+	}
+	s->host->free(reply);
+	if (r < 0) {
+		s->host->log(s->host, PERFPORT_LOG_ERROR,
+			     "skywalking: the OAP's answer to reportProcesses is malformed");
+		return PERFPORT_ERROR;
+	}
+	return PERFPORT_OK;
+}
+
+/* EBPFProfilingStackMetadata for @syms (leaf first, '\n'-separated). */
+static void stack_meta(struct perfport_pb *m, unsigned field, int type, const char *syms)
+{
+	struct perfport_pb meta = { 0 };
+
+	if (!*syms)
+		return;
+	perfport_pb_uint(&meta, 1, (uint64_t)type);
+	perfport_pb_uint(&meta, 2, fnv(0xcbf29ce484222325ULL, syms) & 0x7fffffff);
+	for (const char *q = syms; *q;) {
+		size_t n = strcspn(q, "\n");
+
+		perfport_pb_varint(&meta, 3 << 3 | 2);
+		perfport_pb_varint(&meta, n);
+		perfport_pb_raw(&meta, q, n);
+		q += n + (q[n] == '\n');
+	}
+	perfport_pb_message(m, field, &meta);
+}
+
+static enum perfport_status collect(struct sw *s, const struct perfport_profile *p,
+				    const struct process *pr, const struct stacks *st,
+				    unsigned *messages)
+{
+	struct perfport_pb body = { 0 };
+	enum perfport_status ret;
+
+	for (size_t i = 0; i < st->nr; i++) {
+		const struct stack *k = &st->v[i];
+
+		if (k->pid != pr->pid)
+			continue;
+		for (int off = 0; off < 2; off++) {
+			struct perfport_pb msg = { 0 }, task = { 0 }, data = { 0 };
+
+			if (off ? !k->off_count : !k->on_count)
+				continue;
+			perfport_pb_string(&task, 1, s->task);
+			perfport_pb_string(&task, 2, pr->id);
+			perfport_pb_uint(&task, 3, p->start_ns / 1000000);
+			perfport_pb_uint(&task, 4, p->end_ns / 1000000);
+			perfport_pb_message(&msg, 1, &task);
+			stack_meta(&data, 1, 0, k->kernel);
+			stack_meta(&data, 1, 1, k->user);
+			if (off) {
+				perfport_pb_uint(&data, 2, k->off_count > INT32_MAX ? INT32_MAX : k->off_count);
+				perfport_pb_uint(&data, 3, k->off_ns);
+			} else {
+				perfport_pb_uint(&data, 2, k->on_count > INT32_MAX ? INT32_MAX : k->on_count);
+			}
+			perfport_pb_message(&msg, off ? 3 : 2, &data);
+			grpc_frame(&body, &msg);
+			free(msg.p);
+			(*messages)++;
+		}
+	}
+	ret = grpc_call(s, "EBPFProfilingService/collectProfilingData", &body, NULL, NULL);
+	free(body.p);
+	return ret;
+}
+
+static enum perfport_status sw_upload(void *state, const struct perfport_profile *p)
+{
+	struct sw *s = state;
+	const struct perfport_host *h = s->host;
+	struct stacks st = { .mask = counter_mask(p, s->counters) & p->counters_present };
+	struct process *pr = NULL;
+	enum perfport_status ret = PERFPORT_ERROR;
+	unsigned messages = 0, sent = 0;
+	size_t nr = 0;
+	bool grouped = false;
+
+	if (!s->task || !*s->task) {
+		h->log(h, PERFPORT_LOG_ERROR, "skywalking: -O skywalking.task=ID is required: the id "
+		       "of the eBPF profiling task created in the OAP");
+		return PERFPORT_ERROR;
+	}
+	for (size_t i = 0; i < p->nr_frames && !grouped; i++)
+		grouped = perfport_frame_at(p, i)->flags & PERFPORT_FRAME_PROCESS;
+	if (!grouped) {
+		h->log(h, PERFPORT_LOG_ERROR, "skywalking: uploading needs the tree grouped by "
+		       "process or thread (leave out --group-by none)");
+		return PERFPORT_ERROR;
+	}
+	if (!s->service)
+		for (size_t i = 0; i < p->nr_labels && !s->service; i++)
+			if (!strcmp(p->labels[i].key, "service"))
+				s->service = p->labels[i].value;
+	if (!s->service)
+		s->service = "perf";
+	if (!s->instance)
+		s->instance = p->hostname ? p->hostname : "unknown";
+	if (h->stacks(p, add_stack, &st) || st.oom) {
+		h->log(h, PERFPORT_LOG_ERROR, "skywalking: out of memory");
+		goto out;
+	}
+	pr = processes_of(p, &st, &nr);
+	if (!pr)
+		goto out;
+	if (!nr) {
+		h->log(h, PERFPORT_LOG_WARN, "skywalking: no stacks of the counters asked for");
+		ret = PERFPORT_OK;
+		goto out;
+	}
+	ret = report_processes(s, p, pr, nr);
+	if (ret != PERFPORT_OK)
+		goto out;
+	for (size_t i = 0; i < nr; i++) {
+		if (!pr[i].id) {
+			h->log(h, PERFPORT_LOG_ERROR, "skywalking: the OAP gave no processId for "
+			       "pid %" PRIu32 " (%s): its stacks are not sent", pr[i].pid, pr[i].comm);
+			ret = PERFPORT_ERROR;
+			continue;
+		}
+		if (collect(s, p, &pr[i], &st, &messages) != PERFPORT_OK)
+			ret = PERFPORT_ERROR;
+		else
+			sent++;
+	}
+	h->log(h, PERFPORT_LOG_INFO, "skywalking: %zu processes reported, %u streamed, %u messages "
+	       "(%zu stacks)", nr, sent, messages, st.nr);
+out:
+	for (size_t i = 0; pr && i < nr; i++)
+		free(pr[i].id);
+	free(pr);
+	for (size_t i = 0; i < st.nr; i++) {
+		free(st.v[i].kernel);
+		free(st.v[i].user);
+	}
+	free(st.v);
+	free(st.slots);
+	return ret;
+}
+
+/* --- init --- */
+
+static enum perfport_status sw_init(const struct perfport_host *host,
+				    const struct perfport_option *opts, size_t nr, void **state)
+{
+	struct sw *s;
+
+	if (!PERFPORT_HAS(host, struct perfport_host, create)) {
+		host->log(host, PERFPORT_LOG_ERROR,
+			  "skywalking: this perfport is too old (it needs plugin ABI 1.1)");
+		return PERFPORT_ERROR;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return PERFPORT_ERROR;
+	s->host = host;
+	for (size_t i = 0; i < nr; i++) {
+		const char *k = opts[i].name, *v = opts[i].value;
+
+		if (!strcmp(k, "counter"))
+			s->counters = v;
+		else if (!strcmp(k, "address"))
+			s->address = v;
+		else if (!strcmp(k, "tls"))
+			s->tls = v && !strcmp(v, "true");
+		else if (!strcmp(k, "task"))
+			s->task = v;
+		else if (!strcmp(k, "service"))
+			s->service = v;
+		else if (!strcmp(k, "instance"))
+			s->instance = v;
+		else if (!strcmp(k, "layer"))
+			s->layer = v;
+		else if (!strcmp(k, "labels"))
+			s->labels = v;
+		else if (!strcmp(k, "agent_id"))
+			s->agent_id = v;
+	}
+	if (!s->address || !*s->address || strchr(s->address, '/')) {
+		host->log(host, PERFPORT_LOG_ERROR, "skywalking: address takes HOST:PORT, not '%s'",
+			  s->address ? s->address : "");
+		free(s);
+		return PERFPORT_ERROR;
+	}
+	*state = s;
+	return PERFPORT_OK;
+}
+
+static void sw_fini(void *state)
+{
+	free(state);
+}
+
+__attribute__((visibility("default")))
+const struct perfport_exporter perfport_exporter = {
+	.abi_version = PERFPORT_ABI_VERSION,
+	.struct_size = sizeof(struct perfport_exporter),
+	.name = "skywalking",
+	.description = "Apache SkyWalking: thread-stack analysis JSON; eBPF-profiling upload over gRPC",
+	.default_output = "profile.skywalking.json",
+	.options = options,
+	.nr_options = sizeof(options) / sizeof(options[0]),
+	.init = sw_init,
+	.write = sw_write,
+	.upload = sw_upload,
+	.fini = sw_fini,
+	.flags = PERFPORT_EXPORTER_BY_THREAD,
+};

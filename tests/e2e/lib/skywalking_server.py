@@ -1,0 +1,94 @@
+#!/usr/bin/python3
+"""A loopback stand-in for SkyWalking's OAP eBPF-profiling receiver, built on
+Debian's python3-grpcio with generic handlers (raw bytes in and out), the
+messages decoded and the answers encoded by protoc against
+tests/e2e/schemas/skywalking_ebpf.proto.
+
+  EBPFProcessService.reportProcesses: answers each host process with
+      processId "proc-PID"
+  EBPFProfilingService.collectProfilingData: takes the stream, answers an
+      empty Commands
+
+usage: skywalking_server.py DIR SCRIPT PROTO_DIR [PORT]
+  DIR     "port" when ready; per call N: call-N.json {method, step, messages}
+  SCRIPT  answers, comma-separated, the last repeating: ok, unavailable, invalid
+"""
+import concurrent.futures
+import json
+import os
+import subprocess
+import sys
+import threading
+
+import grpc
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pprof_check import parse  # noqa: E402 - protoc's text format into dicts
+
+DIR, SCRIPT, PROTO = sys.argv[1], sys.argv[2].split(","), sys.argv[3]
+SCHEMA = "skywalking_ebpf.proto"
+lock = threading.Lock()
+count = 0
+
+
+def protoc(mode, msg, data):
+    return subprocess.run(["protoc", "--%s=skywalking.v3.%s" % (mode, msg), "--proto_path=" + PROTO,
+                           SCHEMA], input=data, capture_output=True, check=True).stdout
+
+
+def begin(method):
+    global count
+    with lock:
+        n = count
+        count += 1
+    return n, SCRIPT[min(n, len(SCRIPT) - 1)]
+
+
+def record(n, method, step, messages):
+    with open(os.path.join(DIR, "call-%d.json.tmp" % n), "w") as f:
+        json.dump({"method": method, "step": step, "messages": messages}, f)
+    os.rename(os.path.join(DIR, "call-%d.json.tmp" % n), os.path.join(DIR, "call-%d.json" % n))
+
+
+def outcome(context, step):
+    if step == "unavailable":
+        context.abort(grpc.StatusCode.UNAVAILABLE, "answer UNAVAILABLE from the test")
+    if step == "invalid":
+        context.abort(grpc.StatusCode.INVALID_ARGUMENT, "answer INVALID_ARGUMENT from the test")
+
+
+def report_processes(request, context):
+    n, step = begin("reportProcesses")
+    msg = parse(protoc("decode", "EBPFProcessReportList", request).decode())
+    record(n, "reportProcesses", step, [msg])
+    outcome(context, step)
+    text = ""
+    for p in msg.get("processes", []):
+        host = p["hostProcess"][0]
+        pid = host["pid"][0]
+        text += 'processes { processId: "proc-%s" hostProcess { pid: %s } }\n' % (pid, pid)
+    return protoc("encode", "EBPFReportProcessDownstream", text.encode())
+
+
+def collect(request_iterator, context):
+    n, step = begin("collectProfilingData")
+    msgs = [parse(protoc("decode", "EBPFProfilingData", raw).decode()) for raw in request_iterator]
+    record(n, "collectProfilingData", step, msgs)
+    outcome(context, step)
+    return b""
+
+
+handlers = (
+    grpc.method_handlers_generic_handler("skywalking.v3.EBPFProcessService", {
+        "reportProcesses": grpc.unary_unary_rpc_method_handler(report_processes)}),
+    grpc.method_handlers_generic_handler("skywalking.v3.EBPFProfilingService", {
+        "collectProfilingData": grpc.stream_unary_rpc_method_handler(collect)}),
+)
+server = grpc.server(concurrent.futures.ThreadPoolExecutor(max_workers=4))
+server.add_generic_rpc_handlers(handlers)
+port = server.add_insecure_port("127.0.0.1:%s" % (sys.argv[4] if len(sys.argv) > 4 else "0"))
+server.start()
+with open(os.path.join(DIR, "port.tmp"), "w") as f:
+    f.write(str(port))
+os.rename(os.path.join(DIR, "port.tmp"), os.path.join(DIR, "port"))
+server.wait_for_termination()
