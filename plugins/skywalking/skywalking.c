@@ -383,7 +383,7 @@ static char *symbols(const struct perfport_profile *p, const uint32_t *frames, s
 	for (size_t i = depth; i-- > 0;) {
 		const struct perfport_frame *f = perfport_frame_at(p, frames[i]);
 
-		if (f->flags & (PERFPORT_FRAME_PROCESS | PERFPORT_FRAME_THREAD | PERFPORT_FRAME_SYNTHETIC))
+		if (f->flags & (PERFPORT_FRAME_PROCESS | PERFPORT_FRAME_THREAD))
 			continue;
 		if (!!(f->flags & PERFPORT_FRAME_KERNEL) != kernel)
 			continue;
@@ -469,6 +469,10 @@ static void grpc_frame(struct perfport_pb *body, const struct perfport_pb *msg)
 	perfport_pb_raw(body, msg->p, msg->len);
 }
 
+/* One gRPC call; @reply NULL: the answer is not needed, and the call is
+ * kept in the spool if it cannot be delivered (the processIds it carries
+ * stay valid). reportProcesses is not kept: its answer is what the rest
+ * needs, and a resent report would leave the profile unsent. */
 static enum perfport_status grpc_call(struct sw *s, const char *method, struct perfport_pb *body,
 				      char **reply, size_t *reply_len)
 {
@@ -476,7 +480,7 @@ static enum perfport_status grpc_call(struct sw *s, const char *method, struct p
 	char url[1024];
 	struct perfport_http_request rq = {
 		.struct_size = sizeof(rq), .method = "POST", .url = url, .body = body->p,
-		.body_len = body->len, .spool_tag = "skywalking", .grpc = 1,
+		.body_len = body->len, .spool_tag = reply ? NULL : "skywalking", .grpc = 1,
 	};
 	struct perfport_http_response rs = { .struct_size = sizeof(rs) };
 	enum perfport_status st;

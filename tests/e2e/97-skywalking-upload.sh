@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# perfport upload -f skywalking against a loopback OAP
+# (tests/e2e/lib/skywalking_server.py: python3-grpcio generic handlers,
+# messages decoded by protoc): the processes are reported first; every
+# stack arrives once per kind, under the task and the processId the server
+# gave; symbols leaf first, kernel apart from user (against the folded
+# export); dumpCount sums to the on-CPU samples, switchCount and duration to
+# the off-CPU intervals and time; UNAVAILABLE is retried, INVALID_ARGUMENT
+# is not and its message is shown; no task id: a clear refusal.
+. "$(dirname "$0")/lib/common.sh"
+need_python
+need_perf
+need_tracepoint
+command -v protoc >/dev/null || skip "protoc is not installed (apt-get install protobuf-compiler)"
+$PY -c 'import grpc' 2>/dev/null || skip "python3-grpcio is not installed"
+export XDG_STATE_HOME="$WORK/state"
+SHAPE="$WORK/shape"
+cc -O2 -g -fno-omit-frame-pointer -pthread -o "$SHAPE" "$TOP/tests/e2e/progs/shape.c"
+record "$WORK/sw.data" -e cpu-clock/freq=997/ -e sched:sched_switch --switch-events -g -- \
+	"$SHAPE" 1 "$WORK"
+"$PERFPORT" -q report --json -i "$WORK/sw.data" >"$WORK/tree.json" || fail "report: exit $?"
+for c in on-cpu preempted,lock,io,sleep,timed-sleep; do
+	"$PERFPORT" -q export -i "$WORK/sw.data" -f folded -O counter=$c -O annotate=false \
+		-O value=samples -o "$WORK/${c%%,*}.folded" || fail "export folded: exit $?"
+done
+"$PERFPORT" -q export -i "$WORK/sw.data" -f folded -O counter=preempted,lock,io,sleep,timed-sleep \
+	-O annotate=false -O value=ns -o "$WORK/offns.folded" || fail "export folded: exit $?"
+
+start_server() { # SCRIPT [PORT]
+	test_server skywalking_server.py "$1" "$TOP/tests/e2e/schemas" ${2:-}
+}
+upload() { # OUT ARGS...
+	local out=$1; shift
+	rc=0
+	"$PERFPORT" -v upload -i "$WORK/sw.data" -f skywalking -O "address=${URL#http://}" \
+		-O task=task-7 -O service=shape -O instance=box -O labels=a,b "$@" \
+		>"$WORK/$out.stdout" 2>"$WORK/$out.stderr" || rc=$?
+}
+check() { # the calls the server took, against the tree and the folded exports
+	$PY - "$WORK" <<'PY' || fail "uploaded profile: $(tail -3 "$WORK/srv.log")"
+import collections, glob, json, sys
+w = sys.argv[1]
+calls = [json.load(open(f)) for f in sorted(glob.glob(w + "/srv/call-*.json"),
+                                            key=lambda f: int(f.split("-")[-1].split(".")[0]))]
+ok = [c for c in calls if c["step"] == "ok"]
+if not ok or ok[0]["method"] != "reportProcesses":
+    sys.exit("the first call answered is %s, not reportProcesses" % (ok[0]["method"] if ok else None))
+tree = json.load(open(w + "/tree.json"))
+rep = ok[0]["messages"][0]
+pids = {t["pid"] for t in tree["threads"] if t["pid"]}
+got = {}
+for p in rep["processes"]:
+    h = p["hostProcess"][0]
+    e = h["entity"][0]
+    if (e["layer"][0], e["serviceName"][0], e["instanceName"][0], e["labels"]) != ("OS_LINUX", "shape", "box", ["a", "b"]):
+        sys.exit("entity %r" % e)
+    got[h["pid"][0]] = e["processName"][0]
+if set(got) != pids:
+    sys.exit("processes reported %s, the recording's %s" % (sorted(got), sorted(pids)))
+if not rep.get("ebpfAgentID", [""])[0].startswith("perfport-"):
+    sys.exit("ebpfAgentID %r" % rep.get("ebpfAgentID"))
+msgs = [m for c in ok if c["method"] == "collectProfilingData" for m in c["messages"]]
+if not msgs:
+    sys.exit("no profiling data")
+seen = set()
+on, off, off_ns = collections.Counter(), collections.Counter(), collections.Counter()
+for m in msgs:
+    t = m["task"][0]
+    if t["taskId"][0] != "task-7" or t["processId"][0] not in {"proc-%d" % p for p in pids}:
+        sys.exit("task %r" % t)
+    if not 0 < t["currentTime"][0] - t["profilingStartTime"][0] < 60000:
+        sys.exit("times %r" % t)
+    kind = "onCPU" if "onCPU" in m else "offCPU"
+    d = m[kind][0]
+    syms = {"PROCESS_KERNEL_SPACE": [], "PROCESS_USER_SPACE": []}
+    for s in d.get("stacks", []):
+        syms[s.get("stackType", ["PROCESS_KERNEL_SPACE"])[0]] = s["stackSymbols"]
+    # folded is root first: user frames root..leaf, then kernel root..leaf
+    folded = ";".join(syms["PROCESS_USER_SPACE"][::-1] + syms["PROCESS_KERNEL_SPACE"][::-1])
+    key = (t["processId"][0], kind, folded)
+    if key in seen:
+        sys.exit("a stack sent twice: %r" % (key,))
+    seen.add(key)
+    if kind == "onCPU":
+        on[folded] += d["dumpCount"][0]
+    else:
+        off[folded] += d["switchCount"][0]
+        off_ns[folded] += d["duration"][0]
+def folded(path):
+    out = collections.Counter()
+    for l in open(path):
+        s, v = l.rsplit(" ", 1)
+        out[s] += int(v)
+    return out
+for name, got_c, want in (("on-CPU samples", on, folded(w + "/on-cpu.folded")),
+                          ("off-CPU intervals", off, folded(w + "/preempted.folded")),
+                          ("off-CPU ns", off_ns, folded(w + "/offns.folded"))):
+    if got_c != want:
+        diff = set(got_c.items()) ^ set(want.items())
+        sys.exit("%s per stack differ from the folded export: %s" % (name, sorted(diff)[:3]))
+tot = tree["totals"]
+offc = ("preempted", "lock", "io", "sleep", "timed-sleep")
+if sum(on.values()) != tot["on-cpu"]["count"] or \
+   sum(off_ns.values()) != sum(tot.get(c, {}).get("ns", 0) for c in offc):
+    sys.exit("totals differ from the tree")
+print("%d processes reported, %d messages (%d on-CPU, %d off-CPU stacks) = the tree" %
+      (len(got), len(msgs), len(on), len(off)))
+PY
+}
+
+start_server ok
+upload ok
+[ $rc -eq 0 ] || { cat "$WORK/ok.stderr"; fail "upload: exit $rc"; }
+check
+echo "ok: processes, then every stack once with the tree's counts"
+
+start_server unavailable,ok
+upload retry
+[ $rc -eq 0 ] || { cat "$WORK/retry.stderr"; fail "UNAVAILABLE then ok: exit $rc"; }
+grep -q "UNAVAILABLE" "$WORK/retry.stderr" || fail "the retry does not say UNAVAILABLE"
+check
+echo "ok: UNAVAILABLE retried"
+
+start_server invalid
+upload bad
+[ $rc -eq 2 ] || fail "INVALID_ARGUMENT: exit $rc, want 2"
+grep -q "answer INVALID_ARGUMENT from the test" "$WORK/bad.stderr" || fail "the server's message is not shown"
+[ ! -e "$WORK/srv/call-1.json" ] || fail "INVALID_ARGUMENT was retried"
+[ -z "$(ls "$WORK/state/perfport/spool" 2>/dev/null)" ] || fail "INVALID_ARGUMENT was spooled"
+echo "ok: INVALID_ARGUMENT not retried, not spooled, its message shown"
+
+start_server unavailable
+upload down --retries 2
+[ $rc -eq 2 ] || fail "OAP unavailable for reportProcesses: exit $rc, want 2"
+[ -z "$(ls "$WORK/state/perfport/spool" 2>/dev/null)" ] || fail "reportProcesses was spooled"
+echo "ok: reportProcesses unanswered: exit 2, nothing spooled"
+
+start_server ok,unavailable
+upload spool --retries 2
+[ $rc -eq 4 ] || fail "collectProfilingData unavailable: exit $rc, want 4"
+[ "$(ls "$WORK/state/perfport/spool" | wc -l)" -eq 1 ] || fail "collectProfilingData: not spooled"
+cp "$WORK/srv/call-0.json" "$WORK/report-call.json"   # reportProcesses, answered
+start_server ok "$(cat "$WORK/srv/port")"
+rc=0; "$PERFPORT" resend >"$WORK/resend.stdout" 2>"$WORK/resend.stderr" || rc=$?
+[ $rc -eq 0 ] || { cat "$WORK/resend.stderr"; fail "resend: exit $rc"; }
+[ -z "$(ls "$WORK/state/perfport/spool")" ] || fail "the spool is not empty after resend"
+[ -e "$WORK/srv/call-0.json" ] && [ ! -e "$WORK/srv/call-1.json" ] || fail "resend: not one call"
+mv "$WORK/srv/call-0.json" "$WORK/srv/call-1.json"     # the resent stream, after the report
+cp "$WORK/report-call.json" "$WORK/srv/call-0.json"
+check
+echo "ok: collectProfilingData spooled (exit 4), resent over gRPC whole"
+
+rc=0; "$PERFPORT" -q upload -i "$WORK/sw.data" -f skywalking -O "address=${URL#http://}" \
+	2>"$WORK/notask.err" || rc=$?
+[ $rc -eq 2 ] && grep -q "task=ID is required" "$WORK/notask.err" || fail "no task: exit $rc, $(cat "$WORK/notask.err")"
+echo "ok: skywalking upload"
