@@ -318,8 +318,9 @@ static void write_point(const struct datakit *d, const struct perfport_profile *
 	snprintf(ver, sizeof(ver), "perfport %s", d->host->version);
 	fputs(",agent_ver=", out);
 	lp_string(out, ver);
+	/* duration = end - start in the unit, so the three always agree */
 	fprintf(out, ",start=%" PRIu64 "i,end=%" PRIu64 "i,duration=%" PRIu64 "i",
-		p->start_ns / div, p->end_ns / div, dur / div);
+		p->start_ns / div, (p->start_ns + dur) / div, (p->start_ns + dur) / div - p->start_ns / div);
 	if (pid) {
 		fputs(",pid=", out);
 		lp_string(out, pid);
