@@ -17,7 +17,7 @@ DEBS     := build-essential pkg-config libtraceevent-dev libzstd-dev libjson-c-d
 # what the tests use beyond the build: perf as the oracle, Debian's python3
 # with jsonschema and botocore, protoc
 TEST_DEBS := linux-perf python3 python3-jsonschema python3-botocore protobuf-compiler python3-lz4 \
-             python3-grpcio
+             python3-grpcio chromium
 
 OPT      ?= -O2 -g
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
@@ -73,6 +73,9 @@ $(BUILD)/obj/%.o: %.c
 	$(msg) CC $<
 	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
+# $(call c_string,FILE): the lines of a text file as a C string literal
+c_string = sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $(1)
+
 # The built-in off-CPU state rules: src/profile/state-rules as a C string.
 $(BUILD)/gen/state_rules.c: src/profile/state-rules
 	@mkdir -p $(dir $@)
@@ -80,7 +83,7 @@ $(BUILD)/gen/state_rules.c: src/profile/state-rules
 	$(Q){ echo '/* generated from src/profile/state-rules by the Makefile */'; \
 	  echo 'extern const char profile_default_rules[];'; \
 	  echo 'const char profile_default_rules[] ='; \
-	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; \
+	  $(call c_string,$<); \
 	  echo ';'; } > $@
 
 $(BUILD)/obj/gen/state_rules.o: $(BUILD)/gen/state_rules.c
@@ -111,12 +114,19 @@ $(BUILD)/obj/gen/profile.pb-c.o: $(BUILD)/gen/profile.pb-c.c
 $(BUILD)/obj/src/plugin/pprof.o: $(BUILD)/gen/profile.pb-c.h
 $(BUILD)/obj/src/plugin/pprof.o: ALL_CFLAGS += -I$(BUILD)/gen
 
+# The flame graph's page, compiled into its plugin.
+$(BUILD)/gen/flamegraph-viewer.h: plugins/flamegraph/viewer.html
+	@mkdir -p $(dir $@)
+	$(msg) GEN $@
+	$(Q)$(call c_string,$<) > $@
+$(BUILD)/plugins/flamegraph.so: $(BUILD)/gen/flamegraph-viewer.h
+
 .SECONDEXPANSION:
 # plugins/NAME/LIBS: the libraries a plugin links (e.g. -llz4), if any
 $(BUILD)/plugins/%.so: $$(wildcard plugins/%/*.c) $$(wildcard plugins/%/*.h) $(wildcard include/perfport/*.h)
 	@mkdir -p $(dir $@)
 	$(msg) PLUGIN $@
-	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(LDFLAGS) -Iinclude -fPIC -shared \
+	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(LDFLAGS) -Iinclude -I$(BUILD)/gen -fPIC -shared \
 		-fvisibility=hidden -o $@ $(filter %.c,$^) $(shell cat plugins/$*/LIBS 2>/dev/null)
 
 $(BUILD)/perfport: $(CLI_OBJ) $(CORE_LIB)
@@ -149,8 +159,8 @@ demo: all
 	@echo
 	./$(BUILD)/perfport report -i samples/offcpu.perf.data --top 5 --min-percent 5
 	@echo
-	./$(BUILD)/perfport export -i samples/offcpu.perf.data -f folded,pprof -o $(BUILD)/demo
-	@echo "wrote $(BUILD)/demo/profile.folded and $(BUILD)/demo/profile.pb.gz:"
+	./$(BUILD)/perfport export -i samples/offcpu.perf.data -f folded,pprof,flamegraph -o $(BUILD)/demo
+	@echo "wrote $(BUILD)/demo/profile.folded, profile.pb.gz and flamegraph.html (open it in a browser):"
 	@head -3 $(BUILD)/demo/profile.folded
 
 install: all

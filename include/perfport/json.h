@@ -17,11 +17,18 @@
 extern "C" {
 #endif
 
+/* perfport_json_chars_ex() flags */
+enum {
+	/* also escape '<', '>' and '&' (as \u003c...): safe inside an HTML
+	 * <script> element, where "</script>" would end it */
+	PERFPORT_JSON_HTML = 1 << 0,
+};
+
 /**
- * perfport_json_chars() - @s escaped as the inside of a JSON string (no
- * quotes), to @out.
+ * perfport_json_chars_ex() - @s escaped as the inside of a JSON string (no
+ * quotes), to @out, with PERFPORT_JSON_* @flags.
  */
-static inline void perfport_json_chars(FILE *out, const char *s)
+static inline void perfport_json_chars_ex(FILE *out, const char *s, unsigned flags)
 {
 	const unsigned char *q = (const unsigned char *)s;
 
@@ -45,7 +52,8 @@ static inline void perfport_json_chars(FILE *out, const char *s)
 				fputc(ch, out);
 			} else if (ch == '\n') {
 				fputs("\\n", out);
-			} else if (ch < 0x20 || ch == 0x7f) {
+			} else if (ch < 0x20 || ch == 0x7f ||
+				   ((flags & PERFPORT_JSON_HTML) && (ch == '<' || ch == '>' || ch == '&'))) {
 				fprintf(out, "\\u%04x", ch);
 			} else {
 				fputc(ch, out);
@@ -53,6 +61,15 @@ static inline void perfport_json_chars(FILE *out, const char *s)
 			q++;
 		}
 	}
+}
+
+/**
+ * perfport_json_chars() - @s escaped as the inside of a JSON string (no
+ * quotes), to @out.
+ */
+static inline void perfport_json_chars(FILE *out, const char *s)
+{
+	perfport_json_chars_ex(out, s, 0);
 }
 
 /**

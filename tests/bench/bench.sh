@@ -106,6 +106,19 @@ ours=$(measure "$PERFPORT" dump --samples -i "$data")
 theirs=$(measure perf script -i "$data")
 report "perfport dump --samples" "perf script" "$ours" "$theirs"
 
+# The flame graph page: the export against the pipeline flamegraph.pl users
+# run first, then the page itself in headless Chromium (render time, hover,
+# click), and the same page holding a synthetic 200,000-node tree.
+ours=$(measure "$PERFPORT" export -f flamegraph -o "$dir/flame.html" -i "$data")
+theirs=$(measure sh "$dir/collapse.sh" "$data" "$dir/collapse.awk")
+report "perfport export flamegraph" "perf script | awk collapse" "$ours" "$theirs"
+if command -v chromium >/dev/null; then
+	/usr/bin/python3 tests/bench/flamegraph_render.py "$dir/flame.html" "$dir"
+	echo
+else
+	echo "flame graph in chromium: skipped (apt-get install chromium)"
+fi
+
 # --call-graph dwarf: every sample unwound from its stack copy and named. The
 # workload's "deep" mode runs 60 calls down, like real programs' stacks.
 dwarf="$dir/dwarf-deep.perf.data"

@@ -1,0 +1,522 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * flamegraph.c - the "flamegraph" exporter: a flame graph people open in a
+ * browser.
+ *
+ * format=html (default): one self-contained page (viewer.html, compiled in)
+ * with the profile embedded as JSON - every node, its frame and its own
+ * value and count per counter present - drawn on a canvas by the page's
+ * script: flame or icicle, a counter switch, colours by module or by kind,
+ * tooltips, zoom with the browser's history, search.
+ *
+ * format=svg: one counter as a static SVG (boxes narrower than 0.1 px left
+ * out), each box with a <title> tooltip, for places that show only images.
+ */
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perfport/json.h"
+#include "perfport/plugin.h"
+
+static const char viewer[] =
+#include "flamegraph-viewer.h"
+	;
+
+#define DATA_MARKER "/*@PERFPORT_DATA@*/"
+#define ROW 16                  /* SVG: pixels per frame row */
+#define MIN_BOX 0.1             /* SVG: narrower boxes are left out */
+
+static const struct perfport_option_def options[] = {
+	{ "format", PERFPORT_OPT_ENUM, "html", "html,svg",
+	  "html: an interactive page; svg: a static image of one counter" },
+	{ "counter", PERFPORT_OPT_ENUM, NULL,
+	  "on-cpu,preempted,lock,io,sleep,timed-sleep,idle,all",
+	  "the counter shown (first); default on-cpu if it has data, else the first that has; "
+	  "all: every counter but idle" },
+	{ "color", PERFPORT_OPT_ENUM, "module", "module,kind",
+	  "colours by module, or by kind (kernel, user, JIT, inlined)" },
+	{ "icicle", PERFPORT_OPT_BOOL, "false", NULL, "root at the top instead of the bottom" },
+	{ "title", PERFPORT_OPT_STRING, NULL, NULL, "title (default: host, command, time span)" },
+	{ "width", PERFPORT_OPT_INT, "1200", NULL, "svg: the image's width in pixels" },
+};
+
+struct fg {
+	const struct perfport_host *host;
+	bool svg, by_kind, icicle;
+	const char *counter, *title;
+	long width;
+};
+
+enum kind { K_USER, K_KERNEL, K_JIT, K_INLINED, K_UNKNOWN, K_SYNTHETIC };
+
+static enum kind kind_of(const struct perfport_frame *f)
+{
+	if (f->flags & (PERFPORT_FRAME_PROCESS | PERFPORT_FRAME_THREAD | PERFPORT_FRAME_SYNTHETIC))
+		return K_SYNTHETIC;
+	if (f->flags & PERFPORT_FRAME_UNKNOWN)
+		return K_UNKNOWN;
+	if (f->flags & PERFPORT_FRAME_KERNEL)
+		return K_KERNEL;
+	if (f->flags & PERFPORT_FRAME_JIT)
+		return K_JIT;
+	if (f->flags & PERFPORT_FRAME_INLINED)
+		return K_INLINED;
+	return K_USER;
+}
+
+/* The counter shown first: the option's, else on-cpu if present, else the
+ * first present; -1 for "all", -2 if none has data. */
+static int first_counter(const struct fg *g, const struct perfport_profile *p)
+{
+	if (g->counter && !strcmp(g->counter, "all"))
+		return -1;
+	for (unsigned c = 0; g->counter && c < p->nr_counters && c < 64; c++)
+		if (!strcmp(p->counter_names[c], g->counter))
+			return (p->counters_present >> c & 1) ? (int)c : -2;
+	if (p->counters_present & 1)
+		return 0;
+	for (unsigned c = 0; c < p->nr_counters && c < 64; c++)
+		if (p->counters_present >> c & 1)
+			return (int)c;
+	return -2;
+}
+
+/* "Flame graph of HOST" (the command and the time span go below it) */
+static void default_title(const struct perfport_profile *p, char *buf, size_t max)
+{
+	snprintf(buf, max, "Flame graph of %s", p->hostname ? p->hostname : "a perf recording");
+}
+
+/* --- html --- */
+
+/* Interned strings for the page's string table. */
+struct strtab {
+	const char **v;
+	size_t nr, cap;
+	uint32_t *slots;             /* index + 1; 0 empty */
+	size_t slots_cap;
+	bool oom;
+};
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+	return h ^ h >> 31;
+}
+
+static long intern(struct strtab *t, const char *s)
+{
+	size_t j;
+
+	if (!s)
+		return -1;
+	if ((t->nr + 1) * 2 > t->slots_cap) {
+		size_t cap = t->slots_cap ? t->slots_cap * 2 : 1024;
+		uint32_t *n = calloc(cap, sizeof(*n));
+
+		if (!n) {
+			t->oom = true;
+			return -1;
+		}
+		for (size_t i = 0; i < t->nr; i++) {
+			for (j = str_hash(t->v[i]) & (cap - 1); n[j]; j = (j + 1) & (cap - 1))
+				;
+			n[j] = (uint32_t)i + 1;
+		}
+		free(t->slots);
+		t->slots = n;
+		t->slots_cap = cap;
+	}
+	for (j = str_hash(s) & (t->slots_cap - 1); t->slots[j]; j = (j + 1) & (t->slots_cap - 1))
+		if (!strcmp(t->v[t->slots[j] - 1], s))
+			return t->slots[j] - 1;
+	if (t->nr == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 1024;
+		const char **v = realloc(t->v, cap * sizeof(*v));
+
+		if (!v) {
+			t->oom = true;
+			return -1;
+		}
+		t->v = v;
+		t->cap = cap;
+	}
+	t->v[t->nr] = s;
+	t->slots[j] = (uint32_t)++t->nr;
+	return (long)t->nr - 1;
+}
+
+static void put_html_string(FILE *out, const char *s)
+{
+	fputc('"', out);
+	perfport_json_chars_ex(out, s, PERFPORT_JSON_HTML);
+	fputc('"', out);
+}
+
+static enum perfport_status write_data(const struct fg *g, const struct perfport_profile *p,
+				       FILE *out)
+{
+	struct strtab st = { 0 };
+	long *ids = malloc((p->nr_frames * 3 + 1) * sizeof(*ids));
+	int first = first_counter(g, p);
+	char title[1024];
+	bool comma;
+
+	if (!ids)
+		return PERFPORT_ERROR;
+	for (size_t i = 0; i < p->nr_frames; i++) {
+		const struct perfport_frame *f = perfport_frame_at(p, i);
+
+		ids[3 * i] = intern(&st, f->function);
+		ids[3 * i + 1] = intern(&st, f->module);
+		ids[3 * i + 2] = intern(&st, f->file);
+	}
+	if (st.oom) {
+		free(ids);
+		free(st.v);
+		free(st.slots);
+		return PERFPORT_ERROR;
+	}
+	default_title(p, title, sizeof(title));
+	fputs("{\"meta\":{\"title\":", out);
+	put_html_string(out, g->title ? g->title : title);
+	fputs(",\"host\":", out);
+	put_html_string(out, p->hostname ? p->hostname : "");
+	fputs(",\"cmdline\":", out);
+	put_html_string(out, p->cmdline ? p->cmdline : "");
+	fprintf(out, ",\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64 ",\"time_source\":", p->start_ns,
+		p->end_ns);
+	put_html_string(out, p->time_source ? p->time_source : "");
+	fputs(",\"version\":", out);
+	put_html_string(out, g->host->version);
+	fputs("},\"counters\":[", out);
+	comma = false;
+	for (unsigned c = 0; c < p->nr_counters && c < 64; c++) {
+		if (!(p->counters_present >> c & 1))
+			continue;
+		fprintf(out, "%s{\"name\":", comma ? "," : "");
+		put_html_string(out, p->counter_names[c]);
+		fputs(",\"unit\":", out);
+		put_html_string(out, p->counter_units[c]);
+		fputs("}", out);
+		comma = true;
+	}
+	fputs("],\"initial\":{\"counter\":", out);
+	put_html_string(out, first == -1 ? "all" : first >= 0 ? p->counter_names[first] : "");
+	fprintf(out, ",\"color\":\"%s\",\"icicle\":%s},\"strings\":[", g->by_kind ? "kind" : "module",
+		g->icicle ? "true" : "false");
+	for (size_t i = 0; i < st.nr; i++) {
+		if (i)
+			fputc(',', out);
+		put_html_string(out, st.v[i]);
+	}
+	/* frames: function, module, file (string indexes, -1 none), line, kind */
+	fputs("],\"frames\":[", out);
+	for (size_t i = 0; i < p->nr_frames; i++) {
+		const struct perfport_frame *f = perfport_frame_at(p, i);
+
+		fprintf(out, "%s%ld,%ld,%ld,%" PRIu32 ",%d", i ? "," : "", ids[3 * i], ids[3 * i + 1],
+			ids[3 * i + 2], f->line, (int)kind_of(f));
+	}
+	/* nodes in pre-order: parent and frame (-1 for the root) */
+	fputs("],\"parent\":[", out);
+	for (size_t i = 0; i < p->nr_nodes; i++) {
+		uint32_t par = perfport_node_at(p, i)->parent;
+
+		fprintf(out, "%s%ld", i ? "," : "", par == UINT32_MAX ? -1L : (long)par);
+	}
+	fputs("],\"frame\":[", out);
+	for (size_t i = 0; i < p->nr_nodes; i++) {
+		uint32_t fr = perfport_node_at(p, i)->frame;
+
+		fprintf(out, "%s%ld", i ? "," : "", fr >= p->nr_frames ? -1L : (long)fr);
+	}
+	/* per counter present: each node's own value and count, sparse pairs */
+	fputs("]", out);
+	for (int what = 0; what < 2; what++) {
+		fputs(what ? ",\"counts\":{" : ",\"values\":{", out);
+		comma = false;
+		for (unsigned c = 0; c < p->nr_counters && c < 64; c++) {
+			bool first_pair = true;
+
+			if (!(p->counters_present >> c & 1))
+				continue;
+			fprintf(out, "%s\"%s\":[", comma ? "," : "", p->counter_names[c]);
+			for (size_t i = 0; i < p->nr_nodes; i++) {
+				uint64_t v = what ? perfport_self_count(p, i, c) : perfport_self_value(p, i, c);
+
+				if (!v)
+					continue;
+				fprintf(out, "%s%zu,%" PRIu64, first_pair ? "" : ",", i, v);
+				first_pair = false;
+			}
+			fputs("]", out);
+			comma = true;
+		}
+		fputs("}", out);
+	}
+	fputs("}", out);
+	free(ids);
+	free(st.v);
+	free(st.slots);
+	return PERFPORT_OK;
+}
+
+static enum perfport_status write_html(const struct fg *g, const struct perfport_profile *p,
+				       FILE *out)
+{
+	const char *mark = strstr(viewer, DATA_MARKER);
+	enum perfport_status st;
+
+	if (!mark)
+		return PERFPORT_ERROR;
+	fwrite(viewer, 1, (size_t)(mark - viewer), out);
+	st = write_data(g, p, out);
+	fputs(mark + strlen(DATA_MARKER), out);
+	return st;
+}
+
+/* --- svg --- */
+
+/* Text for XML: escaped; control characters and bytes that are not UTF-8
+ * become '?' (XML 1.0 cannot hold them). At most @max characters, then "..". */
+static void put_xml(FILE *out, const char *s, size_t max)
+{
+	const unsigned char *q = (const unsigned char *)s;
+	size_t chars = 0;
+
+	while (*q) {
+		unsigned char ch = *q;
+		int n = ch < 0x80 ? 0 : (ch & 0xe0) == 0xc0 ? 1 : (ch & 0xf0) == 0xe0 ? 2
+			: (ch & 0xf8) == 0xf0 ? 3 : -1;
+		bool ok = n >= 0;
+
+		for (int k = 1; ok && k <= n; k++)
+			ok = (q[k] & 0xc0) == 0x80;
+		if (chars++ == max) {
+			fputs("..", out);
+			return;
+		}
+		if (!ok || ch < 0x20 || ch == 0x7f) {
+			fputc('?', out);
+			q++;
+			continue;
+		}
+		if (n) {
+			fwrite(q, 1, (size_t)n + 1, out);
+			q += n + 1;
+			continue;
+		}
+		switch (ch) {
+		case '&': fputs("&amp;", out); break;
+		case '<': fputs("&lt;", out); break;
+		case '>': fputs("&gt;", out); break;
+		case '"': fputs("&quot;", out); break;
+		case '\'': fputs("&apos;", out); break;
+		default: fputc(ch, out);
+		}
+		q++;
+	}
+}
+
+static void colour(const struct fg *g, const struct perfport_frame *f, char *buf, size_t max)
+{
+	static const char *const kinds[] = {
+		[K_USER] = "#e8a04c", [K_KERNEL] = "#d9534f", [K_JIT] = "#5cb85c",
+		[K_INLINED] = "#5bc0de", [K_UNKNOWN] = "#aaaaaa", [K_SYNTHETIC] = "#c9c9e0",
+	};
+	enum kind k = kind_of(f);
+	const char *m = f->module ? strrchr(f->module, '/') : NULL;
+	uint64_t h;
+
+	/* by module: the kernel keeps its colour; user modules get hues away from its reds */
+	if (g->by_kind || k == K_KERNEL || k == K_SYNTHETIC || k == K_UNKNOWN || !f->module) {
+		snprintf(buf, max, "%s", kinds[k]);
+		return;
+	}
+	h = str_hash(m ? m + 1 : f->module);
+	snprintf(buf, max, "hsl(%u,%u%%,%u%%)", 35 + (unsigned)(h % 260), 55 + (unsigned)(h >> 20) % 25,
+		 62 + (unsigned)(h >> 40) % 14);
+}
+
+static void format_value(uint64_t v, const char *unit, char *buf, size_t max)
+{
+	if (strcmp(unit, "nanoseconds") == 0)
+		snprintf(buf, max, "%.3f ms", v / 1e6);
+	else
+		snprintf(buf, max, "%" PRIu64 " %s", v, unit);
+}
+
+static enum perfport_status write_svg(const struct fg *g, const struct perfport_profile *p,
+				      FILE *out)
+{
+	int c = first_counter(g, p);
+	double width = (double)g->width, *x = NULL;
+	uint64_t *total = NULL, root;
+	uint32_t depth_max = 0;
+	char title[1024], fill[48], val[64];
+	const char *unit;
+	double height;
+
+	if (c == -2 || !p->nr_nodes) {
+		g->host->log(g->host, PERFPORT_LOG_ERROR, "flamegraph: no counter with data to draw");
+		return PERFPORT_ERROR;
+	}
+	total = calloc(p->nr_nodes, sizeof(*total));
+	x = calloc(p->nr_nodes, sizeof(*x));
+	if (!total || !x) {
+		free(total);
+		free(x);
+		return PERFPORT_ERROR;
+	}
+	unit = c >= 0 ? p->counter_units[c] : "nanoseconds";
+	for (size_t i = 0; i < p->nr_nodes; i++) {
+		if (c >= 0) {
+			total[i] = perfport_total_value(p, i, (unsigned)c);
+			continue;
+		}
+		for (unsigned k = 0; k < p->nr_counters && k < 64; k++)
+			if (k != PERFPORT_COUNTER_IDLE && (p->counters_present >> k & 1))
+				total[i] += perfport_total_value(p, i, k);
+	}
+	root = total[0];
+	for (size_t i = 0; i < p->nr_nodes; i++) {
+		const struct perfport_node *n = perfport_node_at(p, i);
+
+		if (root && total[i] * width / root >= MIN_BOX && n->depth > depth_max)
+			depth_max = n->depth;
+	}
+	height = (depth_max + 1) * ROW + 48.0;
+	default_title(p, title, sizeof(title));
+	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%.0f\" "
+		"height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" font-family=\"monospace\" font-size=\"11\">\n"
+		"<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"#fdfdf6\"/>\n"
+		"<text x=\"%.1f\" y=\"20\" text-anchor=\"middle\" font-size=\"15\">",
+		width, height, width, height, width, height, width / 2);
+	put_xml(out, g->title ? g->title : title, 200);
+	format_value(root, unit, val, sizeof(val));
+	fprintf(out, "</text>\n<text x=\"%.1f\" y=\"36\" text-anchor=\"middle\">%s: %s, perfport %s"
+		"</text>\n", width / 2, c >= 0 ? p->counter_names[c] : "all but idle", val,
+		g->host->version);
+	for (size_t i = 0; i < p->nr_nodes && root;) {
+		const struct perfport_node *n = perfport_node_at(p, i);
+		const struct perfport_frame *f = n->frame < p->nr_frames ? perfport_frame_at(p, n->frame)
+									  : NULL;
+		double w = total[i] * width / root, y;
+
+		if (i) {
+			/* after the siblings before it: x[parent] is where the next
+			 * child goes (the parent's own box was written already) */
+			x[i] = x[n->parent];
+			x[n->parent] += w;
+		}
+		if (w < MIN_BOX) {
+			i = n->end > i ? n->end : i + 1;
+			continue;
+		}
+		y = g->icicle ? 48.0 + n->depth * ROW : height - (n->depth + 1) * ROW;
+		if (f)
+			colour(g, f, fill, sizeof(fill));
+		else
+			snprintf(fill, sizeof(fill), "#e0e0e0");
+		format_value(total[i], unit, val, sizeof(val));
+		fputs("<g><title>", out);
+		put_xml(out, f ? f->function : "all", 500);
+		if (f && f->module) {
+			fputs(" (", out);
+			put_xml(out, f->module, 200);
+			fputc(')', out);
+		}
+		fprintf(out, " %s, %.2f%%</title><rect x=\"%.3f\" y=\"%.1f\" width=\"%.3f\" "
+			"height=\"%d\" fill=\"%s\" data-v=\"%" PRIu64 "\" data-d=\"%" PRIu32 "\"/>", val,
+			100.0 * total[i] / root, x[i], y, w, ROW - 1, fill, total[i], n->depth);
+		if (w > 24) {
+			fprintf(out, "<text x=\"%.3f\" y=\"%.1f\">", x[i] + 3, y + ROW - 4);
+			put_xml(out, f ? f->function : "all", (size_t)((w - 6) / 7));
+			fputs("</text>", out);
+		}
+		fputs("</g>\n", out);
+		i++;
+	}
+	fputs("</svg>\n", out);
+	free(total);
+	free(x);
+	return PERFPORT_OK;
+}
+
+/* --- the plugin --- */
+
+static enum perfport_status fg_init(const struct perfport_host *host,
+				    const struct perfport_option *opts, size_t nr, void **state)
+{
+	struct fg *g = calloc(1, sizeof(*g));
+
+	if (!g)
+		return PERFPORT_ERROR;
+	g->host = host;
+	g->width = 1200;
+	for (size_t i = 0; i < nr; i++) {
+		const char *k = opts[i].name, *v = opts[i].value;
+
+		if (!v)
+			continue;
+		if (!strcmp(k, "format"))
+			g->svg = !strcmp(v, "svg");
+		else if (!strcmp(k, "counter"))
+			g->counter = v;
+		else if (!strcmp(k, "color"))
+			g->by_kind = !strcmp(v, "kind");
+		else if (!strcmp(k, "icicle"))
+			g->icicle = !strcmp(v, "true");
+		else if (!strcmp(k, "title"))
+			g->title = v;
+		else if (!strcmp(k, "width"))
+			g->width = strtol(v, NULL, 10);
+	}
+	if (g->width < 100 || g->width > 100000) {
+		host->log(host, PERFPORT_LOG_ERROR, "flamegraph: width must be 100 to 100000 pixels");
+		free(g);
+		return PERFPORT_ERROR;
+	}
+	*state = g;
+	return PERFPORT_OK;
+}
+
+static enum perfport_status fg_write(void *state, const struct perfport_profile *p, FILE *out)
+{
+	struct fg *g = state;
+
+	if (first_counter(g, p) == -2 && g->counter) {
+		g->host->log(g->host, PERFPORT_LOG_ERROR, "flamegraph: counter '%s' has no data",
+			     g->counter);
+		return PERFPORT_ERROR;
+	}
+	return g->svg ? write_svg(g, p, out) : write_html(g, p, out);
+}
+
+static void fg_fini(void *state)
+{
+	free(state);
+}
+
+__attribute__((visibility("default")))
+const struct perfport_exporter perfport_exporter = {
+	.abi_version = PERFPORT_ABI_VERSION,
+	.struct_size = sizeof(struct perfport_exporter),
+	.name = "flamegraph",
+	.description = "an interactive flame graph: one self-contained HTML page (or SVG)",
+	.default_output = "flamegraph.html",
+	.options = options,
+	.nr_options = sizeof(options) / sizeof(options[0]),
+	.init = fg_init,
+	.write = fg_write,
+	.upload = NULL,
+	.fini = fg_fini,
+};
