@@ -17,6 +17,23 @@
 extern "C" {
 #endif
 
+/**
+ * perfport_utf8_seq() - the length of the UTF-8 sequence at @q (1 to 4), or
+ * 0 if the bytes there do not form one. For any text format that must be
+ * UTF-8 (JSON, XML).
+ */
+static inline int perfport_utf8_seq(const unsigned char *q)
+{
+	unsigned char ch = *q;
+	int n = ch < 0x80 ? 0 : (ch & 0xe0) == 0xc0 ? 1 : (ch & 0xf0) == 0xe0 ? 2
+		: (ch & 0xf8) == 0xf0 ? 3 : -1;
+
+	for (int k = 1; n >= 0 && k <= n; k++)
+		if ((q[k] & 0xc0) != 0x80)
+			return 0;
+	return n + 1;
+}
+
 /* perfport_json_chars_ex() flags */
 enum {
 	/* also escape '<', '>' and '&' (as \u003c...): safe inside an HTML
@@ -34,18 +51,14 @@ static inline void perfport_json_chars_ex(FILE *out, const char *s, unsigned fla
 
 	while (*q) {
 		unsigned char ch = *q;
-		int n = ch < 0x80 ? 0 : (ch & 0xe0) == 0xc0 ? 1 : (ch & 0xf0) == 0xe0 ? 2
-			: (ch & 0xf8) == 0xf0 ? 3 : -1;
-		bool ok = n >= 0;
+		int n = perfport_utf8_seq(q);
 
-		for (int k = 1; ok && k <= n; k++)
-			ok = (q[k] & 0xc0) == 0x80;
-		if (!ok) {
+		if (!n) {
 			fputc('?', out);
 			q++;
-		} else if (n) {
-			fwrite(q, 1, (size_t)n + 1, out);
-			q += n + 1;
+		} else if (n > 1) {
+			fwrite(q, 1, (size_t)n, out);
+			q += n;
 		} else {
 			if (ch == '"' || ch == '\\') {
 				fputc('\\', out);

@@ -293,24 +293,20 @@ static void put_xml(FILE *out, const char *s, size_t max)
 
 	while (*q) {
 		unsigned char ch = *q;
-		int n = ch < 0x80 ? 0 : (ch & 0xe0) == 0xc0 ? 1 : (ch & 0xf0) == 0xe0 ? 2
-			: (ch & 0xf8) == 0xf0 ? 3 : -1;
-		bool ok = n >= 0;
+		int n = perfport_utf8_seq(q);
 
-		for (int k = 1; ok && k <= n; k++)
-			ok = (q[k] & 0xc0) == 0x80;
 		if (chars++ == max) {
 			fputs("..", out);
 			return;
 		}
-		if (!ok || ch < 0x20 || ch == 0x7f) {
+		if (!n || ch < 0x20 || ch == 0x7f) {
 			fputc('?', out);
 			q++;
 			continue;
 		}
-		if (n) {
-			fwrite(q, 1, (size_t)n + 1, out);
-			q += n + 1;
+		if (n > 1) {
+			fwrite(q, 1, (size_t)n, out);
+			q += n;
 			continue;
 		}
 		switch (ch) {

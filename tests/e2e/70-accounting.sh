@@ -8,8 +8,7 @@
 need_python
 need_perf
 need_tracepoint
-SHAPE="$WORK/shape"
-cc -O2 -g -fno-omit-frame-pointer -pthread -o "$SHAPE" "$TOP/tests/e2e/progs/shape.c"
+build_shape
 ACHECK="$TOP/tests/e2e/lib/account_check.py"
 
 # per task, switch-ins from PERF_RECORD_SWITCH

@@ -13,8 +13,7 @@ need_tracepoint
 PROTO=/usr/share/gocode/src/github.com/google/pprof/proto/profile.proto
 command -v protoc >/dev/null || skip "protoc is not installed (apt-get install protobuf-compiler)"
 [ -f "$PROTO" ] || skip "pprof's profile.proto is not installed (apt-get install golang-github-google-pprof-dev)"
-SHAPE="$WORK/shape"
-cc -O2 -g -fno-omit-frame-pointer -pthread -o "$SHAPE" "$TOP/tests/e2e/progs/shape.c"
+build_shape
 record "$WORK/pt.data" -e cpu-clock -e sched:sched_switch --switch-events -g -- "$SHAPE" 1 "$WORK"
 
 "$PERFPORT" formats | grep -q '^folded ' || fail "formats does not list folded"

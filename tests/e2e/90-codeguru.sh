@@ -11,8 +11,7 @@ need_python
 need_perf
 need_tracepoint
 $PY -c 'import jsonschema' 2>/dev/null || skip "python3-jsonschema is not installed"
-SHAPE="$WORK/shape"
-cc -O2 -g -fno-omit-frame-pointer -pthread -o "$SHAPE" "$TOP/tests/e2e/progs/shape.c"
+build_shape
 record "$WORK/on.data" -e cpu-clock/freq=997/ -g -- "$SHAPE" 1 "$WORK"
 record "$WORK/off.data" -e cpu-clock/freq=997/ -e sched:sched_switch --switch-events -g -- \
 	"$SHAPE" 1 "$WORK"

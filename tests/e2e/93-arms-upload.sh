@@ -15,10 +15,7 @@ command -v protoc >/dev/null || skip "protoc is not installed (apt-get install p
 export ALIBABA_CLOUD_ACCESS_KEY_ID=LTAIperfporttest ALIBABA_CLOUD_ACCESS_KEY_SECRET=SeCrEtAliyunPerfport0123
 export ALIBABA_CLOUD_SECURITY_TOKEN=STStokenPerfport456
 export XDG_STATE_HOME="$WORK/state"
-SHAPE="$WORK/shape"
-cc -O2 -g -fno-omit-frame-pointer -pthread -o "$SHAPE" "$TOP/tests/e2e/progs/shape.c"
-record "$WORK/sw.data" -e cpu-clock/freq=997/ -e sched:sched_switch --switch-events -g -- \
-	"$SHAPE" 1 "$WORK"
+record_shape "$WORK/sw.data"
 "$PERFPORT" -q export -i "$WORK/sw.data" -f arms -o "$WORK/logs.jsonl" || fail "export: exit $?"
 
 start_server() { # SCRIPT [PORT]

@@ -17,10 +17,7 @@ need_tracepoint
 command -v protoc >/dev/null || skip "protoc is not installed (apt-get install protobuf-compiler)"
 PROTO=/usr/share/gocode/src/github.com/google/pprof/proto/profile.proto
 [ -f "$PROTO" ] || skip "profile.proto is not installed (apt-get install golang-github-google-pprof-dev)"
-SHAPE="$WORK/shape"
-cc -O2 -g -fno-omit-frame-pointer -pthread -o "$SHAPE" "$TOP/tests/e2e/progs/shape.c"
-record "$WORK/sw.data" -e cpu-clock/freq=997/ -e sched:sched_switch --switch-events -g -- \
-	"$SHAPE" 1 "$WORK"
+record_shape "$WORK/sw.data"
 "$PERFPORT" -q report --json -i "$WORK/sw.data" >"$WORK/tree.json" || fail "report: exit $?"
 "$PERFPORT" -q export -i "$WORK/sw.data" -f folded -o "$WORK/all.folded" -O counter=all \
 	-O annotate=false -O value=ns || fail "export folded: exit $?"

@@ -14,10 +14,7 @@ command -v protoc >/dev/null || skip "protoc is not installed (apt-get install p
 PROTO=/usr/share/gocode/src/github.com/google/pprof/proto/profile.proto
 [ -f "$PROTO" ] || skip "profile.proto is not installed (apt-get install golang-github-google-pprof-dev)"
 export XDG_STATE_HOME="$WORK/state"
-SHAPE="$WORK/shape"
-cc -O2 -g -fno-omit-frame-pointer -pthread -o "$SHAPE" "$TOP/tests/e2e/progs/shape.c"
-record "$WORK/sw.data" -e cpu-clock/freq=997/ -e sched:sched_switch --switch-events -g -- \
-	"$SHAPE" 1 "$WORK"
+record_shape "$WORK/sw.data"
 "$PERFPORT" -q report --json -i "$WORK/sw.data" >"$WORK/tree.json" || fail "report: exit $?"
 
 start_server() { # SCRIPT [PORT]

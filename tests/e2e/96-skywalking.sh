@@ -10,10 +10,7 @@
 need_python
 need_perf
 need_tracepoint
-SHAPE="$WORK/shape"
-cc -O2 -g -fno-omit-frame-pointer -pthread -o "$SHAPE" "$TOP/tests/e2e/progs/shape.c"
-record "$WORK/sw.data" -e cpu-clock/freq=997/ -e sched:sched_switch --switch-events -g -- \
-	"$SHAPE" 1 "$WORK"
+record_shape "$WORK/sw.data"
 "$PERFPORT" -q report --json -i "$WORK/sw.data" >"$WORK/tree.json" || fail "report: exit $?"
 "$PERFPORT" -q export -i "$WORK/sw.data" -f skywalking -o "$WORK/an.json" ||
 	fail "export skywalking: exit $?"

@@ -14,10 +14,7 @@ need_tracepoint
 command -v protoc >/dev/null || skip "protoc is not installed (apt-get install protobuf-compiler)"
 $PY -c 'import grpc' 2>/dev/null || skip "python3-grpcio is not installed"
 export XDG_STATE_HOME="$WORK/state"
-SHAPE="$WORK/shape"
-cc -O2 -g -fno-omit-frame-pointer -pthread -o "$SHAPE" "$TOP/tests/e2e/progs/shape.c"
-record "$WORK/sw.data" -e cpu-clock/freq=997/ -e sched:sched_switch --switch-events -g -- \
-	"$SHAPE" 1 "$WORK"
+record_shape "$WORK/sw.data"
 "$PERFPORT" -q report --json -i "$WORK/sw.data" >"$WORK/tree.json" || fail "report: exit $?"
 for c in on-cpu preempted,lock,io,sleep,timed-sleep; do
 	"$PERFPORT" -q export -i "$WORK/sw.data" -f folded -O counter=$c -O annotate=false \

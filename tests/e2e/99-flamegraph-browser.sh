@@ -12,10 +12,7 @@ need_python
 need_perf
 need_tracepoint
 command -v chromium >/dev/null || skip "chromium is not installed (apt-get install chromium)"
-SHAPE="$WORK/shape"
-cc -O2 -g -fno-omit-frame-pointer -pthread -o "$SHAPE" "$TOP/tests/e2e/progs/shape.c"
-record "$WORK/sw.data" -e cpu-clock/freq=997/ -e sched:sched_switch --switch-events -g -- \
-	"$SHAPE" 1 "$WORK"
+record_shape "$WORK/sw.data"
 "$PERFPORT" -q report --json -i "$WORK/sw.data" >"$WORK/tree.json" || fail "report: exit $?"
 "$PERFPORT" -q export -i "$WORK/sw.data" -f flamegraph -o "$WORK/fg.html" ||
 	fail "export flamegraph: exit $?"

@@ -59,3 +59,18 @@ test_server() {
 	[ -f "$WORK/srv/port" ] || { cat "$WORK/srv.log"; fail "the test server did not start"; }
 	URL="http://127.0.0.1:$(cat "$WORK/srv/port")"
 }
+
+# build_shape - compile tests/e2e/progs/shape.c, a workload whose profile is
+# known in advance, as $SHAPE.
+build_shape() {
+	SHAPE="$WORK/shape"
+	cc -O2 -g -fno-omit-frame-pointer -pthread -o "$SHAPE" "$TOP/tests/e2e/progs/shape.c"
+}
+
+# record_shape OUTPUT - shape for 1 s under on-CPU sampling (997 Hz),
+# sched_switch and switch events, with frame-pointer stacks.
+record_shape() {
+	build_shape
+	record "$1" -e cpu-clock/freq=997/ -e sched:sched_switch --switch-events -g -- \
+		"$SHAPE" 1 "$WORK"
+}
