@@ -20,7 +20,7 @@ ART=${TEST_OUT:-$WORK}
 mkdir -p "$ART"
 
 $PY - "$WORK" "$ART" "$TOP/tests/e2e/lib" <<'PY' || fail "flame graph in chromium (log: $ART/chromium.log)"
-import json, sys
+import json, re, sys
 w, art, lib = sys.argv[1:4]
 sys.path.insert(0, lib)
 from browser import Browser
@@ -43,8 +43,9 @@ with Browser(log=art + "/chromium.log") as b:
     if b.eval("performance.getEntriesByType('resource').length") != 0:
         sys.exit("the page fetched something")
     title = b.eval("document.title")
-    if tree["meta"]["hostname"] not in title or "perfport" not in b.eval("document.getElementById('sub').textContent"):
-        sys.exit("title %r" % title)
+    if tree["meta"]["hostname"] not in title or "perf record" not in title or \
+            not re.search(r"\d{4}-\d\d-\d\dT.* \+[0-9.]+ s .*perfport \d+\.\d+", title):
+        sys.exit("title %r: not host, command, time span and version" % title)
 
     # the hot function's width share
     boxes = b.eval("perfport.boxes('heavy')")
