@@ -553,9 +553,17 @@ int cmd_formats(int argc, char **argv)
 	{
 		const struct perfport_exporter *ex = plugin_exporter(pl);
 
-		printf("%s - %s\nplugin: %s (ABI %u.%u)\ndefault output: %s\n", ex->name,
+		printf("%s - %s\nplugin: %s (ABI %u.%u)\n", ex->name,
 		       ex->description ? ex->description : "", plugin_path(pl), ex->abi_version >> 16,
-		       ex->abi_version & 0xffff, ex->default_output ? ex->default_output : ex->name);
+		       ex->abi_version & 0xffff);
+		if (plugin_is_directory(pl))
+			printf("output: a directory (-o DIR; ./%s without -o), its main file %s\n",
+			       ex->name, ex->default_output ? ex->default_output : ex->name);
+		else
+			printf("default output: %s\n", ex->default_output ? ex->default_output : ex->name);
+		printf("upload: %s\n", ex->upload ? "yes (perfport upload, export --upload)" : "no");
+		if (plugin_wants_threads(pl))
+			printf("tree: grouped by thread unless --group-by is given\n");
 		printf("options (-O %s.KEY=VALUE):\n", ex->name);
 		if (!ex->nr_options)
 			printf("  (none)\n");
