@@ -31,7 +31,8 @@ done
 
 if [ -x build-asan/robust ]; then
 	log="$OUT/robust.log"
-	if LSAN_OPTIONS=suppressions=$PWD/tests/fuzz/lsan.supp build-asan/robust samples tests/fuzz/regress "$CORPUS" >"$log" 2>&1; then
+	if LSAN_OPTIONS=suppressions=$PWD/tests/fuzz/lsan.supp PERFPORT_FUZZ_PLUGINS=$PWD/build-asan/plugins \
+		build-asan/robust samples tests/fuzz/regress "$CORPUS" >"$log" 2>&1; then
 		pass=$((pass + 1)); echo "ok   robust: corpus truncated and bit-flipped under ASan+UBSan ($(tail -1 "$log"))"
 	else
 		fail=$((fail + 1)); failed+=(robust); echo "FAIL robust (see $log)"; tail -20 "$log"

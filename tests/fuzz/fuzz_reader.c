@@ -6,12 +6,18 @@
  * past its record), feeds the records to a machine and names every
  * sample's frames (files named by the input are opened only when they are
  * regular files; perf's build-id cache and /proc/kallsyms are not used),
- * then builds the profile of the same bytes (accounting, tree, rules) and
- * encodes the exporters' view of it as pprof.
+ * then builds the profile of the same bytes (accounting, tree, rules),
+ * encodes the exporters' view of it as pprof and, when
+ * $PERFPORT_FUZZ_PLUGINS names a directory of exporter plugins (the
+ * robustness run gives build-asan/plugins), has each of them write it.
  */
+#include <dirent.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "machine/machine.h"
 #include "plugin/plugin.h"
@@ -105,6 +111,71 @@ static int touch(void *ctx, const struct perf_event *ev)
 	return 0;
 }
 
+/* --- the exporter plugins, writing each profile (never uploading) --- */
+
+static struct plugin *plugins[32];
+static size_t nr_plugins;
+static char outdir[64];
+
+static void remove_outdir(void)
+{
+	DIR *d = opendir(outdir);
+	struct dirent *e;
+	char path[512];
+
+	while (d && (e = readdir(d)))
+		if (e->d_name[0] != '.') {
+			snprintf(path, sizeof(path), "%s/%s", outdir, e->d_name);
+			unlink(path);
+		}
+	if (d)
+		closedir(d);
+	rmdir(outdir);
+}
+
+static void load_plugins(void)
+{
+	static bool done;
+	const char *dir = getenv("PERFPORT_FUZZ_PLUGINS");
+	struct plugin_paths paths = { .dirs = { dir }, .nr = 1 };
+	struct dirent *e;
+	DIR *d;
+
+	if (done || !dir)
+		return;
+	done = true;
+	snprintf(outdir, sizeof(outdir), "/tmp/perfport-fuzz.XXXXXX");
+	if (!mkdtemp(outdir) || !(d = opendir(dir)))
+		return;
+	atexit(remove_outdir);
+	while ((e = readdir(d)) && nr_plugins < sizeof(plugins) / sizeof(plugins[0])) {
+		size_t n = strlen(e->d_name);
+		char name[256];
+
+		if (n < 4 || n > 200 || strcmp(e->d_name + n - 3, ".so") != 0)
+			continue;
+		snprintf(name, sizeof(name), "%.*s", (int)(n - 3), e->d_name);
+		if (plugin_load(name, &paths, &plugins[nr_plugins]) == 0)
+			nr_plugins++;
+	}
+	closedir(d);
+}
+
+static void run_plugins(const struct perfport_profile *v)
+{
+	char main_file[128];
+
+	snprintf(main_file, sizeof(main_file), "%s/main", outdir);
+	for (size_t i = 0; i < nr_plugins; i++) {
+		FILE *f = fopen(main_file, "w");
+
+		if (!f)
+			return;
+		plugin_run(plugins[i], v, f, plugin_is_directory(plugins[i]) ? outdir : NULL, false);
+		fclose(f);
+	}
+}
+
 /* Build the profile on every Nth input only (the robustness run of make
  * check sets 8 to stay within its time; libFuzzer runs it on every one). */
 extern unsigned fuzz_profile_stride;
@@ -135,7 +206,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		profile_build_mem(data, size, "fuzz", &po, &p);
 		if (p) { /* set even for partial input */
-			/* and what the exporters get: the view, walked, encoded as pprof */
+			/* and what the exporters get: the view, walked, encoded as
+			 * pprof, written by every plugin */
 			struct perfport_profile *v = view_build(p, &(struct view_opts){ 0 });
 			struct perfport_pprof_opts pro = { .struct_size = sizeof(pro) };
 			void *buf;
@@ -143,6 +215,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 			if (v && pprof_encode(v, &pro, &buf, &len) == PERFPORT_OK)
 				free(buf);
+			load_plugins();
+			if (v)
+				run_plugins(v);
 			view_free(v);
 		}
 		profile_free(p);

@@ -3,7 +3,8 @@
  * robust_main.c - the robustness run of `make check`: every perf.data file
  * under a directory, cut at 100 offsets and with random bytes flipped, fed
  * to the fuzz target in process (build it with ASan+UBSan; every 8th input
- * also goes through the whole profile stage). A crash or a
+ * also goes through the whole profile stage and, with
+ * PERFPORT_FUZZ_PLUGINS=build-asan/plugins, every exporter plugin). A crash or a
  * sanitizer report fails the run; the last line counts what was tried.
  *
  * usage: robust [-n ROUNDS] DIR...
