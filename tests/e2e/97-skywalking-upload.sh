@@ -147,6 +147,23 @@ cp "$WORK/report-call.json" "$WORK/srv/call-0.json"
 check
 echo "ok: collectProfilingData spooled (exit 4), resent over gRPC whole"
 
+# TLS: a certificate made here for 127.0.0.1, trusted with --ca-file
+if command -v openssl >/dev/null; then
+	openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 \
+		-addext subjectAltName=IP:127.0.0.1 -keyout "$WORK/key.pem" -out "$WORK/cert.pem" \
+		>/dev/null 2>&1 || fail "openssl cannot make a test certificate"
+	TLS_CERT="$WORK/cert.pem" TLS_KEY="$WORK/key.pem" start_server ok
+	upload tls -O tls=true --ca-file "$WORK/cert.pem"
+	[ $rc -eq 0 ] || { cat "$WORK/tls.stderr"; fail "upload over TLS: exit $rc"; }
+	grep -q "POST https://127.0.0.1" "$WORK/tls.stderr" || fail "the TLS upload did not use https"
+	check
+	upload untrusted -O tls=true --retries 1
+	[ $rc -ne 0 ] || fail "a certificate nobody trusts was accepted"
+	echo "ok: gRPC over TLS, the certificate verified"
+else
+	echo "(openssl is not installed: TLS not tried)"
+fi
+
 rc=0; "$PERFPORT" -q upload -i "$WORK/sw.data" -f skywalking -O "address=${URL#http://}" \
 	2>"$WORK/notask.err" || rc=$?
 [ $rc -eq 2 ] && grep -q "task=ID is required" "$WORK/notask.err" || fail "no task: exit $rc, $(cat "$WORK/notask.err")"

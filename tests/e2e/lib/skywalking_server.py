@@ -12,6 +12,7 @@ tests/e2e/schemas/skywalking_ebpf.proto.
 usage: skywalking_server.py DIR SCRIPT PROTO_DIR [PORT]
   DIR     "port" when ready; per call N: call-N.json {method, step, messages}
   SCRIPT  answers, comma-separated, the last repeating: ok, unavailable, invalid
+With TLS_CERT and TLS_KEY (PEM files) in the environment it serves TLS.
 """
 import concurrent.futures
 import json
@@ -86,7 +87,13 @@ handlers = (
 )
 server = grpc.server(concurrent.futures.ThreadPoolExecutor(max_workers=4))
 server.add_generic_rpc_handlers(handlers)
-port = server.add_insecure_port("127.0.0.1:%s" % (sys.argv[4] if len(sys.argv) > 4 else "0"))
+addr = "127.0.0.1:%s" % (sys.argv[4] if len(sys.argv) > 4 else "0")
+if os.environ.get("TLS_CERT"):
+    creds = grpc.ssl_server_credentials([(open(os.environ["TLS_KEY"], "rb").read(),
+                                          open(os.environ["TLS_CERT"], "rb").read())])
+    port = server.add_secure_port(addr, creds)
+else:
+    port = server.add_insecure_port(addr)
 server.start()
 with open(os.path.join(DIR, "port.tmp"), "w") as f:
     f.write(str(port))
