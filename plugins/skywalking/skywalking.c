@@ -217,13 +217,19 @@ static enum perfport_status sw_write(void *state, const struct perfport_profile 
 	struct tree t = { .first_top = UINT32_MAX };
 	struct strings strs = { 0 };
 	size_t trees = 0;
-	bool by_thread = false;
+	uint32_t seg_flag = 0;       /* the frames a segment starts at; 0: the root */
 	char sig[1024];
 
 	if (!elem)
 		return PERFPORT_ERROR;
-	for (size_t i = 0; i < p->nr_frames && !by_thread; i++)
-		by_thread = perfport_frame_at(p, i)->flags & PERFPORT_FRAME_THREAD;
+	for (size_t i = 0; i < p->nr_frames; i++) {
+		uint32_t fl = perfport_frame_at(p, i)->flags;
+
+		if (fl & PERFPORT_FRAME_THREAD)
+			seg_flag = PERFPORT_FRAME_THREAD;
+		else if ((fl & PERFPORT_FRAME_PROCESS) && !seg_flag)
+			seg_flag = PERFPORT_FRAME_PROCESS;
+	}
 	fprintf(out, "{\"timeRange\":{\"start\":%" PRIu64 ",\"end\":%" PRIu64 "},\"unit\":\"ms\","
 		"\"counters\":[", p->start_ns / 1000000, p->end_ns / 1000000);
 	for (unsigned c = 0, first = 1; c < p->nr_counters && c < 64; c++)
@@ -233,16 +239,16 @@ static enum perfport_status sw_write(void *state, const struct perfport_profile 
 		}
 	fputs("],\"trees\":[", out);
 	/*
-	 * One pass in pre-order. A tree starts at each thread frame (or, not
-	 * grouped by thread, at the root); frames above it (a process) are not
-	 * elements. elem[i]: node i's element, UINT32_MAX for a segment root.
+	 * One pass in pre-order. A tree starts at each thread frame (grouped by
+	 * process: at each process frame; not grouped: at the root); frames
+	 * above it (a thread's process) are not elements. elem[i]: node i's element, UINT32_MAX for a segment root.
 	 */
 	for (size_t i = 0; i < p->nr_nodes && !t.oom;) {
 		const struct perfport_node *n = perfport_node_at(p, i);
 		const struct perfport_frame *f = n->frame < p->nr_frames ? perfport_frame_at(p, n->frame)
 									  : NULL;
 		uint64_t ns = 0, count = 0;
-		bool start = by_thread ? f && (f->flags & PERFPORT_FRAME_THREAD) : i == 0;
+		bool start = seg_flag ? f && (f->flags & seg_flag) : i == 0;
 
 		for (unsigned c = 0; c < p->nr_counters && c < 64; c++)
 			if (mask >> c & 1) {
@@ -255,7 +261,10 @@ static enum perfport_status sw_write(void *state, const struct perfport_profile 
 		}
 		if (start) {
 			fprintf(out, "%s{\"segment\":{", trees ? "," : "");
-			if (f) {
+			if (f && seg_flag == PERFPORT_FRAME_PROCESS) {
+				fprintf(out, "\"pid\":%" PRIu32 ",\"name\":", bracket_id(f->function));
+				perfport_json_string(out, f->function);
+			} else if (f) {
 				const struct perfport_node *pn = perfport_node_at(p, n->parent);
 				const struct perfport_frame *pf = pn->frame < p->nr_frames
 					? perfport_frame_at(p, pn->frame) : NULL;

@@ -175,16 +175,18 @@ static uint64_t clip(const struct account *a, uint64_t b, uint64_t e)
 static uint32_t group_root(struct account *a, struct acct_thread *th)
 {
 	char buf[64];
-	const char *name, *comm = th->comm ? th->comm : "[unknown]";
+	const char *name, *comm = th->comm ? th->comm : "[unknown]", *pcomm;
 	uint32_t node = TREE_ROOT, f;
 
 	if (a->opts->group_by == GROUP_NONE)
 		return TREE_ROOT;
+	/* a process is named by its main thread, so its threads share one frame */
+	pcomm = th->pid != th->tid && th->pid != UINT32_MAX ? machine_comm(a->m, th->pid) : NULL;
 	snprintf(buf, sizeof(buf), " [%" PRIu32 "]", th->pid);
 	{
 		char full[sizeof(buf) + 256];
 
-		snprintf(full, sizeof(full), "%.255s%s", comm, buf);
+		snprintf(full, sizeof(full), "%.255s%s", pcomm ? pcomm : comm, buf);
 		name = tree_intern(&a->tree, full, &a->err);
 	}
 	f = name ? tree_frame(&a->tree, name, NULL, NULL, 0, FRAME_F_PROCESS) : TREE_NONE;

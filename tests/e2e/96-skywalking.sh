@@ -16,6 +16,10 @@ record_shape "$WORK/sw.data"
 	fail "export skywalking: exit $?"
 "$PERFPORT" -q export -i "$WORK/sw.data" -f skywalking -O counter=on-cpu -o "$WORK/cpu.json" ||
 	fail "export skywalking counter=on-cpu: exit $?"
+for g in process none; do
+	"$PERFPORT" -q export -i "$WORK/sw.data" -f skywalking --group-by $g -o "$WORK/by-$g.json" ||
+		fail "export skywalking --group-by $g: exit $?"
+done
 
 # a window in the middle of the recording, in perf's own timestamps
 perf script -i "$WORK/sw.data" -F tid,time,event 2>/dev/null | awk '/cpu-clock/ { sub(":", "", $2); print $1, $2 }' \
@@ -25,7 +29,7 @@ read -r T0 T1 < <(awk 'NR == 1 { a = $2 } { b = $2 } END { d = b - a; printf "%.
 	-o "$WORK/window.json" || fail "export skywalking --time $T0,$T1: exit $?"
 
 $PY - "$WORK" "$T0" "$T1" <<'PY' || fail "analysis"
-import collections, json, sys
+import collections, json, re, sys
 w, t0, t1 = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
 tree = json.load(open(w + "/tree.json"))
 wall = [c for c in ("on-cpu", "preempted", "lock", "io", "sleep", "timed-sleep")]
@@ -77,6 +81,15 @@ if {t["segment"]["tid"] for t in a["trees"]} - threads:
     sys.exit("a segment for a thread that is not in the recording")
 print("wall: %d trees, %d elements" % (len(a["trees"]), sum(len(t["elements"]) for t in a["trees"])))
 _, cpu = check(w + "/cpu.json", ["on-cpu"])
+for g in ("process", "none"):
+    t = json.load(open(w + "/by-%s.json" % g))["trees"]
+    want = 1 if g == "none" else len({th["pid"] for th in tree["threads"] if th["pid"]})
+    if len(t) != want or sum(x["count"] for x in t) != sum(
+            tree["totals"].get(c, {}).get("count", 0) for c in wall):
+        sys.exit("--group-by %s: %d trees, want %d, or the counts differ" % (g, len(t), want))
+    if any(re.fullmatch(r".* \[\d+\]", e["codeSignature"]) for x in t for e in x["elements"]):
+        sys.exit("--group-by %s: a process or thread frame became an element" % g)
+print("--group-by process: one tree per process; none: one tree")
 _, win = check(w + "/window.json", ["on-cpu"], whole=False)
 oracle = collections.Counter()
 for line in open(w + "/samples.txt"):
