@@ -166,6 +166,16 @@ grep -qx 'label service=shape' "$WORK/out/count.txt" || fail "labels not passed"
 grep -Eq '^gzip 1f8b [0-9]+$' "$WORK/out/count.txt" || fail "host gzip service: $(grep gzip "$WORK/out/count.txt")"
 PERFPORT_PLUGIN_PATH="$WORK/plugins" "$PERFPORT" formats | grep -q '^count ' ||
 	fail "formats does not list a plugin on PERFPORT_PLUGIN_PATH"
+# A plugin built for ABI 1.0 (its descriptor ends at fini; no flags) still loads and runs.
+mkdir -p "$WORK/old"
+cc -std=gnu11 -Wall -Werror -I"$TOP/include" -fPIC -shared -fvisibility=hidden \
+	'-DABI=(1u << 16)' '-DSIZE=(offsetof(struct perfport_exporter, fini) + sizeof(void *))' \
+	-o "$WORK/old/count.so" "$WORK/count.c" || fail "building the ABI 1.0 plugin"
+"$PERFPORT" -q export --plugin-dir "$WORK/old" -i "$WORK/pt.data" -f count -O counter=lock \
+	-o "$WORK/old.txt" || fail "an ABI 1.0 plugin: exit $?"
+grep -qx "lock $want" "$WORK/old.txt" || fail "an ABI 1.0 plugin: $(head -1 "$WORK/old.txt")"
+PERFPORT_PLUGIN_PATH="$WORK/old" "$PERFPORT" formats count | grep -q "(ABI 1.0)" ||
+	fail "formats does not show the plugin's ABI 1.0"
 
 # Refusals: each with its reason, exit 1, nothing written.
 expect_refusal() { # WHAT PATTERN ARGS...
