@@ -230,6 +230,10 @@ static enum perfport_status sw_write(void *state, const struct perfport_profile 
 		else if ((fl & PERFPORT_FRAME_PROCESS) && !seg_flag)
 			seg_flag = PERFPORT_FRAME_PROCESS;
 	}
+	if (!seg_flag)
+		s->host->log(s->host, PERFPORT_LOG_INFO, "skywalking: the tree is not grouped by "
+			     "thread (--group-by none, or another format asked for a plain tree): "
+			     "one analysis for all threads");
 	fprintf(out, "{\"timeRange\":{\"start\":%" PRIu64 ",\"end\":%" PRIu64 "},\"unit\":\"ms\","
 		"\"counters\":[", p->start_ns / 1000000, p->end_ns / 1000000);
 	for (unsigned c = 0, first = 1; c < p->nr_counters && c < 64; c++)
