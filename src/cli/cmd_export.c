@@ -79,7 +79,8 @@ static void export_usage(FILE *out, bool upload_cmd)
 			"Build the profile of a recording once and send it to each backend asked\n"
 			"for, by that format's plugin (as 'perfport export --upload', without\n"
 			"writing files). An upload that cannot be delivered is kept in the spool\n"
-			"(exit status 4) and 'perfport resend' sends it later.\n\n");
+			"(exit status 4) and 'perfport resend' sends it later. Formats that read\n"
+			"one tree per thread (skywalking) make --group-by thread the default.\n\n");
 	else
 		fprintf(out,
 			"usage: perfport export [-i FILE] -f FORMAT[,FORMAT...] [-o PATH] [--upload]\n"
@@ -87,7 +88,9 @@ static void export_usage(FILE *out, bool upload_cmd)
 			"                       [--plugin-dir DIR] [profile options]\n"
 			"\n"
 			"Build the profile of a recording once and write it in each format asked\n"
-			"for, by that format's plugin ('perfport formats' lists them).\n");
+			"for, by that format's plugin ('perfport formats' lists them). Formats\n"
+			"that read one tree per thread (skywalking) make --group-by thread the\n"
+			"default when every format asked for does.\n");
 	fprintf(out,
 		"\n"
 		"\n"
@@ -99,7 +102,9 @@ static void export_usage(FILE *out, bool upload_cmd)
 		"  -o, --output PATH       with one format: the file (- for stdout); with\n"
 		"                          several: a directory (made if missing), each\n"
 		"                          format writing its default file name there\n"
-		"                          (default: those names in the current directory)\n"
+		"                          (default: those names in the current directory);\n"
+		"                          a format that writes several files (datakit)\n"
+		"                          writes a directory: PATH, or PATH/FORMAT\n"
 		"      --upload            also send each to its backend (as 'perfport upload')\n");
 	fprintf(out,
 		"  -O, --option F.KEY=VAL  a format's option (FORMAT. may be left out with\n"
