@@ -148,13 +148,13 @@ static const char *signature(const struct perfport_frame *f, char *buf, size_t m
 	return buf;
 }
 
-/* Interned signatures: a tree keeps pointers to them until it is written. */
+/* Signatures kept for the write: elements point at them. */
 struct strings {
 	char **v;
 	size_t nr, cap;
 };
 
-static const char *intern(struct strings *s, const char *str)
+static const char *keep(struct strings *s, const char *str)
 {
 	if (s->nr == s->cap) {
 		size_t cap = s->cap ? s->cap * 2 : 256;
@@ -205,9 +205,82 @@ static void tree_reset(struct tree *t)
 	t->first_top = UINT32_MAX;
 }
 
+/* The chosen counters' total value (*@ns) and count (*@count) of node @i. */
+static void node_sum(const struct perfport_profile *p, size_t i, uint64_t mask, uint64_t *ns,
+		     uint64_t *count)
+{
+	*ns = *count = 0;
+	for (unsigned c = 0; c < p->nr_counters && c < 64; c++)
+		if (mask >> c & 1) {
+			*ns += perfport_total_value(p, i, c);
+			*count += perfport_total_count(p, i, c);
+		}
+}
+
+/* The segment of the tree starting at node @i (frame @f; NULL: the root). */
+static void write_segment(FILE *out, const struct perfport_profile *p, size_t i,
+			  const struct perfport_frame *f, uint32_t seg_flag)
+{
+	fputs("{\"segment\":{", out);
+	if (f && seg_flag == PERFPORT_FRAME_PROCESS) {
+		fprintf(out, "\"pid\":%" PRIu32 ",\"name\":", bracket_id(f->function));
+		perfport_json_string(out, f->function);
+	} else if (f) {
+		const struct perfport_node *pn = perfport_node_at(p, perfport_node_at(p, i)->parent);
+		const struct perfport_frame *pf = pn->frame < p->nr_frames
+			? perfport_frame_at(p, pn->frame) : NULL;
+
+		fprintf(out, "\"tid\":%" PRIu32 ",\"pid\":%" PRIu32 ",\"name\":", bracket_id(f->function),
+			pf && (pf->flags & PERFPORT_FRAME_PROCESS) ? bracket_id(pf->function) : 0);
+		perfport_json_string(out, f->function);
+	} else {
+		fputs("\"name\":\"all threads\"", out);
+	}
+	fputs("}", out);
+}
+
 /*
- * write() - the analysis: {"timeRange", "unit", "counters", "trees": [{"segment":
- * {tid, pid, name}, "duration", "count", "elements": [...]}]}.
+ * The nodes below @root (pre-order, up to its end) into @t, merged by
+ * signature under each parent; elem[k]: node k's element (UINT32_MAX for
+ * @root). Return: false out of memory.
+ */
+static bool build_tree(const struct perfport_profile *p, uint64_t mask, size_t root,
+		       struct tree *t, struct strings *strs, uint32_t *elem)
+{
+	size_t end = perfport_node_at(p, root)->end;
+	char sig[1024];
+
+	tree_reset(t);
+	elem[root] = UINT32_MAX;
+	for (size_t k = root + 1; k < end;) {
+		const struct perfport_node *kn = perfport_node_at(p, k);
+		uint64_t ns, count;
+		const char *ks;
+		uint32_t e;
+
+		node_sum(p, k, mask, &ns, &count);
+		if (!count || kn->frame >= p->nr_frames) {
+			k = kn->end > k ? kn->end : k + 1;
+			continue;
+		}
+		ks = keep(strs, signature(perfport_frame_at(p, kn->frame), sig, sizeof(sig)));
+		e = ks ? element_of(t, elem[kn->parent], ks) : UINT32_MAX;
+		if (e == UINT32_MAX)
+			return false;
+		t->e[e].ns += ns;
+		t->e[e].count += count;
+		elem[k] = e;
+		k++;
+	}
+	return true;
+}
+
+/*
+ * write() - the analysis: {"timeRange", "unit", "counters", "trees":
+ * [{"segment": {tid, pid, name}, "duration", "count", "elements": [...]}]}.
+ * A tree starts at each thread frame (grouped by process: at each process
+ * frame; not grouped: at the root); the frames above it (a thread's
+ * process) are not elements.
  */
 static enum perfport_status sw_write(void *state, const struct perfport_profile *p, FILE *out)
 {
@@ -216,9 +289,9 @@ static enum perfport_status sw_write(void *state, const struct perfport_profile 
 	uint32_t *elem = malloc((p->nr_nodes + 1) * sizeof(*elem));
 	struct tree t = { .first_top = UINT32_MAX };
 	struct strings strs = { 0 };
-	size_t trees = 0;
 	uint32_t seg_flag = 0;       /* the frames a segment starts at; 0: the root */
-	char sig[1024];
+	size_t trees = 0;
+	bool oom = false;
 
 	if (!elem)
 		return PERFPORT_ERROR;
@@ -242,82 +315,29 @@ static enum perfport_status sw_write(void *state, const struct perfport_profile 
 			first = 0;
 		}
 	fputs("],\"trees\":[", out);
-	/*
-	 * One pass in pre-order. A tree starts at each thread frame (grouped by
-	 * process: at each process frame; not grouped: at the root); frames
-	 * above it (a thread's process) are not elements. elem[i]: node i's element, UINT32_MAX for a segment root.
-	 */
-	for (size_t i = 0; i < p->nr_nodes && !t.oom;) {
+	for (size_t i = 0; i < p->nr_nodes && !oom;) {
 		const struct perfport_node *n = perfport_node_at(p, i);
 		const struct perfport_frame *f = n->frame < p->nr_frames ? perfport_frame_at(p, n->frame)
 									  : NULL;
-		uint64_t ns = 0, count = 0;
-		bool start = seg_flag ? f && (f->flags & seg_flag) : i == 0;
+		uint64_t ns, count;
 
-		for (unsigned c = 0; c < p->nr_counters && c < 64; c++)
-			if (mask >> c & 1) {
-				ns += perfport_total_value(p, i, c);
-				count += perfport_total_count(p, i, c);
-			}
+		node_sum(p, i, mask, &ns, &count);
 		if (!count) {
 			i = n->end > i ? n->end : i + 1;
 			continue;
 		}
-		if (start) {
-			fprintf(out, "%s{\"segment\":{", trees ? "," : "");
-			if (f && seg_flag == PERFPORT_FRAME_PROCESS) {
-				fprintf(out, "\"pid\":%" PRIu32 ",\"name\":", bracket_id(f->function));
-				perfport_json_string(out, f->function);
-			} else if (f) {
-				const struct perfport_node *pn = perfport_node_at(p, n->parent);
-				const struct perfport_frame *pf = pn->frame < p->nr_frames
-					? perfport_frame_at(p, pn->frame) : NULL;
-
-				fprintf(out, "\"tid\":%" PRIu32 ",\"pid\":%" PRIu32 ",\"name\":",
-					bracket_id(f->function),
-					pf && (pf->flags & PERFPORT_FRAME_PROCESS) ? bracket_id(pf->function) : 0);
-				perfport_json_string(out, f->function);
-			} else {
-				fputs("\"name\":\"all threads\"", out);
-			}
-			fprintf(out, "},\"duration\":%" PRIu64 ",\"count\":%" PRIu64 ",", ns / 1000000, count);
-			tree_reset(&t);
-			elem[i] = UINT32_MAX;
-			trees++;
-			/* its nodes, merged by signature under each parent */
-			for (size_t k = i + 1; k < n->end && !t.oom;) {
-				const struct perfport_node *kn = perfport_node_at(p, k);
-				const struct perfport_frame *kf = perfport_frame_at(p, kn->frame);
-				uint64_t kns = 0, kcount = 0;
-				const char *ks;
-				uint32_t e;
-
-				for (unsigned c = 0; c < p->nr_counters && c < 64; c++)
-					if (mask >> c & 1) {
-						kns += perfport_total_value(p, k, c);
-						kcount += perfport_total_count(p, k, c);
-					}
-				if (!kcount) {
-					k = kn->end > k ? kn->end : k + 1;
-					continue;
-				}
-				ks = intern(&strs, signature(kf, sig, sizeof(sig)));
-				e = ks ? element_of(&t, elem[kn->parent], ks) : UINT32_MAX;
-				if (e == UINT32_MAX) {
-					t.oom = true;
-					break;
-				}
-				t.e[e].ns += kns;
-				t.e[e].count += kcount;
-				elem[k] = e;
-				k++;
-			}
-			write_tree(out, &t);
-			fputc('}', out);
-			i = n->end > i ? n->end : i + 1;
+		if (!(seg_flag ? f && (f->flags & seg_flag) : i == 0)) {
+			i++;
 			continue;
 		}
-		i++;
+		if (trees++)
+			fputc(',', out);
+		write_segment(out, p, i, f, seg_flag);
+		fprintf(out, ",\"duration\":%" PRIu64 ",\"count\":%" PRIu64 ",", ns / 1000000, count);
+		oom = !build_tree(p, mask, i, &t, &strs, elem);
+		write_tree(out, &t);
+		fputc('}', out);
+		i = n->end > i ? n->end : i + 1;
 	}
 	fputs("]}\n", out);
 	for (size_t i = 0; i < strs.nr; i++)
@@ -325,7 +345,7 @@ static enum perfport_status sw_write(void *state, const struct perfport_profile 
 	free(strs.v);
 	free(t.e);
 	free(elem);
-	if (t.oom) {
+	if (oom) {
 		s->host->log(s->host, PERFPORT_LOG_ERROR, "skywalking: out of memory");
 		return PERFPORT_ERROR;
 	}

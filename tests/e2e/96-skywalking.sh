@@ -24,7 +24,10 @@ done
 # a window in the middle of the recording, in perf's own timestamps
 perf script -i "$WORK/sw.data" -F tid,time,event 2>/dev/null | awk '/cpu-clock/ { sub(":", "", $2); print $1, $2 }' \
 	>"$WORK/samples.txt"
-read -r T0 T1 < <(awk 'NR == 1 { a = $2 } { b = $2 } END { d = b - a; printf "%.6f %.6f\n", a + d * 0.3, a + d * 0.7 }' "$WORK/samples.txt")
+# between the 30th and 70th percentile samples: each bound halfway between two samples
+read -r T0 T1 < <(sort -k2,2n "$WORK/samples.txt" | awk '{ t[NR] = $2 } END {
+	a = int(NR * 0.3); b = int(NR * 0.7)
+	printf "%.6f %.6f\n", (t[a] + t[a + 1]) / 2, (t[b] + t[b + 1]) / 2 }')
 "$PERFPORT" -q export -i "$WORK/sw.data" -f skywalking -O counter=on-cpu --time "$T0,$T1" \
 	-o "$WORK/window.json" || fail "export skywalking --time $T0,$T1: exit $?"
 
