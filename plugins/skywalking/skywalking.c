@@ -53,12 +53,14 @@ static const struct perfport_option_def options[] = {
 	  "upload: process labels, comma-separated" },
 	{ "agent_id", PERFPORT_OPT_STRING, NULL, NULL,
 	  "upload: the agent id reported (default: perfport-PROFILE_ID)" },
+	{ "process_name", PERFPORT_OPT_STRING, NULL, NULL,
+	  "upload: the process name reported (default: its command; -PID added where two share one)" },
 };
 
 struct sw {
 	const struct perfport_host *host;
 	const char *counters;        /* the counter option: what feeds duration and count */
-	const char *address, *task, *service, *instance, *layer, *labels, *agent_id;
+	const char *address, *task, *service, *instance, *layer, *labels, *agent_id, *process_name;
 	bool tls;
 };
 
@@ -582,11 +584,25 @@ static void kv(struct perfport_pb *m, unsigned f, const char *k, const char *v)
 }
 
 /* EBPFProcessEntityMetadata */
-static void entity(struct sw *s, struct perfport_pb *m, const struct process *pr)
+/*
+ * EBPFProcessEntityMetadata of process @k of @all. The OAP derives the
+ * process id from service, instance and name, so the name is stable across
+ * recordings: -O process_name=, else the command name; "-PID" is added
+ * where two processes of the upload would share one.
+ */
+static void entity(struct sw *s, struct perfport_pb *m, const struct process *all, size_t nr,
+		   size_t k)
 {
-	char name[96];
+	const char *base = s->process_name ? s->process_name : all[k].comm;
+	bool shared = false;
+	char name[160];
 
-	snprintf(name, sizeof(name), "%s-%" PRIu32, pr->comm, pr->pid);
+	for (size_t i = 0; i < nr && !shared; i++)
+		shared = i != k && !strcmp(s->process_name ? s->process_name : all[i].comm, base);
+	if (shared)
+		snprintf(name, sizeof(name), "%s-%" PRIu32, base, all[k].pid);
+	else
+		snprintf(name, sizeof(name), "%s", base);
 	perfport_pb_string(m, 1, s->layer);
 	perfport_pb_string(m, 2, s->service);
 	perfport_pb_string(m, 3, s->instance);
@@ -619,7 +635,7 @@ static enum perfport_status report_processes(struct sw *s, const struct perfport
 	for (size_t i = 0; i < nr; i++) {
 		struct perfport_pb props = { 0 }, host = { 0 }, ent = { 0 };
 
-		entity(s, &ent, &pr[i]);
+		entity(s, &ent, pr, nr, i);
 		perfport_pb_message(&host, 1, &ent);
 		perfport_pb_uint(&host, 2, pr[i].pid);
 		snprintf(pid, sizeof(pid), "%" PRIu32, pr[i].pid);
@@ -854,6 +870,8 @@ static enum perfport_status sw_init(const struct perfport_host *host,
 			s->labels = v;
 		else if (!strcmp(k, "agent_id"))
 			s->agent_id = v;
+		else if (!strcmp(k, "process_name"))
+			s->process_name = v;
 	}
 	if (!s->address || !*s->address || strchr(s->address, '/')) {
 		host->log(host, PERFPORT_LOG_ERROR, "skywalking: address takes HOST:PORT, not '%s'",

@@ -54,6 +54,9 @@ for p in rep["processes"]:
     got[h["pid"][0]] = e["processName"][0]
 if set(got) != pids:
     sys.exit("processes reported %s, the recording's %s" % (sorted(got), sorted(pids)))
+mains = {t["pid"]: t["comm"] for t in tree["threads"] if t["pid"] and t["tid"] == t["pid"]}
+if any(got[p] != mains.get(p, got[p]) for p in got):
+    sys.exit("process names %r, the main threads' commands %r" % (got, mains))
 if not rep.get("ebpfAgentID", [""])[0].startswith("perfport-"):
     sys.exit("ebpfAgentID %r" % rep.get("ebpfAgentID"))
 msgs = [m for c in ok if c["method"] == "collectProfilingData" for m in c["messages"]]
