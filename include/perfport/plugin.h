@@ -203,6 +203,28 @@ static inline const struct perfport_module *perfport_module_at(const struct perf
 	return (const struct perfport_module *)((const char *)p->modules + i * p->module_size);
 }
 
+/*
+ * perfport_single_process() - when every thread of @p (the idle task aside)
+ * belongs to one process: that process's main thread (tid == pid), or
+ * another of its threads if the main one was not seen; else NULL.
+ */
+static inline const struct perfport_thread *perfport_single_process(const struct perfport_profile *p)
+{
+	const struct perfport_thread *found = NULL;
+
+	for (size_t i = 0; i < p->nr_threads; i++) {
+		const struct perfport_thread *t = perfport_thread_at(p, i);
+
+		if (t->pid == 0)
+			continue;
+		if (found && t->pid != found->pid)
+			return NULL;
+		if (!found || t->tid == t->pid)
+			found = t;
+	}
+	return found;
+}
+
 static inline uint64_t perfport_self_count(const struct perfport_profile *p, size_t node,
 					   unsigned counter)
 {

@@ -99,25 +99,24 @@ static const char *runtime_arch(const char *arch)
 	return arch;
 }
 
-/* The process, when every thread of the recording is one process's (the
- * idle task aside): its pid as text in @buf, else NULL. */
+/* The pid of the one process recorded, as text in @buf; else NULL. */
 static const char *single_pid(const struct perfport_profile *p, char *buf, size_t max)
 {
-	uint32_t pid = 0;
+	const struct perfport_thread *t = perfport_single_process(p);
 
-	for (size_t i = 0; i < p->nr_threads; i++) {
-		const struct perfport_thread *t = perfport_thread_at(p, i);
-
-		if (t->pid == 0)
-			continue;
-		if (pid && t->pid != pid)
-			return NULL;
-		pid = t->pid;
-	}
-	if (!pid)
+	if (!t)
 		return NULL;
-	snprintf(buf, max, "%" PRIu32, pid);
+	snprintf(buf, max, "%" PRIu32, t->pid);
 	return buf;
+}
+
+/* The service when no label names one: the command of the one process
+ * recorded, else "perf". */
+static const char *single_comm(const struct perfport_profile *p)
+{
+	const struct perfport_thread *t = perfport_single_process(p);
+
+	return t && t->comm && *t->comm ? t->comm : "perf";
 }
 
 /*
@@ -134,7 +133,7 @@ static size_t gather_tags(const struct datakit *d, const struct perfport_profile
 		"runtime_os", "runtime_arch",
 	};
 	const char *fallback[] = {
-		p->hostname, NULL, "perf", NULL, NULL, d->language, d->runtime, "linux",
+		p->hostname, NULL, single_comm(p), NULL, NULL, d->language, d->runtime, "linux",
 		runtime_arch(p->arch),
 	};
 	size_t n = 0;

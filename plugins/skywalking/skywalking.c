@@ -45,7 +45,7 @@ static const struct perfport_option_def options[] = {
 	{ "task", PERFPORT_OPT_STRING, NULL, NULL,
 	  "upload: the eBPF profiling task id created in the OAP (required)" },
 	{ "service", PERFPORT_OPT_STRING, NULL, NULL,
-	  "upload: service name (default: --label service=, else \"perf\")" },
+	  "upload: service name (default: --label service=, else the one process's command, else \"perf\")" },
 	{ "instance", PERFPORT_OPT_STRING, NULL, NULL,
 	  "upload: service instance (default: the recording's host name)" },
 	{ "layer", PERFPORT_OPT_STRING, "OS_LINUX", NULL, "upload: the processes' layer" },
@@ -787,8 +787,11 @@ static enum perfport_status sw_upload(void *state, const struct perfport_profile
 		for (size_t i = 0; i < p->nr_labels && !s->service; i++)
 			if (!strcmp(p->labels[i].key, "service"))
 				s->service = p->labels[i].value;
-	if (!s->service)
-		s->service = "perf";
+	if (!s->service) { /* one process: its command; else "perf" */
+		const struct perfport_thread *t = perfport_single_process(p);
+
+		s->service = t && t->comm && *t->comm ? t->comm : "perf";
+	}
 	if (!s->instance)
 		s->instance = p->hostname ? p->hostname : "unknown";
 	if (h->stacks(p, add_stack, &st) || st.oom) {

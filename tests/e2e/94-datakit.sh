@@ -29,6 +29,10 @@ SVC=$'my svc,a=b "q" \\x\nline2'
 grep -q "line break" "$WORK/dk.err" || fail "no warning for the newline in a tag"
 "$PERFPORT" -q export -i "$WORK/sw.data" -f datakit -o "$WORK/dkns" -O time_unit=ns \
 	--label service=plain || fail "export datakit time_unit=ns: exit $?"
+"$PERFPORT" -q export -i "$WORK/sw.data" -f datakit -o "$WORK/dkdef" ||
+	fail "export datakit without labels: exit $?"
+grep -q '^profile,host=[^ ]*,service=shape,' "$WORK/dkdef/profile.lp" ||
+	fail "without --label service, the service is not the one process's command: $(cat "$WORK/dkdef/profile.lp")"
 for f in event.json cpu.pprof profile.lp; do
 	[ -s "$WORK/dk/$f" ] || fail "no $f in the directory"
 done
