@@ -85,33 +85,6 @@ static uint64_t fnv(uint64_t h, const char *s)
 	return h;
 }
 
-/* A text buffer that grows. */
-struct text {
-	char *p;
-	size_t len, cap;
-};
-
-static bool text_add(struct text *t, const char *s)
-{
-	size_t n = strlen(s);
-
-	if (t->len + n + 1 > t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 1024;
-		char *q;
-
-		while (cap < t->len + n + 1)
-			cap *= 2;
-		q = realloc(t->p, cap);
-		if (!q)
-			return false;
-		t->p = q;
-		t->cap = cap;
-	}
-	memcpy(t->p + t->len, s, n + 1);
-	t->len += n;
-	return true;
-}
-
 static void encode_log(struct arms *a, const char *type, const char *vtype, uint64_t val,
 		       const char *name, const char *stack, const char *id);
 
@@ -148,8 +121,10 @@ static int one_stack(void *ctx, const struct perfport_profile *p, const uint32_t
 {
 	struct arms *a = ctx;
 	uint64_t cpu = 0, wall = 0, h = 0xcbf29ce484222325ULL;
-	struct text name = { 0 }, stack = { 0 };
-	char id[17];
+	char *name = NULL, *stack = NULL, id[17];
+	size_t name_len = 0, stack_len = 0;
+	FILE *nf, *sf;
+	bool bad;
 
 	for (unsigned c = 0; c < p->nr_counters; c++) {
 		uint64_t v = perfport_self_value(p, node, c);
@@ -161,33 +136,43 @@ static int one_stack(void *ctx, const struct perfport_profile *p, const uint32_t
 	}
 	if (!(a->cpu && cpu) && !(a->wall && wall))
 		return 0;
-	/* the leaf as name; its callers, leaf's parent first, as stack */
+	/* the leaf as name; its callers, leaf's parent first, one a line, as stack */
+	nf = open_memstream(&name, &name_len);
+	sf = nf ? open_memstream(&stack, &stack_len) : NULL;
+	if (!sf) {
+		if (nf)
+			fclose(nf);
+		free(name);
+		a->err = 1;
+		return -1;
+	}
 	for (size_t i = depth; i-- > 0;) {
 		const struct perfport_frame *f = perfport_frame_at(p, frames[i]);
-		struct text *t = i == depth - 1 ? &name : &stack;
+		bool leaf = i == depth - 1, first_caller = i == depth - 2;
 
-		if (t == &stack && stack.len && !text_add(t, "\n"))
-			goto oom;
-		if (!text_add(t, f->function) || !text_add(t, " ") || !text_add(t, position(f)))
-			goto oom;
+		fprintf(leaf ? nf : sf, "%s%s %s", leaf || first_caller ? "" : "\n", f->function,
+			position(f));
 		h = fnv(fnv(fnv(h, f->function), " "), position(f));
 		h = fnv(h, "\n");
 	}
+	bad = fclose(nf) != 0;
+	bad |= fclose(sf) != 0;
+	if (bad) {
+		free(name);
+		free(stack);
+		a->err = 1;
+		return -1;
+	}
 	snprintf(id, sizeof(id), "%016" PRIx64, h);
 	if (a->cpu && cpu)
-		put_log(a, "profile_cpu", "cpu", cpu, name.p, stack.p ? stack.p : "", id);
+		put_log(a, "profile_cpu", "cpu", cpu, name, stack, id);
 	if (a->wall && wall)
-		put_log(a, "profile_wall_clock", "wall_clock", wall, name.p, stack.p ? stack.p : "", id);
-	free(name.p);
-	free(stack.p);
+		put_log(a, "profile_wall_clock", "wall_clock", wall, name, stack, id);
+	free(name);
+	free(stack);
 	if (a->upload)
 		return a->err ? -1 : 0;
 	return ferror(a->out) ? -1 : 0;
-oom:
-	free(name.p);
-	free(stack.p);
-	a->err = 1;
-	return -1;
 }
 
 static enum perfport_status arms_init(const struct perfport_host *host,

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../util/buf.h"
 #include "../util/error.h"
 #include "../util/log.h"
 #include "aws.h"
@@ -52,32 +53,10 @@ const char *net_spool_dir(void)
 
 /* --- one attempt --- */
 
-struct buf {
-	char *p;
-	size_t len, cap;
-};
-
+/* libcurl's body callback: into a struct buf */
 static size_t on_body(char *data, size_t size, size_t n, void *ctx)
 {
-	struct buf *b = ctx;
-	size_t len = size * n;
-
-	if (b->len + len + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 4096;
-		char *p;
-
-		while (cap < b->len + len + 1)
-			cap *= 2;
-		p = realloc(b->p, cap);
-		if (!p)
-			return 0;
-		b->p = p;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, data, len);
-	b->len += len;
-	b->p[b->len] = 0;
-	return len;
+	return buf_add(ctx, data, size * n) ? size * n : 0;
 }
 
 /* What the response headers (and HTTP/2 trailers) say beyond the status. */

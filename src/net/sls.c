@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../util/buf.h"
 #include "sls.h"
 
 static void hex(const unsigned char *d, size_t n, char *out)
@@ -37,43 +38,8 @@ static int hmac256(const void *key, size_t klen, const char *msg, unsigned char 
 	       n == 32 ? 0 : -1;
 }
 
-/* A growing string for the canonical request. */
-struct str {
-	char *p;
-	size_t len, cap;
-	int err;
-};
-
-static void add(struct str *s, const char *t, size_t n)
-{
-	if (s->err)
-		return;
-	if (s->len + n + 1 > s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 1024;
-		char *q;
-
-		while (cap < s->len + n + 1)
-			cap *= 2;
-		q = realloc(s->p, cap);
-		if (!q) {
-			s->err = 1;
-			return;
-		}
-		s->p = q;
-		s->cap = cap;
-	}
-	memcpy(s->p + s->len, t, n);
-	s->len += n;
-	s->p[s->len] = 0;
-}
-
-static void adds(struct str *s, const char *t)
-{
-	add(s, t, strlen(t));
-}
-
 /* Unreserved characters stay, every other byte is %XX. */
-static void add_uri(struct str *s, const char *t)
+static void add_uri(struct buf *s, const char *t)
 {
 	for (; *t; t++) {
 		unsigned char c = (unsigned char)*t;
@@ -81,10 +47,10 @@ static void add_uri(struct str *s, const char *t)
 
 		if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
 		    c == '_' || c == '-' || c == '~' || c == '.') {
-			add(s, (const char *)&c, 1);
+			buf_add(s, (const char *)&c, 1);
 		} else {
 			snprintf(b, sizeof(b), "%%%02X", c);
-			add(s, b, 3);
+			buf_add(s, b, 3);
 		}
 	}
 }
@@ -142,7 +108,7 @@ int sls_sign_v4(struct sls_request *rq, const char *key_id, const char *secret,
 	struct sls_kv sh[64], params[64];
 	char names[64][64], date[9], digest[65], key[320];
 	unsigned char k1[32], k2[32], k3[32], k4[32], sig[32];
-	struct str c = { 0 }, sts = { 0 };
+	struct buf c = { 0 }, sts = { 0 };
 	char sighex[65];
 	size_t n, np = 0;
 	int ret = -1;
@@ -159,53 +125,53 @@ int sls_sign_v4(struct sls_request *rq, const char *key_id, const char *secret,
 	date[8] = 0;
 
 	/* canonical request */
-	adds(&c, rq->method);
-	adds(&c, "\n");
-	adds(&c, rq->resource);
-	adds(&c, "\n");
+	buf_adds(&c, rq->method);
+	buf_adds(&c, "\n");
+	buf_adds(&c, rq->resource);
+	buf_adds(&c, "\n");
 	for (size_t i = 0; i < rq->nr_params && np < 64; i++)
 		params[np++] = rq->params[i];
 	qsort(params, np, sizeof(*params), cmp_kv);
 	for (size_t i = 0; i < np; i++) {
 		if (i)
-			adds(&c, "&");
-		adds(&c, params[i].key);
+			buf_adds(&c, "&");
+		buf_adds(&c, params[i].key);
 		if (params[i].value && *params[i].value) {
-			adds(&c, "=");
+			buf_adds(&c, "=");
 			add_uri(&c, params[i].value);
 		}
 	}
-	adds(&c, "\n");
+	buf_adds(&c, "\n");
 	n = signed_headers(rq, sh, names);
 	for (size_t i = 0; i < n; i++) {
 		size_t vl;
 		const char *v = trim(sh[i].value, &vl);
 
-		adds(&c, sh[i].key);
-		adds(&c, ":");
-		add(&c, v, vl);
-		adds(&c, "\n");
+		buf_adds(&c, sh[i].key);
+		buf_adds(&c, ":");
+		buf_add(&c, v, vl);
+		buf_adds(&c, "\n");
 	}
-	adds(&c, "\n");
+	buf_adds(&c, "\n");
 	for (size_t i = 0; i < n; i++) {
 		if (i)
-			adds(&c, ";");
-		adds(&c, sh[i].key);
+			buf_adds(&c, ";");
+		buf_adds(&c, sh[i].key);
 	}
-	adds(&c, "\n");
-	adds(&c, scratch);
+	buf_adds(&c, "\n");
+	buf_adds(&c, scratch);
 	if (c.err || sha256_hex(c.p, c.len, digest))
 		goto out;
 
 	/* string to sign and the key chain */
-	adds(&sts, "SLS4-HMAC-SHA256\n");
-	adds(&sts, datetime);
-	adds(&sts, "\n");
-	adds(&sts, date);
-	adds(&sts, "/");
-	adds(&sts, region);
-	adds(&sts, "/sls/aliyun_v4_request\n");
-	adds(&sts, digest);
+	buf_adds(&sts, "SLS4-HMAC-SHA256\n");
+	buf_adds(&sts, datetime);
+	buf_adds(&sts, "\n");
+	buf_adds(&sts, date);
+	buf_adds(&sts, "/");
+	buf_adds(&sts, region);
+	buf_adds(&sts, "/sls/aliyun_v4_request\n");
+	buf_adds(&sts, digest);
 	if (sts.err)
 		goto out;
 	snprintf(key, sizeof(key), "aliyun_v4%s", secret);
@@ -234,20 +200,20 @@ static const char *header(const struct sls_request *rq, const char *name)
 	return "";
 }
 
-static int string_v1(const struct sls_request *rq, struct str *s)
+static int string_v1(const struct sls_request *rq, struct buf *s)
 {
 	struct sls_kv xs[64], params[64];
 	char names[64][64];
 	size_t n = 0, np = 0;
 
-	adds(s, rq->method);
-	adds(s, "\n");
-	adds(s, header(rq, "Content-MD5"));
-	adds(s, "\n");
-	adds(s, header(rq, "Content-Type"));
-	adds(s, "\n");
-	adds(s, header(rq, "Date"));
-	adds(s, "\n");
+	buf_adds(s, rq->method);
+	buf_adds(s, "\n");
+	buf_adds(s, header(rq, "Content-MD5"));
+	buf_adds(s, "\n");
+	buf_adds(s, header(rq, "Content-Type"));
+	buf_adds(s, "\n");
+	buf_adds(s, header(rq, "Date"));
+	buf_adds(s, "\n");
 	for (size_t i = 0; i < rq->nr_headers && n < 64; i++) {
 		snprintf(names[n], 64, "%s", rq->headers[i].key);
 		lower(names[n]);
@@ -259,27 +225,27 @@ static int string_v1(const struct sls_request *rq, struct str *s)
 	}
 	qsort(xs, n, sizeof(*xs), cmp_kv);
 	for (size_t i = 0; i < n; i++) {
-		adds(s, xs[i].key);
-		adds(s, ":");
-		adds(s, xs[i].value);
-		adds(s, "\n");
+		buf_adds(s, xs[i].key);
+		buf_adds(s, ":");
+		buf_adds(s, xs[i].value);
+		buf_adds(s, "\n");
 	}
-	adds(s, rq->resource);
+	buf_adds(s, rq->resource);
 	for (size_t i = 0; i < rq->nr_params && np < 64; i++)
 		params[np++] = rq->params[i];
 	qsort(params, np, sizeof(*params), cmp_kv);
 	for (size_t i = 0; i < np; i++) {
-		adds(s, i ? "&" : "?");
-		adds(s, params[i].key);
-		adds(s, "=");
-		adds(s, params[i].value ? params[i].value : "");
+		buf_adds(s, i ? "&" : "?");
+		buf_adds(s, params[i].key);
+		buf_adds(s, "=");
+		buf_adds(s, params[i].value ? params[i].value : "");
 	}
 	return s->err ? -1 : 0;
 }
 
 int sls_string_to_sign_v1(const struct sls_request *rq, char *out, size_t max)
 {
-	struct str s = { 0 };
+	struct buf s = { 0 };
 	int n = -1;
 
 	if (!string_v1(rq, &s)) {
@@ -293,7 +259,7 @@ int sls_string_to_sign_v1(const struct sls_request *rq, char *out, size_t max)
 int sls_sign_v1(const struct sls_request *rq, const char *key_id, const char *secret,
 		char *auth, size_t auth_max)
 {
-	struct str s = { 0 };
+	struct buf s = { 0 };
 	unsigned char md[20], b64[64];
 	unsigned int n = 0;
 	int ret = -1;
