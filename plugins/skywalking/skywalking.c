@@ -150,7 +150,7 @@ static const char *signature(const struct perfport_frame *f, char *buf, size_t m
 	return buf;
 }
 
-/* Signatures kept for the write: elements point at them. */
+/* Composed signatures ("f (file:line)") kept for the write: elements point at them. */
 struct strings {
 	char **v;
 	size_t nr, cap;
@@ -265,7 +265,10 @@ static bool build_tree(const struct perfport_profile *p, uint64_t mask, size_t r
 			k = kn->end > k ? kn->end : k + 1;
 			continue;
 		}
-		ks = keep(strs, signature(perfport_frame_at(p, kn->frame), sig, sizeof(sig)));
+		/* a function name lives as long as the profile; a composed one is kept */
+		ks = signature(perfport_frame_at(p, kn->frame), sig, sizeof(sig));
+		if (ks == sig)
+			ks = keep(strs, sig);
 		e = ks ? element_of(t, elem[kn->parent], ks) : UINT32_MAX;
 		if (e == UINT32_MAX)
 			return false;
@@ -610,11 +613,8 @@ static void entity(struct sw *s, struct perfport_pb *m, const struct process *al
 	for (const char *l = s->labels; l && *l;) {
 		size_t n = strcspn(l, ",");
 
-		if (n) {
-			perfport_pb_varint(m, 5 << 3 | 2);
-			perfport_pb_varint(m, n);
-			perfport_pb_raw(m, l, n);
-		}
+		if (n)
+			perfport_pb_bytes_field(m, 5, l, n);
 		l += n + (l[n] == ',');
 	}
 }
@@ -711,9 +711,7 @@ static void stack_meta(struct perfport_pb *m, unsigned field, int type, const ch
 	for (const char *q = syms; *q;) {
 		size_t n = strcspn(q, "\n");
 
-		perfport_pb_varint(&meta, 3 << 3 | 2);
-		perfport_pb_varint(&meta, n);
-		perfport_pb_raw(&meta, q, n);
+		perfport_pb_bytes_field(&meta, 3, q, n);
 		q += n + (q[n] == '\n');
 	}
 	perfport_pb_message(m, field, &meta);
