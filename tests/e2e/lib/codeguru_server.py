@@ -15,23 +15,22 @@ usage: codeguru_server.py DIR SCRIPT [PORT]
 The credentials to check against come from AWS_ACCESS_KEY_ID,
 AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN; the region from the request.
 """
-import http.server
 import json
 import os
 import re
-import socket
 import sys
 import time
 from urllib.parse import parse_qs, urlsplit
+
+import loopback
 
 from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
-DIR, SCRIPT = sys.argv[1], sys.argv[2].split(",")
+DIR, SCRIPT = sys.argv[1], loopback.Script(sys.argv[2])
 AUTH = re.compile(r"^AWS4-HMAC-SHA256 Credential=([^/]+)/(\d{8})/([^/]+)/([^/]+)/aws4_request, "
                   r"SignedHeaders=([a-z0-9;-]+), Signature=([0-9a-f]{64})$")
-count = 0
 
 
 def verify(handler, body):
@@ -85,18 +84,12 @@ def verify(handler, body):
     return errs
 
 
-class Handler(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args):
-        pass
-
+class Handler(loopback.Handler):
     def do_POST(self):
-        global count
-        n = count
-        count += 1
-        step = SCRIPT[min(n, len(SCRIPT) - 1)] if not self.path.endswith("/configureAgent") else "200"
-        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        n, step = SCRIPT.next()
+        if self.path.endswith("/configureAgent"):
+            step = "200"
+        body = self.body()
         errs = verify(self, body)
         with open(os.path.join(DIR, "body-%d" % n), "wb") as f:
             f.write(body)
@@ -112,10 +105,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                                                        "periodInSeconds": 300,
                                                        "agentParameters": {}}})
         if step == "reset":
-            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
-            self.connection.close()
-            self.close_connection = True
-            return
+            return self.reset()
         if step.startswith("sleep:"):
             time.sleep(float(step.split(":")[1]))
             return self.answer(204, None)
@@ -124,22 +114,5 @@ class Handler(http.server.BaseHTTPRequestHandler):
         code = int(step)
         return self.answer(code, None if code == 204 else {"message": "answer %d from the test" % code})
 
-    def answer(self, code, doc, extra=None):
-        data = json.dumps(doc).encode() if doc is not None else b""
-        self.send_response(code)
-        for k, v in (extra or {}).items():
-            self.send_header(k, v)
-        if data:
-            self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        if data:
-            self.wfile.write(data)
 
-
-server = http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[3]) if len(sys.argv) > 3 else 0),
-                                         Handler)
-with open(os.path.join(DIR, "port.tmp"), "w") as f:
-    f.write(str(server.server_address[1]))
-os.rename(os.path.join(DIR, "port.tmp"), os.path.join(DIR, "port"))
-server.serve_forever()
+loopback.serve(Handler, DIR, sys.argv[3] if len(sys.argv) > 3 else None)

@@ -14,15 +14,15 @@ usage: datakit_server.py DIR SCRIPT [PORT]
 import email.parser
 import email.policy
 import gzip
-import http.server
 import json
 import os
 import sys
 import time
 
-DIR, SCRIPT = sys.argv[1], sys.argv[2].split(",")
+import loopback
+
+DIR, SCRIPT = sys.argv[1], loopback.Script(sys.argv[2])
 LIMIT = 32 << 20
-count = 0
 
 
 def verify(h, body):
@@ -72,18 +72,10 @@ def verify(h, body):
     return errs, event, parts
 
 
-class Handler(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args):
-        pass
-
+class Handler(loopback.Handler):
     def do_POST(self):
-        global count
-        n = count
-        count += 1
-        step = SCRIPT[min(n, len(SCRIPT) - 1)]
-        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        n, step = SCRIPT.next()
+        body = self.body()
         errs, event, parts = verify(self, body)
         d = os.path.join(DIR, "req-%d" % n)
         os.makedirs(d, exist_ok=True)
@@ -101,18 +93,5 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.answer(200, None)
         return self.answer(code, {"error_code": "test", "message": "answer %d from the test" % code})
 
-    def answer(self, code, doc):
-        data = json.dumps(doc).encode() if doc is not None else b""
-        self.send_response(code)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        if data:
-            self.wfile.write(data)
 
-
-server = http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[3]) if len(sys.argv) > 3 else 0),
-                                         Handler)
-with open(os.path.join(DIR, "port.tmp"), "w") as f:
-    f.write(str(server.server_address[1]))
-os.rename(os.path.join(DIR, "port.tmp"), os.path.join(DIR, "port"))
-server.serve_forever()
+loopback.serve(Handler, DIR, sys.argv[3] if len(sys.argv) > 3 else None)

@@ -19,30 +19,19 @@ import json
 import os
 import subprocess
 import sys
-import threading
 
 import grpc
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pprof_check import parse  # noqa: E402 - protoc's text format into dicts
+import loopback
+from pprof_check import parse  # protoc's text format into dicts
 
-DIR, SCRIPT, PROTO = sys.argv[1], sys.argv[2].split(","), sys.argv[3]
+DIR, SCRIPT, PROTO = sys.argv[1], loopback.Script(sys.argv[2]), sys.argv[3]
 SCHEMA = "skywalking_ebpf.proto"
-lock = threading.Lock()
-count = 0
 
 
 def protoc(mode, msg, data):
     return subprocess.run(["protoc", "--%s=skywalking.v3.%s" % (mode, msg), "--proto_path=" + PROTO,
                            SCHEMA], input=data, capture_output=True, check=True).stdout
-
-
-def begin(method):
-    global count
-    with lock:
-        n = count
-        count += 1
-    return n, SCRIPT[min(n, len(SCRIPT) - 1)]
 
 
 def record(n, method, step, messages):
@@ -59,7 +48,7 @@ def outcome(context, step):
 
 
 def report_processes(request, context):
-    n, step = begin("reportProcesses")
+    n, step = SCRIPT.next()
     msg = parse(protoc("decode", "EBPFProcessReportList", request).decode())
     record(n, "reportProcesses", step, [msg])
     outcome(context, step)
@@ -72,7 +61,7 @@ def report_processes(request, context):
 
 
 def collect(request_iterator, context):
-    n, step = begin("collectProfilingData")
+    n, step = SCRIPT.next()
     msgs = [parse(protoc("decode", "EBPFProfilingData", raw).decode()) for raw in request_iterator]
     record(n, "collectProfilingData", step, msgs)
     outcome(context, step)
@@ -95,7 +84,5 @@ if os.environ.get("TLS_CERT"):
 else:
     port = server.add_insecure_port(addr)
 server.start()
-with open(os.path.join(DIR, "port.tmp"), "w") as f:
-    f.write(str(port))
-os.rename(os.path.join(DIR, "port.tmp"), os.path.join(DIR, "port"))
+loopback.announce(DIR, port)
 server.wait_for_termination()

@@ -13,22 +13,21 @@ import ast
 import base64
 import hashlib
 import hmac
-import http.server
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
 
+import loopback
+
 import lz4.block
 
-DIR, SCRIPT, PROTO = sys.argv[1], sys.argv[2].split(","), sys.argv[3]
+DIR, SCRIPT, PROTO = sys.argv[1], loopback.Script(sys.argv[2]), sys.argv[3]
 AK = os.environ["ALIBABA_CLOUD_ACCESS_KEY_ID"]
 SK = os.environ["ALIBABA_CLOUD_ACCESS_KEY_SECRET"]
 TOKEN = os.environ.get("ALIBABA_CLOUD_SECURITY_TOKEN")
-count = 0
 
 
 def uri(v):
@@ -124,18 +123,12 @@ def verify(h, body):
     return errs, kind, logs, group
 
 
-class Handler(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args):
-        pass
+class Handler(loopback.Handler):
+    answer_headers = {"x-log-requestid": "test"}
 
     def do_POST(self):
-        global count
-        n = count
-        count += 1
-        step = SCRIPT[min(n, len(SCRIPT) - 1)]
-        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        n, step = SCRIPT.next()
+        body = self.body()
         errs, kind, logs, group = verify(self, body)
         with open(os.path.join(DIR, "req-%d.json" % n), "w") as f:
             json.dump({"step": step, "errors": errs, "signature": kind, "logs": logs,
@@ -143,27 +136,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if errs:
             return self.answer(403, {"errorCode": "SignatureNotMatch", "errorMessage": "; ".join(errs)})
         if step == "reset":
-            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\0\0\0\0\0\0\0")
-            self.connection.close()
-            self.close_connection = True
-            return
+            return self.reset()
         code = int(step)
         if code == 200:
             return self.answer(200, None)
         return self.answer(code, {"errorCode": "Test", "errorMessage": "answer %d from the test" % code})
 
-    def answer(self, code, doc):
-        data = json.dumps(doc).encode() if doc is not None else b""
-        self.send_response(code)
-        self.send_header("x-log-requestid", "test")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        if data:
-            self.wfile.write(data)
 
-
-server = http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[4]) if len(sys.argv) > 4 else 0), Handler)
-with open(os.path.join(DIR, "port.tmp"), "w") as f:
-    f.write(str(server.server_address[1]))
-os.rename(os.path.join(DIR, "port.tmp"), os.path.join(DIR, "port"))
-server.serve_forever()
+loopback.serve(Handler, DIR, sys.argv[4] if len(sys.argv) > 4 else None)
