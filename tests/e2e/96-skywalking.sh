@@ -72,7 +72,9 @@ def check(path, counters, whole=True):
         if "[%d]" % seg["tid"] not in seg["name"] or not seg["pid"]:
             sys.exit("%s: segment %r" % (path, seg))
         total += t["count"]
-        per_tid[seg["tid"]] = t["count"]
+        # a thread renamed while recorded (shape names its threads after
+        # they start) has a tree per name: add them up
+        per_tid[seg["tid"]] = per_tid.get(seg["tid"], 0) + t["count"]
     want = sum(tree["totals"].get(c, {}).get("count", 0) for c in counters)
     if whole and total != want:
         sys.exit("%s: segments count %d, the tree %d" % (path, total, want))
