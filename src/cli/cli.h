@@ -5,6 +5,7 @@
 #ifndef CLI_CLI_H
 #define CLI_CLI_H
 
+#include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -26,9 +27,23 @@ int cmd_formats(int argc, char **argv);
 int cmd_upload(int argc, char **argv);
 int cmd_resend(int argc, char **argv);
 
-/** cli_usage_error() - print "perfport CMD: MSG" and a --help hint; EXIT_USAGE. */
+/**
+ * cli_usage_error() - print "perfport CMD: MSG" and a --help hint.
+ * @cmd: the command's name; "" for perfport's own options.
+ * Return: EXIT_USAGE.
+ */
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/**
+ * cli_bad_option() - report what getopt_long() refused, once: an unknown or
+ * ambiguous option, a missing value (getopt's ':', so the option string must
+ * start with ':') or a value given to a flag. Call with opterr off, right
+ * after getopt_long() returned @opt ('?' or ':').
+ * @opts: the long options the parser was given.
+ * Return: EXIT_USAGE.
+ */
+int cli_bad_option(const char *cmd, int opt, char **argv, const struct option *opts);
 
 /** cli_progress() - perf_progress_fn drawing a line on a terminal stderr. */
 void cli_progress(void *ctx, uint64_t done, uint64_t total);

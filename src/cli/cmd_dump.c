@@ -136,7 +136,7 @@ int cmd_dump(int argc, char **argv)
 	const char *path = "perf.data";
 	int c, ret;
 
-	while ((c = getopt_long(argc, argv, "i:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":i:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			path = optarg;
@@ -154,7 +154,7 @@ int cmd_dump(int argc, char **argv)
 			dump_usage(stdout);
 			return EXIT_FULL;
 		default:
-			return cli_usage_error("dump", "unknown option");
+			return cli_bad_option("dump", c, argv, opts);
 		}
 	}
 	if (optind < argc)

@@ -206,10 +206,11 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 	int opt, ret = EXIT_USAGE, built, shown = 0;
 	bool partial = false;
 
-	while ((opt = getopt_long(argc, argv, upload_cmd ? "i:f:O:h" SYMOPTS_SHORT
-						    : "i:f:o:O:h" SYMOPTS_SHORT, opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, upload_cmd ? ":i:f:O:h" SYMOPTS_SHORT
+						    : ":i:f:o:O:h" SYMOPTS_SHORT, opts, NULL)) != -1) {
 		if ((upload_cmd && opt == OPT_UPLOAD) || (upload_cmd && opt == 'o')) {
-			cli_usage_error(cmd, "unknown option");
+			cli_usage_error(cmd, "'%s' writes no file: -o and --upload are options of "
+				       "'perfport export'", cmd);
 			goto out;
 		}
 		switch (opt) {
@@ -240,9 +241,10 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 			ret = EXIT_FULL;
 			goto out;
 		default:
-			if (net_option(opt, optarg, &nc, &net_bad) || profopts_parse(opt, optarg, &po))
+			if (opt != '?' && opt != ':' &&
+			    (net_option(opt, optarg, &nc, &net_bad) || profopts_parse(opt, optarg, &po)))
 				break;
-			cli_usage_error(cmd, "unknown option");
+			cli_bad_option(cmd, opt, argv, opts);
 			goto out;
 		}
 	}
@@ -463,7 +465,7 @@ int cmd_resend(int argc, char **argv)
 	const char *bad = NULL, *dir;
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		if (opt == 'h') {
 			printf("usage: perfport resend [--ca-file FILE] [--timeout S] [--retries N] [DIR]\n"
 			       "\n"
@@ -476,8 +478,8 @@ int cmd_resend(int argc, char **argv)
 			       "  -h, --help              show this help\n");
 			return EXIT_FULL;
 		}
-		if (!net_option(opt, optarg, &nc, &bad))
-			return cli_usage_error("resend", "unknown option");
+		if (opt == '?' || opt == ':' || !net_option(opt, optarg, &nc, &bad))
+			return cli_bad_option("resend", opt, argv, opts);
 	}
 	if (bad)
 		return cli_usage_error("resend", "%s", bad);
@@ -525,14 +527,14 @@ int cmd_formats(int argc, char **argv)
 	unsigned n = 0;
 	int opt, r;
 
-	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (opt) {
 		case OPT_PLUGIN_DIR: plugin_dir = optarg; break;
 		case 'h':
 			formats_usage(stdout);
 			return EXIT_FULL;
 		default:
-			return cli_usage_error("formats", "unknown option");
+			return cli_bad_option("formats", opt, argv, opts);
 		}
 	}
 	if (optind + 1 < argc)

@@ -588,7 +588,7 @@ int cmd_info(int argc, char **argv)
 	int c, ret, shown = 0;
 	size_t nr, nadv;
 
-	while ((c = getopt_long(argc, argv, "i:h" SYMOPTS_SHORT, opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":i:h" SYMOPTS_SHORT, opts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			path = optarg;
@@ -608,7 +608,7 @@ int cmd_info(int argc, char **argv)
 		default:
 			if (symopts_parse(c, optarg, &sopts))
 				break;
-			return cli_usage_error("info", "unknown option");
+			return cli_bad_option("info", c, argv, opts);
 		}
 	}
 	if (optind < argc)

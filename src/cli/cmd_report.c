@@ -474,7 +474,7 @@ int cmd_report(int argc, char **argv)
 	char *end;
 	int opt, ret, shown = 0;
 
-	while ((opt = getopt_long(argc, argv, "i:h" SYMOPTS_SHORT, opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":i:h" SYMOPTS_SHORT, opts, NULL)) != -1) {
 		switch (opt) {
 		case 'i': path = optarg; break;
 		case OPT_COUNTER:
@@ -501,7 +501,7 @@ int cmd_report(int argc, char **argv)
 		default:
 			if (profopts_parse(opt, optarg, &po))
 				break;
-			return cli_usage_error("report", "unknown option");
+			return cli_bad_option("report", opt, argv, opts);
 		}
 	}
 	if (optind < argc)

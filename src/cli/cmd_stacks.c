@@ -117,7 +117,7 @@ int cmd_stacks(int argc, char **argv)
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return EXIT_NOTHING;
-	while ((opt = getopt_long(argc, argv, "i:h" SYMOPTS_SHORT, opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":i:h" SYMOPTS_SHORT, opts, NULL)) != -1) {
 		switch (opt) {
 		case 'i': path = optarg; break;
 		case 'e': c->event = optarg; break;
@@ -129,7 +129,7 @@ int cmd_stacks(int argc, char **argv)
 			if (symopts_parse(opt, optarg, &sopts))
 				break;
 			free(c);
-			return cli_usage_error("stacks", "unknown option");
+			return cli_bad_option("stacks", opt, argv, opts);
 		}
 	}
 	if (optind < argc) {

@@ -5,6 +5,8 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,19 +54,67 @@ static void usage(FILE *out)
 		"  -V, --version   print the version\n"
 		"\n"
 		"exit status: 0 all input read, 1 usage error, 2 nothing usable,\n"
-		"3 partial (some input skipped; a warning says what and where).\n");
+		"3 partial (some input skipped; a warning says what and where),\n"
+		"4 an upload failed and was kept in the spool ('perfport resend').\n");
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "perfport %s: ", cmd);
+	fprintf(stderr, "perfport%s%s: ", *cmd ? " " : "", cmd);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nTry 'perfport %s --help'.\n", cmd);
+	fprintf(stderr, "\nTry 'perfport %s%s--help'.\n", cmd, *cmd ? " " : "");
 	return EXIT_USAGE;
+}
+
+/* The long option @arg ("--name" or "--name=value") names in @opts, or NULL. */
+static const struct option *long_option(const char *arg, const struct option *opts, bool *ambiguous)
+{
+	const char *eq = strchr(arg, '=');
+	size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
+	const struct option *hit = NULL;
+
+	*ambiguous = false;
+	for (const struct option *o = opts; o && o->name; o++) {
+		if (strncmp(o->name, arg, len) != 0)
+			continue;
+		if (o->name[len] == '\0')
+			return o;
+		if (hit && (hit->has_arg != o->has_arg || hit->val != o->val))
+			*ambiguous = true;
+		hit = o;
+	}
+	return *ambiguous ? NULL : hit;
+}
+
+int cli_bad_option(const char *cmd, int opt, char **argv, const struct option *opts)
+{
+	const char *arg = optind > 0 ? argv[optind - 1] : "";
+	const char *eq;
+	bool ambiguous;
+
+	if (strncmp(arg, "--", 2) == 0 && arg[2]) {
+		const struct option *o = long_option(arg + 2, opts, &ambiguous);
+		int len = (int)((eq = strchr(arg, '=')) ? eq - arg : (ptrdiff_t)strlen(arg));
+
+		if (ambiguous)
+			return cli_usage_error(cmd, "option '%.*s' is ambiguous", len, arg);
+		if (!o)
+			return cli_usage_error(cmd, "unknown option '%.*s'", len, arg);
+		if (opt == ':')
+			return cli_usage_error(cmd, "option '--%s' needs a value", o->name);
+		if (o->has_arg == no_argument && eq)
+			return cli_usage_error(cmd, "option '--%s' takes no value", o->name);
+		/* else a bad short option in a cluster after it: below */
+	}
+	if (opt == ':')
+		return cli_usage_error(cmd, "option '-%c' needs a value", optopt);
+	if (optopt > ' ' && optopt < 127)
+		return cli_usage_error(cmd, "unknown option '-%c'", optopt);
+	return cli_usage_error(cmd, "unknown option '%s'", arg);
 }
 
 void cli_progress(void *ctx, uint64_t done, uint64_t total)
@@ -98,8 +148,13 @@ int main(int argc, char **argv)
 	};
 	int verbosity = PP_LOG_WARN, c;
 
-	/* '+' stops at the command name: its options are its own. */
-	while ((c = getopt_long(argc, argv, "+vqhV", opts, NULL)) != -1) {
+	/*
+	 * '+' stops at the command name: its options are its own. Each parser's
+	 * string starts with ':' (a missing value returns ':') and opterr is
+	 * off: cli_bad_option() says what was wrong, once.
+	 */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:vqhV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'v':
 			verbosity++;
@@ -114,7 +169,7 @@ int main(int argc, char **argv)
 			printf("perfport %s\n", PERFPORT_VERSION);
 			return EXIT_FULL;
 		default:
-			usage(stderr);
+			cli_bad_option("", c, argv, opts);
 			return EXIT_USAGE;
 		}
 	}

@@ -10,6 +10,26 @@ rc=0; "$PERFPORT" frobnicate 2>"$WORK/err" || rc=$?
 grep -q "'frobnicate' is not a command" "$WORK/err" || fail "unknown command message"
 rc=0; "$PERFPORT" info --bogus 2>/dev/null || rc=$?; [ $rc -eq 1 ] || fail "bad option: exit $rc"
 
+# a refused option is named once, with what was wrong (getopt's own message off)
+bad_option() {
+	local want=$1; shift
+	rc=0; "$PERFPORT" "$@" 2>"$WORK/err" || rc=$?
+	[ $rc -eq 1 ] || fail "'$*': exit $rc, want 1"
+	[ "$(head -1 "$WORK/err")" = "$want" ] || fail "'$*' said '$(head -1 "$WORK/err")', want '$want'"
+	[ "$(wc -l <"$WORK/err")" -eq 2 ] || fail "'$*': $(wc -l <"$WORK/err") lines, want the error and a hint"
+}
+bad_option "perfport report: unknown option '--bogus'" report --bogus
+bad_option "perfport report: unknown option '--bogus'" report --bogus=1
+bad_option "perfport report: option '--top' needs a value" report --top
+bad_option "perfport report: option '-i' needs a value" report -i
+bad_option "perfport report: unknown option '-x'" report -x
+bad_option "perfport report: option '--json' takes no value" report --json=yes
+bad_option "perfport report: option '--no' is ambiguous" report --no
+bad_option "perfport export: option '--time' needs a value" export --time
+bad_option "perfport upload: unknown option '-o'" upload -o x
+bad_option "perfport resend: unknown option '--frob'" resend --frob
+bad_option "perfport: unknown option '--frob'" --frob
+
 # -j is --jobs everywhere (it once turned on info's --json)
 "$PERFPORT" info -j 1 -i "$TOP/samples/oncpu.perf.data" 2>/dev/null | grep -q '^{' &&
 	fail "info -j 1 printed JSON"
