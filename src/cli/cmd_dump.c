@@ -45,7 +45,8 @@ static int on_event(void *ctx, const struct perf_event *ev)
 
 	if (d->samples_only && ev->type != PERF_RECORD_SAMPLE)
 		return 0;
-	if (d->event && (ev->type != PERF_RECORD_SAMPLE || strcmp(ev->evsel->name, d->event)))
+	if (d->event && (ev->type != PERF_RECORD_SAMPLE ||
+			 !perf_event_listed(d->event, ev->evsel->name ? ev->evsel->name : "")))
 		return 0;
 	if (ev->type == PERF_RECORD_SAMPLE || ev->has_sample_id)
 		printf("%" PRIu64 ".%09" PRIu64, s->time / 1000000000, s->time % 1000000000);
@@ -106,7 +107,7 @@ static int on_event(void *ctx, const struct perf_event *ev)
 static void dump_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: perfport dump [-i FILE] [--samples] [--event NAME] [--unordered]\n"
+		"usage: perfport dump [-i FILE] [--samples] [--event NAME[,NAME]] [--unordered]\n"
 		"\n"
 		"Print one line per record as perfport reads it: time, type, pid/tid, cpu,\n"
 		"and the record's fields (samples: event, ip, period, callchain).\n"
@@ -114,7 +115,7 @@ static void dump_usage(FILE *out)
 		"options:\n"
 		"  -i, --input FILE  the recording (default ./perf.data; - for stdin)\n"
 		"      --samples     print samples only\n"
-		"      --event NAME  print samples of this event only\n"
+		"      --event NAME  print samples of these events only (comma-separated)\n"
 		"      --unordered   print in file order instead of time order\n"
 		"  -h, --help        show this help\n");
 }
@@ -161,10 +162,18 @@ int cmd_dump(int argc, char **argv)
 		return cli_usage_error("dump", "unexpected argument '%s'", argv[optind]);
 	if (perf_reader_open(path, &ropts, &r))
 		return EXIT_NOTHING;
+	if (d.event && perf_reader_check_events(r, d.event, path)) {
+		perf_reader_close(r);
+		return EXIT_USAGE;
+	}
 	ret = perf_reader_run(r, on_event, &d);
+	if (ret == PP_OK && d.event && perf_reader_check_events(r, d.event, path))
+		ret = PP_EUSAGE;
 	st = perf_reader_stats(r);
 	c = EXIT_FULL;
-	if (ret != PP_OK || st->skipped_records || st->truncated) {
+	if (ret == PP_EUSAGE) {
+		c = EXIT_USAGE;
+	} else if (ret != PP_OK || st->skipped_records || st->truncated) {
 		pp_warn("'%s': read partly: %" PRIu64 " records (%" PRIu64 " bytes) skipped%s%s",
 			path, st->skipped_records, st->skipped_bytes,
 			ret != PP_OK ? ": " : "", ret != PP_OK ? pp_strerror(ret) : "");

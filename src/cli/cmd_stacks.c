@@ -75,7 +75,7 @@ static int on_event(void *ctx, const struct perf_event *ev)
 
 	if (ev->type != PERF_RECORD_SAMPLE)
 		c->err = upool_machine_event(c->pool, c->m, ev);
-	else if (!c->event || strcmp(ev->evsel->name, c->event) == 0)
+	else if (!c->event || perf_event_listed(c->event, ev->evsel->name ? ev->evsel->name : ""))
 		c->err = upool_add(c->pool, ev);
 	return c->err;
 }
@@ -83,7 +83,7 @@ static int on_event(void *ctx, const struct perf_event *ev)
 static void stacks_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: perfport stacks [-i FILE] [--event NAME] [--symfs DIR] [--buildid-dir DIR]\n"
+		"usage: perfport stacks [-i FILE] [--event NAME[,NAME]] [--symfs DIR] [--buildid-dir DIR]\n"
 		"                       [--kallsyms FILE] [--no-inline] [-j N]\n"
 		"\n"
 		"Print every sample with its stack, leaf first, one frame a line:\n"
@@ -92,7 +92,8 @@ static void stacks_usage(FILE *out)
 		"\n"
 		"options:\n"
 		"  -i, --input FILE        the recording (default ./perf.data; - for stdin)\n"
-		"      --event NAME        samples of this event only\n"
+		"      --event NAME[,NAME] samples of these events only (cpu-clock stands\n"
+		"                          for cpu-clock/freq=997/ too)\n"
 		SYMOPTS_HELP
 		"  -h, --help              show this help\n");
 }
@@ -152,16 +153,22 @@ int cmd_stacks(int argc, char **argv)
 				   print_sample, c) : NULL;
 	if (!c->m || !c->sym || !c->pool) {
 		ret = PP_ENOMEM;
+	} else if (c->event && perf_reader_check_events(r, c->event, path)) {
+		ret = PP_EUSAGE;
 	} else {
 		ret = perf_reader_run(r, on_event, c);
 		if (ret == PP_OK)
 			ret = upool_flush(c->pool);
 		if (c->err)
 			ret = c->err;
+		if (ret == PP_OK && c->event && perf_reader_check_events(r, c->event, path))
+			ret = PP_EUSAGE;
 	}
 	st = perf_reader_stats(r);
 	rc = EXIT_FULL;
-	if (ret != PP_OK || st->skipped_records || st->truncated) {
+	if (ret == PP_EUSAGE) {
+		rc = EXIT_USAGE;
+	} else if (ret != PP_OK || st->skipped_records || st->truncated) {
 		pp_warn("'%s': read partly: %" PRIu64 " records skipped%s%s", path,
 			st->skipped_records, ret != PP_OK ? ": " : "",
 			ret != PP_OK ? pp_strerror(ret) : "");

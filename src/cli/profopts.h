@@ -42,7 +42,8 @@ enum {
 
 #define PROFOPTS_HELP                                                                        \
 	"      --event NAME[,NAME] on-CPU samples of these events only (default: every\n"   \
-	"                          sampling event, each a source of its own)\n"             \
+	"                          sampling event, each a source of its own); cpu-clock\n" \
+	"                          also names cpu-clock/freq=997/ and cpu-clock:u\n"       \
 	"      --group-by WHAT     process, thread or none (default): synthetic root\n"     \
 	"                          frames per process, or per process and thread\n"         \
 	"      --offcpu-states HOW rules (default: the state rules) or simple (all\n"       \

@@ -322,6 +322,22 @@ const struct perf_stats *perf_reader_stats(const struct perf_reader *r);
 /** perf_reader_evsels() - the events; @nr receives their count. */
 struct perf_evsel *const *perf_reader_evsels(const struct perf_reader *r, size_t *nr);
 
+/**
+ * perf_event_listed() - does the comma-separated @list (an --event option)
+ * name the event @name? An entry matches the whole name, or the name without
+ * its modifiers: "cpu-clock" matches "cpu-clock/freq=997/" and "cpu-clock:u";
+ * a tracepoint "sched:sched_switch" matches only itself.
+ */
+bool perf_event_listed(const char *list, const char *name);
+
+/**
+ * perf_reader_check_events() - check that every entry of @list names one of
+ * the events known so far (none yet, from a pipe not read: nothing to check).
+ * @what: how messages call the recording.
+ * Return: 0, or PP_EUSAGE after an error naming the entry and the events.
+ */
+int perf_reader_check_events(const struct perf_reader *r, const char *list, const char *what);
+
 /** perf_record_type_name() - "SAMPLE", "MMAP2", ... or NULL if unknown. */
 const char *perf_record_type_name(uint32_t type);
 

@@ -937,21 +937,6 @@ void acct_finish(struct account *a)
 
 /* --- set-up --- */
 
-static bool name_listed(const char *list, const char *name)
-{
-	size_t n = strlen(name);
-
-	for (const char *p = list; p && *p;) {
-		const char *c = strchr(p, ',');
-		size_t len = c ? (size_t)(c - p) : strlen(p);
-
-		if (len == n && strncmp(p, name, n) == 0)
-			return true;
-		p = c ? c + 1 : NULL;
-	}
-	return false;
-}
-
 static void src_setup(struct account *a, struct acct_src *src, const struct perf_evsel *e)
 {
 	const struct perf_attr *at = &e->attr;
@@ -990,7 +975,7 @@ static void src_setup(struct account *a, struct acct_src *src, const struct perf
 		src->role = ROLE_IGNORED;
 	} else {
 		src->role = ROLE_ON_CPU;
-		if (a->opts->events && !name_listed(a->opts->events, name))
+		if (a->opts->events && !perf_event_listed(a->opts->events, name))
 			src->role = ROLE_IGNORED;
 	}
 }

@@ -451,6 +451,33 @@ static int finish(struct profile *p, struct profile_priv *pv, struct build_ctx *
 	return ret;
 }
 
+/* A filter that matched nothing leaves every output empty: say so. */
+static void check_filters(const struct profile *p, const struct profile_opts *o, const char *path)
+{
+	char what[512];
+	size_t used = 0;
+	const struct {
+		const char *opt, *value;
+	} f[] = {
+		{ "--pid", o->pids }, { "--tid", o->tids }, { "--comm", o->comms },
+		{ "--time", o->time },
+	};
+
+	if (p->meta.counters_present)
+		return;
+	for (size_t i = 0; i < sizeof(f) / sizeof(*f); i++) {
+		int w;
+
+		if (!f[i].value || used >= sizeof(what))
+			continue;
+		w = snprintf(what + used, sizeof(what) - used, "%s%s %s", used ? " " : "",
+			     f[i].opt, f[i].value);
+		used += w > 0 ? (size_t)w : 0;
+	}
+	if (used)
+		pp_warn("nothing in '%s' matched %s: the profile is empty", path, what);
+}
+
 /* Build from the open reader @r (closed here, whatever happens). */
 static int build(struct perf_reader *r, const char *path, const struct profile_opts *o,
 		 struct profile **out)
@@ -484,6 +511,8 @@ static int build(struct perf_reader *r, const char *path, const struct profile_o
 	}
 	ret = acct_init(&c->acct, o, c->m, sym, perf_reader_header(r), &p->meta);
 	acct_ready = true;
+	if (!ret)
+		ret = o->events ? perf_reader_check_events(r, o->events, path) : 0;
 	if (ret)
 		goto fail;
 	ret = perf_reader_run(r, on_event, c);
@@ -491,6 +520,8 @@ static int build(struct perf_reader *r, const char *path, const struct profile_o
 		ret = upool_flush(c->pool);
 	if (c->err)
 		ret = c->err;
+	if (ret == PP_OK && o->events && perf_reader_check_events(r, o->events, path))
+		ret = PP_EUSAGE;
 	p->read = *perf_reader_stats(r);
 	p->sym = *sym_stats(sym);
 	upool_add_stats(c->pool, &p->sym);
@@ -502,6 +533,7 @@ static int build(struct perf_reader *r, const char *path, const struct profile_o
 		ret = finish(p, pv, c, r, o, path);
 		if (ret)
 			goto fail;
+		check_filters(p, o, path);
 		ret = partial ? PP_EPARTIAL : PP_OK;
 	}
 	acct_release(&c->acct);

@@ -743,6 +743,24 @@ static void test_not_perf_data(void **state)
 	assert_int_equal(perf_reader_open_mem(junk, 4, NULL, &r), PP_EMAGIC);
 }
 
+static void test_event_listed(void **state)
+{
+	(void)state;
+	assert_true(perf_event_listed("cpu-clock", "cpu-clock"));
+	assert_true(perf_event_listed("cpu-clock", "cpu-clock/freq=997/"));
+	assert_true(perf_event_listed("cpu-clock", "cpu-clock:u"));
+	assert_true(perf_event_listed("cpu-clock:u", "cpu-clock:u"));
+	assert_true(perf_event_listed("x,cpu-clock", "cpu-clock:ppp"));
+	assert_true(perf_event_listed("sched:sched_switch", "sched:sched_switch"));
+	assert_true(perf_event_listed("sched:sched_switch", "sched:sched_switch:k"));
+	assert_false(perf_event_listed("sched", "sched:sched_switch"));
+	assert_false(perf_event_listed("cpu", "cpu-clock"));
+	assert_false(perf_event_listed("cpu-clock/freq=99/", "cpu-clock/freq=997/"));
+	assert_false(perf_event_listed("task-clock", "cpu-clock"));
+	assert_false(perf_event_listed("", "cpu-clock"));
+	assert_false(perf_event_listed(",", "cpu-clock"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -758,6 +776,7 @@ int main(void)
 		cmocka_unit_test(test_unknown_id),
 		cmocka_unit_test(test_queue_limit),
 		cmocka_unit_test(test_not_perf_data),
+		cmocka_unit_test(test_event_listed),
 	};
 
 	pp_log_set_level(PP_LOG_ERROR - 1); /* quiet: the tests provoke errors */
