@@ -136,7 +136,9 @@ struct perfport_module {
  */
 struct perfport_profile {
 	uint32_t struct_size;
-	uint32_t nr_counters;           /* entries in counter_names/units; values per node */
+	/* entries in counter_names/units; values per node; at most 64 (a bit each
+	 * in counters_present) */
+	uint32_t nr_counters;
 	const char *const *counter_names; /* "on-cpu", "preempted", "lock", "io", "sleep", ... */
 	const char *const *counter_units; /* "nanoseconds" (or "events") */
 	uint64_t counters_present;      /* bit per counter with a non-zero count */

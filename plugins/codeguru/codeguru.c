@@ -495,6 +495,7 @@ static enum perfport_status cg_upload(void *state, const struct perfport_profile
 	const struct perfport_host *h = c->host;
 	struct perfport_http_response rs = { .struct_size = sizeof(rs) };
 	char region[128] = "", base[1024], what[256];
+	const char *env;
 	enum perfport_status st;
 	char *body = NULL;
 	size_t len = 0;
@@ -512,10 +513,10 @@ static enum perfport_status cg_upload(void *state, const struct perfport_profile
 	}
 	if (c->region)
 		snprintf(region, sizeof(region), "%s", c->region);
-	else if (getenv("AWS_REGION") && *getenv("AWS_REGION"))
-		snprintf(region, sizeof(region), "%s", getenv("AWS_REGION"));
-	else if (getenv("AWS_DEFAULT_REGION") && *getenv("AWS_DEFAULT_REGION"))
-		snprintf(region, sizeof(region), "%s", getenv("AWS_DEFAULT_REGION"));
+	else if ((env = getenv("AWS_REGION")) && *env)
+		snprintf(region, sizeof(region), "%s", env);
+	else if ((env = getenv("AWS_DEFAULT_REGION")) && *env)
+		snprintf(region, sizeof(region), "%s", env);
 	else if (!config_region(region, sizeof(region))) {
 		h->log(h, PERFPORT_LOG_ERROR, "codeguru: no AWS region: -O codeguru.region=..., "
 		       "AWS_REGION, or region in ~/.aws/config");

@@ -119,7 +119,7 @@ static int one_stack(void *ctx, const struct perfport_profile *p, const uint32_t
 	uint64_t v = 0;
 	size_t at = 0;
 
-	for (unsigned c = 0; c < p->nr_counters; c++) {
+	for (unsigned c = 0; c < p->nr_counters && c < 64; c++) {
 		if (!(f->counters >> c & 1))
 			continue;
 		v += f->value == 2 ? perfport_self_count(p, node, c) : perfport_self_value(p, node, c);
@@ -183,7 +183,7 @@ static enum perfport_status folded_write(void *state, const struct perfport_prof
 			f->counters |= p->counters_present;
 			continue;
 		}
-		for (unsigned c = 0; c < p->nr_counters; c++)
+		for (unsigned c = 0; c < p->nr_counters && c < 64; c++)
 			if (strcmp(p->counter_names[c], w) == 0)
 				f->counters |= 1ull << c;
 	}

@@ -64,7 +64,7 @@ static enum perfport_status pprof_write(void *state, const struct perfport_profi
 	     w = strtok_r(NULL, ",", &save)) {
 		if (strcmp(w, "all") == 0)
 			o.counters |= p->counters_present;
-		for (unsigned c = 0; c < p->nr_counters; c++)
+		for (unsigned c = 0; c < p->nr_counters && c < 64; c++)
 			if (strcmp(p->counter_names[c], w) == 0)
 				o.counters |= 1ull << c;
 	}

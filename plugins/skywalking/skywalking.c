@@ -31,9 +31,9 @@
 #include "perfport/protobuf.h"
 
 #define ROOT_PARENT "0"         /* parentId of a tree's top elements */
-#define OFFCPU_MASK ((1u << PERFPORT_COUNTER_PREEMPTED) | (1u << PERFPORT_COUNTER_LOCK) | \
-		     (1u << PERFPORT_COUNTER_IO) | (1u << PERFPORT_COUNTER_SLEEP) |         \
-		     (1u << PERFPORT_COUNTER_TIMED_SLEEP))
+#define OFFCPU_MASK ((1ull << PERFPORT_COUNTER_PREEMPTED) | (1ull << PERFPORT_COUNTER_LOCK) | \
+		     (1ull << PERFPORT_COUNTER_IO) | (1ull << PERFPORT_COUNTER_SLEEP) |     \
+		     (1ull << PERFPORT_COUNTER_TIMED_SLEEP))
 
 static const struct perfport_option_def options[] = {
 	{ "counter", PERFPORT_OPT_LIST, "on-cpu,preempted,lock,io,sleep,timed-sleep",

@@ -152,7 +152,13 @@ static int parse_setting(const char *arg, struct setting *s)
 		s->key = strndup(arg, (size_t)(eq - arg));
 	}
 	s->value = strdup(eq + 1);
-	return s->key && *s->key && s->value ? 0 : -1;
+	if (s->key && *s->key && s->value && (!dot || s->format))
+		return 0;
+	free(s->format);
+	free(s->key);
+	free(s->value);
+	memset(s, 0, sizeof(*s));
+	return -1;
 }
 
 static bool is_directory(const char *path)

@@ -492,7 +492,8 @@ void plugin_list(const struct plugin_paths *paths, plugin_list_fn fn, void *ctx)
 				nr++;
 		}
 		closedir(d);
-		qsort(names, nr, sizeof(*names), cmp_str);
+		if (nr)
+			qsort(names, nr, sizeof(*names), cmp_str);
 		for (size_t k = 0; k < nr; k++) {
 			char path[PATH_MAX];
 			struct plugin *pl = NULL;

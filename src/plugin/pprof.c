@@ -303,7 +303,7 @@ static int one_sample(void *ctx, const struct perfport_profile *p, const uint32_
 		return -1;
 	}
 	values[0] = (int64_t)perfport_self_count(p, node, PERFPORT_COUNTER_ON_CPU);
-	for (unsigned c = 0; c < p->nr_counters; c++)
+	for (unsigned c = 0; c < p->nr_counters && c < 64; c++)
 		if (e->counters >> c & 1) {
 			values[v] = (int64_t)perfport_self_value(p, node, c);
 			any = any || values[v];
@@ -447,13 +447,13 @@ enum perfport_status pprof_encode(const struct perfport_profile *p,
 
 	/* sample types: samples/count, then a value per counter included */
 	e.nr_values = 1;
-	for (unsigned c = 0; c < p->nr_counters; c++)
+	for (unsigned c = 0; c < p->nr_counters && c < 64; c++)
 		e.nr_values += e.counters >> c & 1;
 	e.pb.sample_type = calloc(e.nr_values, sizeof(*e.pb.sample_type));
 	if (!e.pb.sample_type)
 		goto out;
 	e.pb.sample_type[e.pb.n_sample_type++] = value_type(&e, "samples", "count");
-	for (unsigned c = 0; c < p->nr_counters; c++) {
+	for (unsigned c = 0; c < p->nr_counters && c < 64; c++) {
 		if (!(e.counters >> c & 1))
 			continue;
 		snprintf(name, sizeof(name), "%s", p->counter_names[c]);

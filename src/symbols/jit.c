@@ -75,7 +75,8 @@ static struct jit_map *load(struct symbolizer *s, uint32_t pid)
 			m->nr++;
 	}
 	fclose(f);
-	qsort(m->syms, m->nr, sizeof(*m->syms), cmp_jit);
+	if (m->nr)
+		qsort(m->syms, m->nr, sizeof(*m->syms), cmp_jit);
 	pp_debug("%zu JIT symbols for pid %" PRIu32, m->nr, pid);
 	return m;
 }
