@@ -29,7 +29,7 @@ for try in 1 2 3; do
 	perf script -i "$WORK/sw.data" -F tid,cpu,time,event,trace 2>/dev/null |
 		grep -E 'sched:sched_(switch|wakeup):' >"$WORK/sw.sched"
 	"$PERFPORT" report --json -i "$WORK/sw.data" >"$WORK/sw.json" || fail "report exit $?"
-	rc=0; $PY "$ACHECK" system-wide "$WORK/sw.json" "$WORK/sw.tasks" "$WORK/sw.timehist" \
+	rc=0; SHAPE_PID=$(cat "$WORK/shape.pid") $PY "$ACHECK" system-wide "$WORK/sw.json" "$WORK/sw.tasks" "$WORK/sw.timehist" \
 		"$WORK/sw.sched" || rc=$?
 	[ $rc -eq 3 ] || break
 done

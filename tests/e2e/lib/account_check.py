@@ -10,6 +10,7 @@ usage: account_check.py MODE REPORT.json TASKS.txt [TIMEHIST.txt SCHED.txt]
   SCHED      perf script -F tid,cpu,time,event,trace of the sched events
 """
 import json
+import os
 import re
 import sys
 
@@ -23,6 +24,15 @@ EXPECT = {  # thread name -> the counter its off-CPU time belongs to
 OFF = ("preempted", "lock", "io", "sleep", "timed-sleep")
 
 failures = []
+
+
+# recording the whole system may catch another shape (tests run at once):
+# $SHAPE_PID, when set, is the one recorded
+WORKLOAD = int(os.environ["SHAPE_PID"]) if os.environ.get("SHAPE_PID") else None
+
+
+def ours(t):
+    return WORKLOAD is None or t["pid"] == WORKLOAD
 
 
 def fail(msg):
@@ -105,6 +115,8 @@ def main():
     for t in rep["threads"]:
         name = t["comm"]
         if name not in EXPECT and name != "cpu":
+            continue
+        if not ours(t):
             continue
         seen.add(name)
         c = t["counters"]
@@ -213,12 +225,13 @@ def timehist(rep, path, sched_path):
             wait[tid] = wait.get(tid, 0) + float(m.group(3)) * 1e6
             delay[tid] = delay.get(tid, 0) + float(m.group(4)) * 1e6
             lines[tid] = lines.get(tid, 0) + 1
-    tids = {t["tid"] for t in rep["threads"] if t["comm"] in EXPECT}
+    tids = {t["tid"] for t in rep["threads"] if t["comm"] in EXPECT and ours(t)}
     ref, ref_th = delays(sched_path, tids)
     compared = 0
     for t in rep["threads"]:
         tid = t["tid"]
-        if t["comm"] not in EXPECT or t["bounded"] or t["open_at_end"] or tid not in wait:
+        if (t["comm"] not in EXPECT or not ours(t) or t["bounded"] or t["open_at_end"] or
+                tid not in wait):
             continue
         compared += 1
         c = t["counters"]

@@ -163,6 +163,19 @@ int main(int argc, char **argv)
 	}
 	seconds = atof(argv[1]);
 	dir = argv[2];
+	{
+		/* DIR/shape.pid: which process was the workload, for tests that
+		 * record the whole system */
+		char path[4096];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/shape.pid", dir);
+		f = fopen(path, "w");
+		if (f) {
+			fprintf(f, "%d\n", (int)getpid());
+			fclose(f);
+		}
+	}
 	for (int i = 0; i < 6; i++) {
 		pthread_create(&th[i], NULL, threads[i].fn, (void *)(long)(i + 1));
 		pthread_setname_np(th[i], threads[i].name);
