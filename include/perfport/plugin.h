@@ -41,7 +41,7 @@ extern "C" {
 #endif
 
 #define PERFPORT_ABI_MAJOR 1
-#define PERFPORT_ABI_MINOR 1
+#define PERFPORT_ABI_MINOR 2
 /* What a plugin puts in perfport_exporter.abi_version. */
 #define PERFPORT_ABI_VERSION ((uint32_t)(PERFPORT_ABI_MAJOR << 16 | PERFPORT_ABI_MINOR))
 
@@ -308,6 +308,14 @@ struct perfport_http_request {
 	 * RESOURCE_EXHAUSTED are retried like a 5xx, any other status is the
 	 * request's fault and is neither retried nor spooled. */
 	uint32_t grpc;
+
+	/* --- ABI 1.2 --- */
+	/* "Header-Name=ENV_VAR": the host adds the header "Header-Name: $ENV_VAR"
+	 * when it sends the request, reading the variable then (and again at
+	 * `perfport resend`), so a token reaches the server without being
+	 * logged, spooled or seen by the plugin. An unset or empty variable, or
+	 * a value with a control character, fails the request. NULL: none. */
+	const char *secret_header;
 };
 
 struct perfport_http_response {

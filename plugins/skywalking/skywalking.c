@@ -55,12 +55,17 @@ static const struct perfport_option_def options[] = {
 	  "upload: the agent id reported (default: perfport-PROFILE_ID)" },
 	{ "process_name", PERFPORT_OPT_STRING, NULL, NULL,
 	  "upload: the process name reported (default: its command; -PID added where two share one)" },
+	{ "auth_env", PERFPORT_OPT_STRING, "SW_AGENT_AUTHENTICATION", NULL,
+	  "upload: the environment variable holding the OAP's token; when it is set, the token "
+	  "goes as the Authentication metadata (never logged or spooled)" },
 };
 
 struct sw {
 	const struct perfport_host *host;
 	const char *counters;        /* the counter option: what feeds duration and count */
 	const char *address, *task, *service, *instance, *layer, *labels, *agent_id, *process_name;
+	const char *auth_env;
+	char secret[160];            /* "Authentication=ENV" when $ENV is set, else "" */
 	bool tls;
 };
 
@@ -519,6 +524,7 @@ static enum perfport_status grpc_call(struct sw *s, const char *method, struct p
 	struct perfport_http_request rq = {
 		.struct_size = sizeof(rq), .method = "POST", .url = url, .body = body->p,
 		.body_len = body->len, .spool_tag = reply ? NULL : "skywalking", .grpc = 1,
+		.secret_header = *s->secret ? s->secret : NULL,
 	};
 	struct perfport_http_response rs = { .struct_size = sizeof(rs) };
 	enum perfport_status st;
@@ -766,6 +772,7 @@ static enum perfport_status sw_upload(void *state, const struct perfport_profile
 	struct process *pr = NULL;
 	enum perfport_status ret = PERFPORT_ERROR;
 	unsigned messages = 0, sent = 0;
+	const char *token;
 	size_t nr = 0;
 	bool grouped = false;
 
@@ -792,6 +799,17 @@ static enum perfport_status sw_upload(void *state, const struct perfport_profile
 	}
 	if (!s->instance)
 		s->instance = p->hostname ? p->hostname : "unknown";
+	token = s->auth_env ? getenv(s->auth_env) : NULL;
+	if (token && *token) {
+		if ((h->abi_version & 0xffff) < 2) {
+			h->log(h, PERFPORT_LOG_ERROR, "skywalking: $%s is set, but this perfport cannot "
+			       "send a token (it needs plugin ABI 1.2)", s->auth_env);
+			return PERFPORT_ERROR;
+		}
+		snprintf(s->secret, sizeof(s->secret), "Authentication=%s", s->auth_env);
+		h->log(h, PERFPORT_LOG_INFO, "skywalking: the OAP's token from $%s goes with every call",
+		       s->auth_env);
+	}
 	if (h->stacks(p, add_stack, &st) || st.oom) {
 		h->log(h, PERFPORT_LOG_ERROR, "skywalking: out of memory");
 		goto out;
@@ -873,6 +891,16 @@ static enum perfport_status sw_init(const struct perfport_host *host,
 			s->agent_id = v;
 		else if (!strcmp(k, "process_name"))
 			s->process_name = v;
+		else if (!strcmp(k, "auth_env"))
+			s->auth_env = v;
+	}
+	if (s->auth_env && (strlen(s->auth_env) > 128 || !*s->auth_env ||
+			    strspn(s->auth_env, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+					       "0123456789_") != strlen(s->auth_env))) {
+		host->log(host, PERFPORT_LOG_ERROR, "skywalking: auth_env takes the name of an "
+			  "environment variable, not '%s'", s->auth_env);
+		free(s);
+		return PERFPORT_ERROR;
 	}
 	if (!s->address || !*s->address || strchr(s->address, '/')) {
 		host->log(host, PERFPORT_LOG_ERROR, "skywalking: address takes HOST:PORT, not '%s'",

@@ -217,8 +217,8 @@ static struct curl_slist *sls_headers(const struct net_request *rq, const struct
 
 /* One attempt. Return: the curl code; *status, what the headers said in
  * @h, the body in @b. */
-static CURLcode attempt(const struct net_request *rq, const struct aws_creds *cr, long *status,
-			struct head *h, struct buf *b)
+static CURLcode attempt(const struct net_request *rq, const struct aws_creds *cr,
+			const char *secret, long *status, struct head *h, struct buf *b)
 {
 	struct curl_slist *hdrs = NULL;
 	char token[4200], userpwd[512];
@@ -241,6 +241,11 @@ static CURLcode attempt(const struct net_request *rq, const struct aws_creds *cr
 	for (size_t i = 0; rq->headers && rq->headers[i]; i++) {
 		hdrs = curl_slist_append(hdrs, rq->headers[i]);
 		pp_debug("> %s", rq->headers[i]);
+	}
+	if (secret) {
+		hdrs = curl_slist_append(hdrs, secret);
+		pp_debug("> %.*s: (redacted, from $%s)", (int)strcspn(secret, ":"), secret,
+			 strchr(rq->secret_header, '=') + 1);
 	}
 	if (rq->aws_sigv4)
 		pp_debug("> Authorization: AWS4-HMAC-SHA256 Credential=(redacted) (SigV4 %s)",
@@ -332,6 +337,46 @@ static unsigned jitter(unsigned max)
 
 static int spool(const struct net_request *rq);
 
+/*
+ * The header line a secret_header spec ("Name=ENV") stands for, with the
+ * variable read now; a new string (zero it before freeing), or NULL (logged).
+ */
+static char *secret_line(const char *spec)
+{
+	const char *eq = strchr(spec, '='), *v;
+	size_t nlen = eq ? (size_t)(eq - spec) : 0;
+	char *line;
+
+	if (!nlen || nlen > 128 || !eq[1] ||
+	    strspn(spec, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") != nlen) {
+		pp_error("'%s' is not a secret header: Name=ENV_VAR", spec);
+		return NULL;
+	}
+	v = getenv(eq + 1);
+	if (!v || !*v) {
+		pp_error("'%s' is not set: the request's %.*s header comes from it", eq + 1,
+			 (int)nlen, spec);
+		return NULL;
+	}
+	for (const char *c = v; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f) {
+			pp_error("'%s' holds a control character: not sent as a header", eq + 1);
+			return NULL;
+		}
+	line = malloc(nlen + 2 + strlen(v) + 1);
+	if (line)
+		sprintf(line, "%.*s: %s", (int)nlen, spec, v);
+	return line;
+}
+
+static void secret_free(char *line)
+{
+	if (line) {
+		explicit_bzero(line, strlen(line));
+		free(line);
+	}
+}
+
 static const char *grpc_status_name(int st)
 {
 	static const char *const names[] = {
@@ -351,7 +396,7 @@ int net_send(const struct net_request *rq, struct net_response *rs)
 	unsigned max = config.max_attempts ? config.max_attempts : 5;
 	unsigned backoff = config.backoff_ms ? config.backoff_ms : 500;
 	struct aws_creds cr = { 0 };
-	char msg[256] = "";
+	char msg[256] = "", *secret = NULL;
 	bool own_fault = false;
 	static bool inited;
 
@@ -360,6 +405,10 @@ int net_send(const struct net_request *rq, struct net_response *rs)
 	if (!inited) {
 		curl_global_init(CURL_GLOBAL_DEFAULT);
 		inited = true;
+	}
+	if (rq->secret_header && !(secret = secret_line(rq->secret_header))) {
+		own_fault = true;
+		goto failed;
 	}
 	if (rq->aws_sigv4 && aws_creds_find(&cr)) {
 		pp_error("no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
@@ -377,7 +426,7 @@ int net_send(const struct net_request *rq, struct net_response *rs)
 		struct buf b = { 0 };
 		struct head h;
 		long status;
-		CURLcode rc = attempt(rq, &cr, &status, &h, &b);
+		CURLcode rc = attempt(rq, &cr, secret, &status, &h, &b);
 		unsigned long wait;
 
 		pp_info("%s %s (%zu bytes): %s%ld", rq->method, rq->url, rq->body_len,
@@ -390,6 +439,7 @@ int net_send(const struct net_request *rq, struct net_response *rs)
 		if (rc == CURLE_OK && status >= 200 && status < 300 &&
 		    (!rq->grpc || h.grpc_status == 0)) {
 			explicit_bzero(&cr, sizeof(cr));
+			secret_free(secret);
 			return PP_OK;
 		}
 		if (rc == CURLE_OK && rq->grpc && status == 200) {
@@ -428,6 +478,7 @@ int net_send(const struct net_request *rq, struct net_response *rs)
 	}
 failed:
 	explicit_bzero(&cr, sizeof(cr));
+	secret_free(secret);
 	if (*msg)
 		pp_error("%s %s: %s", rq->method, rq->url, msg);
 	if (rq->spool_tag && !own_fault && spool(rq) == PP_OK)
@@ -492,6 +543,8 @@ static int spool(const struct net_request *rq)
 		rq->aws_sigv4 ? rq->aws_sigv4 : "-", rq->sls_sign ? rq->sls_sign : "-");
 	if (rq->grpc)
 		fputs("grpc 1\n", f);
+	if (rq->secret_header)
+		fprintf(f, "secret %s\n", rq->secret_header); /* the variable's name only */
 	for (size_t i = 0; rq->headers && rq->headers[i]; i++)
 		fprintf(f, "header %s\n", rq->headers[i]);
 	if (fclose(f))
@@ -553,6 +606,8 @@ static int resend_one(const char *entry)
 			rq.sls_sign = strcmp(l + 4, "-") ? l + 4 : NULL;
 		else if (!strcmp(l, "grpc 1"))
 			rq.grpc = true;
+		else if (!strncmp(l, "secret ", 7))
+			rq.secret_header = l + 7;
 		else if (!strncmp(l, "header ", 7) && nh < 63)
 			headers[nh++] = l + 7;
 	}

@@ -36,6 +36,7 @@ struct net_request {
 	const char *spool_tag;       /* keep it in the spool if it cannot be sent; NULL: don't */
 	const char *sls_sign;        /* "v4:REGION" or "v1" to sign for SLS, or NULL */
 	bool grpc;                   /* a gRPC call over HTTP/2; see perfport_http_request.grpc */
+	const char *secret_header;   /* "Name=ENV": header Name from $ENV at send time, or NULL */
 };
 
 struct net_response {

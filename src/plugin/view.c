@@ -262,6 +262,8 @@ static enum perfport_status host_http(const struct perfport_http_request *rq,
 		.sls_sign = PERFPORT_HAS(rq, struct perfport_http_request, sls_sign) ? rq->sls_sign
 										    : NULL,
 		.grpc = PERFPORT_HAS(rq, struct perfport_http_request, grpc) && rq->grpc,
+		.secret_header = PERFPORT_HAS(rq, struct perfport_http_request, secret_header)
+				 ? rq->secret_header : NULL,
 	};
 	struct net_response r;
 	int ret;

@@ -6,7 +6,9 @@
 # gave; symbols leaf first, kernel apart from user (against the folded
 # export); dumpCount sums to the on-CPU samples, switchCount and duration to
 # the off-CPU intervals and time; UNAVAILABLE is retried, INVALID_ARGUMENT
-# is not and its message is shown; no task id: a clear refusal.
+# is not and its message is shown; the token from $SW_AGENT_AUTHENTICATION
+# goes as Authentication metadata and never into the log or the spool; no
+# task id: a clear refusal.
 . "$(dirname "$0")/lib/common.sh"
 need_python
 need_perf
@@ -29,7 +31,7 @@ start_server() { # SCRIPT [PORT]
 upload() { # OUT ARGS...
 	local out=$1; shift
 	rc=0
-	"$PERFPORT" -v upload -i "$WORK/sw.data" -f skywalking -O "address=${URL#http://}" \
+	"$PERFPORT" ${VV:--v} upload -i "$WORK/sw.data" -f skywalking -O "address=${URL#http://}" \
 		-O task=task-7 -O service=shape -O instance=box -O labels=a,b "$@" \
 		>"$WORK/$out.stdout" 2>"$WORK/$out.stderr" || rc=$?
 }
@@ -166,6 +168,59 @@ if command -v openssl >/dev/null; then
 else
 	echo "(openssl is not installed: TLS not tried)"
 fi
+
+# the OAP's token: from $SW_AGENT_AUTHENTICATION (or -O auth_env=) as the
+# Authentication metadata of every call; never in the log (-vv shows every
+# other header), never in the spool, read again by resend
+TOKEN="tok-$$-s3cr3t"
+AUTH_TOKEN=$TOKEN start_server ok
+upload noauth
+[ $rc -eq 2 ] && grep -q "PERMISSION_DENIED" "$WORK/noauth.stderr" || fail "no token: exit $rc, want 2 and PERMISSION_DENIED"
+[ ! -e "$WORK/srv/call-1.json" ] || fail "PERMISSION_DENIED was retried"
+AUTH_TOKEN=$TOKEN start_server ok
+export SW_AGENT_AUTHENTICATION=$TOKEN
+VV=-vv upload auth
+[ $rc -eq 0 ] || { cat "$WORK/auth.stderr"; fail "upload with the token: exit $rc"; }
+check
+$PY - "$WORK" "$TOKEN" <<'PY' || fail "the token did not go with every call"
+import glob, json, sys
+calls = [json.load(open(f)) for f in glob.glob(sys.argv[1] + "/srv/call-*.json")]
+if len(calls) < 2 or any(c["authentication"] != [sys.argv[2]] for c in calls):
+    sys.exit([c["authentication"] for c in calls])
+PY
+grep -q "> Authentication: (redacted, from \$SW_AGENT_AUTHENTICATION)" "$WORK/auth.stderr" ||
+	fail "-vv does not say the Authentication header went"
+! grep -q "$TOKEN" "$WORK/auth.stderr" "$WORK/auth.stdout" || fail "the token is in the log"
+AUTH_TOKEN=$TOKEN start_server ok,unavailable
+upload authspool --retries 2
+[ $rc -eq 4 ] || fail "collectProfilingData unavailable with a token: exit $rc, want 4"
+! grep -rq "$TOKEN" "$WORK/state/perfport/spool" || fail "the token is in the spool"
+grep -rq "^secret Authentication=SW_AGENT_AUTHENTICATION$" "$WORK/state/perfport/spool" ||
+	fail "the spool entry does not say where the token comes from"
+unset SW_AGENT_AUTHENTICATION
+AUTH_TOKEN=$TOKEN start_server ok "$(cat "$WORK/srv/port")"
+rc=0; "$PERFPORT" resend >/dev/null 2>"$WORK/resend-noauth.stderr" || rc=$?
+[ $rc -ne 0 ] && grep -q "'SW_AGENT_AUTHENTICATION' is not set" "$WORK/resend-noauth.stderr" ||
+	fail "resend without the token: exit $rc: $(cat "$WORK/resend-noauth.stderr")"
+[ -n "$(ls "$WORK/state/perfport/spool")" ] || fail "the entry left the spool undelivered"
+[ ! -e "$WORK/srv/call-0.json" ] || fail "resend sent without the token"
+rc=0; MY_OAP_TOKEN=$TOKEN "$PERFPORT" resend >/dev/null 2>&1 || rc=$?
+[ $rc -ne 0 ] || fail "resend took the token from another variable"
+rc=0; SW_AGENT_AUTHENTICATION=$TOKEN "$PERFPORT" resend >/dev/null 2>"$WORK/resend-auth.stderr" || rc=$?
+[ $rc -eq 0 ] || { cat "$WORK/resend-auth.stderr"; fail "resend with the token: exit $rc"; }
+[ -z "$(ls "$WORK/state/perfport/spool")" ] || fail "the spool is not empty after resend"
+grep -q "\"authentication\": \[\"$TOKEN\"\]" "$WORK/srv/call-0.json" || fail "the resent call had no token"
+AUTH_TOKEN=$TOKEN start_server ok
+export MY_OAP_TOKEN=$TOKEN
+upload authenv -O auth_env=MY_OAP_TOKEN
+[ $rc -eq 0 ] || { cat "$WORK/authenv.stderr"; fail "-O auth_env=MY_OAP_TOKEN: exit $rc"; }
+export MY_OAP_TOKEN="$TOKEN
+x-injected: 1"
+upload authbad -O auth_env=MY_OAP_TOKEN
+[ $rc -eq 2 ] && grep -q "'MY_OAP_TOKEN' holds a control character" "$WORK/authbad.stderr" ||
+	fail "a token with a newline: exit $rc, $(cat "$WORK/authbad.stderr")"
+unset MY_OAP_TOKEN
+echo "ok: the token goes as Authentication metadata, never logged or spooled; resend reads it again"
 
 rc=0; "$PERFPORT" -q upload -i "$WORK/sw.data" -f skywalking -O "address=${URL#http://}" \
 	2>"$WORK/notask.err" || rc=$?

@@ -12,7 +12,10 @@ tests/e2e/schemas/skywalking_ebpf.proto.
 usage: skywalking_server.py DIR SCRIPT PROTO_DIR [PORT]
   DIR     "port" when ready; per call N: call-N.json {method, step, messages}
   SCRIPT  answers, comma-separated, the last repeating: ok, unavailable, invalid
-With TLS_CERT and TLS_KEY (PEM files) in the environment it serves TLS.
+With TLS_CERT and TLS_KEY (PEM files) in the environment it serves TLS;
+with AUTH_TOKEN, a call whose Authentication metadata is not that token is
+refused with PERMISSION_DENIED, as the OAP does. call-N.json records the
+Authentication metadata each call carried ("authentication").
 """
 import concurrent.futures
 import json
@@ -34,13 +37,18 @@ def protoc(mode, msg, data):
                            SCHEMA], input=data, capture_output=True, check=True).stdout
 
 
-def record(n, method, step, messages):
+def record(n, method, step, messages, context):
+    auth = [v for k, v in context.invocation_metadata() if k == "authentication"]
     with open(os.path.join(DIR, "call-%d.json.tmp" % n), "w") as f:
-        json.dump({"method": method, "step": step, "messages": messages}, f)
+        json.dump({"method": method, "step": step, "messages": messages,
+                   "authentication": auth}, f)
     os.rename(os.path.join(DIR, "call-%d.json.tmp" % n), os.path.join(DIR, "call-%d.json" % n))
 
 
 def outcome(context, step):
+    token = os.environ.get("AUTH_TOKEN")
+    if token and [v for k, v in context.invocation_metadata() if k == "authentication"] != [token]:
+        context.abort(grpc.StatusCode.PERMISSION_DENIED, "wrong authentication token")
     if step == "unavailable":
         context.abort(grpc.StatusCode.UNAVAILABLE, "answer UNAVAILABLE from the test")
     if step == "invalid":
@@ -50,7 +58,7 @@ def outcome(context, step):
 def report_processes(request, context):
     n, step = SCRIPT.next()
     msg = parse(protoc("decode", "EBPFProcessReportList", request).decode())
-    record(n, "reportProcesses", step, [msg])
+    record(n, "reportProcesses", step, [msg], context)
     outcome(context, step)
     text = ""
     for p in msg.get("processes", []):
@@ -63,7 +71,7 @@ def report_processes(request, context):
 def collect(request_iterator, context):
     n, step = SCRIPT.next()
     msgs = [parse(protoc("decode", "EBPFProfilingData", raw).decode()) for raw in request_iterator]
-    record(n, "collectProfilingData", step, msgs)
+    record(n, "collectProfilingData", step, msgs, context)
     outcome(context, step)
     return b""
 
