@@ -347,8 +347,10 @@ static char *secret_line(const char *spec)
 	size_t nlen = eq ? (size_t)(eq - spec) : 0;
 	char *line;
 
-	if (!nlen || nlen > 128 || !eq[1] ||
-	    strspn(spec, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") != nlen) {
+	if (!nlen || nlen > 128 || !eq[1] || strlen(eq + 1) > 128 ||
+	    strspn(spec, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") != nlen ||
+	    strspn(eq + 1, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") !=
+		    strlen(eq + 1)) {
 		pp_error("'%s' is not a secret header: Name=ENV_VAR", spec);
 		return NULL;
 	}

@@ -111,11 +111,70 @@ static void test_spool(void **state)
 	assert_int_equal(net_resend(spool), PP_OK);
 }
 
+/* A secret header: refused when malformed, unset or holding a control
+ * character (nothing sent, nothing spooled); spooled by name only. */
+static void test_secret_header(void **state)
+{
+	static const char *const bad[] = {
+		"Authentication", "=X", "Auth entication=X", "Authentication=", "Authentication=A-B",
+		"Authentication=X\nheader evil: 1",
+	};
+	struct net_config cfg = { .max_attempts = 1, .connect_timeout_s = 1 };
+	struct net_request rq = {
+		.method = "POST", .url = "http://127.0.0.1:9/never", .body = "x", .body_len = 1,
+		.spool_tag = "unit",
+	};
+	struct net_response rs;
+	char spool[256], cmd[700], got[256];
+	FILE *f;
+
+	(void)state;
+	snprintf(spool, sizeof(spool), "%s/secret-spool", dir);
+	cfg.spool_dir = spool;
+	net_configure(&cfg);
+	setenv("X", "tok", 1);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		rq.secret_header = bad[i];
+		assert_int_equal(net_send(&rq, &rs), PP_EIO);
+		assert_false(rs.spooled);
+		assert_int_equal(rs.status, 0);
+		free(rs.body);
+	}
+	unsetenv("PERFPORT_UNIT_TOKEN");
+	rq.secret_header = "Authentication=PERFPORT_UNIT_TOKEN";
+	assert_int_equal(net_send(&rq, &rs), PP_EIO);
+	assert_false(rs.spooled);
+	free(rs.body);
+	setenv("PERFPORT_UNIT_TOKEN", "tok\r\nX-Evil: 1", 1);
+	assert_int_equal(net_send(&rq, &rs), PP_EIO);
+	assert_false(rs.spooled);
+	free(rs.body);
+	/* a good one: the server is unreachable, so it is spooled, by name */
+	setenv("PERFPORT_UNIT_TOKEN", "s3cr3t-unit-token", 1);
+	assert_int_equal(net_send(&rq, &rs), PP_EIO);
+	assert_true(rs.spooled);
+	free(rs.body);
+	snprintf(cmd, sizeof(cmd), "grep -rc s3cr3t-unit-token %s | grep -v ':0' | wc -l; "
+		 "grep -h '^secret ' %s/*/request", spool, spool);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(got, sizeof(got), f));
+	assert_int_equal(atoi(got), 0);
+	assert_non_null(fgets(got, sizeof(got), f));
+	assert_string_equal(got, "secret Authentication=PERFPORT_UNIT_TOKEN\n");
+	pclose(f);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", spool);
+	assert_int_equal(system(cmd), 0);
+	unsetenv("PERFPORT_UNIT_TOKEN");
+	unsetenv("X");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_creds),
 		cmocka_unit_test(test_spool),
+		cmocka_unit_test(test_secret_header),
 	};
 	int ret;
 
