@@ -813,6 +813,12 @@ int perf_reader_open(const char *path, const struct perf_reader_opts *opts,
 			r->hdr.directory = true;
 		}
 		r->fd = open(data_path ? data_path : path, O_RDONLY | O_CLOEXEC);
+		if (r->fd < 0 && data_path && errno == ENOENT) {
+			pp_error("'%s' is a directory, and not one 'perf record --threads' wrote "
+				 "(it has no 'data' file)", path);
+			ret = PP_ENOENT;
+			goto fail;
+		}
 		if (r->fd < 0) {
 			pp_error("cannot open '%s': %s", data_path ? data_path : path,
 				 strerror(errno));

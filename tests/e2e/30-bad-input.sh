@@ -22,6 +22,8 @@ head -c 4096 /dev/urandom >"$WORK/random"
 expect 2 "random bytes" -- info -i "$WORK/random"
 grep -q "not a perf.data file" "$WORK/err" || fail "random: message"
 expect 2 "a directory without data" -- info -i "$WORK"
+grep -q "'$WORK' is a directory, and not one 'perf record --threads' wrote" "$WORK/err" ||
+	fail "directory: message: $(cat "$WORK/err")"
 
 # Truncated inside the data: partial, and it says where.
 size=$(stat -c %s "$good")
