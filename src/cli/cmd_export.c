@@ -168,12 +168,25 @@ static bool is_directory(const char *path)
 	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-static FILE *open_output(const char *path)
+/* Is @out the recording @in itself (same file, under any name)? */
+static bool is_input(const char *out, const char *in)
+{
+	struct stat so, si;
+
+	return strcmp(in, "-") != 0 && stat(out, &so) == 0 && stat(in, &si) == 0 &&
+	       so.st_dev == si.st_dev && so.st_ino == si.st_ino;
+}
+
+static FILE *open_output(const char *path, const char *input)
 {
 	FILE *f;
 
 	if (strcmp(path, "-") == 0)
 		return stdout;
+	if (is_input(path, input)) {
+		pp_error("'%s' is the recording being read: not overwritten", path);
+		return NULL;
+	}
 	f = fopen(path, "w");
 	if (!f)
 		pp_error("cannot write '%s': %s", path, strerror(errno));
@@ -337,6 +350,11 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 			goto out;
 		}
 
+	if (!upload_cmd && output && is_input(output, path)) {
+		cli_usage_error(cmd, "-o '%s' is the recording being read", output);
+		goto out;
+	}
+
 	if (!po.group_given) {
 		bool all = nr_pl > 0;
 
@@ -405,7 +423,7 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 		} else {
 			snprintf(file, sizeof(file), "%s", name);
 		}
-		f = open_output(file);
+		f = open_output(file, path);
 		if (!f) {
 			ret = EXIT_NOTHING;
 			continue;

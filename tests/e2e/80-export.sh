@@ -201,4 +201,22 @@ expect_refusal "a bad option value" "option 'value' takes ns,ms,samples, not 'ho
 expect_refusal "an option for a format not asked for" "'pprof' is not one of the formats" \
 	-f folded -O pprof.x=1
 expect_refusal "an unknown format" "no format 'nosuch'" -f nosuch
+
+# the recording is never overwritten: -o naming it (directly or by a link)
+# is refused before reading; a file of a multi-format directory likewise
+cp "$WORK/pt.data" "$WORK/in.data"
+ln -sf "$WORK/in.data" "$WORK/in.link"
+sum=$(md5sum <"$WORK/in.data")
+for o in "$WORK/in.data" "$WORK/in.link"; do
+	rc=0; "$PERFPORT" -q export -i "$WORK/in.data" -f folded -o "$o" 2>"$WORK/err" || rc=$?
+	[ $rc -eq 1 ] && grep -q "is the recording being read" "$WORK/err" || fail "-o $o: exit $rc: $(cat "$WORK/err")"
+done
+mkdir -p "$WORK/od" && cp "$WORK/pt.data" "$WORK/od/profile.folded"
+rc=0; "$PERFPORT" -q export -i "$WORK/od/profile.folded" -f folded,pprof -o "$WORK/od" 2>"$WORK/err" || rc=$?
+[ $rc -eq 2 ] && grep -q "profile.folded' is the recording being read: not overwritten" "$WORK/err" ||
+	fail "a directory file that is the input: exit $rc: $(cat "$WORK/err")"
+[ "$(md5sum <"$WORK/in.data")" = "$sum" ] && [ "$(md5sum <"$WORK/od/profile.folded")" = "$sum" ] ||
+	fail "the recording was overwritten"
+[ -s "$WORK/od/profile.pb.gz" ] || fail "the other format was not written"
+echo "ok: the recording is never overwritten by -o"
 echo "ok: export"
