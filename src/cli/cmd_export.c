@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,20 +178,113 @@ static bool is_input(const char *out, const char *in)
 	       so.st_dev == si.st_dev && so.st_ino == si.st_ino;
 }
 
-static FILE *open_output(const char *path, const char *input)
-{
-	FILE *f;
+/* The temporary being written, removed if perfport is interrupted. */
+static char *volatile writing_tmp;
 
+static void on_interrupt(int sig)
+{
+	char *t = writing_tmp;
+
+	if (t)
+		unlink(t);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/*
+ * Open @path for a format's output. A regular file (or a new one) is
+ * written as a temporary beside it and renamed over it by close_output()
+ * once the format succeeded, so a failed or interrupted export leaves the
+ * previous file whole; anything else (a device, a pipe, a symbolic link) is
+ * written in place. *@tmp receives the temporary's name (free it), or NULL.
+ */
+static FILE *open_output(const char *path, const char *input, char **tmp)
+{
+	struct stat st;
+	mode_t mask;
+	FILE *f;
+	int fd;
+
+	*tmp = NULL;
 	if (strcmp(path, "-") == 0)
 		return stdout;
 	if (is_input(path, input)) {
 		pp_error("'%s' is the recording being read: not overwritten", path);
 		return NULL;
 	}
-	f = fopen(path, "w");
-	if (!f)
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		f = fopen(path, "w");
+		if (!f)
+			pp_error("cannot write '%s': %s", path, strerror(errno));
+		return f;
+	}
+	{
+		const char *slash = strrchr(path, '/');
+		int dlen = slash ? (int)(slash - path + 1) : 0;
+
+		if (asprintf(tmp, "%.*s.%s.perfport-XXXXXX", dlen, path, slash ? slash + 1 : path) < 0) {
+			*tmp = NULL;
+			pp_error("%s", pp_strerror(PP_ENOMEM));
+			return NULL;
+		}
+	}
+	fd = mkstemp(*tmp);
+	if (fd < 0) {
 		pp_error("cannot write '%s': %s", path, strerror(errno));
+		free(*tmp);
+		*tmp = NULL;
+		return NULL;
+	}
+	mask = umask(0);
+	umask(mask);
+	if (fchmod(fd, 0666 & ~mask) || !(f = fdopen(fd, "w"))) {
+		pp_error("cannot write '%s': %s", path, strerror(errno));
+		close(fd);
+		unlink(*tmp);
+		free(*tmp);
+		*tmp = NULL;
+		return NULL;
+	}
+	writing_tmp = *tmp;
+	signal(SIGINT, on_interrupt);
+	signal(SIGTERM, on_interrupt);
+	signal(SIGHUP, on_interrupt);
 	return f;
+}
+
+/*
+ * Close what open_output() gave: on success (@ok) the temporary replaces
+ * @path; otherwise it is removed and @path is left as it was (a file
+ * written in place is removed, as it holds a part only).
+ * Return: 0, or -1 (logged) if the output could not be completed.
+ */
+static int close_output(FILE *f, const char *path, char *tmp, bool ok)
+{
+	int ret = 0;
+
+	writing_tmp = NULL;
+	if (f == stdout) {
+		if (fflush(f)) {
+			pp_error("cannot write '%s': %s", path, strerror(errno));
+			ret = -1;
+		}
+		return ret;
+	}
+	if (fclose(f)) {
+		if (ok)
+			pp_error("cannot write '%s': %s", path, strerror(errno));
+		ok = false;
+		ret = -1;
+	}
+	if (ok && tmp && rename(tmp, path)) {
+		pp_error("cannot write '%s': %s", path, strerror(errno));
+		ok = false;
+		ret = -1;
+	}
+	if (!ok)
+		unlink(tmp ? tmp : path);
+	free(tmp);
+	return ret;
 }
 
 static int export_main(int argc, char **argv, bool upload_cmd)
@@ -390,7 +484,7 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 	for (size_t i = 0; i < nr_pl; i++) {
 		const struct perfport_exporter *ex = plugin_exporter(pl[i]);
 		const char *name = ex->default_output ? ex->default_output : ex->name;
-		char file[4096 + 256], dir[4096];
+		char file[4096 + 256], dir[4096], *tmp;
 		bool made_dir = false;
 		FILE *f;
 		int r;
@@ -423,20 +517,18 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 		} else {
 			snprintf(file, sizeof(file), "%s", name);
 		}
-		f = open_output(file, path);
+		f = open_output(file, path, &tmp);
 		if (!f) {
 			ret = EXIT_NOTHING;
+			if (made_dir)
+				rmdir(dir);
 			continue;
 		}
 		r = plugin_run(pl[i], view, f, plugin_is_directory(pl[i]) ? dir : NULL, false);
-		if (f == stdout ? fflush(f) : fclose(f)) {
-			pp_error("cannot write '%s': %s", file, strerror(errno));
+		if (close_output(f, file, tmp, r == 0))
 			r = PP_EIO;
-		}
 		if (r) {
 			ret = EXIT_NOTHING;
-			if (f != stdout)
-				remove(file);
 			if (made_dir)
 				rmdir(dir);
 			continue;

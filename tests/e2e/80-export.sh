@@ -219,4 +219,21 @@ rc=0; "$PERFPORT" -q export -i "$WORK/od/profile.folded" -f folded,pprof -o "$WO
 	fail "the recording was overwritten"
 [ -s "$WORK/od/profile.pb.gz" ] || fail "the other format was not written"
 echo "ok: the recording is never overwritten by -o"
+
+# an output is written beside its file and renamed over it once the format
+# succeeded: a failed export leaves the previous file whole, no temporary
+# is left, permissions follow the umask, and a device is written in place
+mkdir -p "$WORK/keep"
+echo "yesterday's profile" >"$WORK/keep/fg.html"
+rc=0; "$PERFPORT" -q export -i "$WORK/pt.data" -f flamegraph -O counter=idle -o "$WORK/keep/fg.html" \
+	2>"$WORK/err" || rc=$?
+[ $rc -eq 2 ] || fail "flamegraph of a counter without data: exit $rc, want 2"
+[ "$(cat "$WORK/keep/fg.html")" = "yesterday's profile" ] || fail "a failed export damaged the previous file"
+(umask 027 && "$PERFPORT" -q export -i "$WORK/pt.data" -f folded -o "$WORK/keep/new.folded") ||
+	fail "export folded: exit $?"
+[ "$(stat -c %a "$WORK/keep/new.folded")" = 640 ] || fail "mode $(stat -c %a "$WORK/keep/new.folded") under umask 027"
+[ "$(ls -A "$WORK/keep" | grep -c perfport-)" -eq 0 ] || fail "a temporary was left: $(ls -A "$WORK/keep")"
+"$PERFPORT" -q export -i "$WORK/pt.data" -f folded -o /dev/null || fail "export to /dev/null: exit $?"
+[ -c /dev/null ] || fail "/dev/null is no longer a device"
+echo "ok: outputs replace their file only when complete"
 echo "ok: export"
