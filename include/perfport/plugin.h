@@ -387,8 +387,9 @@ struct perfport_host {
 	 * directory a PERFPORT_EXPORTER_DIRECTORY format writes into (beside
 	 * write()'s @out). @name is [A-Za-z0-9._-]+, not starting with '.',
 	 * and not already made in this write(). Only during write(); the host
-	 * closes the file after write() returns (do not fclose() it) and
-	 * removes every file made if the format fails. Return: the stream, or
+	 * closes the file after write() returns (do not fclose() it). The files
+	 * appear when the format succeeded; if it fails none does, and files of
+	 * those names from an earlier run are left as they were. Return: the stream, or
 	 * NULL (the host has logged why: not a directory format, a bad name,
 	 * the file cannot be made).
 	 */

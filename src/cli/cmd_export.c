@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +18,7 @@
 #include "../profile/profile.h"
 #include "../util/error.h"
 #include "../util/log.h"
+#include "../util/outfile.h"
 #include "cli.h"
 #include "profopts.h"
 
@@ -176,115 +176,6 @@ static bool is_input(const char *out, const char *in)
 
 	return strcmp(in, "-") != 0 && stat(out, &so) == 0 && stat(in, &si) == 0 &&
 	       so.st_dev == si.st_dev && so.st_ino == si.st_ino;
-}
-
-/* The temporary being written, removed if perfport is interrupted. */
-static char *volatile writing_tmp;
-
-static void on_interrupt(int sig)
-{
-	char *t = writing_tmp;
-
-	if (t)
-		unlink(t);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-/*
- * Open @path for a format's output. A regular file (or a new one) is
- * written as a temporary beside it and renamed over it by close_output()
- * once the format succeeded, so a failed or interrupted export leaves the
- * previous file whole; anything else (a device, a pipe, a symbolic link) is
- * written in place. *@tmp receives the temporary's name (free it), or NULL.
- */
-static FILE *open_output(const char *path, const char *input, char **tmp)
-{
-	struct stat st;
-	mode_t mask;
-	FILE *f;
-	int fd;
-
-	*tmp = NULL;
-	if (strcmp(path, "-") == 0)
-		return stdout;
-	if (is_input(path, input)) {
-		pp_error("'%s' is the recording being read: not overwritten", path);
-		return NULL;
-	}
-	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-		f = fopen(path, "w");
-		if (!f)
-			pp_error("cannot write '%s': %s", path, strerror(errno));
-		return f;
-	}
-	{
-		const char *slash = strrchr(path, '/');
-		int dlen = slash ? (int)(slash - path + 1) : 0;
-
-		if (asprintf(tmp, "%.*s.%s.perfport-XXXXXX", dlen, path, slash ? slash + 1 : path) < 0) {
-			*tmp = NULL;
-			pp_error("%s", pp_strerror(PP_ENOMEM));
-			return NULL;
-		}
-	}
-	fd = mkstemp(*tmp);
-	if (fd < 0) {
-		pp_error("cannot write '%s': %s", path, strerror(errno));
-		free(*tmp);
-		*tmp = NULL;
-		return NULL;
-	}
-	mask = umask(0);
-	umask(mask);
-	if (fchmod(fd, 0666 & ~mask) || !(f = fdopen(fd, "w"))) {
-		pp_error("cannot write '%s': %s", path, strerror(errno));
-		close(fd);
-		unlink(*tmp);
-		free(*tmp);
-		*tmp = NULL;
-		return NULL;
-	}
-	writing_tmp = *tmp;
-	signal(SIGINT, on_interrupt);
-	signal(SIGTERM, on_interrupt);
-	signal(SIGHUP, on_interrupt);
-	return f;
-}
-
-/*
- * Close what open_output() gave: on success (@ok) the temporary replaces
- * @path; otherwise it is removed and @path is left as it was (a file
- * written in place is removed, as it holds a part only).
- * Return: 0, or -1 (logged) if the output could not be completed.
- */
-static int close_output(FILE *f, const char *path, char *tmp, bool ok)
-{
-	int ret = 0;
-
-	writing_tmp = NULL;
-	if (f == stdout) {
-		if (fflush(f)) {
-			pp_error("cannot write '%s': %s", path, strerror(errno));
-			ret = -1;
-		}
-		return ret;
-	}
-	if (fclose(f)) {
-		if (ok)
-			pp_error("cannot write '%s': %s", path, strerror(errno));
-		ok = false;
-		ret = -1;
-	}
-	if (ok && tmp && rename(tmp, path)) {
-		pp_error("cannot write '%s': %s", path, strerror(errno));
-		ok = false;
-		ret = -1;
-	}
-	if (!ok)
-		unlink(tmp ? tmp : path);
-	free(tmp);
-	return ret;
 }
 
 static int export_main(int argc, char **argv, bool upload_cmd)
@@ -484,7 +375,8 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 	for (size_t i = 0; i < nr_pl; i++) {
 		const struct perfport_exporter *ex = plugin_exporter(pl[i]);
 		const char *name = ex->default_output ? ex->default_output : ex->name;
-		char file[4096 + 256], dir[4096], *tmp;
+		char file[4096 + 256], dir[4096];
+		struct outfile of;
 		bool made_dir = false;
 		FILE *f;
 		int r;
@@ -517,15 +409,26 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 		} else {
 			snprintf(file, sizeof(file), "%s", name);
 		}
-		f = open_output(file, path, &tmp);
-		if (!f) {
+		/* the file appears whole or not at all; never over the recording */
+		if (strcmp(file, "-") != 0 && is_input(file, path)) {
+			pp_error("'%s' is the recording being read: not overwritten", file);
+			r = PP_EUSAGE;
+		} else {
+			r = strcmp(file, "-") == 0 ? PP_OK : outfile_open(&of, file);
+		}
+		if (r) {
 			ret = EXIT_NOTHING;
 			if (made_dir)
 				rmdir(dir);
 			continue;
 		}
+		f = strcmp(file, "-") == 0 ? stdout : of.f;
 		r = plugin_run(pl[i], view, f, plugin_is_directory(pl[i]) ? dir : NULL, false);
-		if (close_output(f, file, tmp, r == 0))
+		if (f == stdout && fflush(f)) {
+			pp_error("cannot write to standard output: %s", strerror(errno));
+			r = PP_EIO;
+		}
+		if (f != stdout && outfile_close(&of, r == 0))
 			r = PP_EIO;
 		if (r) {
 			ret = EXIT_NOTHING;

@@ -16,6 +16,7 @@
 
 #include "../util/error.h"
 #include "../util/log.h"
+#include "../util/outfile.h"
 #include "perfport/version.h"
 #include "plugin.h"
 
@@ -304,10 +305,7 @@ int plugin_set_option(struct plugin *pl, const char *key, const char *value)
 static struct {
 	const char *format;
 	const char *dir;             /* NULL: create() is refused */
-	struct made_file {
-		char *path;
-		FILE *f;
-	} *files;
+	struct outfile *files;      /* each appears once the format succeeded */
 	size_t nr;
 } run;
 
@@ -324,9 +322,8 @@ static bool file_name_ok(const char *name)
 
 FILE *plugin_create_file(const struct perfport_host *host, const char *name)
 {
-	struct made_file *m;
+	struct outfile *m;
 	char path[PATH_MAX];
-	FILE *f;
 
 	(void)host;
 	if (!run.dir) {
@@ -354,38 +351,30 @@ FILE *plugin_create_file(const struct perfport_host *host, const char *name)
 	if (!m)
 		return NULL;
 	run.files = m;
-	f = fopen(path, "w");
-	if (!f) {
-		pp_error("cannot write '%s': %s", path, strerror(errno));
+	if (outfile_open(&run.files[run.nr], path))
 		return NULL;
-	}
-	run.files[run.nr].path = strdup(path);
-	if (!run.files[run.nr].path) {
-		fclose(f);
-		remove(path);
-		return NULL;
-	}
-	run.files[run.nr++].f = f;
-	return f;
+	return run.files[run.nr++].f;
 }
 
-/* Close what create() made; remove it all if @failed. Return: PP_OK or PP_EIO. */
+/*
+ * Finish what create() made: all of it put in place, or (if @failed, or if
+ * any could not be written) none of it, the directory's earlier files left
+ * as they were. Return: PP_OK or PP_EIO.
+ */
 static int run_files_close(bool failed)
 {
 	int ret = PP_OK;
 
-	for (size_t i = 0; i < run.nr; i++) {
-		if (fclose(run.files[i].f) && !failed) {
+	for (size_t i = 0; i < run.nr && !failed && !ret; i++)
+		if (fflush(run.files[i].f) || ferror(run.files[i].f)) {
 			pp_error("cannot write '%s': %s", run.files[i].path, strerror(errno));
 			ret = PP_EIO;
 		}
-	}
 	for (size_t i = 0; i < run.nr; i++) {
-		if (failed || ret)
-			remove(run.files[i].path);
-		else
+		if (!failed && !ret)
 			pp_debug("%s: '%s'", run.format, run.files[i].path);
-		free(run.files[i].path);
+		if (outfile_close(&run.files[i], !failed && !ret))
+			ret = PP_EIO;
 	}
 	free(run.files);
 	memset(&run, 0, sizeof(run));

@@ -196,6 +196,15 @@ rc=0; "$PERFPORT" -q export -i "$WORK/sw.data" -f datakit -O dimension=thread -o
 [ $rc -eq 2 ] || fail "dimension=thread without --group-by: exit $rc"
 grep -q "group-by" "$WORK/err" || fail "dimension=thread: the message does not say --group-by"
 [ ! -e "$WORK/bad" ] || fail "a failed export left $(ls "$WORK/bad")"
+# into a directory of an earlier export: the failed one leaves it as it was
+"$PERFPORT" -q export -i "$WORK/sw.data" -f datakit -o "$WORK/again" || fail "export datakit: exit $?"
+(cd "$WORK/again" && md5sum *) >"$WORK/again.md5"
+rc=0; "$PERFPORT" -q export -i "$WORK/sw.data" -f datakit -O dimension=thread -o "$WORK/again" \
+	2>"$WORK/err" || rc=$?
+[ $rc -eq 2 ] || fail "dimension=thread into an earlier export: exit $rc"
+(cd "$WORK/again" && md5sum -c --quiet "$WORK/again.md5") || fail "a failed export changed the earlier files"
+[ "$(ls -A "$WORK/again" | wc -l)" -eq "$(wc -l <"$WORK/again.md5")" ] ||
+	fail "a failed export left files: $(ls -A "$WORK/again")"
 "$PERFPORT" -q export -i "$WORK/sw.data" -f datakit -O dimension=thread --group-by thread \
 	-O unit=ms -O counter=on-cpu,lock -o "$WORK/th" || fail "dimension=thread --group-by thread: exit $?"
 $PY - "$WORK/th" <<'PY' || fail "dimension=thread"

@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: MIT
+/*
+ * outfile.c - outputs written to a temporary and renamed into place.
+ */
+#include "outfile.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "log.h"
+
+/* The temporaries being written, for the signal handler (a few at most:
+ * one per format, plus the files of a directory format). */
+#define OUTFILE_PENDING 64
+static char *volatile pending[OUTFILE_PENDING];
+
+static void on_signal(int sig)
+{
+	for (size_t i = 0; i < OUTFILE_PENDING; i++) {
+		char *t = pending[i];
+
+		if (t)
+			unlink(t);
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void track(char *tmp, bool add)
+{
+	static bool handlers;
+
+	if (add && !handlers) {
+		signal(SIGINT, on_signal);
+		signal(SIGTERM, on_signal);
+		signal(SIGHUP, on_signal);
+		handlers = true;
+	}
+	for (size_t i = 0; i < OUTFILE_PENDING; i++)
+		if (add ? !pending[i] : pending[i] == tmp) {
+			pending[i] = add ? tmp : NULL;
+			return;
+		}
+}
+
+int outfile_open(struct outfile *o, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	struct stat st;
+	mode_t mask;
+	int fd;
+
+	memset(o, 0, sizeof(*o));
+	o->path = strdup(path);
+	if (!o->path)
+		goto nomem;
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		o->f = fopen(path, "w");
+		if (!o->f)
+			goto fail;
+		return PP_OK;
+	}
+	if (asprintf(&o->tmp, "%.*s.%s.perfport-XXXXXX", slash ? (int)(slash - path + 1) : 0, path,
+		     slash ? slash + 1 : path) < 0) {
+		o->tmp = NULL;
+		goto nomem;
+	}
+	fd = mkstemp(o->tmp);
+	if (fd < 0)
+		goto fail;
+	mask = umask(0);
+	umask(mask);
+	if (fchmod(fd, 0666 & ~mask) || !(o->f = fdopen(fd, "w"))) {
+		int e = errno;
+
+		close(fd);
+		unlink(o->tmp);
+		errno = e;
+		goto fail;
+	}
+	track(o->tmp, true);
+	return PP_OK;
+fail:
+	pp_error("cannot write '%s': %s", path, strerror(errno));
+	free(o->tmp);
+	free(o->path);
+	memset(o, 0, sizeof(*o));
+	return PP_EIO;
+nomem:
+	pp_error("%s", pp_strerror(PP_ENOMEM));
+	free(o->path);
+	memset(o, 0, sizeof(*o));
+	return PP_ENOMEM;
+}
+
+int outfile_close(struct outfile *o, bool keep)
+{
+	int ret = PP_OK;
+
+	if (!o->f)
+		return PP_OK;
+	if (fclose(o->f) && keep) {
+		pp_error("cannot write '%s': %s", o->path, strerror(errno));
+		keep = false;
+		ret = PP_EIO;
+	}
+	if (keep && o->tmp && rename(o->tmp, o->path)) {
+		pp_error("cannot write '%s': %s", o->path, strerror(errno));
+		keep = false;
+		ret = PP_EIO;
+	}
+	if (!keep)
+		unlink(o->tmp ? o->tmp : o->path);
+	if (o->tmp)
+		track(o->tmp, false);
+	free(o->tmp);
+	free(o->path);
+	memset(o, 0, sizeof(*o));
+	return ret;
+}
