@@ -377,7 +377,7 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 		const char *name = ex->default_output ? ex->default_output : ex->name;
 		char file[4096 + 256], dir[4096];
 		struct outfile of;
-		bool made_dir = false;
+		bool made_dir = false, to_stdout;
 		FILE *f;
 		int r;
 
@@ -409,12 +409,13 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 		} else {
 			snprintf(file, sizeof(file), "%s", name);
 		}
-		/* the file appears whole or not at all; never over the recording */
-		if (strcmp(file, "-") != 0 && is_input(file, path)) {
+		/* a file appears whole or not at all, and never over the recording */
+		to_stdout = strcmp(file, "-") == 0;
+		if (!to_stdout && is_input(file, path)) {
 			pp_error("'%s' is the recording being read: not overwritten", file);
 			r = PP_EUSAGE;
 		} else {
-			r = strcmp(file, "-") == 0 ? PP_OK : outfile_open(&of, file);
+			r = to_stdout ? PP_OK : outfile_open(&of, file);
 		}
 		if (r) {
 			ret = EXIT_NOTHING;
@@ -422,13 +423,13 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 				rmdir(dir);
 			continue;
 		}
-		f = strcmp(file, "-") == 0 ? stdout : of.f;
+		f = to_stdout ? stdout : of.f;
 		r = plugin_run(pl[i], view, f, plugin_is_directory(pl[i]) ? dir : NULL, false);
-		if (f == stdout && fflush(f)) {
+		if (to_stdout && fflush(f)) {
 			pp_error("cannot write to standard output: %s", strerror(errno));
 			r = PP_EIO;
 		}
-		if (f != stdout && outfile_close(&of, r == 0))
+		if (!to_stdout && outfile_close(&of, r == 0))
 			r = PP_EIO;
 		if (r) {
 			ret = EXIT_NOTHING;
