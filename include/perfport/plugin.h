@@ -53,7 +53,9 @@ extern "C" {
 
 enum perfport_status {
 	PERFPORT_OK = 0,
-	PERFPORT_RETRY = 1,     /* transient: the host may call again after a backoff */
+	PERFPORT_RETRY = 1,     /* transient: the host calls upload() again after a backoff,
+				 * as often as the transport retries (--retries); from
+				 * write() it is a failure (the output is discarded) */
 	PERFPORT_ERROR = 2,     /* the plugin has logged why */
 };
 
@@ -452,7 +454,10 @@ struct perfport_exporter {
 	/* write() - the profile in this format, to @out (the host opens and
 	 * closes it). */
 	enum perfport_status (*write)(void *state, const struct perfport_profile *p, FILE *out);
-	/* upload() - send the profile to the backend; NULL: write-only format. */
+	/* upload() - send the profile to the backend (`perfport upload`, `export
+	 * --upload`); NULL: write-only format. Requests through host->http are
+	 * already retried: return PERFPORT_RETRY only for what the plugin itself
+	 * finds transient, and the host will call again. */
 	enum perfport_status (*upload)(void *state, const struct perfport_profile *p);
 	/* fini() - release @state. */
 	void (*fini)(void *state);

@@ -337,6 +337,24 @@ static unsigned jitter(unsigned max)
 
 static int spool(const struct net_request *rq);
 
+unsigned net_attempts(void)
+{
+	return config.max_attempts ? config.max_attempts : 5;
+}
+
+unsigned long net_backoff_ms(unsigned n)
+{
+	unsigned backoff = config.backoff_ms ? config.backoff_ms : 500;
+	unsigned long wait = (unsigned long)backoff << (n <= 1 ? 0 : n > 17 ? 16 : n - 1);
+
+	return (wait > 30000 ? 30000 : wait) + jitter(backoff);
+}
+
+void net_sleep_ms(unsigned long ms)
+{
+	sleep_ms(ms);
+}
+
 /*
  * The header line a secret_header spec ("Name=ENV") stands for, with the
  * variable read now; a new string (zero it before freeing), or NULL (logged).
@@ -395,8 +413,7 @@ static const char *grpc_status_name(int st)
 
 int net_send(const struct net_request *rq, struct net_response *rs)
 {
-	unsigned max = config.max_attempts ? config.max_attempts : 5;
-	unsigned backoff = config.backoff_ms ? config.backoff_ms : 500;
+	unsigned max = net_attempts();
 	struct aws_creds cr = { 0 };
 	char msg[256] = "", *secret = NULL;
 	bool own_fault = false;
@@ -468,10 +485,7 @@ int net_send(const struct net_request *rq, struct net_response *rs)
 		}
 		if (n == max)
 			break;
-		wait = (unsigned long)backoff << (n - 1);
-		if (wait > 30000)
-			wait = 30000;
-		wait += jitter(backoff);
+		wait = net_backoff_ms(n);
 		if (h.retry_after >= 0)
 			wait = (unsigned long)(h.retry_after > 120 ? 120 : h.retry_after) * 1000;
 		pp_warn("%s %s: %s; attempt %u of %u in %.1f s", rq->method, rq->url, msg, n + 1, max,

@@ -47,6 +47,19 @@ struct net_response {
 	int grpc_status;             /* grpc-status of a gRPC call; -1: none */
 };
 
+/** net_attempts() - how many attempts a request gets (--retries; default 5). */
+unsigned net_attempts(void);
+
+/**
+ * net_backoff_ms() - how long to wait after failed attempt @n (from 1)
+ * before the next: exponential from the configured backoff, capped at 30 s,
+ * with jitter. For anything retried the way the transport retries.
+ */
+unsigned long net_backoff_ms(unsigned n);
+
+/** net_sleep_ms() - wait @ms milliseconds (resumed across signals). */
+void net_sleep_ms(unsigned long ms);
+
 /**
  * net_send() - send @rq, retrying what may succeed later. The final
  * response lands in @rs (free rs->body). Return: PP_OK for a 2xx; PP_EIO

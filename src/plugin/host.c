@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../net/net.h"
 #include "../util/error.h"
 #include "../util/log.h"
 #include "../util/outfile.h"
@@ -430,14 +431,29 @@ int plugin_run(struct plugin *pl, const struct perfport_profile *view, FILE *out
 		run.format = ex->name;
 		run.dir = plugin_is_directory(pl) ? dir : NULL;
 		st = ex->write(state, view, out);
-		if (st != PERFPORT_OK)
+		if (st == PERFPORT_RETRY) /* what it wrote is gone: not tried again */
+			pp_error("format '%s': writing failed for now (it asked to be retried; "
+				 "writing is not)", ex->name);
+		else if (st != PERFPORT_OK)
 			pp_error("format '%s': writing failed", ex->name);
 		ret = run_files_close(st != PERFPORT_OK);
 	}
 	if (st == PERFPORT_OK && !ret && upload) {
-		st = ex->upload(state, view);
+		/* RETRY: transient; called again as the transport retries a request */
+		for (unsigned n = 1;; n++) {
+			unsigned long wait;
+
+			st = ex->upload(state, view);
+			if (st != PERFPORT_RETRY || n >= net_attempts())
+				break;
+			wait = net_backoff_ms(n);
+			pp_warn("format '%s': upload failed for now; attempt %u of %u in %.1f s",
+				ex->name, n + 1, net_attempts(), wait / 1000.0);
+			net_sleep_ms(wait);
+		}
 		if (st != PERFPORT_OK)
-			pp_error("format '%s': upload failed", ex->name);
+			pp_error("format '%s': upload failed%s", ex->name,
+				 st == PERFPORT_RETRY ? " (still asking to be retried)" : "");
 	}
 	ex->fini(state);
 	free(opts);

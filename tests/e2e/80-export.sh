@@ -141,10 +141,31 @@ static enum perfport_status write_(void *state, const struct perfport_profile *p
 	return PERFPORT_OK;
 }
 static void fini(void *state) { free(state); }
+#ifdef RETRIES
+/* asks to be retried RETRIES times, then succeeds; each call a line in $COUNT_CALLS */
+static enum perfport_status upload_fn(void *state, const struct perfport_profile *p)
+{
+	FILE *f = fopen(getenv("COUNT_CALLS"), "a+");
+	int n = 0, c;
+
+	(void)state; (void)p;
+	if (!f)
+		return PERFPORT_ERROR;
+	rewind(f);
+	while ((c = fgetc(f)) != EOF)
+		n += c == '\n';
+	fputs("upload\n", f);
+	fclose(f);
+	return n < RETRIES ? PERFPORT_RETRY : PERFPORT_OK;
+}
+#else
+#define upload_fn NULL
+#endif
 __attribute__((visibility("default"))) const struct perfport_exporter perfport_exporter = {
 	.abi_version = ABI, .struct_size = SIZE, .name = "count",
 	.description = "a test exporter", .default_output = "count.txt",
-	.options = opts, .nr_options = 1, .init = init, .write = write_, .fini = fini,
+	.options = opts, .nr_options = 1, .init = init, .write = write_, .upload = upload_fn,
+	.fini = fini,
 };
 C
 build_plugin() { # NAME CFLAGS...
@@ -176,6 +197,28 @@ cc -std=gnu11 -Wall -Werror -I"$TOP/include" -fPIC -shared -fvisibility=hidden \
 grep -qx "lock $want" "$WORK/old.txt" || fail "an ABI 1.0 plugin: $(head -1 "$WORK/old.txt")"
 PERFPORT_PLUGIN_PATH="$WORK/old" "$PERFPORT" formats count | grep -q "(ABI 1.0)" ||
 	fail "formats does not show the plugin's ABI 1.0"
+
+# An upload() that returns PERFPORT_RETRY is called again, as often as the
+# transport tries a request (--retries), then fails.
+mkdir -p "$WORK/retry"
+cc -std=gnu11 -Wall -Werror -I"$TOP/include" -fPIC -shared -fvisibility=hidden \
+	-DABI=PERFPORT_ABI_VERSION '-DSIZE=sizeof(struct perfport_exporter)' -DRETRIES=2 \
+	-o "$WORK/retry/count.so" "$WORK/count.c" || fail "building the retrying plugin"
+export COUNT_CALLS="$WORK/calls"
+rm -f "$COUNT_CALLS"
+rc=0; "$PERFPORT" upload --plugin-dir "$WORK/retry" -i "$WORK/pt.data" -f count --retries 3 \
+	2>"$WORK/err" || rc=$?
+[ $rc -eq 0 ] && [ "$(wc -l <"$COUNT_CALLS")" -eq 3 ] ||
+	fail "RETRY twice then OK, 3 attempts: exit $rc, $(wc -l <"$COUNT_CALLS") calls: $(cat "$WORK/err")"
+grep -q "upload failed for now; attempt 3 of 3" "$WORK/err" || fail "the retry is not logged: $(cat "$WORK/err")"
+rm -f "$COUNT_CALLS"
+rc=0; "$PERFPORT" -q upload --plugin-dir "$WORK/retry" -i "$WORK/pt.data" -f count --retries 2 \
+	2>"$WORK/err" || rc=$?
+[ $rc -eq 2 ] && [ "$(wc -l <"$COUNT_CALLS")" -eq 2 ] ||
+	fail "RETRY past --retries 2: exit $rc, $(wc -l <"$COUNT_CALLS") calls"
+grep -q "still asking to be retried" "$WORK/err" || fail "the last RETRY is not said: $(cat "$WORK/err")"
+unset COUNT_CALLS
+echo "ok: an upload asking to be retried is called again, up to --retries"
 
 # Refusals: each with its reason, exit 1, nothing written.
 expect_refusal() { # WHAT PATTERN ARGS...
