@@ -81,7 +81,7 @@ static void export_usage(FILE *out, bool upload_cmd)
 			"for, by that format's plugin (as 'perfport export --upload', without\n"
 			"writing files). An upload that cannot be delivered is kept in the spool\n"
 			"(exit status 4) and 'perfport resend' sends it later. Formats that read\n"
-			"one tree per thread (skywalking) make --group-by thread the default.\n\n");
+			"one tree per thread (skywalking) make --group-by thread the default.\n");
 	else
 		fprintf(out,
 			"usage: perfport export [-i FILE] -f FORMAT[,FORMAT...] [-o PATH] [--upload]\n"
@@ -91,9 +91,9 @@ static void export_usage(FILE *out, bool upload_cmd)
 			"Build the profile of a recording once and write it in each format asked\n"
 			"for, by that format's plugin ('perfport formats' lists them). Formats\n"
 			"that read one tree per thread (skywalking) make --group-by thread the\n"
-			"default when every format asked for does.\n");
+			"default when every format asked for does. A file is replaced only once\n"
+			"its format succeeded, and never the recording being read.\n");
 	fprintf(out,
-		"\n"
 		"\n"
 		"options:\n"
 		"  -i, --input FILE        the recording (default ./perf.data; - for stdin)\n"
