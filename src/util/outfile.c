@@ -53,7 +53,7 @@ int outfile_open(struct outfile *o, const char *path)
 	const char *slash = strrchr(path, '/');
 	struct stat st;
 	mode_t mask;
-	int fd;
+	int fd, err;
 
 	memset(o, 0, sizeof(*o));
 	o->path = strdup(path);
@@ -71,8 +71,20 @@ int outfile_open(struct outfile *o, const char *path)
 		goto nomem;
 	}
 	fd = mkstemp(o->tmp);
-	if (fd < 0)
+	err = errno;
+	if (fd < 0 && (err == EACCES || err == EPERM || err == EROFS) && access(path, W_OK) == 0) {
+		/* a writable file in a directory we may not add to: in place */
+		free(o->tmp);
+		o->tmp = NULL;
+		o->f = fopen(path, "w");
+		if (!o->f)
+			goto fail;
+		return PP_OK;
+	}
+	if (fd < 0) {
+		errno = err;
 		goto fail;
+	}
 	mask = umask(0);
 	umask(mask);
 	if (fchmod(fd, 0666 & ~mask) || !(o->f = fdopen(fd, "w"))) {

@@ -5,7 +5,8 @@
  * XXXXXX", and renamed over it when kept, so a failed or interrupted export
  * leaves the previous file as it was; SIGINT, SIGTERM and SIGHUP remove the
  * temporaries in flight. Anything else at the path (a device, a pipe, a
- * symbolic link) is written in place.
+ * symbolic link), and a writable file in a directory that takes no new
+ * file, is written in place.
  */
 #ifndef UTIL_OUTFILE_H
 #define UTIL_OUTFILE_H

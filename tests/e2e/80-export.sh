@@ -278,5 +278,22 @@ rc=0; "$PERFPORT" -q export -i "$WORK/pt.data" -f flamegraph -O counter=idle -o 
 [ "$(ls -A "$WORK/keep" | grep -c perfport-)" -eq 0 ] || fail "a temporary was left: $(ls -A "$WORK/keep")"
 "$PERFPORT" -q export -i "$WORK/pt.data" -f folded -o /dev/null || fail "export to /dev/null: exit $?"
 [ -c /dev/null ] || fail "/dev/null is no longer a device"
+# a writable file in a directory that takes no new file is written in place
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	chmod 755 "$WORK" && mkdir -p "$WORK/ro" && cp "$WORK/pt.data" "$WORK/ro/in.data" &&
+		chmod 644 "$WORK/ro/in.data"
+	echo old >"$WORK/ro/out.folded" && chmod 666 "$WORK/ro/out.folded" && chmod 555 "$WORK/ro"
+	as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
+	as_nobody "$PERFPORT" -q export -i "$WORK/ro/in.data" -f folded -o "$WORK/ro/out.folded" ||
+		fail "a writable file in a read-only directory: exit $?"
+	[ "$(wc -l <"$WORK/ro/out.folded")" -gt 1 ] || fail "the file in a read-only directory was not written"
+	rc=0; as_nobody "$PERFPORT" -q export -i "$WORK/ro/in.data" -f folded -o "$WORK/ro/new.folded" \
+		2>"$WORK/err" || rc=$?
+	[ $rc -eq 2 ] && grep -q "cannot write '$WORK/ro/new.folded': Permission denied" "$WORK/err" ||
+		fail "a new file in a read-only directory: exit $rc: $(cat "$WORK/err")"
+	chmod 755 "$WORK/ro"
+else
+	echo "note: not root or no setpriv: the read-only directory case is not checked"
+fi
 echo "ok: outputs replace their file only when complete"
 echo "ok: export"
