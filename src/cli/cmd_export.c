@@ -483,7 +483,8 @@ int cmd_resend(int argc, char **argv)
 	};
 	struct net_config nc = { 0 };
 	const char *bad = NULL, *dir;
-	int opt;
+	struct net_resend_stats st;
+	int opt, ret;
 
 	while ((opt = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		if (opt == 'h') {
@@ -507,7 +508,16 @@ int cmd_resend(int argc, char **argv)
 		return cli_usage_error("resend", "unexpected argument '%s'", argv[optind + 1]);
 	dir = optind < argc ? argv[optind] : NULL;
 	net_configure(&nc);
-	return net_resend(dir) == PP_OK ? EXIT_FULL : EXIT_NOTHING;
+	ret = net_resend(dir, &st);
+	if (dir && !st.exists && ret == PP_OK) {
+		pp_error("no spool directory '%s'", dir);
+		return EXIT_USAGE;
+	}
+	if (!st.delivered && !st.kept && ret == PP_OK)
+		printf("nothing to send: the spool '%s' is empty\n", st.dir);
+	else
+		printf("%u delivered, %u kept in the spool '%s'\n", st.delivered, st.kept, st.dir);
+	return ret == PP_OK ? EXIT_FULL : EXIT_NOTHING;
 }
 
 /* --- perfport formats --- */

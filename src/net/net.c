@@ -656,13 +656,16 @@ static int by_name(const struct dirent **a, const struct dirent **b)
 	return strcmp((*a)->d_name, (*b)->d_name);
 }
 
-int net_resend(const char *dir)
+int net_resend(const char *dir, struct net_resend_stats *st)
 {
+	struct net_resend_stats mine;
 	struct dirent **list;
 	int n, ret = PP_OK;
 
-	if (!dir)
-		dir = net_spool_dir();
+	if (!st)
+		st = &mine;
+	memset(st, 0, sizeof(*st));
+	st->dir = dir = dir ? dir : net_spool_dir();
 	n = scandir(dir, &list, NULL, by_name);
 	if (n < 0) {
 		if (errno == ENOENT)
@@ -670,13 +673,18 @@ int net_resend(const char *dir)
 		pp_error("cannot read the spool '%s': %s", dir, strerror(errno));
 		return PP_EIO;
 	}
+	st->exists = true;
 	for (int i = 0; i < n; i++) {
 		char entry[PATH_MAX];
 
 		if (list[i]->d_name[0] != '.') {
 			snprintf(entry, sizeof(entry), "%s/%s", dir, list[i]->d_name);
-			if (resend_one(entry) != PP_OK)
+			if (resend_one(entry) == PP_OK) {
+				st->delivered++;
+			} else {
+				st->kept++;
 				ret = PP_EIO;
+			}
 		}
 		free(list[i]);
 	}

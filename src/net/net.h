@@ -69,12 +69,20 @@ void net_sleep_ms(unsigned long ms);
  */
 int net_send(const struct net_request *rq, struct net_response *rs);
 
+/* What net_resend() did. */
+struct net_resend_stats {
+	const char *dir;             /* the spool read (static or the caller's) */
+	bool exists;                 /* false: no such directory, nothing was ever spooled */
+	unsigned delivered, kept;
+};
+
 /**
  * net_resend() - send every spooled request in @dir (NULL: the default
  * spool) again, signing afresh; an entry is removed only once it was
- * delivered. Return: PP_OK if all were delivered (or none was spooled).
+ * delivered. @st (may be NULL) receives the counts.
+ * Return: PP_OK if all were delivered (or none was spooled), else PP_EIO.
  */
-int net_resend(const char *dir);
+int net_resend(const char *dir, struct net_resend_stats *st);
 
 /** net_spooled() - how many requests were kept in the spool so far. */
 unsigned net_spooled(void);

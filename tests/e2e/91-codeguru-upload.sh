@@ -118,6 +118,14 @@ cmp -s "$WORK/srv/body-0" "$WORK/offline.json" || fail "the resent body differs"
 [ "$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["token"])' "$WORK/srv/req-0.json")" = "$token" ] ||
 	fail "resend changed the profileToken"
 [ -z "$(ls "$spool")" ] || fail "the delivered entry is still in the spool"
+grep -qx "1 delivered, 0 kept in the spool '$spool'" "$WORK/resend.stdout" ||
+	fail "resend's summary: $(cat "$WORK/resend.stdout")"
+"$PERFPORT" resend >"$WORK/resend.stdout" || fail "resend of an empty spool: exit $?"
+grep -qx "nothing to send: the spool '$spool' is empty" "$WORK/resend.stdout" ||
+	fail "resend of an empty spool said: $(cat "$WORK/resend.stdout")"
+rc=0; "$PERFPORT" resend "$WORK/no-such-spool" >/dev/null 2>"$WORK/err" || rc=$?
+[ $rc -eq 1 ] && grep -q "no spool directory '$WORK/no-such-spool'" "$WORK/err" ||
+	fail "resend of a missing DIR: exit $rc: $(cat "$WORK/err")"
 echo "ok: a persistent failure is spooled; resend delivers the same bytes and token, then drops it"
 
 # no secret anywhere: outputs, the spool (kept from a failed run), logs

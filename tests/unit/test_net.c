@@ -78,6 +78,7 @@ static void test_spool(void **state)
 		.body = body, .body_len = sizeof(body), .spool_tag = "unit",
 	};
 	struct net_response rs;
+	struct net_resend_stats st;
 	char spool[256], cmd[600], got[64];
 	FILE *f;
 	size_t n;
@@ -98,7 +99,10 @@ static void test_spool(void **state)
 	assert_int_equal(n, sizeof(body));
 	assert_memory_equal(got, body, sizeof(body));
 	/* still undeliverable: resend fails and keeps it */
-	assert_int_equal(net_resend(spool), PP_EIO);
+	assert_int_equal(net_resend(spool, &st), PP_EIO);
+	assert_true(st.exists);
+	assert_int_equal(st.delivered, 0);
+	assert_int_equal(st.kept, 1);
 	snprintf(cmd, sizeof(cmd), "ls %s | wc -l", spool);
 	f = popen(cmd, "r");
 	assert_non_null(f);
@@ -108,7 +112,9 @@ static void test_spool(void **state)
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", spool);
 	assert_int_equal(system(cmd), 0);
 	/* an empty or missing spool is fine */
-	assert_int_equal(net_resend(spool), PP_OK);
+	assert_int_equal(net_resend(spool, &st), PP_OK);
+	assert_false(st.exists);
+	assert_int_equal(st.kept + st.delivered, 0);
 }
 
 /* A secret header: refused when malformed, unset or holding a control
