@@ -52,6 +52,7 @@ int outfile_open(struct outfile *o, const char *path)
 {
 	const char *slash = strrchr(path, '/');
 	struct stat st;
+	bool exists;
 	mode_t mask;
 	int fd, err;
 
@@ -59,7 +60,8 @@ int outfile_open(struct outfile *o, const char *path)
 	o->path = strdup(path);
 	if (!o->path)
 		goto nomem;
-	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+	exists = lstat(path, &st) == 0;
+	if (exists && !S_ISREG(st.st_mode)) {
 		o->f = fopen(path, "w");
 		if (!o->f)
 			goto fail;
@@ -72,8 +74,10 @@ int outfile_open(struct outfile *o, const char *path)
 	}
 	fd = mkstemp(o->tmp);
 	err = errno;
-	if (fd < 0 && (err == EACCES || err == EPERM || err == EROFS) && access(path, W_OK) == 0) {
-		/* a writable file in a directory we may not add to: in place */
+	if (fd < 0 && (err == ENAMETOOLONG || ((err == EACCES || err == EPERM || err == EROFS) &&
+						access(path, W_OK) == 0))) {
+		/* no room for the temporary's longer name, or a writable file in a
+		 * directory we may not add to: in place */
 		free(o->tmp);
 		o->tmp = NULL;
 		o->f = fopen(path, "w");
@@ -85,9 +89,10 @@ int outfile_open(struct outfile *o, const char *path)
 		errno = err;
 		goto fail;
 	}
+	/* the mode of the file it replaces, else what the umask gives a new one */
 	mask = umask(0);
 	umask(mask);
-	if (fchmod(fd, 0666 & ~mask) || !(o->f = fdopen(fd, "w"))) {
+	if (fchmod(fd, exists ? st.st_mode & 07777 : 0666 & ~mask) || !(o->f = fdopen(fd, "w"))) {
 		int e = errno;
 
 		close(fd);

@@ -21,7 +21,8 @@ struct outfile {
 };
 
 /**
- * outfile_open() - start writing @path; the new file's mode follows the umask.
+ * outfile_open() - start writing @path. A file it replaces keeps its mode;
+ * a new one's follows the umask.
  * Return: PP_OK, or PP_EIO / PP_ENOMEM (logged, naming @path; @o holds nothing).
  */
 int outfile_open(struct outfile *o, const char *path);

@@ -275,6 +275,11 @@ rc=0; "$PERFPORT" -q export -i "$WORK/pt.data" -f flamegraph -O counter=idle -o 
 (umask 027 && "$PERFPORT" -q export -i "$WORK/pt.data" -f folded -o "$WORK/keep/new.folded") ||
 	fail "export folded: exit $?"
 [ "$(stat -c %a "$WORK/keep/new.folded")" = 640 ] || fail "mode $(stat -c %a "$WORK/keep/new.folded") under umask 027"
+chmod 600 "$WORK/keep/new.folded"
+"$PERFPORT" -q export -i "$WORK/pt.data" -f folded -o "$WORK/keep/new.folded" || fail "export folded: exit $?"
+[ "$(stat -c %a "$WORK/keep/new.folded")" = 600 ] || fail "a replaced file lost its mode 600"
+long=$(printf 'l%.0s' $(seq 1 245)).folded
+"$PERFPORT" -q export -i "$WORK/pt.data" -f folded -o "$WORK/keep/$long" || fail "a 252-byte file name: exit $?"
 [ "$(ls -A "$WORK/keep" | grep -c perfport-)" -eq 0 ] || fail "a temporary was left: $(ls -A "$WORK/keep")"
 "$PERFPORT" -q export -i "$WORK/pt.data" -f folded -o /dev/null || fail "export to /dev/null: exit $?"
 [ -c /dev/null ] || fail "/dev/null is no longer a device"
