@@ -350,6 +350,7 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 	}
 	po.o.progress = cli_progress;
 	po.o.progress_ctx = &shown;
+	po.o.warn_estimated_time = true; /* the formats carry the times */
 	built = profile_build(path, &po.o, &p);
 	if (built == PP_EUSAGE) {
 		ret = EXIT_USAGE;

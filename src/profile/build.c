@@ -357,10 +357,11 @@ static void wall_clock(struct profile_meta *m, const struct profile_opts *o,
 		}
 		m->time_source = TIME_ESTIMATED;
 		m->start_ns = end - span;
-		pp_warn("'%s' holds no wall-clock reference: its start and end are estimated from "
-			"the %s; record with 'perf record -k CLOCK_MONOTONIC' (or -k realtime) for "
-			"exact times, or give --start-time", path,
-			hdr->mtime_ns ? "file's modification time" : "current time");
+		if (o->warn_estimated_time)
+			pp_warn("'%s' holds no wall-clock reference: its start and end are "
+				"estimated from the %s; record with 'perf record -k CLOCK_MONOTONIC' "
+				"(or -k realtime) for exact times, or give --start-time", path,
+				hdr->mtime_ns ? "file's modification time" : "current time");
 	}
 	m->end_ns = m->start_ns + span;
 }

@@ -63,6 +63,8 @@ struct profile_opts {
 	const char *time;           /* perf's --time syntax, or NULL */
 	bool has_start_time;
 	uint64_t start_time_ns;     /* --start-time, epoch ns */
+	bool warn_estimated_time;   /* warn when the wall-clock times are estimated (for
+				     * outputs that carry them; report marks them instead) */
 	perf_progress_fn progress;
 	void *progress_ctx;
 };

@@ -17,4 +17,15 @@ $PY "$CHECK" json "$WORK/offcpu.json" events.1.name=sched:sched_switch \
 # The human-readable form says what the demo shows.
 "$PERFPORT" info -i "$TOP/samples/oncpu.perf.data" >"$WORK/oncpu.txt"
 grep -q '^samples: ' "$WORK/oncpu.txt" && grep -q '^events:' "$WORK/oncpu.txt" || fail "text output"
+# The samples hold no wall-clock reference (recorded without -k): report
+# marks its times estimated without a warning; export, whose formats carry
+# the times, warns and says how to record them exactly.
+"$PERFPORT" report -i "$TOP/samples/offcpu.perf.data" --top 1 >"$WORK/report.txt" 2>"$WORK/report.err" ||
+	fail "report: exit $?"
+grep -q '^# time .*, estimated)$' "$WORK/report.txt" || fail "report does not mark its times estimated"
+[ ! -s "$WORK/report.err" ] || fail "report warned: $(cat "$WORK/report.err")"
+"$PERFPORT" export -i "$TOP/samples/offcpu.perf.data" -f pprof -o "$WORK/x.pb.gz" 2>"$WORK/export.err" ||
+	fail "export: exit $?"
+grep -q "holds no wall-clock reference.*perf record -k CLOCK_MONOTONIC" "$WORK/export.err" ||
+	fail "export does not warn about estimated times: $(cat "$WORK/export.err")"
 echo "ok: samples"
