@@ -178,6 +178,28 @@ static bool is_input(const char *out, const char *in)
 	       so.st_dev == si.st_dev && so.st_ino == si.st_ino;
 }
 
+/*
+ * Upload with @pl, then say on stdout (when @say) how much the transport
+ * delivered for it, so that a post-incident upload ends with a receipt.
+ */
+static int upload_one(struct plugin *pl, const struct perfport_profile *view, bool say)
+{
+	unsigned req0, req1;
+	uint64_t b0, b1;
+	double kib;
+	int r;
+
+	net_delivered(&req0, &b0);
+	r = plugin_run(pl, view, NULL, NULL, true);
+	net_delivered(&req1, &b1);
+	kib = (double)(b1 - b0) / 1024.0;
+	if (!r && say)
+		printf("%s: uploaded: %u request%s, %.*f %s\n", plugin_exporter(pl)->name,
+		       req1 - req0, req1 - req0 == 1 ? "" : "s", kib < 1024 ? 1 : 2,
+		       kib < 1024 ? kib : kib / 1024.0, kib < 1024 ? "KiB" : "MiB");
+	return r;
+}
+
 static int export_main(int argc, char **argv, bool upload_cmd)
 {
 	const char *cmd = upload_cmd ? "upload" : "export";
@@ -383,7 +405,7 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 		int r;
 
 		if (upload_cmd) {
-			r = plugin_run(pl[i], view, NULL, NULL, true);
+			r = upload_one(pl[i], view, pp_log_get_level() >= PP_LOG_WARN);
 			if (r)
 				ret = net_spooled() ? EXIT_SPOOLED : EXIT_NOTHING;
 			continue;
@@ -441,7 +463,8 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 		if (plugin_is_directory(pl[i]))
 			snprintf(file, sizeof(file), "%s/", dir);
 		pp_info("%s: '%s'", ex->name, file);
-		if (upload && plugin_run(pl[i], view, NULL, NULL, true))
+		if (upload && upload_one(pl[i], view, pp_log_get_level() >= PP_LOG_WARN &&
+						      !(output && strcmp(output, "-") == 0)))
 			ret = net_spooled() ? EXIT_SPOOLED : EXIT_NOTHING;
 	}
 	if (ret == EXIT_FULL && partial) {

@@ -26,10 +26,18 @@
 
 static struct net_config config;
 static unsigned spooled;
+static unsigned delivered_requests;  /* answered with success, and their bodies' bytes */
+static uint64_t delivered_bytes;
 
 unsigned net_spooled(void)
 {
 	return spooled;
+}
+
+void net_delivered(unsigned *requests, uint64_t *bytes)
+{
+	*requests = delivered_requests;
+	*bytes = delivered_bytes;
 }
 
 void net_configure(const struct net_config *cfg)
@@ -459,6 +467,8 @@ int net_send(const struct net_request *rq, struct net_response *rs)
 		    (!rq->grpc || h.grpc_status == 0)) {
 			explicit_bzero(&cr, sizeof(cr));
 			secret_free(secret);
+			delivered_requests++;
+			delivered_bytes += rq->body_len;
 			return PP_OK;
 		}
 		if (rc == CURLE_OK && rq->grpc && status == 200) {

@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* How requests are sent (the command line's --spool, --ca-file, ...). */
 struct net_config {
@@ -86,6 +87,9 @@ int net_resend(const char *dir, struct net_resend_stats *st);
 
 /** net_spooled() - how many requests were kept in the spool so far. */
 unsigned net_spooled(void);
+
+/** net_delivered() - how many requests were delivered so far, and their bodies' bytes. */
+void net_delivered(unsigned *requests, uint64_t *bytes);
 
 /** net_spool_dir() - the spool directory in use (static or from config). */
 const char *net_spool_dir(void);

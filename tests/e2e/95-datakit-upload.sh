@@ -69,14 +69,19 @@ start_server 200
 upload ok
 [ $rc -eq 0 ] || { cat "$WORK/ok.stderr"; fail "upload: exit $rc"; }
 check_last
+# the receipt on stdout: one request, the body's size as the server took it
+kib=$($PY -c 'import json,sys; print("%.1f" % (json.load(open(sys.argv[1]))["bytes"] / 1024))' "$WORK/srv/req-0.json")
+[ "$(cat "$WORK/ok.stdout")" = "datakit: uploaded: 1 request, $kib KiB" ] ||
+	fail "upload's receipt: '$(cat "$WORK/ok.stdout")', want 1 request, $kib KiB"
 echo "ok: multipart upload, event and pprof = the tree"
 
 # export --upload: the event.json written is the event sent
 start_server 200
 rc=0
 "$PERFPORT" -q export --upload -i "$WORK/sw.data" -f datakit -o "$WORK/dk" -O "url=$URL/" \
-	--label service=shape --label env=test --label version=1.0 || rc=$?
+	--label service=shape --label env=test --label version=1.0 >"$WORK/dk.stdout" || rc=$?
 [ $rc -eq 0 ] || fail "export --upload: exit $rc"
+[ ! -s "$WORK/dk.stdout" ] || fail "-q printed a receipt: $(cat "$WORK/dk.stdout")"
 cmp -s "$WORK/dk/event.json" "$WORK/srv/req-0/event" || fail "the event sent is not the event.json written"
 cmp -s "$WORK/dk/cpu.pprof" "$WORK/srv/req-0/cpu.pprof" || fail "the pprof sent is not the one written"
 check_last

@@ -114,6 +114,9 @@ start_server ok
 upload ok
 [ $rc -eq 0 ] || { cat "$WORK/ok.stderr"; fail "upload: exit $rc"; }
 check
+calls=$(ls "$WORK"/srv/call-*.json | wc -l)
+grep -Eqx "skywalking: uploaded: $calls requests, [0-9]+\.[0-9] KiB" "$WORK/ok.stdout" ||
+	fail "upload's receipt: '$(cat "$WORK/ok.stdout")', want $calls requests"
 echo "ok: processes, then every stack once with the tree's counts"
 
 start_server unavailable,ok
