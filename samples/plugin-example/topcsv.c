@@ -85,6 +85,18 @@ static int by_value(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+/* A CSV field (RFC 4180): quoted, with quotes doubled (C++ names have commas). */
+static void csv_field(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', out);
+		fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
 static enum perfport_status top_write(void *state, const struct perfport_profile *p, FILE *out)
 {
 	struct topcsv *t = state;
@@ -102,11 +114,14 @@ static enum perfport_status top_write(void *state, const struct perfport_profile
 		s.counter = c;
 		t->host->walk(p, add_self, &s);
 		qsort(s.f, s.nr, sizeof(*s.f), by_value);
-		for (size_t i = 0; i < s.nr && (long)i < t->top && s.f[i].value; i++)
-			fprintf(out, "%s,%zu,\"%s\",\"%s\",%" PRIu64 ",%" PRIu64 ",%.2f\n",
-				p->counter_names[c], i + 1, s.f[i].name,
-				s.f[i].module ? s.f[i].module : "", s.f[i].value, s.f[i].count,
+		for (size_t i = 0; i < s.nr && (long)i < t->top && s.f[i].value; i++) {
+			fprintf(out, "%s,%zu,", p->counter_names[c], i + 1);
+			csv_field(out, s.f[i].name);
+			fputc(',', out);
+			csv_field(out, s.f[i].module ? s.f[i].module : "");
+			fprintf(out, ",%" PRIu64 ",%" PRIu64 ",%.2f\n", s.f[i].value, s.f[i].count,
 				100.0 * (double)s.f[i].value / (double)total);
+		}
 	}
 	free(s.f);
 	return ferror(out) ? PERFPORT_ERROR : PERFPORT_OK;
