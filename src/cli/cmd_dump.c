@@ -15,7 +15,9 @@
 
 struct dump_ctx {
 	bool samples_only;
-	const char *event;   /* only samples of this event */
+	const char *event;   /* only samples of these events */
+	const struct perf_evsel *last; /* the last sample's event, and whether listed */
+	bool last_listed;
 };
 
 static void print_callchain(const struct perf_sample *s)
@@ -39,14 +41,17 @@ static void print_tp_fields(const struct perf_event *ev)
 
 static int on_event(void *ctx, const struct perf_event *ev)
 {
-	const struct dump_ctx *d = ctx;
+	struct dump_ctx *d = ctx;
 	const struct perf_sample *s = &ev->sample;
 	const char *name = perf_record_type_name(ev->type);
 
 	if (d->samples_only && ev->type != PERF_RECORD_SAMPLE)
 		return 0;
-	if (d->event && (ev->type != PERF_RECORD_SAMPLE ||
-			 !perf_event_listed(d->event, ev->evsel->name ? ev->evsel->name : "")))
+	if (d->event && ev->type == PERF_RECORD_SAMPLE && ev->evsel != d->last) {
+		d->last = ev->evsel;
+		d->last_listed = perf_event_listed(d->event, ev->evsel->name ? ev->evsel->name : "");
+	}
+	if (d->event && (ev->type != PERF_RECORD_SAMPLE || !d->last_listed))
 		return 0;
 	if (ev->type == PERF_RECORD_SAMPLE || ev->has_sample_id)
 		printf("%" PRIu64 ".%09" PRIu64, s->time / 1000000000, s->time % 1000000000);
@@ -160,15 +165,11 @@ int cmd_dump(int argc, char **argv)
 	}
 	if (optind < argc)
 		return cli_usage_error("dump", "unexpected argument '%s'", argv[optind]);
-	if (perf_reader_open(path, &ropts, &r))
-		return EXIT_NOTHING;
-	if (d.event && perf_reader_check_events(r, d.event, path)) {
-		perf_reader_close(r);
-		return EXIT_USAGE;
-	}
+	ropts.events = d.event;
+	ret = perf_reader_open(path, &ropts, &r);
+	if (ret)
+		return ret == PP_EUSAGE ? EXIT_USAGE : EXIT_NOTHING;
 	ret = perf_reader_run(r, on_event, &d);
-	if (ret == PP_OK && d.event && perf_reader_check_events(r, d.event, path))
-		ret = PP_EUSAGE;
 	st = perf_reader_stats(r);
 	c = EXIT_FULL;
 	if (ret == PP_EUSAGE) {

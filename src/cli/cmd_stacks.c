@@ -23,7 +23,9 @@ struct stacks_ctx {
 	struct machine *m;
 	struct symbolizer *sym;
 	struct upool *pool;
-	const char *event;
+	const char *event;                /* only samples of these events */
+	const struct perf_evsel *last;    /* the last sample's event, and whether listed */
+	bool last_listed;
 	struct raw_frame frames[MAX_FRAMES];
 	int err;
 };
@@ -73,9 +75,15 @@ static int on_event(void *ctx, const struct perf_event *ev)
 {
 	struct stacks_ctx *c = ctx;
 
-	if (ev->type != PERF_RECORD_SAMPLE)
+	if (ev->type != PERF_RECORD_SAMPLE) {
 		c->err = upool_machine_event(c->pool, c->m, ev);
-	else if (!c->event || perf_event_listed(c->event, ev->evsel->name ? ev->evsel->name : ""))
+		return c->err;
+	}
+	if (c->event && ev->evsel != c->last) {
+		c->last = ev->evsel;
+		c->last_listed = perf_event_listed(c->event, ev->evsel->name ? ev->evsel->name : "");
+	}
+	if (!c->event || c->last_listed)
 		c->err = upool_add(c->pool, ev);
 	return c->err;
 }
@@ -141,9 +149,11 @@ int cmd_stacks(int argc, char **argv)
 		free(c);
 		return cli_usage_error("stacks", "--jobs takes a number from 1 to 256");
 	}
-	if (perf_reader_open(path, &ropts, &r)) {
+	ropts.events = c->event;
+	ret = perf_reader_open(path, &ropts, &r);
+	if (ret) {
 		free(c);
-		return EXIT_NOTHING;
+		return ret == PP_EUSAGE ? EXIT_USAGE : EXIT_NOTHING;
 	}
 	c->m = machine_new(perf_reader_header(r));
 	c->sym = sym_new(&sopts.o, perf_reader_header(r));
@@ -153,16 +163,12 @@ int cmd_stacks(int argc, char **argv)
 				   print_sample, c) : NULL;
 	if (!c->m || !c->sym || !c->pool) {
 		ret = PP_ENOMEM;
-	} else if (c->event && perf_reader_check_events(r, c->event, path)) {
-		ret = PP_EUSAGE;
 	} else {
 		ret = perf_reader_run(r, on_event, c);
 		if (ret == PP_OK)
 			ret = upool_flush(c->pool);
 		if (c->err)
 			ret = c->err;
-		if (ret == PP_OK && c->event && perf_reader_check_events(r, c->event, path))
-			ret = PP_EUSAGE;
 	}
 	st = perf_reader_stats(r);
 	rc = EXIT_FULL;

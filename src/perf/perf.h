@@ -269,6 +269,11 @@ struct perf_reader_opts {
 	size_t queue_limit;      /* bytes the ordering queue may hold; 0 = 256 MiB */
 	perf_progress_fn progress;
 	void *progress_ctx;
+	/* an --event list (not copied: it must outlive the reader): every entry
+	 * must name an event of the recording, else open() (events in the
+	 * header) or run() (events announced by a pipe) fail with PP_EUSAGE,
+	 * after an error naming the entry and the events; NULL: no check */
+	const char *events;
 };
 
 struct perf_reader;
@@ -329,14 +334,6 @@ struct perf_evsel *const *perf_reader_evsels(const struct perf_reader *r, size_t
  * a tracepoint "sched:sched_switch" matches only itself.
  */
 bool perf_event_listed(const char *list, const char *name);
-
-/**
- * perf_reader_check_events() - check that every entry of @list names one of
- * the events known so far (none yet, from a pipe not read: nothing to check).
- * @what: how messages call the recording.
- * Return: 0, or PP_EUSAGE after an error naming the entry and the events.
- */
-int perf_reader_check_events(const struct perf_reader *r, const char *list, const char *what);
 
 /** perf_record_type_name() - "SAMPLE", "MMAP2", ... or NULL if unknown. */
 const char *perf_record_type_name(uint32_t type);

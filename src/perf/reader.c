@@ -710,6 +710,69 @@ static int reader_alloc(const struct perf_reader_opts *opts, struct perf_reader 
 }
 
 /* Decide pipe or file mode from the first 16 bytes and read the header. */
+/* Does @entry (@len bytes) name the event @name, whole or without modifiers? */
+static bool event_named(const char *entry, size_t len, const char *name)
+{
+	const char *colon = strrchr(name, ':');
+	size_t n = strlen(name), base = strcspn(name, "/");
+
+	if (len == n && strncmp(entry, name, n) == 0)
+		return true;
+	/*
+	 * "cpu-clock/freq=997/" and "cpu-clock:u" are cpu-clock; a tracepoint
+	 * "system:event" is only itself (its event is no run of modifier letters)
+	 */
+	if (base == n && colon && colon[1] && strspn(colon + 1, "ukhGHpPISDWe") == strlen(colon + 1))
+		base = (size_t)(colon - name);
+	return base < n && len == base && strncmp(entry, name, base) == 0;
+}
+
+bool perf_event_listed(const char *list, const char *name)
+{
+	for (const char *p = list; p && *p;) {
+		const char *c = strchr(p, ',');
+		size_t len = c ? (size_t)(c - p) : strlen(p);
+
+		if (event_named(p, len, name))
+			return true;
+		p = c ? c + 1 : NULL;
+	}
+	return false;
+}
+
+/*
+ * Every entry of @list must name one of the events known so far (none yet,
+ * from a pipe not read: nothing to check). Return: 0, or PP_EUSAGE (logged).
+ */
+static int check_events(const struct perf_reader *r, const char *list)
+{
+	for (const char *p = list; p && *p;) {
+		const char *c = strchr(p, ',');
+		int len = (int)(c ? (size_t)(c - p) : strlen(p));
+		char one[256], names[512] = "";
+		size_t used = 0;
+		bool found = !r->nr_evsels;
+
+		snprintf(one, sizeof(one), "%.*s", len, p);
+		for (size_t i = 0; i < r->nr_evsels && !found; i++)
+			found = perf_event_listed(one, r->evsels[i]->name ? r->evsels[i]->name : "");
+		if (!found) {
+			for (size_t i = 0; i < r->nr_evsels && used < sizeof(names); i++) {
+				const char *name = r->evsels[i]->name ? r->evsels[i]->name : "?";
+				int w = snprintf(names + used, sizeof(names) - used, "%s'%s'",
+						 i ? ", " : "", name);
+
+				used += w > 0 ? (size_t)w : 0;
+			}
+			pp_error("--event: '%s' is not an event of '%s' (its events: %s)", one,
+				 r->path, names);
+			return PP_EUSAGE;
+		}
+		p = c ? c + 1 : NULL;
+	}
+	return 0;
+}
+
 static int open_common(struct perf_reader *r)
 {
 	uint8_t head[PERF_PIPE_HEADER_SIZE];
@@ -781,6 +844,8 @@ static int open_fd(struct perf_reader *r)
 		pp_error("'%s' holds file-mode perf.data on an input that cannot seek: "
 			 "record with 'perf record -o -' for pipes, or pass the file itself",
 			 r->path);
+	if (ret == PP_OK && r->opts.events)
+		ret = check_events(r, r->opts.events);
 	return ret;
 }
 
@@ -924,6 +989,8 @@ int perf_reader_run(struct perf_reader *r, perf_event_fn fn, void *ctx)
 	progress(r, true);
 	if (r->stop)
 		return PP_ESTOPPED;
+	if (ret == PP_OK && r->opts.events) /* a pipe announces its events as it goes */
+		ret = check_events(r, r->opts.events);
 	return ret;
 }
 
@@ -965,63 +1032,4 @@ struct perf_evsel *const *perf_reader_evsels(const struct perf_reader *r, size_t
 {
 	*nr = r->nr_evsels;
 	return r->evsels;
-}
-
-/* Does @entry (@len bytes) name the event @name, whole or without modifiers? */
-static bool event_named(const char *entry, size_t len, const char *name)
-{
-	const char *colon = strrchr(name, ':');
-	size_t n = strlen(name), base = strcspn(name, "/");
-
-	if (len == n && strncmp(entry, name, n) == 0)
-		return true;
-	/*
-	 * "cpu-clock/freq=997/" and "cpu-clock:u" are cpu-clock; a tracepoint
-	 * "system:event" is only itself (its event is no run of modifier letters)
-	 */
-	if (base == n && colon && colon[1] && strspn(colon + 1, "ukhGHpPISDWe") == strlen(colon + 1))
-		base = (size_t)(colon - name);
-	return base < n && len == base && strncmp(entry, name, base) == 0;
-}
-
-bool perf_event_listed(const char *list, const char *name)
-{
-	for (const char *p = list; p && *p;) {
-		const char *c = strchr(p, ',');
-		size_t len = c ? (size_t)(c - p) : strlen(p);
-
-		if (event_named(p, len, name))
-			return true;
-		p = c ? c + 1 : NULL;
-	}
-	return false;
-}
-
-int perf_reader_check_events(const struct perf_reader *r, const char *list, const char *what)
-{
-	for (const char *p = list; p && *p;) {
-		const char *c = strchr(p, ',');
-		int len = (int)(c ? (size_t)(c - p) : strlen(p));
-		char one[256], names[512] = "";
-		size_t used = 0;
-		bool found = !r->nr_evsels;
-
-		snprintf(one, sizeof(one), "%.*s", len, p);
-		for (size_t i = 0; i < r->nr_evsels && !found; i++)
-			found = perf_event_listed(one, r->evsels[i]->name ? r->evsels[i]->name : "");
-		if (!found) {
-			for (size_t i = 0; i < r->nr_evsels && used < sizeof(names); i++) {
-				const char *name = r->evsels[i]->name ? r->evsels[i]->name : "?";
-				int w = snprintf(names + used, sizeof(names) - used, "%s'%s'",
-						 i ? ", " : "", name);
-
-				used += w > 0 ? (size_t)w : 0;
-			}
-			pp_error("--event: '%s' is not an event of '%s' (its events: %s)", one, what,
-				 names);
-			return PP_EUSAGE;
-		}
-		p = c ? c + 1 : NULL;
-	}
-	return 0;
 }

@@ -512,8 +512,6 @@ static int build(struct perf_reader *r, const char *path, const struct profile_o
 	}
 	ret = acct_init(&c->acct, o, c->m, sym, perf_reader_header(r), &p->meta);
 	acct_ready = true;
-	if (!ret)
-		ret = o->events ? perf_reader_check_events(r, o->events, path) : 0;
 	if (ret)
 		goto fail;
 	ret = perf_reader_run(r, on_event, c);
@@ -521,8 +519,6 @@ static int build(struct perf_reader *r, const char *path, const struct profile_o
 		ret = upool_flush(c->pool);
 	if (c->err)
 		ret = c->err;
-	if (ret == PP_OK && o->events && perf_reader_check_events(r, o->events, path))
-		ret = PP_EUSAGE;
 	p->read = *perf_reader_stats(r);
 	p->sym = *sym_stats(sym);
 	upool_add_stats(c->pool, &p->sym);
@@ -568,6 +564,7 @@ int profile_build(const char *path, const struct profile_opts *o, struct profile
 {
 	struct perf_reader_opts ropts = {
 		.ordered = true, .progress = o->progress, .progress_ctx = o->progress_ctx,
+		.events = o->events,
 	};
 	struct perf_reader *r;
 	int ret;
@@ -580,7 +577,7 @@ int profile_build(const char *path, const struct profile_opts *o, struct profile
 int profile_build_mem(const void *data, size_t size, const char *name,
 		      const struct profile_opts *o, struct profile **out)
 {
-	struct perf_reader_opts ropts = { .ordered = true };
+	struct perf_reader_opts ropts = { .ordered = true, .events = o->events };
 	struct perf_reader *r;
 	int ret;
 
