@@ -625,6 +625,17 @@ static void run_end(struct account *a, struct acct_thread *th, uint64_t t)
 	th->in_time = 0;
 }
 
+/*
+ * @th was switched in at @t. After an off-CPU interval, iv_close() starts
+ * the run; this covers a thread seen switching in without having been seen
+ * leaving, as a new thread does on its first run (its fork is no switch-out).
+ */
+static void run_begin(struct acct_thread *th, uint64_t t)
+{
+	if (!th->off && !th->in_time && !th->exited)
+		th->in_time = t;
+}
+
 static void iv_open(struct account *a, struct acct_thread *th, uint64_t t, char state,
 		    uint32_t node, bool from_record)
 {
@@ -748,8 +759,10 @@ static void switch_sample(struct account *a, struct acct_src *src, const struct 
 	}
 	if (next_pid != UINT64_MAX && next_pid != 0) {
 		next = thread_find(a, (uint32_t)next_pid);
-		if (next)
+		if (next) {
 			iv_close(a, next, s->time, IV_EXACT);
+			run_begin(next, s->time);
+		}
 	}
 }
 
@@ -864,6 +877,7 @@ static void switch_record(struct account *a, const struct perf_event *ev)
 		th->end = s->time;
 	if (!ev->u.sw.out) {
 		iv_close(a, th, s->time, IV_EXACT);
+		run_begin(th, s->time);
 	} else if (!(th->off && !th->out_from_record && s->time - th->out_time < SAME_SWITCH_NS)) {
 		char state = ev->u.sw.preempt ? 'R' : 'S';
 

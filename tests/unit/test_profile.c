@@ -245,6 +245,76 @@ static void test_offcpu_time(void **state)
 	free(w.b);
 }
 
+/*
+ * A thread's first run starts at its first switch-in, not at a switch-out
+ * (its fork is none): a file with fork, switch in/out/in and exit, written
+ * here so the times are exact, gives the thread both runs.
+ */
+static struct pdw switch_file(void)
+{
+	const uint64_t st = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+	static const struct { uint32_t type; uint16_t misc; uint64_t time; } rec[] = {
+		{ PERF_RECORD_FORK, 0, 1000 },
+		{ PERF_RECORD_SWITCH, 0, 2000 },                      /* in */
+		{ PERF_RECORD_SWITCH, PERF_MISC_SWITCH_OUT, 52000 },   /* out, sleeping */
+		{ PERF_RECORD_SWITCH, 0, 60000 },                     /* in */
+		{ PERF_RECORD_EXIT, 0, 100000 },
+	};
+	struct pdw w = { 0 };
+	size_t data_off, at;
+
+	pdw_bytes(&w, "PERFILE2", 8);
+	pdw_u64(&w, 104);
+	pdw_u64(&w, 128 + 16);
+	for (int i = 0; i < 10; i++)
+		pdw_u64(&w, 0);
+	pdw_attr(&w, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, 100000, st,
+		 PERF_ATTR_FLAG_SAMPLE_ID_ALL, 0, 0, 0, 0, 0);
+	pdw_u64(&w, 0);
+	pdw_u64(&w, 0);
+	data_off = w.n;
+	for (size_t i = 0; i < sizeof(rec) / sizeof(rec[0]); i++) {
+		at = pdw_begin(&w, rec[i].type, rec[i].misc);
+		if (rec[i].type != PERF_RECORD_SWITCH) {
+			pdw_u32(&w, 100);       /* pid, ppid, tid, ptid, time */
+			pdw_u32(&w, 100);
+			pdw_u32(&w, 101);
+			pdw_u32(&w, 100);
+			pdw_u64(&w, rec[i].time);
+		}
+		pdw_u32(&w, 100);               /* sample_id: pid, tid, time */
+		pdw_u32(&w, 101);
+		pdw_u64(&w, rec[i].time);
+		pdw_end(&w, at);
+	}
+	pdw_patch_u64(&w, 24, 104);
+	pdw_patch_u64(&w, 32, 128 + 16);
+	pdw_patch_u64(&w, 40, data_off);
+	pdw_patch_u64(&w, 48, w.n - data_off);
+	return w;
+}
+
+static void test_first_run(void **state)
+{
+	struct pdw w = switch_file();
+	struct profile_opts o = { .jobs = 1, .sym.buildid_dir = "/nonexistent" };
+	struct profile *p = NULL;
+	const struct profile_thread *t = NULL;
+
+	(void)state;
+	assert_int_equal(profile_build_mem(w.b, w.n, "switches", &o, &p), 0);
+	assert_non_null(p);
+	for (size_t i = 0; i < p->nr_threads; i++)
+		if (p->threads[i].tid == 101)
+			t = &p->threads[i];
+	assert_non_null(t);
+	assert_int_equal(t->run_ns, 50000 + 40000);
+	assert_int_equal(t->blocked_ns + t->delay_ns, 8000);
+	assert_int_equal(t->end - t->start, 99000);
+	profile_free(p);
+	free(w.b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -254,6 +324,7 @@ int main(void)
 		cmocka_unit_test(test_rules_parse),
 		cmocka_unit_test(test_counter_names),
 		cmocka_unit_test(test_offcpu_time),
+		cmocka_unit_test(test_first_run),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
