@@ -922,7 +922,19 @@ int acct_event(struct account *a, const struct perf_event *ev, const uint64_t *p
 		}
 		break;
 	case PERF_RECORD_COMM:
-		th = thread_find(a, ev->u.comm.tid);
+		if (ev->u.comm.exec && ev->has_sample_id && ev->sample.time) {
+			/* a task execs on CPU: its run is known from here, which
+			 * for perf record's workload (enabled at exec) is where
+			 * the recording of it begins */
+			note_time(a, ev->sample.time);
+			th = thread_get(a, ev->u.comm.pid, ev->u.comm.tid, ev->sample.time);
+			if (!th)
+				return a->err;
+			iv_evidence(a, th, ev->sample.time, ev->sample.cpu);
+			run_begin(th, ev->sample.time);
+		} else {
+			th = thread_find(a, ev->u.comm.tid);
+		}
 		if (th)
 			thread_refresh(a, th);
 		break;

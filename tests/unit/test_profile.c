@@ -247,18 +247,23 @@ static void test_offcpu_time(void **state)
 
 /*
  * A thread's first run starts at its first switch-in, not at a switch-out
- * (its fork is none): a file with fork, switch in/out/in and exit, written
- * here so the times are exact, gives the thread both runs.
+ * (its fork is none), and a task's at its exec (perf record enables the
+ * workload's events there): a file with exec, fork, switches and exits,
+ * written here so the times are exact, gives each thread all its runs.
  */
 static struct pdw switch_file(void)
 {
 	const uint64_t st = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
-	static const struct { uint32_t type; uint16_t misc; uint64_t time; } rec[] = {
-		{ PERF_RECORD_FORK, 0, 1000 },
-		{ PERF_RECORD_SWITCH, 0, 2000 },                      /* in */
-		{ PERF_RECORD_SWITCH, PERF_MISC_SWITCH_OUT, 52000 },   /* out, sleeping */
-		{ PERF_RECORD_SWITCH, 0, 60000 },                     /* in */
-		{ PERF_RECORD_EXIT, 0, 100000 },
+	static const struct { uint32_t type; uint16_t misc; uint32_t tid; uint64_t time; } rec[] = {
+		{ PERF_RECORD_COMM, PERF_MISC_COMM_EXEC, 100, 500 },
+		{ PERF_RECORD_FORK, 0, 101, 1000 },
+		{ PERF_RECORD_SWITCH, 0, 101, 2000 },                      /* in */
+		{ PERF_RECORD_SWITCH, PERF_MISC_SWITCH_OUT, 100, 3500 },    /* out */
+		{ PERF_RECORD_SWITCH, PERF_MISC_SWITCH_OUT, 101, 52000 },   /* out */
+		{ PERF_RECORD_SWITCH, 0, 101, 60000 },                     /* in */
+		{ PERF_RECORD_EXIT, 0, 101, 100000 },
+		{ PERF_RECORD_SWITCH, 0, 100, 100500 },                    /* in */
+		{ PERF_RECORD_EXIT, 0, 100, 101000 },
 	};
 	struct pdw w = { 0 };
 	size_t data_off, at;
@@ -275,15 +280,19 @@ static struct pdw switch_file(void)
 	data_off = w.n;
 	for (size_t i = 0; i < sizeof(rec) / sizeof(rec[0]); i++) {
 		at = pdw_begin(&w, rec[i].type, rec[i].misc);
-		if (rec[i].type != PERF_RECORD_SWITCH) {
+		if (rec[i].type == PERF_RECORD_COMM) {
+			pdw_u32(&w, 100);       /* pid, tid, comm */
+			pdw_u32(&w, rec[i].tid);
+			pdw_bytes(&w, "work\0\0\0\0", 8);
+		} else if (rec[i].type != PERF_RECORD_SWITCH) {
 			pdw_u32(&w, 100);       /* pid, ppid, tid, ptid, time */
 			pdw_u32(&w, 100);
-			pdw_u32(&w, 101);
+			pdw_u32(&w, rec[i].tid);
 			pdw_u32(&w, 100);
 			pdw_u64(&w, rec[i].time);
 		}
 		pdw_u32(&w, 100);               /* sample_id: pid, tid, time */
-		pdw_u32(&w, 101);
+		pdw_u32(&w, rec[i].tid);
 		pdw_u64(&w, rec[i].time);
 		pdw_end(&w, at);
 	}
@@ -299,18 +308,26 @@ static void test_first_run(void **state)
 	struct pdw w = switch_file();
 	struct profile_opts o = { .jobs = 1, .sym.buildid_dir = "/nonexistent" };
 	struct profile *p = NULL;
-	const struct profile_thread *t = NULL;
+	const struct profile_thread *t = NULL, *m = NULL;
 
 	(void)state;
 	assert_int_equal(profile_build_mem(w.b, w.n, "switches", &o, &p), 0);
 	assert_non_null(p);
-	for (size_t i = 0; i < p->nr_threads; i++)
+	for (size_t i = 0; i < p->nr_threads; i++) {
 		if (p->threads[i].tid == 101)
 			t = &p->threads[i];
+		if (p->threads[i].tid == 100)
+			m = &p->threads[i];
+	}
 	assert_non_null(t);
 	assert_int_equal(t->run_ns, 50000 + 40000);
 	assert_int_equal(t->blocked_ns + t->delay_ns, 8000);
 	assert_int_equal(t->end - t->start, 99000);
+	assert_non_null(m);
+	assert_int_equal(m->run_ns, 3000 + 500);
+	assert_int_equal(m->blocked_ns + m->delay_ns, 97000);
+	assert_int_equal(m->start, 500);
+	assert_int_equal(m->end, 101000);
 	profile_free(p);
 	free(w.b);
 }
