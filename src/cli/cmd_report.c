@@ -186,12 +186,13 @@ static void print_top(const struct profile *p, const struct func_sum *fs, enum c
 		qsort(sorted, p->nr_frames, sizeof(*sorted), func_cmp);
 		printf("\n## %s: top functions by %s\n", counter_name(c), by_total ? "total" : "self");
 		printf("%8s %10s %8s %10s  %s\n", "self%", "self", "total%", "total", "function");
-		for (size_t i = 0; i < p->nr_frames && i < ro->top; i++) {
+		for (size_t i = 0, shown = 0; i < p->nr_frames && shown < ro->top; i++) {
 			const struct func_sum *f = &sorted[i];
 			uint64_t v = by_total ? f->total.ns[c] : f->self.ns[c];
 
 			if (!v || p->frames[f->frame].flags & (FRAME_F_PROCESS | FRAME_F_THREAD))
 				continue;
+			shown++;
 			frame_label(p, f->frame, label, sizeof(label));
 			printf("%7.2f%% %10.3f %7.2f%% %10.3f  %s\n", pct(f->self.ns[c], whole),
 			       secs(f->self.ns[c]), pct(f->total.ns[c], whole), secs(f->total.ns[c]),

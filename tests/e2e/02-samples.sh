@@ -28,4 +28,12 @@ grep -q '^# time .*, estimated)$' "$WORK/report.txt" || fail "report does not ma
 	fail "export: exit $?"
 grep -q "holds no wall-clock reference.*perf record -k CLOCK_MONOTONIC" "$WORK/export.err" ||
 	fail "export does not warn about estimated times: $(cat "$WORK/export.err")"
+# --top N lists N functions, the process and thread frames of --group-by
+# thread not counted among them (they are not functions)
+"$PERFPORT" report -i "$TOP/samples/offcpu.perf.data" --top 3 --group-by thread \
+	>"$WORK/top.txt" 2>/dev/null || fail "report --top 3: exit $?"
+counts=$(awk '/^## /{h = ($0 ~ /top functions by total/); next}
+	h && /^ *[0-9.]+%/{n[NR] = 1; c++} /^$/{if (c) print c; c = 0} END{if (c) print c}' "$WORK/top.txt" |
+	sort -u | tr '\n' ' ')
+[ "$counts" = "3 " ] || fail "report --top 3 --group-by thread: tables by total list $counts functions"
 echo "ok: samples"
