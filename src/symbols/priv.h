@@ -37,6 +37,7 @@ struct fsym {
 	uint64_t addr, size;
 	const char *name;     /* interned, version suffix removed */
 	uint8_t bind;
+	bool label;           /* an untyped code label, not a function */
 };
 
 /* One inlined call: the function inlined, and where in it the code is. */

@@ -196,17 +196,38 @@ static int cmp_fsym(const void *a, const void *b)
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
+	if (x->label != y->label)
+		return x->label ? 1 : -1;
 	return sym_alias_order(x->size != 0, x->bind, x->name, y->size != 0, y->bind, y->name);
 }
 
 /*
+ * An untyped symbol in code: an assembly entry point without .type, such as
+ * ld.so's _start, which perf names code by. ARM's mapping symbols ($x, $d)
+ * and local labels (.L) are not names.
+ */
+static bool is_code_label(const GElf_Sym *sym, GElf_Word shndx, Elf *elf, const char *name)
+{
+	Elf_Scn *scn;
+	GElf_Shdr sh;
+
+	if (GELF_ST_TYPE(sym->st_info) != STT_NOTYPE || !elf || shndx == SHN_UNDEF ||
+	    shndx >= SHN_LORESERVE || name[0] == '$' || (name[0] == '.' && name[1] == 'L'))
+		return false;
+	scn = elf_getscn(elf, shndx);
+	return scn && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR);
+}
+
+/*
  * Every function symbol of the module (symtab, else dynsym, plus
- * MiniDebugInfo), sorted, one per address. libdwfl's own address lookup
- * scans the whole table each time; this is built once.
+ * MiniDebugInfo), sorted, one per address, and the code labels no function
+ * covers. libdwfl's own address lookup scans the whole table each time;
+ * this is built once.
  */
 void sym_build_symtab(struct symbolizer *s, struct dso_state *st)
 {
 	int n = dwfl_module_getsymtab(st->mod);
+	uint64_t covered = 0;
 	size_t k = 0;
 
 	if (n <= 0)
@@ -218,26 +239,39 @@ void sym_build_symtab(struct symbolizer *s, struct dso_state *st)
 		GElf_Addr addr;
 		GElf_Word shndx;
 		GElf_Sym sym;
-		const char *name = dwfl_module_getsym_info(st->mod, i, &sym, &addr, &shndx, NULL, NULL);
+		Elf *elf = NULL;
+		const char *name = dwfl_module_getsym_info(st->mod, i, &sym, &addr, &shndx, &elf,
+							   NULL);
 		int type = GELF_ST_TYPE(sym.st_info);
+		bool label;
 
 		if (!name || !*name || !addr || shndx == SHN_UNDEF)
 			continue;
-		if (type != STT_FUNC && type != STT_GNU_IFUNC)
+		label = is_code_label(&sym, shndx, elf, name);
+		if (type != STT_FUNC && type != STT_GNU_IFUNC && !label)
 			continue;
 		st->syms[k].addr = addr;
-		st->syms[k].size = sym.st_size;
+		st->syms[k].size = label ? 0 : sym.st_size;
 		st->syms[k].bind = (uint8_t)GELF_ST_BIND(sym.st_info);
+		st->syms[k].label = label;
 		st->syms[k].name = clean_name(s, name);
 		if (st->syms[k].name)
 			k++;
 	}
 	qsort(st->syms, k, sizeof(*st->syms), cmp_fsym);
-	/* keep the best of each address */
+	/* keep the best of each address, and a label only outside functions */
 	st->nr_syms = 0;
-	for (size_t i = 0; i < k; i++)
-		if (!st->nr_syms || st->syms[st->nr_syms - 1].addr != st->syms[i].addr)
-			st->syms[st->nr_syms++] = st->syms[i];
+	for (size_t i = 0; i < k; i++) {
+		const struct fsym *f = &st->syms[i];
+
+		if (st->nr_syms && st->syms[st->nr_syms - 1].addr == f->addr)
+			continue;
+		if (f->label && f->addr < covered)
+			continue;
+		if (f->size && f->addr + f->size > covered)
+			covered = f->addr + f->size;
+		st->syms[st->nr_syms++] = *f;
+	}
 }
 
 /* The function containing @addr: the last at or below it, within its size. */

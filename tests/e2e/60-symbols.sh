@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Frame names: perfport's stacks agree with perf script frame by frame, with
 # and without frame pointers; a rebuilt binary gives unknown frames, never
-# wrong names; JIT code is named from /tmp/perf-PID.map; kernel frames of
-# recordings made on another kernel stay unknown.
+# wrong names; JIT code is named from /tmp/perf-PID.map; untyped assembly
+# entry points are named as perf names them; kernel frames of recordings
+# made on another kernel stay unknown.
 . "$(dirname "$0")/lib/common.sh"
 need_perf
 need_python
@@ -66,6 +67,63 @@ cc -O2 -o "$WORK/vd" "$WORK/vd.c"
 record "$WORK/vd.data" -g -F 999 -e cpu-clock "$WORK/vd"
 compare vdso "$WORK/vd.data" 99
 grep -q "__vdso_clock_gettime+0x[0-9a-f]* (\[vdso\])" "$WORK/vdso.ours" || fail "vdso frames not named"
+
+# Assembly entry points without .type (untyped symbols in code, like
+# ld.so's _start) name their code as perf does; a label inside a function
+# does not take the function's place.
+if [ "$(uname -m)" = x86_64 ]; then
+	cat >"$WORK/label.c" <<'C'
+__asm__(".text\n"
+	".globl spin_label\n"
+	"spin_label:\n"        /* untyped: no .type, no .size */
+	"1:	dec %rdi\n"
+	"	jnz 1b\n"
+	"	ret\n");
+void spin_label(long n);
+__attribute__((noinline)) long typed(long n)
+{
+	long s = 0;
+
+	for (long i = 0; i < n; i++) {
+		__asm__ volatile("inner_label_%=:" ::: "memory");
+		s += i ^ (s >> 3);
+	}
+	return s;
+}
+int main(void)
+{
+	long s = 0;
+
+	for (int i = 0; i < 40; i++) {
+		spin_label(10000000);
+		s += typed(5000000);
+	}
+	return s == 42;
+}
+C
+	cc -O1 -g -fno-omit-frame-pointer -o "$WORK/label" "$WORK/label.c" ||
+		fail "the label workload does not build"
+	readelf -s "$WORK/label" | grep -q ' NOTYPE .* spin_label$' ||
+		fail "spin_label is not an untyped symbol in this build"
+	record "$WORK/label.data" -g -F 999 -e cpu-clock "$WORK/label"
+	"$PERFPORT" stacks -i "$WORK/label.data" >"$WORK/label.ours" || fail "label: stacks exit $?"
+	perf script -i "$WORK/label.data" -F comm,tid,time,event,ip,sym >"$WORK/label.perf" 2>/dev/null
+	# leaf names, counted: perf's and ours agree on spin_label; inside
+	# typed(), perf names the code by the label (its symbols overlap), ours
+	# by the function
+	leaves() { awk '/^[^\t]/ { top = 1; next } top && /^\t/ { n = $2; sub(/\+0x.*/, "", n); c[n]++; top = 0 }
+		END { for (k in c) print k, c[k] }' "$1" | sort; }
+	leaves "$WORK/label.ours" >"$WORK/label.ours.leaves"
+	leaves "$WORK/label.perf" >"$WORK/label.perf.leaves"
+	ours_spin=$(awk '$1 == "spin_label" { print $2 }' "$WORK/label.ours.leaves")
+	perf_spin=$(awk '$1 == "spin_label" { print $2 }' "$WORK/label.perf.leaves")
+	ours_typed=$(awk '$1 == "typed" { print $2 }' "$WORK/label.ours.leaves")
+	perf_typed=$(awk '$1 == "typed" || $1 ~ /^inner_label/ { s += $2 } END { print s + 0 }' "$WORK/label.perf.leaves")
+	echo "untyped spin_label: perfport ${ours_spin:-0} samples, perf ${perf_spin:-0}; typed(): perfport ${ours_typed:-0}, perf ${perf_typed} (with its inner label)"
+	[ -n "$ours_spin" ] && [ "$ours_spin" = "$perf_spin" ] || fail "untyped spin_label: ${ours_spin:-0} samples, perf ${perf_spin:-0}"
+	[ -n "$ours_typed" ] && [ "$ours_typed" = "$perf_typed" ] || fail "typed(): ${ours_typed:-0} samples, perf ${perf_typed}"
+	! grep -q "inner_label" "$WORK/label.ours" || fail "a label inside typed() named its code"
+fi
 
 # --vmlinux: an image of the recorded kernel, linked elsewhere than it ran
 # (as KASLR does), names the same kernel frames as the matching kallsyms; an
