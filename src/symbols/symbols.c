@@ -218,10 +218,108 @@ static bool is_code_label(const GElf_Sym *sym, GElf_Word shndx, Elf *elf, const 
 	return scn && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR);
 }
 
+/* A section of @elf by name, and its header. */
+static Elf_Scn *section_named(Elf *elf, const char *want, GElf_Shdr *sh)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+
+		if (!gelf_getshdr(scn, sh))
+			continue;
+		name = elf_strptr(elf, shstrndx, sh->sh_name);
+		if (name && strcmp(name, want) == 0)
+			return scn;
+	}
+	return NULL;
+}
+
+/*
+ * The PLT's entries, named "FUNCTION@plt" after their jump-slot relocations
+ * as perf names them (x86_64: a 16-byte header, then 16-byte entries, or
+ * .plt.sec's entries without header when built for IBT; aarch64: a 32-byte
+ * header, then 16-byte entries). Entry i is relocation i of .rela.plt; an
+ * IRELATIVE slot has no name and stays unnamed. Appended to st->syms.
+ */
+static size_t plt_symbols(struct symbolizer *s, struct dso_state *st, size_t k)
+{
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(st->mod, &bias);
+	GElf_Shdr rsh, psh, dsh;
+	Elf_Scn *rela, *plt, *dynsym;
+	Elf_Data *rd, *dd;
+	GElf_Ehdr eh;
+	uint64_t header, entry = 16, start, room;
+	uint32_t jump_slot;
+	size_t nrel;
+	struct fsym *n;
+
+	if (!elf || !gelf_getehdr(elf, &eh))
+		return k;
+	if (eh.e_machine == EM_X86_64) {
+		header = 16;
+		jump_slot = R_X86_64_JUMP_SLOT;
+	} else if (eh.e_machine == EM_AARCH64) {
+		header = 32;
+		jump_slot = R_AARCH64_JUMP_SLOT;
+	} else {
+		return k;
+	}
+	rela = section_named(elf, ".rela.plt", &rsh);
+	if (!rela || rsh.sh_type != SHT_RELA || !rsh.sh_entsize)
+		return k;
+	plt = section_named(elf, ".plt.sec", &psh);
+	if (plt && eh.e_machine == EM_X86_64)
+		header = 0;
+	else if (!(plt = section_named(elf, ".plt", &psh)))
+		return k;
+	if (psh.sh_type != SHT_PROGBITS || !(psh.sh_flags & SHF_EXECINSTR))
+		return k;
+	dynsym = elf_getscn(elf, rsh.sh_link);
+	rd = elf_getdata(rela, NULL);
+	if (!dynsym || !gelf_getshdr(dynsym, &dsh) || !(dd = elf_getdata(dynsym, NULL)) || !rd)
+		return k;
+	nrel = rsh.sh_size / rsh.sh_entsize;
+	room = psh.sh_size > header ? (psh.sh_size - header) / entry : 0;
+	if (nrel > room)
+		nrel = room;
+	if (!nrel)
+		return k;
+	n = realloc(st->syms, (k + nrel) * sizeof(*n));
+	if (!n)
+		return k;
+	st->syms = n;
+	start = psh.sh_addr + bias + header;
+	for (size_t i = 0; i < nrel; i++) {
+		GElf_Rela r;
+		GElf_Sym sym;
+		const char *name;
+		char buf[512];
+
+		if (!gelf_getrela(rd, (int)i, &r) || GELF_R_TYPE(r.r_info) != jump_slot ||
+		    !gelf_getsym(dd, (int)GELF_R_SYM(r.r_info), &sym))
+			continue;
+		name = elf_strptr(elf, dsh.sh_link, sym.st_name);
+		if (!name || !*name)
+			continue;
+		snprintf(buf, sizeof(buf), "%s@plt", clean_name(s, name));
+		st->syms[k] = (struct fsym){ .addr = start + i * entry, .size = entry,
+					     .bind = STB_GLOBAL,
+					     .name = strtab_intern(&s->strings, buf) };
+		if (st->syms[k].name)
+			k++;
+	}
+	return k;
+}
+
 /*
  * Every function symbol of the module (symtab, else dynsym, plus
- * MiniDebugInfo), sorted, one per address, and the code labels no function
- * covers. libdwfl's own address lookup scans the whole table each time;
+ * MiniDebugInfo, plus the PLT's entries), sorted, one per address, and the
+ * code labels no function covers. libdwfl's own address lookup scans the whole table each time;
  * this is built once.
  */
 void sym_build_symtab(struct symbolizer *s, struct dso_state *st)
@@ -230,9 +328,9 @@ void sym_build_symtab(struct symbolizer *s, struct dso_state *st)
 	uint64_t covered = 0;
 	size_t k = 0;
 
-	if (n <= 0)
-		return;
-	st->syms = malloc((size_t)n * sizeof(*st->syms));
+	if (n < 0)
+		n = 0;
+	st->syms = malloc(((size_t)n + 1) * sizeof(*st->syms));
 	if (!st->syms)
 		return;
 	for (int i = 1; i < n; i++) {
@@ -258,6 +356,7 @@ void sym_build_symtab(struct symbolizer *s, struct dso_state *st)
 		if (st->syms[k].name)
 			k++;
 	}
+	k = plt_symbols(s, st, k);
 	qsort(st->syms, k, sizeof(*st->syms), cmp_fsym);
 	/* keep the best of each address, and a label only outside functions */
 	st->nr_syms = 0;

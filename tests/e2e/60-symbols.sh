@@ -123,6 +123,27 @@ C
 	[ -n "$ours_spin" ] && [ "$ours_spin" = "$perf_spin" ] || fail "untyped spin_label: ${ours_spin:-0} samples, perf ${perf_spin:-0}"
 	[ -n "$ours_typed" ] && [ "$ours_typed" = "$perf_typed" ] || fail "typed(): ${ours_typed:-0} samples, perf ${perf_typed}"
 	! grep -q "inner_label" "$WORK/label.ours" || fail "a label inside typed() named its code"
+
+	# PLT entries are named FUNCTION@plt, as objdump names them
+	cat >"$WORK/plt.c" <<'C'
+#include <stdlib.h>
+int main(void)
+{
+	long t = 0;
+
+	for (long i = 0; i < 200000000; i++)    /* a third of the time in labs@plt */
+		t += labs(i - t);
+	return t == 42;
+}
+C
+	cc -O1 -fno-builtin -fno-omit-frame-pointer -o "$WORK/plt" "$WORK/plt.c" ||
+		fail "the PLT workload does not build"
+	record "$WORK/plt.data" -g -F 999 -e cpu-clock "$WORK/plt"
+	"$PERFPORT" stacks -i "$WORK/plt.data" >"$WORK/plt.ours" || fail "plt: stacks exit $?"
+	perf script -i "$WORK/plt.data" -F comm,tid,time,event,ip,sym,dso >"$WORK/plt.perf" 2>/dev/null
+	objdump -d "$WORK/plt" >"$WORK/plt.objdump" || fail "objdump failed"
+	$PY "$CHECK" plt "$WORK/plt.ours" "$WORK/plt.perf" "$WORK/plt.objdump" plt ||
+		fail "PLT entries"
 fi
 
 # --vmlinux: an image of the recorded kernel, linked elsewhere than it ran

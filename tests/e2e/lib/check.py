@@ -343,6 +343,37 @@ def addrs(ours_path, perf_path, comm=None):
           f"(load offset {hex(base)})")
 
 
+def plt(ours_path, perf_path, objdump_path, binary):
+    """Samples whose leaf perf places (by address) in a PLT entry of BINARY,
+    as objdump -d names the entries ("<labs@plt>:"), are named so by
+    perfport. (perf 6.1 names them by the symbol before the PLT, _init.)"""
+    entries = {}
+    for line in open(objdump_path, errors="replace"):
+        m = re.match(r"^([0-9a-f]+) <(\S+@plt)>:$", line.strip())
+        if m:
+            entries[int(m.group(1), 16)] = m.group(2)
+    if not entries:
+        fail(f"objdump shows no PLT entries in {binary}")
+    ours = stack_blocks(ours_path, r"-?\d+/(-?\d+) (\d+\.\d{6}):")
+    perf = stack_blocks(perf_path, r"^\S.*?\s(-?\d+)\s+(\d+\.\d{6}):")
+    seen, bad = collections.Counter(), []
+    for k in set(ours) & set(perf):
+        if not perf[k] or not ours[k] or not perf[k][0][2].endswith("/" + binary):
+            continue
+        addr = perf[k][0][0]
+        want = [n for a, n in entries.items() if a <= addr < a + 16]
+        if not want:
+            continue
+        seen[want[0]] += 1
+        if ours[k][0][1] != want[0]:
+            bad.append((k, ours[k][0][1], want[0]))
+    if not seen:
+        fail("no sample in a PLT entry")
+    if bad:
+        fail(f"{len(bad)} samples in PLT entries misnamed, e.g. {bad[:3]}")
+    print("ok: samples in PLT entries named as objdump names them:", dict(seen))
+
+
 def main():
     if len(sys.argv) < 3:
         print(__doc__)
@@ -350,7 +381,7 @@ def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     {"counts": counts, "order": order, "stats": stats, "json": check_json,
      "tpfields": tpfields, "frames": frames, "reach": reach, "perfparser": perfparser,
-     "addrs": addrs}[cmd](*args)
+     "addrs": addrs, "plt": plt}[cmd](*args)
 
 
 if __name__ == "__main__":
