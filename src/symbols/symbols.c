@@ -318,9 +318,9 @@ static size_t plt_symbols(struct symbolizer *s, struct dso_state *st, size_t k)
 
 /*
  * Every function symbol of the module (symtab, else dynsym, plus
- * MiniDebugInfo, plus the PLT's entries), sorted, one per address, and the
- * code labels no function covers. libdwfl's own address lookup scans the whole table each time;
- * this is built once.
+ * MiniDebugInfo, plus the PLT's entries) and the code labels no function
+ * covers, sorted, one per address. libdwfl's own address lookup scans the
+ * whole table each time; this is built once.
  */
 void sym_build_symtab(struct symbolizer *s, struct dso_state *st)
 {
