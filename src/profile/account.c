@@ -626,9 +626,10 @@ static void run_end(struct account *a, struct acct_thread *th, uint64_t t)
 }
 
 /*
- * @th was switched in at @t. After an off-CPU interval, iv_close() starts
- * the run; this covers a thread seen switching in without having been seen
- * leaving, as a new thread does on its first run (its fork is no switch-out).
+ * @th is on CPU from @t: switched in, or exec'ing. After an off-CPU
+ * interval, iv_close() starts the run; this covers a thread seen running
+ * without having been seen leaving, as a new thread on its first run (its
+ * fork is no switch-out) or perf record's workload at its exec.
  */
 static void run_begin(struct acct_thread *th, uint64_t t)
 {
