@@ -9,10 +9,14 @@ need_perf
 need_python
 build_workload
 
+stacks_both() { # NAME FILE: perfport's stacks in NAME.ours, perf script's in NAME.perf
+	"$PERFPORT" stacks -i "$2" >"$WORK/$1.ours" || fail "$1: perfport stacks exit $?"
+	perf script -i "$2" -F comm,tid,time,event,ip,sym,dso >"$WORK/$1.perf" 2>/dev/null
+}
+
 compare() { # NAME FILE [check.py frames thresholds...]
 	local name=$1 file=$2; shift 2
-	"$PERFPORT" stacks -i "$file" >"$WORK/$name.ours" || fail "$name: perfport stacks exit $?"
-	perf script -i "$file" -F comm,tid,time,event,ip,sym,dso >"$WORK/$name.perf" 2>/dev/null
+	stacks_both "$name" "$file"
 	$PY "$CHECK" frames "$WORK/$name.ours" "$WORK/$name.perf" "$@" || fail "$name: frame names"
 }
 
@@ -106,8 +110,7 @@ C
 	readelf -s "$WORK/label" | grep -q ' NOTYPE .* spin_label$' ||
 		fail "spin_label is not an untyped symbol in this build"
 	record "$WORK/label.data" -g -F 999 -e cpu-clock "$WORK/label"
-	"$PERFPORT" stacks -i "$WORK/label.data" >"$WORK/label.ours" || fail "label: stacks exit $?"
-	perf script -i "$WORK/label.data" -F comm,tid,time,event,ip,sym >"$WORK/label.perf" 2>/dev/null
+	stacks_both label "$WORK/label.data"
 	# leaf names, counted: perf's and ours agree on spin_label; inside
 	# typed(), perf names the code by the label (its symbols overlap), ours
 	# by the function
@@ -139,8 +142,7 @@ C
 	cc -O1 -fno-builtin -fno-omit-frame-pointer -o "$WORK/plt" "$WORK/plt.c" ||
 		fail "the PLT workload does not build"
 	record "$WORK/plt.data" -g -F 999 -e cpu-clock "$WORK/plt"
-	"$PERFPORT" stacks -i "$WORK/plt.data" >"$WORK/plt.ours" || fail "plt: stacks exit $?"
-	perf script -i "$WORK/plt.data" -F comm,tid,time,event,ip,sym,dso >"$WORK/plt.perf" 2>/dev/null
+	stacks_both plt "$WORK/plt.data"
 	objdump -d "$WORK/plt" >"$WORK/plt.objdump" || fail "objdump failed"
 	$PY "$CHECK" plt "$WORK/plt.ours" "$WORK/plt.perf" "$WORK/plt.objdump" plt ||
 		fail "PLT entries"
