@@ -4,10 +4,11 @@
  * profile JSON (PostAgentProfile), as ../shared/seeds/000 describes it:
  *
  *   {"start": ms, "end": ms,
- *    "agentMetadata": {"sampleWeights": {TYPE: samples/s}, "durationInMs": n,
- *                      "fleetInfo": {"fleetInstanceId": s, "hostType": s},
+ *    "agentMetadata": {"sampleWeights": {TYPE: rounds/s}, "durationInMs": n,
+ *                      "fleetInfo": {"fleetInstanceId": s, "hostType": s, "vCPUs": n},
  *                      "agentInfo": {"type": "perfport", "version": s},
- *                      "numTimesSampled": n},
+ *                      "runtimeVersion": s, "cpuTimeInSeconds": x,
+ *                      "metrics": {"numThreads": n}, "numTimesSampled": n},
  *    "callgraph": {"children": {"frame": {"counts": {TYPE: n}, "children": {...},
  *                                        "file": s, "line": [n]}}}}
  *
@@ -15,7 +16,10 @@
  * RUNNABLE, lock BLOCKED, io and sleep WAITING, timed-sleep TIMED_WAITING,
  * idle IDLE. Counts are samples: on-CPU sample counts as they are, off-CPU
  * nanoseconds as sample-equivalents at the recording's sampling interval,
- * so CPU and latency views weigh alike. Children are an object keyed by
+ * so CPU and latency views weigh alike. numTimesSampled is the number of
+ * sampling rounds the duration held at that rate and sampleWeights, for
+ * every type, rounds per second, as the official agents write them
+ * (aws/amazon-codeguru-profiler-python-agent, profile_encoder.py). Children are an object keyed by
  * frame name: frames of one name under one parent are merged. Kernel frames
  * are named "function_[k]", as profile-bee names them.
  */
@@ -44,7 +48,7 @@ static const struct { const char *counter; enum cg_type type; } type_map[] = {
 static const struct perfport_option_def options[] = {
 	{ "fleet_instance_id", PERFPORT_OPT_STRING, NULL, NULL,
 	  "fleetInfo.fleetInstanceId (default: the recording's host name)" },
-	{ "host_type", PERFPORT_OPT_STRING, "unknown", NULL, "fleetInfo.hostType" },
+	{ "host_type", PERFPORT_OPT_STRING, "unknown", NULL, "fleetInfo.hostType, e.g. the EC2 instance type" },
 	{ "interval_ms", PERFPORT_OPT_INT, NULL, NULL,
 	  "sampling interval for off-CPU sample-equivalents (default: the on-CPU "
 	  "event's period, else 10)" },
@@ -255,6 +259,25 @@ static void total_counts(struct codeguru *c)
 			c->totals[t] += counts_of(c, &c->nodes[i], t);
 }
 
+/* On-CPU time of the profile, in seconds (the agents' cpuTimeInSeconds). */
+static double cpu_seconds(const struct perfport_profile *p)
+{
+	if (!p->nr_nodes || p->nr_counters <= PERFPORT_COUNTER_ON_CPU ||
+	    strcmp(p->counter_units[PERFPORT_COUNTER_ON_CPU], "nanoseconds") != 0)
+		return 0;
+	return (double)perfport_total_value(p, 0, PERFPORT_COUNTER_ON_CPU) / 1e9;
+}
+
+/* Threads the profile saw, the idle task aside (metrics.numThreads). */
+static size_t count_threads(const struct perfport_profile *p)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->nr_threads; i++)
+		n += perfport_thread_at(p, i)->pid != 0;
+	return n;
+}
+
 static enum perfport_status cg_init(const struct perfport_host *host,
 				    const struct perfport_option *opts, size_t nr, void **state)
 {
@@ -296,7 +319,7 @@ static enum perfport_status cg_init(const struct perfport_host *host,
 static enum perfport_status cg_write(void *state, const struct perfport_profile *p, FILE *out)
 {
 	struct codeguru *c = state;
-	uint64_t start_ms = p->start_ns / 1000000, end_ms = p->end_ns / 1000000, sampled = 0;
+	uint64_t start_ms = p->start_ns / 1000000, end_ms = p->end_ns / 1000000, sampled, duration_ms;
 	double secs;
 	bool any = false;
 
@@ -339,25 +362,44 @@ static enum perfport_status cg_write(void *state, const struct perfport_profile 
 	}
 	total_counts(c);
 	c->out = out;
-	secs = end_ms > start_ms ? (double)(end_ms - start_ms) / 1000.0 : 0;
+	/*
+	 * The agents' agentMetadata: numTimesSampled counts sampling rounds
+	 * (every thread sampled once per round) and sampleWeights[TYPE] is
+	 * rounds per second for every type, so CodeGuru's time for a type,
+	 * counts / sampleWeight, is what the counts stand for at the
+	 * recording's rate. Counts are per round already (samples, and
+	 * off-CPU time / interval).
+	 */
+	duration_ms = end_ms > start_ms ? end_ms - start_ms : 1;
+	secs = (double)duration_ms / 1000.0;
+	sampled = (uint64_t)(secs * 1e9 / (double)c->interval_ns + 0.5);
+	if (!sampled)
+		sampled = 1;
 	fprintf(out, "{\"start\":%" PRIu64 ",\"end\":%" PRIu64 ",\"agentMetadata\":{"
 		"\"sampleWeights\":{", start_ms, end_ms);
 	for (int t = 0; t < T_COUNT; t++) {
 		if (!c->totals[t])
 			continue;
-		fprintf(out, "%s\"%s\":%.6g", any ? "," : "", type_names[t],
-			secs > 0 ? (double)c->totals[t] / secs : (double)c->totals[t]);
-		sampled += c->totals[t];
+		fprintf(out, "%s\"%s\":%.10g", any ? "," : "", type_names[t], (double)sampled / secs);
 		any = true;
 	}
 	fprintf(out, "},\"durationInMs\":%" PRIu64 ",\"fleetInfo\":{\"fleetInstanceId\":",
-		end_ms > start_ms ? end_ms - start_ms : 0);
+		duration_ms);
 	put_str(out, c->fleet_id ? c->fleet_id : p->hostname ? p->hostname : "unknown", NULL);
 	fputs(",\"hostType\":", out);
 	put_str(out, c->host_type, NULL);
+	if (p->nr_cpus)
+		fprintf(out, ",\"vCPUs\":%" PRIu32, p->nr_cpus);
 	fputs("},\"agentInfo\":{\"type\":\"perfport\",\"version\":", out);
 	put_str(out, c->host->version ? c->host->version : "unknown", NULL);
-	fprintf(out, "},\"numTimesSampled\":%" PRIu64 "},\"callgraph\":", sampled);
+	fputc('}', out);
+	if (p->os_release) {
+		fputs(",\"runtimeVersion\":", out);
+		put_str(out, p->os_release, NULL);
+	}
+	fprintf(out, ",\"cpuTimeInSeconds\":%.6f,\"metrics\":{\"numThreads\":%zu}",
+		cpu_seconds(p), count_threads(p));
+	fprintf(out, ",\"numTimesSampled\":%" PRIu64 "},\"callgraph\":", sampled);
 	put_node(c, 0);
 	fputs("}\n", out);
 	return ferror(out) ? PERFPORT_ERROR : PERFPORT_OK;

@@ -5,7 +5,8 @@
 # python3-jsonschema); counts per CodeGuru type equal the tree's totals
 # (on-CPU samples exactly, off-CPU time as sample-equivalents at the
 # sampling interval); an on-CPU-only recording has only RUNNABLE, a
-# sched_switch one the off-CPU types; sampleWeights are samples per second.
+# sched_switch one the off-CPU types; numTimesSampled and sampleWeights are
+# sampling rounds as the official agents count them.
 . "$(dirname "$0")/lib/common.sh"
 need_python
 need_perf
@@ -58,12 +59,24 @@ def check(name, interval_ns=None):
         print("%-6s %-14s %9d  tree %12.1f" % (name, t, g, e))
         if abs(g - e) > tol:
             sys.exit("%s %s: %d counted, the tree has %.1f" % (name, t, g, e))
+    # as the official agents: numTimesSampled = sampling rounds over the
+    # duration, sampleWeights = rounds per second for every type, so that
+    # counts / sampleWeight is the time each type stands for
     secs = md["durationInMs"] / 1000
+    rounds = round(secs * 1e9 / interval_ns)
+    if abs(md["numTimesSampled"] - rounds) > 1:
+        sys.exit("%s numTimesSampled %d, want %d rounds" % (name, md["numTimesSampled"], rounds))
     for t, wgt in md["sampleWeights"].items():
-        if abs(wgt - got[t] / secs) > 0.01 * wgt + 0.01:
-            sys.exit("%s sampleWeights[%s] %.3f, want %.3f/s" % (name, t, wgt, got[t] / secs))
-    if md["numTimesSampled"] != sum(got.values()):
-        sys.exit("%s numTimesSampled %d != %d" % (name, md["numTimesSampled"], sum(got.values())))
+        if abs(wgt - md["numTimesSampled"] / secs) > 1e-6 * wgt:
+            sys.exit("%s sampleWeights[%s] %.3f, want %.3f rounds/s" % (name, t, wgt, md["numTimesSampled"] / secs))
+    for t in got:
+        shown, meant = got[t] / md["sampleWeights"][t], got[t] * interval_ns / 1e9
+        if abs(shown - meant) > 0.01 * meant + 0.01:
+            sys.exit("%s %s: CodeGuru would show %.3f s, the counts stand for %.3f s" % (name, t, shown, meant))
+    if md["fleetInfo"].get("vCPUs") != tree["meta"].get("nr_cpus", md["fleetInfo"].get("vCPUs")):
+        sys.exit("%s fleetInfo.vCPUs %r" % (name, md["fleetInfo"].get("vCPUs")))
+    if abs(md["cpuTimeInSeconds"] - tree["totals"].get("on-cpu", {}).get("ns", 0) / 1e9) > 1e-5:
+        sys.exit("%s cpuTimeInSeconds %r" % (name, md["cpuTimeInSeconds"]))
     if doc["end"] - doc["start"] != md["durationInMs"] or md["durationInMs"] <= 0:
         sys.exit("%s: start/end/durationInMs disagree" % name)
     if md["agentInfo"]["type"] != "perfport":
