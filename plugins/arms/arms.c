@@ -6,7 +6,7 @@
  * as JSON lines:
  *
  *   {"aggTypes":"sum","dataType":"CallStack","durationNs":"...","labels":"{...}",
- *    "language":"native","name":"leaf /file.c","profileID":"<uuid>",
+ *    "language":"ebpf","name":"leaf /file.c","profileID":"<uuid>",
  *    "stack":"caller /file.c\ncaller's caller ...","stackID":"<16 hex>",
  *    "type":"profile_cpu","units":"nanoseconds","val":"...","valueTypes":"cpu"}
  *
@@ -15,7 +15,9 @@
  * time plus blocking, I/O waiting and lock competition"). A frame is
  * "function position", position the source file if known, else the module,
  * else "?"; stack runs from the leaf's parent down to the root, one frame a
- * line; stackID is 16 hex digits of FNV-1a 64 over the whole stack.
+ * line (spaces inside a function or position as U+00A0); stackID is
+ * FNV-1a 64 over the whole stack in hex. Labels carry __name__ (the
+ * application) and the stack's process and thread.
  * upload() posts the same logs with SLS PutLogs: protobuf LogGroups (a
  * dozen lines of encoder: the schema is four fields), LZ4 raw blocks, split
  * to stay under the service's limits, signed and sent by the host.
@@ -32,7 +34,11 @@
 #include "perfport/protobuf.h"
 
 static const struct perfport_option_def options[] = {
-	{ "language", PERFPORT_OPT_STRING, "native", NULL, "the language field" },
+	{ "app", PERFPORT_OPT_STRING, NULL, NULL,
+	  "the application, labels' __name__ (default: --label service=, else the "
+	  "command of the one process recorded, else perf)" },
+	{ "language", PERFPORT_OPT_STRING, "ebpf", NULL,
+	  "the language field (ebpf: loongcollector's name for native profiles)" },
 	{ "endpoint", PERFPORT_OPT_STRING, NULL, NULL,
 	  "upload: SLS endpoint host (the project is put in front) or a full URL" },
 	{ "project", PERFPORT_OPT_STRING, NULL, NULL, "upload: the SLS project" },
@@ -51,7 +57,8 @@ static const struct perfport_option_def options[] = {
 /* A protobuf LogGroup being encoded (upload). */
 struct arms {
 	const struct perfport_host *host;
-	const char *language;
+	const char *language, *app;
+	const char *name;         /* the application of this profile (app_name()) */
 	const char *endpoint, *project, *logstore, *region, *signature, *topic, *source;
 	long max_logs, max_bytes;
 	struct perfport_pb group;          /* the logs of the request being filled */
@@ -60,7 +67,7 @@ struct arms {
 	bool upload;              /* one_stack encodes logs instead of writing lines */
 	bool cpu, wall;
 	FILE *out;
-	char *labels;             /* the labels field: a JSON object as a string */
+	char *labels;             /* the labels field of the stack being written */
 	uint64_t duration_ns;
 	const struct perfport_profile *p;
 	int err;
@@ -76,6 +83,28 @@ static void put_field(FILE *out, bool first, const char *key, const char *value)
 static const char *position(const struct perfport_frame *f)
 {
 	return f->file ? f->file : f->module ? f->module : "?";
+}
+
+/*
+ * @s into @out with every space and line break as U+00A0: ARMS reads a
+ * frame as "function position" split at the first and the last space
+ * (loongcollector meta.go FormatPositionAndName), so C++ names such as
+ * "std::map<int, int>::find" or "operator new" must hold none, and a line
+ * break would split the stack. It looks the same in the console.
+ */
+static void put_token(FILE *out, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == ' ' || *s == '\n' || *s == '\r' || *s == '\t')
+			fputs("\xc2\xa0", out);
+		else
+			fputc(*s, out);
+	}
+}
+
+static bool is_group_frame(const struct perfport_frame *f)
+{
+	return f->flags & (PERFPORT_FRAME_PROCESS | PERFPORT_FRAME_THREAD);
 }
 
 static uint64_t fnv(uint64_t h, const char *s)
@@ -116,13 +145,17 @@ static void put_log(struct arms *a, const char *type, const char *vtype, uint64_
 	fputs("}\n", a->out);
 }
 
+static char *labels_json(const struct arms *a, const struct perfport_profile *p,
+			 const struct perfport_frame *proc, const struct perfport_frame *thread);
+
 static int one_stack(void *ctx, const struct perfport_profile *p, const uint32_t *frames,
 		     size_t depth, uint32_t node)
 {
 	struct arms *a = ctx;
 	uint64_t cpu = 0, wall = 0, h = 0xcbf29ce484222325ULL;
+	const struct perfport_frame *proc = NULL, *thread = NULL;
 	char *name = NULL, *stack = NULL, id[17];
-	size_t name_len = 0, stack_len = 0;
+	size_t name_len = 0, stack_len = 0, nr_written = 0;
 	FILE *nf, *sf;
 	bool bad;
 
@@ -136,7 +169,6 @@ static int one_stack(void *ctx, const struct perfport_profile *p, const uint32_t
 	}
 	if (!(a->cpu && cpu) && !(a->wall && wall))
 		return 0;
-	/* the leaf as name; its callers, leaf's parent first, one a line, as stack */
 	nf = open_memstream(&name, &name_len);
 	sf = nf ? open_memstream(&stack, &stack_len) : NULL;
 	if (!sf) {
@@ -146,24 +178,46 @@ static int one_stack(void *ctx, const struct perfport_profile *p, const uint32_t
 		a->err = 1;
 		return -1;
 	}
+	for (size_t i = 0; i < depth; i++) {
+		const struct perfport_frame *f = perfport_frame_at(p, frames[i]);
+
+		if (f->flags & PERFPORT_FRAME_PROCESS)
+			proc = f;
+		else if (f->flags & PERFPORT_FRAME_THREAD)
+			thread = f;
+	}
 	for (size_t i = depth; i-- > 0;) {
 		const struct perfport_frame *f = perfport_frame_at(p, frames[i]);
-		bool leaf = i == depth - 1, first_caller = i == depth - 2;
 
-		fprintf(leaf ? nf : sf, "%s%s %s", leaf || first_caller ? "" : "\n", f->function,
-			position(f));
+		FILE *to = nr_written ? sf : nf;
+
+		if (is_group_frame(f))
+			continue;
+		/* the leaf as name; its callers, leaf's parent first, one a line */
+		if (nr_written++ > 1)
+			fputc('\n', sf);
+		put_token(to, f->function);
+		fputc(' ', to);
+		put_token(to, position(f));
 		h = fnv(fnv(fnv(h, f->function), " "), position(f));
 		h = fnv(h, "\n");
 	}
+	if (!nr_written) {
+		/* a sample without a stack: its thread's own time */
+		fputs("[unknown] ?", nf);
+	}
 	bad = fclose(nf) != 0;
 	bad |= fclose(sf) != 0;
-	if (bad) {
+	free(a->labels);
+	a->labels = bad ? NULL : labels_json(a, p, proc, thread);
+	if (bad || !a->labels) {
 		free(name);
 		free(stack);
 		a->err = 1;
 		return -1;
 	}
-	snprintf(id, sizeof(id), "%016" PRIx64, h);
+	/* as loongcollector writes it: strconv.FormatUint(hash, 16) */
+	snprintf(id, sizeof(id), "%" PRIx64, h);
 	if (a->cpu && cpu)
 		put_log(a, "profile_cpu", "cpu", cpu, name, stack, id);
 	if (a->wall && wall)
@@ -183,7 +237,7 @@ static enum perfport_status arms_init(const struct perfport_host *host,
 	if (!a)
 		return PERFPORT_ERROR;
 	a->host = host;
-	a->language = "native";
+	a->language = "ebpf";
 	a->logstore = "logstore-profiling";
 	a->signature = "v4";
 	a->max_logs = 4096;
@@ -196,6 +250,8 @@ static enum perfport_status arms_init(const struct perfport_host *host,
 			continue;
 		if (!strcmp(opts[i].name, "language")) {
 			a->language = v;
+		} else if (!strcmp(opts[i].name, "app")) {
+			a->app = v;
 		} else if (!strcmp(opts[i].name, "endpoint")) {
 			a->endpoint = v;
 		} else if (!strcmp(opts[i].name, "project")) {
@@ -232,10 +288,45 @@ static enum perfport_status arms_init(const struct perfport_host *host,
 	return PERFPORT_OK;
 }
 
-/* The labels field: --label pairs, then the host name, as a JSON object. */
-static char *labels_json(const struct perfport_profile *p)
+/* The id of a group frame "comm [id]". */
+static uint64_t group_id(const struct perfport_frame *f)
 {
-	char *buf = NULL;
+	const char *br = strrchr(f->function, '[');
+
+	return br ? strtoull(br + 1, NULL, 10) : 0;
+}
+
+/* A group frame "comm [id]": @comm gets the command (up to 255 bytes). */
+static const char *group_comm(const struct perfport_frame *f, char *comm, size_t max)
+{
+	const char *br = strrchr(f->function, '[');
+	size_t n = br && br > f->function ? (size_t)(br - f->function - 1) : strlen(f->function);
+
+	snprintf(comm, max, "%.*s", (int)n, f->function);
+	return comm;
+}
+
+static void put_label(FILE *m, bool *first, const char *key, const char *value)
+{
+	fprintf(m, "%s\"", *first ? "" : ",");
+	perfport_json_chars(m, key);
+	fputs("\":\"", m);
+	perfport_json_chars(m, value);
+	fputc('"', m);
+	*first = false;
+}
+
+/*
+ * The labels field of one stack, a JSON object as a string: "__name__"
+ * (the application: loongcollector always writes it, from the ingest
+ * name), the --label pairs, host, and, when the tree is grouped (the
+ * default for this format), the stack's process and thread, which ARMS
+ * filters and groups by; they are never stack frames.
+ */
+static char *labels_json(const struct arms *a, const struct perfport_profile *p,
+			 const struct perfport_frame *proc, const struct perfport_frame *thread)
+{
+	char *buf = NULL, comm[256], id[32];
 	size_t len = 0;
 	FILE *m = open_memstream(&buf, &len);
 	bool first = true;
@@ -243,18 +334,21 @@ static char *labels_json(const struct perfport_profile *p)
 	if (!m)
 		return NULL;
 	fputc('{', m);
-	for (size_t i = 0; i < p->nr_labels; i++) {
-		fprintf(m, "%s\"", first ? "" : ",");
-		perfport_json_chars(m, p->labels[i].key);
-		fputs("\":\"", m);
-		perfport_json_chars(m, p->labels[i].value);
-		fputc('"', m);
-		first = false;
+	put_label(m, &first, "__name__", a->name);
+	for (size_t i = 0; i < p->nr_labels; i++)
+		if (strcmp(p->labels[i].key, "__name__") != 0)
+			put_label(m, &first, p->labels[i].key, p->labels[i].value);
+	if (p->hostname)
+		put_label(m, &first, "host", p->hostname);
+	if (proc) {
+		put_label(m, &first, "process", group_comm(proc, comm, sizeof(comm)));
+		snprintf(id, sizeof(id), "%" PRIu64, group_id(proc));
+		put_label(m, &first, "pid", id);
 	}
-	if (p->hostname) {
-		fprintf(m, "%s\"host\":\"", first ? "" : ",");
-		perfport_json_chars(m, p->hostname);
-		fputc('"', m);
+	if (thread) {
+		put_label(m, &first, "thread", group_comm(thread, comm, sizeof(comm)));
+		snprintf(id, sizeof(id), "%" PRIu64, group_id(thread));
+		put_label(m, &first, "tid", id);
 	}
 	fputc('}', m);
 	if (fclose(m)) {
@@ -264,18 +358,36 @@ static char *labels_json(const struct perfport_profile *p)
 	return buf;
 }
 
+/* The application: -O app=, else --label service=, else the one process's command. */
+static const char *app_name(const struct arms *a, const struct perfport_profile *p)
+{
+	const struct perfport_thread *t;
+
+	if (a->app)
+		return a->app;
+	for (size_t i = 0; i < p->nr_labels; i++)
+		if (!strcmp(p->labels[i].key, "service"))
+			return p->labels[i].value;
+	t = perfport_single_process(p);
+	return t && t->comm && *t->comm ? t->comm : "perf";
+}
+
+/* Every stack of @p through one_stack() (written or encoded). Return: 0, or -1. */
+static int walk(struct arms *a, const struct perfport_profile *p)
+{
+	a->p = p;
+	a->name = app_name(a, p);
+	a->duration_ns = p->end_ns > p->start_ns ? p->end_ns - p->start_ns : 0;
+	a->err = 0;
+	return a->host->stacks(p, one_stack, a) || a->err ? -1 : 0;
+}
+
 static enum perfport_status arms_write(void *state, const struct perfport_profile *p, FILE *out)
 {
 	struct arms *a = state;
 
-	free(a->labels);
-	a->labels = labels_json(p);
-	if (!a->labels)
-		return PERFPORT_ERROR;
 	a->out = out;
-	a->p = p;
-	a->duration_ns = p->end_ns > p->start_ns ? p->end_ns - p->start_ns : 0;
-	if (a->host->stacks(p, one_stack, a) || a->err || ferror(out)) {
+	if (walk(a, p) || ferror(out)) {
 		a->host->log(a->host, PERFPORT_LOG_ERROR, "arms: cannot write the logs");
 		return PERFPORT_ERROR;
 	}
@@ -417,15 +529,9 @@ static enum perfport_status arms_upload(void *state, const struct perfport_profi
 		h->log(h, PERFPORT_LOG_ERROR, "arms: max_logs must be >= 1 and max_bytes >= 1024");
 		return PERFPORT_ERROR;
 	}
-	free(a->labels);
-	a->labels = labels_json(p);
-	if (!a->labels)
-		return PERFPORT_ERROR;
-	a->p = p;
-	a->duration_ns = p->end_ns > p->start_ns ? p->end_ns - p->start_ns : 0;
 	a->upload = true;
 	a->requests = a->failed = 0;
-	if (h->stacks(p, one_stack, a) == 0 && !a->err)
+	if (!walk(a, p))
 		send_group(a);
 	a->upload = false;
 	if (a->err) {
@@ -461,4 +567,5 @@ const struct perfport_exporter perfport_exporter = {
 	.write = arms_write,
 	.upload = arms_upload,
 	.fini = arms_fini,
+	.flags = PERFPORT_EXPORTER_BY_THREAD,
 };
