@@ -41,7 +41,7 @@ extern "C" {
 #endif
 
 #define PERFPORT_ABI_MAJOR 1
-#define PERFPORT_ABI_MINOR 2
+#define PERFPORT_ABI_MINOR 3
 /* What a plugin puts in perfport_exporter.abi_version. */
 #define PERFPORT_ABI_VERSION ((uint32_t)(PERFPORT_ABI_MAJOR << 16 | PERFPORT_ABI_MINOR))
 
@@ -275,11 +275,27 @@ enum perfport_log_level {
 	PERFPORT_LOG_DEBUG = 3,
 };
 
+/* A sample type of the caller's choosing (perfport_pprof_opts.types, ABI 1.3):
+ * per sample, the sum over @counters of their self counts or values. */
+struct perfport_pprof_type {
+	const char *type, *unit;        /* e.g. "delay", "nanoseconds" */
+	uint64_t counters;              /* bit per counter summed into it */
+	uint32_t counts;                /* non-zero: the counts (samples, intervals), else the values */
+};
+
 /* What pprof() encodes. */
 struct perfport_pprof_opts {
 	uint32_t struct_size;           /* sizeof(struct perfport_pprof_opts) */
 	uint32_t gzip;                  /* non-zero: gzip the encoded profile, as pprof files are */
 	uint64_t counters;              /* bit per counter to include; 0: every one present */
+
+	/* --- ABI 1.3 --- */
+	/* non-zero: exactly these sample types, in this order, instead of
+	 * "samples/count" and one per counter (@counters is then ignored);
+	 * samples whose values are all 0 are left out */
+	size_t nr_types;
+	size_t type_size;               /* sizeof(struct perfport_pprof_type) */
+	const struct perfport_pprof_type *types;
 };
 
 /* An HTTP request for host->http(). */

@@ -5,7 +5,9 @@
  *
  * `perfport export -f datakit -o DIR` writes a directory:
  *   event.json                 the event part of the upload
- *   cpu.pprof                  the profile, a gzipped pprof (the host's encoder)
+ *   cpu.pprof                  on-CPU time as Go's CPU profile (gzipped pprof)
+ *   delta-mutex.pprof          lock waits as Go's mutex profile
+ *   delta-block.pprof          I/O and sleep waits as Go's block profile
  *   profile.lp                 the line-protocol point Datakit stores for it
  *   flamegraph-COUNTER.json    the studio's flame graph, one per counter present
  * `perfport upload -f datakit` posts event.json and the pprof as
@@ -42,8 +44,10 @@ static const struct perfport_option_def options[] = {
 	{ "dimension", PERFPORT_OPT_ENUM, "method", "method,thread,library",
 	  "flame graph dimension (thread needs --group-by thread)" },
 	{ "attachment", PERFPORT_OPT_STRING, "cpu.pprof", NULL,
-	  "file name of the pprof attachment" },
-	{ "language", PERFPORT_OPT_STRING, "c", NULL, "language tag (a --label language= wins)" },
+	  "file name of the CPU profile (pprof) attachment" },
+	{ "language", PERFPORT_OPT_STRING, "golang", NULL,
+	  "language tag (a --label language= wins); the studio reads the pprof files "
+	  "only for golang, as perfport writes them" },
 	{ "runtime", PERFPORT_OPT_STRING, "linux-perf", NULL,
 	  "runtime tag (a --label runtime= wins)" },
 	{ "url", PERFPORT_OPT_STRING, "http://127.0.0.1:9529", NULL,
@@ -190,27 +194,80 @@ static uint64_t chosen_counters(const struct datakit *d, const struct perfport_p
 	return m & p->counters_present;
 }
 
-/* --- the pprof attachment --- */
+/* --- the pprof attachments --- */
 
-static enum perfport_status encode_pprof(const struct datakit *d, const struct perfport_profile *p,
-					 void **buf, size_t *len)
+/*
+ * Guance's studio reads a pprof attachment only for the runtimes it knows
+ * (cliutils pprofparser GetFileByEvent: Python, Go, Node.js, .NET, PHP),
+ * each by its own file names and sample types. Native code is written as
+ * Go's profiles, the pprof files of native frames: the CPU profile
+ * (cpu.pprof: samples/count, cpu/nanoseconds), the mutex profile
+ * (delta-mutex.pprof: contentions/count, delay/nanoseconds) from lock
+ * waits, and the block profile (delta-block.pprof, the same types) from
+ * I/O, sleep and timed-sleep waits. Preempted and idle time have no Go
+ * profile and stay in the flame graphs.
+ */
+struct dk_file {
+	const char *name;
+	uint64_t counters;        /* of the profile, summed into its types */
+	const char *count_type, *value_type;
+	void *buf;                /* host->free() */
+	size_t len;
+};
+
+#define DK_FILES 3
+
+static void free_files(const struct datakit *d, struct dk_file *f, size_t nr)
 {
-	struct perfport_pprof_opts o = {
-		.struct_size = sizeof(o), .gzip = 1, .counters = chosen_counters(d, p),
+	for (size_t i = 0; i < nr; i++)
+		d->host->free(f[i].buf);
+}
+
+/* The files of @p with data among the chosen counters: *@nr of @f. */
+static enum perfport_status encode_files(const struct datakit *d, const struct perfport_profile *p,
+					 struct dk_file *f, size_t *nr)
+{
+	uint64_t chosen = chosen_counters(d, p);
+	const struct dk_file all[DK_FILES] = {
+		{ d->attachment, 1ull << PERFPORT_COUNTER_ON_CPU, "samples", "cpu", NULL, 0 },
+		{ "delta-mutex.pprof", 1ull << PERFPORT_COUNTER_LOCK, "contentions", "delay", NULL, 0 },
+		{ "delta-block.pprof", 1ull << PERFPORT_COUNTER_IO | 1ull << PERFPORT_COUNTER_SLEEP |
+		  1ull << PERFPORT_COUNTER_TIMED_SLEEP, "contentions", "delay", NULL, 0 },
 	};
 
-	if (!o.counters) {
-		d->host->log(d->host, PERFPORT_LOG_ERROR,
-			     "datakit: none of the counters asked for has data");
+	*nr = 0;
+	for (size_t i = 0; i < DK_FILES; i++) {
+		struct perfport_pprof_type types[2] = {
+			{ all[i].count_type, "count", all[i].counters & chosen, 1 },
+			{ all[i].value_type, "nanoseconds", all[i].counters & chosen, 0 },
+		};
+		struct perfport_pprof_opts o = {
+			.struct_size = sizeof(o), .gzip = 1, .nr_types = 2,
+			.type_size = sizeof(types[0]), .types = types,
+		};
+
+		if (!types[0].counters)
+			continue;
+		f[*nr] = all[i];
+		if (d->host->pprof(p, &o, &f[*nr].buf, &f[*nr].len) != PERFPORT_OK) {
+			free_files(d, f, *nr);
+			return PERFPORT_ERROR;
+		}
+		(*nr)++;
+	}
+	if (!*nr) {
+		d->host->log(d->host, PERFPORT_LOG_ERROR, "datakit: none of the counters asked for "
+			     "has data the studio shows (on-cpu, lock, io, sleep, timed-sleep)");
 		return PERFPORT_ERROR;
 	}
-	return d->host->pprof(p, &o, buf, len);
+	return PERFPORT_OK;
 }
 
 /* --- event.json --- */
 
-/* tags_profiler: "key:value,..." - a ',' inside a value would split it, so
- * ',' and control characters become '_'. */
+/* tags_profiler: "key:value,..." - Datakit splits each at its first ':'
+ * (metrics.NewTags) and the list at ',': a ':' in a key, and ',' and control
+ * characters anywhere, become '_'. */
 static void put_tags_profiler(FILE *out, const struct tag *t, size_t n, const char *pid)
 {
 	fputc('"', out);
@@ -223,7 +280,7 @@ static void put_tags_profiler(FILE *out, const struct tag *t, size_t n, const ch
 		if (asprintf(&s, "%s:%s", k, v) < 0)
 			continue;
 		for (char *c = s; *c; c++)
-			if (*c == ',' || (unsigned char)*c < 0x20)
+			if (*c == ',' || (unsigned char)*c < 0x20 || (*c == ':' && c - s < (ptrdiff_t)strlen(k)))
 				*c = '_';
 		if (i)
 			fputc(',', out);
@@ -233,7 +290,8 @@ static void put_tags_profiler(FILE *out, const struct tag *t, size_t n, const ch
 	fputc('"', out);
 }
 
-static void write_event(const struct datakit *d, const struct perfport_profile *p, FILE *out)
+static void write_event(const struct datakit *d, const struct perfport_profile *p,
+			const struct dk_file *files, size_t nr_files, FILE *out)
 {
 	struct tag t[MAX_TAGS];
 	size_t n = gather_tags(d, p, t);
@@ -243,7 +301,11 @@ static void write_event(const struct datakit *d, const struct perfport_profile *
 	rfc3339(p->start_ns, start, sizeof(start));
 	rfc3339(p->end_ns, end, sizeof(end));
 	fputs("{\"attachments\":[", out);
-	perfport_json_string(out, d->attachment);
+	for (size_t i = 0; i < nr_files; i++) {
+		if (i)
+			fputc(',', out);
+		perfport_json_string(out, files[i].name);
+	}
 	fputs("],\"tags_profiler\":", out);
 	put_tags_profiler(out, t, n, pid);
 	fprintf(out, ",\"start\":\"%s\",\"end\":\"%s\",\"family\":\"perf\",\"format\":\"pprof\","
@@ -251,7 +313,9 @@ static void write_event(const struct datakit *d, const struct perfport_profile *
 	perfport_json_string(out, label(p, "language") ? label(p, "language") : d->language);
 	fputs(",\"runtime\":", out);
 	perfport_json_string(out, label(p, "runtime") ? label(p, "runtime") : d->runtime);
-	fprintf(out, ",\"profile_id\":\"%s\",\"agent_ver\":\"perfport %s\",\"version\":\"4\"}\n",
+	/* no "version": Datakit adds the event's keys to the tags it lacks, and
+	 * would take it for the service's version */
+	fprintf(out, ",\"profile_id\":\"%s\",\"agent_ver\":\"perfport %s\"}\n",
 		p->profile_id, d->host->version);
 }
 
@@ -536,25 +600,28 @@ static enum perfport_status dk_init(const struct perfport_host *host,
 static enum perfport_status dk_write(void *state, const struct perfport_profile *p, FILE *out)
 {
 	struct datakit *d = state;
-	enum perfport_status st;
+	struct dk_file files[DK_FILES];
+	size_t nr, size = 0;
 	FILE *f;
-	void *buf;
-	size_t len;
 
-	st = encode_pprof(d, p, &buf, &len);
-	if (st != PERFPORT_OK)
-		return st;
-	f = d->host->create(d->host, d->attachment);
-	if (!f || fwrite(buf, 1, len, f) != len) {
-		d->host->free(buf);
+	if (encode_files(d, p, files, &nr) != PERFPORT_OK)
+		return PERFPORT_ERROR;
+	for (size_t i = 0; i < nr; i++) {
+		f = d->host->create(d->host, files[i].name);
+		if (!f || fwrite(files[i].buf, 1, files[i].len, f) != files[i].len) {
+			free_files(d, files, nr);
+			return PERFPORT_ERROR;
+		}
+		size += files[i].len;
+	}
+	f = d->host->create(d->host, DK_POINT);
+	if (!f) {
+		free_files(d, files, nr);
 		return PERFPORT_ERROR;
 	}
-	d->host->free(buf);
-	f = d->host->create(d->host, DK_POINT);
-	if (!f)
-		return PERFPORT_ERROR;
-	write_point(d, p, f, len);
-	write_event(d, p, out);
+	write_point(d, p, f, size);
+	write_event(d, p, files, nr, out);
+	free_files(d, files, nr);
 	return write_flames(d, p);
 }
 
@@ -581,44 +648,49 @@ static enum perfport_status dk_upload(void *state, const struct perfport_profile
 	struct datakit *d = state;
 	const struct perfport_host *h = d->host;
 	char *event = NULL, boundary[96], url[2048], ctype[160];
-	size_t event_len = 0, len;
+	size_t event_len = 0, nr;
+	struct dk_file files[DK_FILES];
 	struct body b = { 0 };
 	enum perfport_status st;
 	FILE *ev;
-	void *pprof;
 
-	st = encode_pprof(d, p, &pprof, &len);
-	if (st != PERFPORT_OK)
-		return st;
+	if (encode_files(d, p, files, &nr) != PERFPORT_OK)
+		return PERFPORT_ERROR;
 	ev = open_memstream(&event, &event_len);
 	if (!ev) {
-		h->free(pprof);
+		free_files(d, files, nr);
 		return PERFPORT_ERROR;
 	}
-	write_event(d, p, ev);
+	write_event(d, p, files, nr, ev);
 	if (fclose(ev)) {
 		free(event);
-		h->free(pprof);
+		free_files(d, files, nr);
 		return PERFPORT_ERROR;
 	}
 	/* a boundary that occurs in no part */
 	for (unsigned k = 0;; k++) {
+		bool found;
+
 		snprintf(boundary, sizeof(boundary), "perfport-%s-%u", p->profile_id, k);
-		if (!memmem(pprof, len, boundary, strlen(boundary)) &&
-		    !memmem(event, event_len, boundary, strlen(boundary)))
+		found = memmem(event, event_len, boundary, strlen(boundary)) != NULL;
+		for (size_t i = 0; i < nr && !found; i++)
+			found = memmem(files[i].buf, files[i].len, boundary, strlen(boundary)) != NULL;
+		if (!found)
 			break;
 	}
 	b.f = open_memstream(&b.buf, &b.len);
 	if (!b.f) {
 		free(event);
-		h->free(pprof);
+		free_files(d, files, nr);
 		return PERFPORT_ERROR;
 	}
 	part(&b, boundary, "event", DK_EVENT, "application/json", event, event_len);
-	part(&b, boundary, d->attachment, d->attachment, "application/octet-stream", pprof, len);
+	for (size_t i = 0; i < nr; i++)
+		part(&b, boundary, files[i].name, files[i].name, "application/octet-stream",
+		     files[i].buf, files[i].len);
 	fprintf(b.f, "--%s--\r\n", boundary);
 	free(event);
-	h->free(pprof);
+	free_files(d, files, nr);
 	if (fclose(b.f)) {
 		free(b.buf);
 		return PERFPORT_ERROR;

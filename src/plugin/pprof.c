@@ -119,6 +119,8 @@ struct enc {
 	PbProfile pb;
 	uint64_t counters;           /* included */
 	unsigned nr_values;
+	/* the caller's sample types, if any (nr_values of them) */
+	const struct perfport_pprof_opts *custom;
 
 	/* strings: content hash -> index into string_table */
 	struct idmap strings;
@@ -283,6 +285,11 @@ static uint64_t location_id(struct enc *e, const uint32_t *group, size_t n)
 	return id;
 }
 
+static const struct perfport_pprof_type *custom_type(const struct perfport_pprof_opts *o, size_t i)
+{
+	return (const struct perfport_pprof_type *)((const char *)o->types + i * o->type_size);
+}
+
 static int one_sample(void *ctx, const struct perfport_profile *p, const uint32_t *frames,
 		      size_t depth, uint32_t node)
 {
@@ -302,16 +309,29 @@ static int one_sample(void *ctx, const struct perfport_profile *p, const uint32_
 		e->oom = true;
 		return -1;
 	}
-	values[0] = (int64_t)perfport_self_count(p, node, PERFPORT_COUNTER_ON_CPU);
-	for (unsigned c = 0; c < p->nr_counters && c < 64; c++)
-		if (e->counters >> c & 1) {
-			values[v] = (int64_t)perfport_self_value(p, node, c);
-			any = any || values[v];
-			v++;
+	if (e->custom) {
+		for (size_t t = 0; t < e->nr_values; t++) {
+			const struct perfport_pprof_type *ty = custom_type(e->custom, t);
+
+			for (unsigned c = 0; c < p->nr_counters && c < 64; c++)
+				if (ty->counters >> c & 1)
+					values[t] += (int64_t)(ty->counts ? perfport_self_count(p, node, c)
+									  : perfport_self_value(p, node, c));
+			any = any || values[t];
 		}
-	if (!(e->counters & 1))
-		values[0] = 0; /* samples/count follows on-cpu */
-	any = any || values[0];
+		v = e->nr_values;
+	} else {
+		values[0] = (int64_t)perfport_self_count(p, node, PERFPORT_COUNTER_ON_CPU);
+		for (unsigned c = 0; c < p->nr_counters && c < 64; c++)
+			if (e->counters >> c & 1) {
+				values[v] = (int64_t)perfport_self_value(p, node, c);
+				any = any || values[v];
+				v++;
+			}
+		if (!(e->counters & 1))
+			values[0] = 0; /* samples/count follows on-cpu */
+		any = any || values[0];
+	}
 	if (!any) {
 		free(values);
 		free(locs);
@@ -445,6 +465,24 @@ enum perfport_status pprof_encode(const struct perfport_profile *p,
 		goto out;
 	e.pb.n_string_table = 1;
 
+	if (o && PERFPORT_HAS(o, struct perfport_pprof_opts, types) && o->nr_types) {
+		if (!o->types || o->type_size < sizeof(struct perfport_pprof_type)) {
+			pp_error("pprof: sample types given without their table");
+			goto out;
+		}
+		e.custom = o;
+		e.nr_values = o->nr_types;
+		e.pb.sample_type = calloc(e.nr_values, sizeof(*e.pb.sample_type));
+		if (!e.pb.sample_type)
+			goto out;
+		for (size_t t = 0; t < o->nr_types; t++) {
+			const struct perfport_pprof_type *ty = custom_type(o, t);
+
+			e.pb.sample_type[e.pb.n_sample_type++] =
+				value_type(&e, ty->type ? ty->type : "", ty->unit ? ty->unit : "");
+		}
+		goto mappings;
+	}
 	/* sample types: samples/count, then a value per counter included */
 	e.nr_values = 1;
 	for (unsigned c = 0; c < p->nr_counters && c < 64; c++)
@@ -466,6 +504,7 @@ enum perfport_status pprof_encode(const struct perfport_profile *p,
 			e.pb.default_sample_type = e.pb.sample_type[e.pb.n_sample_type - 1]->type;
 	}
 
+mappings:
 	/* mappings: one per module */
 	e.mapping_of = calloc(p->nr_modules + 1, sizeof(*e.mapping_of));
 	e.pb.mapping = calloc(p->nr_modules + 1, sizeof(*e.pb.mapping));

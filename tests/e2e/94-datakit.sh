@@ -7,7 +7,8 @@
 # - every flame graph: a frame's value = its own value + its sub_frames';
 #   the root = the counter's total; each frame's own value = the folded
 #   export's value for that stack; one file per counter with data;
-# - cpu.pprof: gzip, decoded by protoc, totals = the tree's;
+# - cpu.pprof, delta-mutex.pprof, delta-block.pprof (Go's profiles, what the
+#   studio reads): gzip, decoded by protoc, totals = the tree's;
 # - event.json: its keys, RFC 3339 times, the attachment listed;
 # - refusals: stdout, a dimension the profile cannot give (nothing left).
 . "$(dirname "$0")/lib/common.sh"
@@ -24,7 +25,7 @@ record_shape "$WORK/sw.data"
 
 SVC=$'my svc,a=b "q" \\x\nline2'
 "$PERFPORT" export -i "$WORK/sw.data" -f datakit -o "$WORK/dk" --label "service=$SVC" \
-	--label 'env=prod test' --label 'team=a,b=c' --label 'version=1.2' 2>"$WORK/dk.err" ||
+	--label 'env=prod test' --label 'team=a,b=c' --label 'version=1.2' --label 'k8s:app=web' 2>"$WORK/dk.err" ||
 	fail "export datakit: exit $?"
 grep -q "line break" "$WORK/dk.err" || fail "no warning for the newline in a tag"
 "$PERFPORT" -q export -i "$WORK/sw.data" -f datakit -o "$WORK/dkns" -O time_unit=ns \
@@ -33,14 +34,43 @@ grep -q "line break" "$WORK/dk.err" || fail "no warning for the newline in a tag
 	fail "export datakit without labels: exit $?"
 grep -q '^profile,host=[^ ]*,service=shape,' "$WORK/dkdef/profile.lp" ||
 	fail "without --label service, the service is not the one process's command: $(cat "$WORK/dkdef/profile.lp")"
-for f in event.json cpu.pprof profile.lp; do
+# Go's CPU, mutex and block profiles, the pprof files Guance's studio reads
+for f in event.json cpu.pprof delta-mutex.pprof delta-block.pprof profile.lp; do
 	[ -s "$WORK/dk/$f" ] || fail "no $f in the directory"
 done
-gzip -t "$WORK/dk/cpu.pprof" || fail "cpu.pprof is not gzip"
-zcat "$WORK/dk/cpu.pprof" | protoc --decode=perftools.profiles.Profile \
-	--proto_path="$(dirname "$PROTO")" profile.proto >"$WORK/decoded.txt" ||
-	fail "protoc cannot decode cpu.pprof"
-$PY "$TOP/tests/e2e/lib/pprof_check.py" "$WORK/decoded.txt" "$WORK/tree.json" || fail "cpu.pprof"
+for f in cpu delta-mutex delta-block; do
+	gzip -t "$WORK/dk/$f.pprof" || fail "$f.pprof is not gzip"
+	zcat "$WORK/dk/$f.pprof" | protoc --decode=perftools.profiles.Profile \
+		--proto_path="$(dirname "$PROTO")" profile.proto >"$WORK/$f.decoded.txt" ||
+		fail "protoc cannot decode $f.pprof"
+done
+$PY - "$WORK" <<'PY' || fail "pprof attachments"
+import json, sys
+sys.path.insert(0, __import__("os").environ["TOP"] + "/tests/e2e/lib")
+from pprof_check import parse, one
+w = sys.argv[1]
+totals = json.load(open(w + "/tree.json"))["totals"]
+def tot(names, what):
+    return sum(totals.get(n, {}).get(what, 0) for n in names)
+want = {"cpu": {("samples", "count"): tot(["on-cpu"], "count"), ("cpu", "nanoseconds"): tot(["on-cpu"], "ns")},
+        "delta-mutex": {("contentions", "count"): tot(["lock"], "count"), ("delay", "nanoseconds"): tot(["lock"], "ns")},
+        "delta-block": {("contentions", "count"): tot(["io", "sleep", "timed-sleep"], "count"),
+                        ("delay", "nanoseconds"): tot(["io", "sleep", "timed-sleep"], "ns")}}
+for f, types in want.items():
+    pb = parse(open("%s/%s.decoded.txt" % (w, f)).read())
+    st = pb["string_table"]
+    got = [(st[one(t, "type")], st[one(t, "unit")]) for t in pb["sample_type"]]
+    if got != list(types):
+        sys.exit("%s.pprof: sample types %s, want %s" % (f, got, list(types)))
+    sums = [0] * len(got)
+    for smp in pb.get("sample", []):
+        for i, v in enumerate(smp.get("value", [])):
+            sums[i] += v
+    for (t, want_v), v in zip(types.items(), sums):
+        print("%-12s %-12s %14d  tree %14d" % (f, t[0], v, want_v))
+        if v != want_v or not v:
+            sys.exit("%s.pprof %s: %d, the tree's %d" % (f, t[0], v, want_v))
+PY
 
 $PY - "$WORK" "$SVC" <<'PY' || fail "datakit files"
 import datetime, glob, json, os, re, sys
@@ -106,7 +136,8 @@ if len(lines) != 2 or lines[1] != "":
 meas, tags, fields, ts = parse_lp(lines[0])
 event = json.load(open(w + "/dk/event.json"))
 want_tags = {"service": svc.replace("\n", " ").rstrip("\\"), "env": "prod test", "version": "1.2",
-             "team": "a,b=c", "language": "c", "runtime": "linux-perf", "runtime_os": "linux"}
+             "team": "a,b=c", "language": "golang", "runtime": "linux-perf", "runtime_os": "linux",
+             "k8s:app": "web"}
 if meas != "profile":
     sys.exit("measurement %r" % meas)
 for k, v in want_tags.items():
@@ -120,7 +151,7 @@ if set(fields) != want_fields:
     sys.exit("fields %s" % sorted(set(fields) ^ want_fields))
 if fields["format"] != "pprof" or fields["profile_id"] != event["profile_id"]:
     sys.exit("format/profile_id %r" % fields)
-if fields["__file_size"] != os.path.getsize(w + "/dk/cpu.pprof"):
+if fields["__file_size"] != sum(os.path.getsize(w + "/dk/%s.pprof" % f) for f in ("cpu", "delta-mutex", "delta-block")):
     sys.exit("__file_size %d" % fields["__file_size"])
 start_ns = int(tree["meta"]["start_ns"]) if "start_ns" in tree["meta"] else None
 if fields["end"] - fields["start"] != fields["duration"] or fields["duration"] <= 0:
@@ -139,8 +170,12 @@ print("line protocol: %d tags, %d fields read back exactly" % (len(tags), len(fi
 # event.json
 if set(event) < {"attachments", "tags_profiler", "start", "end", "format", "language"}:
     sys.exit("event keys %s" % sorted(event))
-if event["attachments"] != ["cpu.pprof"] or event["format"] != "pprof":
+if event["attachments"] != ["cpu.pprof", "delta-mutex.pprof", "delta-block.pprof"] or event["format"] != "pprof":
     sys.exit("event %r" % event)
+# Datakit adds the event's keys to the tags it lacks: a "version" key would
+# become the service's version
+if "version" in event:
+    sys.exit("event.json has a version key: %r" % event["version"])
 t0 = datetime.datetime.fromisoformat(event["start"][:26] + "+00:00")
 t1 = datetime.datetime.fromisoformat(event["end"][:26] + "+00:00")
 if not re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z", event["start"]) or t1 <= t0:
@@ -150,6 +185,9 @@ if abs(t0.timestamp() * 1e6 - fields["start"]) > 2:
 tp = dict(kv.split(":", 1) for kv in event["tags_profiler"].split(","))
 if tp.get("env") != "prod test" or tp.get("process_id") != fields["pid"] or "service" not in tp:
     sys.exit("tags_profiler %r" % tp)
+# Datakit splits each tag at its first ':': a key holding one is written with '_'
+if tp.get("k8s_app") != "web" or tp.get("version") != "1.2":
+    sys.exit("tags_profiler: a key with ':' %r" % tp)
 
 # flame graphs against the folded export (ns, every counter, root first)
 folded = {}

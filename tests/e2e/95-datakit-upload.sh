@@ -54,15 +54,25 @@ t0 = datetime.datetime.fromisoformat(ev["start"][:26] + "+00:00")
 t1 = datetime.datetime.fromisoformat(ev["end"][:26] + "+00:00")
 if not 0 < (t1 - t0).total_seconds() < 60:
     sys.exit("start %s end %s" % (ev["start"], ev["end"]))
-if ev["attachments"] != ["cpu.pprof"] or r["parts"] != ["cpu.pprof", "event"]:
+FILES = ["cpu.pprof", "delta-mutex.pprof", "delta-block.pprof"]
+if ev["attachments"] != FILES or r["parts"] != sorted(FILES + ["event"]):
     sys.exit("attachments %r, parts %r" % (ev["attachments"], r["parts"]))
 print("event: %d tags, %s .. %s, parts %s" % (len(tags), ev["start"], ev["end"], r["parts"]))
 PY
 	zcat "$WORK/srv/req-$n/cpu.pprof" | protoc --decode=perftools.profiles.Profile \
 		--proto_path="$(dirname "$PROTO")" profile.proto >"$WORK/decoded.txt" ||
 		fail "protoc cannot decode the uploaded pprof"
-	$PY "$TOP/tests/e2e/lib/pprof_check.py" "$WORK/decoded.txt" "$WORK/tree.json" >/dev/null ||
-		fail "the uploaded pprof's totals"
+	$PY - "$WORK/decoded.txt" "$WORK/tree.json" <<'PY' || fail "the uploaded pprof's totals"
+import json, os, sys
+sys.path.insert(0, os.environ["TOP"] + "/tests/e2e/lib")
+from pprof_check import parse, one
+pb, on = parse(open(sys.argv[1]).read()), json.load(open(sys.argv[2]))["totals"]["on-cpu"]
+st = pb["string_table"]
+types = [st[one(t, "type")] for t in pb["sample_type"]]
+sums = [sum(s["value"][i] for s in pb["sample"]) for i in range(len(types))]
+if types != ["samples", "cpu"] or sums != [on["count"], on["ns"]]:
+    sys.exit("cpu.pprof %s %s, the tree's on-cpu %r" % (types, sums, on))
+PY
 }
 
 start_server 200
@@ -83,7 +93,9 @@ rc=0
 [ $rc -eq 0 ] || fail "export --upload: exit $rc"
 [ ! -s "$WORK/dk.stdout" ] || fail "-q printed a receipt: $(cat "$WORK/dk.stdout")"
 cmp -s "$WORK/dk/event.json" "$WORK/srv/req-0/event" || fail "the event sent is not the event.json written"
-cmp -s "$WORK/dk/cpu.pprof" "$WORK/srv/req-0/cpu.pprof" || fail "the pprof sent is not the one written"
+for f in cpu.pprof delta-mutex.pprof delta-block.pprof; do
+	cmp -s "$WORK/dk/$f" "$WORK/srv/req-0/$f" || fail "the $f sent is not the one written"
+done
 check_last
 echo "ok: export --upload sends the files it wrote (a trailing / in the url is fine)"
 
