@@ -14,10 +14,13 @@
  * `perfport upload -f skywalking -O task=ID` sends the profile to the OAP
  * the way SkyWalking's eBPF agent (Rover) does, over gRPC:
  * EBPFProcessService.reportProcesses with each process of the recording,
- * then per process EBPFProfilingService.collectProfilingData, a stream of
- * EBPFProfilingData: per distinct stack an onCPU message (dumpCount) and an
- * offCPU one (switchCount, duration in ns), kernel and user symbols each
- * leaf first. Messages are encoded by hand from the protocol's field
+ * keepAlive (where the OAP registers service and instance), queryTasks (the
+ * tasks' target types), then per process and task
+ * EBPFProfilingService.collectProfilingData, a stream of EBPFProfilingData:
+ * per distinct stack an onCPU message (dumpCount) to the ON_CPU task or an
+ * offCPU one (switchCount, duration in ns) to the OFF_CPU task - a task
+ * has one target type and the OAP sums all its records - kernel and user
+ * symbols each leaf first. Messages are encoded by hand from the protocol's field
  * numbers (apache/skywalking-data-collect-protocol, ebpf/profiling/).
  */
 #include <inttypes.h>
@@ -44,6 +47,12 @@ static const struct perfport_option_def options[] = {
 	{ "tls", PERFPORT_OPT_BOOL, "false", NULL, "upload: gRPC over TLS (https)" },
 	{ "task", PERFPORT_OPT_STRING, NULL, NULL,
 	  "upload: the eBPF profiling task id created in the OAP (required)" },
+	{ "target", PERFPORT_OPT_ENUM, "auto", "auto,on-cpu,off-cpu",
+	  "upload: what the task profiles (auto: the OAP's answer to queryTasks, else on-CPU "
+	  "when the profile has on-CPU samples); only that kind is sent to it" },
+	{ "offcpu_task", PERFPORT_OPT_STRING, NULL, NULL,
+	  "upload: an OFF_CPU task to feed with the off-CPU data in the same run (task then "
+	  "takes the on-CPU data)" },
 	{ "service", PERFPORT_OPT_STRING, NULL, NULL,
 	  "upload: service name (default: --label service=, else the one process's command, else \"perf\")" },
 	{ "instance", PERFPORT_OPT_STRING, NULL, NULL,
@@ -63,9 +72,11 @@ static const struct perfport_option_def options[] = {
 struct sw {
 	const struct perfport_host *host;
 	const char *counters;        /* the counter option: what feeds duration and count */
+	const char *target, *offcpu_task;
 	const char *address, *task, *service, *instance, *layer, *labels, *agent_id, *process_name;
 	const char *auth_env;
 	char secret[160];            /* "Authentication=ENV" when $ENV is set, else "" */
+	char agent[160];             /* the ebpfAgentID of this upload */
 	bool tls;
 };
 
@@ -428,7 +439,9 @@ static char *symbols(const struct perfport_profile *p, const uint32_t *frames, s
 
 		if (f->flags & (PERFPORT_FRAME_PROCESS | PERFPORT_FRAME_THREAD))
 			continue;
-		if (!!(f->flags & PERFPORT_FRAME_KERNEL) != kernel)
+		/* a placeholder (an off-CPU interval without a stack) is no user
+		 * symbol: it stands where the kernel switched the thread out */
+		if (!!(f->flags & (PERFPORT_FRAME_KERNEL | PERFPORT_FRAME_SYNTHETIC)) != kernel)
 			continue;
 		fprintf(m, "%s%s", first ? "" : "\n", f->function);
 		first = false;
@@ -549,7 +562,47 @@ struct process {
 	uint32_t pid;
 	const char *comm;
 	char *id;                    /* the OAP's processId */
+	char *command;               /* the full command name (argv[0]'s base), or NULL */
+	char *cmdline;               /* the full command line, or NULL */
 };
+
+/*
+ * The command line perf started @comm with, from the recording's header
+ * (perf's own command line, "perf record ... ./app args"): from the first
+ * word whose base name begins with @comm (the kernel cuts a comm to 15
+ * bytes) to the end. *@name gets that word's base name. Both NULL when the
+ * header does not hold it (a system-wide or attached recording).
+ */
+static void workload_command(const char *perf_cmdline, const char *comm, char **name,
+			     char **cmdline)
+{
+	const char *w = perf_cmdline;
+	size_t clen = comm ? strlen(comm) : 0;
+
+	*name = *cmdline = NULL;
+	if (!w || !clen)
+		return;
+	while (*w) {
+		size_t n = strcspn(w, " ");
+		const char *base = w;
+
+		for (const char *q = w; q < w + n; q++)
+			if (*q == '/')
+				base = q + 1;
+		if ((size_t)(w + n - base) >= clen && !strncmp(base, comm, clen) && w != perf_cmdline) {
+			*name = strndup(base, (size_t)(w + n - base));
+			*cmdline = strdup(w);
+			if (!*name || !*cmdline) {
+				free(*name);
+				free(*cmdline);
+				*name = *cmdline = NULL;
+			}
+			return;
+		}
+		w += n;
+		w += strspn(w, " ");
+	}
+}
 
 /* The processes of the stacks, with a comm each from the threads. */
 static struct process *processes_of(const struct perfport_profile *p, const struct stacks *st,
@@ -569,6 +622,7 @@ static struct process *processes_of(const struct perfport_profile *p, const stru
 			continue;
 		v[*nr].pid = st->v[i].pid;
 		v[*nr].comm = "unknown";
+		v[*nr].command = v[*nr].cmdline = NULL;
 		for (size_t t = 0; t < p->nr_threads; t++) {
 			const struct perfport_thread *th = perfport_thread_at(p, t);
 
@@ -578,9 +632,15 @@ static struct process *processes_of(const struct perfport_profile *p, const stru
 					break;
 			}
 		}
+		workload_command(p->cmdline, v[*nr].comm, &v[*nr].command, &v[*nr].cmdline);
 		(*nr)++;
 	}
 	return v;
+}
+
+static const char *process_command(const struct process *pr)
+{
+	return pr->command ? pr->command : pr->comm;
 }
 
 static void kv(struct perfport_pb *m, unsigned f, const char *k, const char *v)
@@ -602,12 +662,13 @@ static void kv(struct perfport_pb *m, unsigned f, const char *k, const char *v)
 static void entity(struct sw *s, struct perfport_pb *m, const struct process *all, size_t nr,
 		   size_t k)
 {
-	const char *base = s->process_name ? s->process_name : all[k].comm;
+	const char *base = s->process_name ? s->process_name : process_command(&all[k]);
 	bool shared = false;
-	char name[160];
+	char name[300];
 
 	for (size_t i = 0; i < nr && !shared; i++)
-		shared = i != k && !strcmp(s->process_name ? s->process_name : all[i].comm, base);
+		shared = i != k && !strcmp(s->process_name ? s->process_name : process_command(&all[i]),
+					   base);
 	if (shared)
 		snprintf(name, sizeof(name), "%s-%" PRIu32, base, all[k].pid);
 	else
@@ -625,33 +686,156 @@ static void entity(struct sw *s, struct perfport_pb *m, const struct process *al
 	}
 }
 
+/* The properties Rover reports of a process, as KeyStringValuePairs in @field. */
+static void properties(struct perfport_pb *m, unsigned field, const struct process *pr)
+{
+	char pid[16];
+
+	snprintf(pid, sizeof(pid), "%" PRIu32, pr->pid);
+	kv(m, field, "pid", pid);
+	kv(m, field, "command_line", pr->cmdline ? pr->cmdline : process_command(pr));
+	kv(m, field, "support_ebpf_profiling", "true");
+}
+
+/* gRPC's length prefix off an answer: the message's bounds in *@q, *@end. */
+static void grpc_unframe(const char *reply, size_t len, const unsigned char **q,
+			 const unsigned char **end)
+{
+	*q = (const unsigned char *)reply;
+	*end = *q + len;
+	if (len >= 5) {
+		size_t n = (size_t)(*q)[1] << 24 | (size_t)(*q)[2] << 16 | (size_t)(*q)[3] << 8 | (*q)[4];
+
+		*q += 5;
+		if (n < (size_t)(*end - *q))
+			*end = *q + n;
+	}
+}
+
+/*
+ * keepAlive: the OAP registers a service and its instance only here
+ * (EBPFProcessServiceHandler.keepAlive: ServiceMeta, ServiceInstanceUpdate;
+ * reportProcesses stores just the process), and marks the processes alive.
+ */
+static enum perfport_status keep_alive(struct sw *s, const struct process *pr, size_t nr)
+{
+	struct perfport_pb list = { 0 }, body = { 0 };
+	enum perfport_status st;
+	char *reply = NULL;
+	size_t reply_len = 0;
+
+	for (size_t i = 0; i < nr; i++) {
+		struct perfport_pb ping = { 0 }, ent = { 0 };
+
+		entity(s, &ent, pr, nr, i);
+		perfport_pb_message(&ping, 1, &ent);
+		properties(&ping, 2, &pr[i]);
+		perfport_pb_message(&list, 1, &ping);
+	}
+	perfport_pb_string(&list, 2, s->agent);
+	grpc_frame(&body, &list);
+	free(list.p);
+	st = grpc_call(s, "EBPFProcessService/keepAlive", &body, &reply, &reply_len);
+	free(body.p);
+	s->host->free(reply);
+	return st;
+}
+
+enum kind { KIND_UNKNOWN, KIND_ON, KIND_OFF, KIND_OTHER };
+
+static enum kind kind_of_target(const char *t, size_t n)
+{
+	if (n == 6 && !strncmp(t, "ON_CPU", 6))
+		return KIND_ON;
+	if (n == 7 && !strncmp(t, "OFF_CPU", 7))
+		return KIND_OFF;
+	return KIND_OTHER;
+}
+
+/*
+ * queryTasks, as Rover asks for its processes' tasks: the target type
+ * (ON_CPU, OFF_CPU, NETWORK) of the task @id, from the answer's
+ * EBPFProfilingTaskQuery commands (args TaskId, TargetType). KIND_UNKNOWN
+ * when the OAP does not list it.
+ */
+static enum kind query_target(struct sw *s, const char *id)
+{
+	struct perfport_pb q = { 0 }, body = { 0 };
+	struct perfport_pb_field cf;
+	const unsigned char *c, *end;
+	enum kind found = KIND_UNKNOWN;
+	char *reply = NULL;
+	size_t reply_len = 0;
+
+	perfport_pb_string(&q, 1, s->agent);
+	grpc_frame(&body, &q);
+	free(q.p);
+	if (grpc_call(s, "EBPFProfilingService/queryTasks", &body, &reply, &reply_len) != PERFPORT_OK) {
+		free(body.p);
+		return KIND_UNKNOWN;
+	}
+	free(body.p);
+	grpc_unframe(reply, reply_len, &c, &end);
+	while (perfport_pb_next(&c, end, &cf) == 1) {          /* Commands.commands */
+		const unsigned char *a = cf.data, *aend = cf.data + cf.len;
+		struct perfport_pb_field af;
+		bool ours = false;
+		enum kind k = KIND_UNKNOWN;
+
+		if (cf.number != 1 || cf.wire != 2)
+			continue;
+		while (perfport_pb_next(&a, aend, &af) == 1) {   /* Command.args */
+			const unsigned char *v = af.data, *vend = af.data + af.len;
+			struct perfport_pb_field vf;
+			const char *key = NULL, *val = NULL;
+			size_t klen = 0, vlen = 0;
+
+			if (af.number != 2 || af.wire != 2)
+				continue;
+			while (perfport_pb_next(&v, vend, &vf) == 1) {
+				if (vf.number == 1 && vf.wire == 2)
+					key = (const char *)vf.data, klen = vf.len;
+				else if (vf.number == 2 && vf.wire == 2)
+					val = (const char *)vf.data, vlen = vf.len;
+			}
+			if (!key || !val)
+				continue;
+			if (klen == 6 && !strncmp(key, "TaskId", 6))
+				ours = vlen == strlen(id) && !strncmp(val, id, vlen);
+			else if (klen == 10 && !strncmp(key, "TargetType", 10))
+				k = kind_of_target(val, vlen);
+		}
+		if (ours && k != KIND_UNKNOWN)
+			found = k;
+	}
+	s->host->free(reply);
+	return found;
+}
+
 /* reportProcesses; the answer's processIds into @pr. */
 static enum perfport_status report_processes(struct sw *s, const struct perfport_profile *p,
 					     struct process *pr, size_t nr)
 {
 	struct perfport_pb list = { 0 }, body = { 0 };
-	char agent[96], *reply = NULL, pid[16];
+	char *reply = NULL;
 	size_t reply_len = 0;
 	enum perfport_status st;
 	const unsigned char *q, *end;
 	struct perfport_pb_field fl;
 	int r;
 
-	snprintf(agent, sizeof(agent), "perfport-%s", p->profile_id);
+	(void)p;
 	for (size_t i = 0; i < nr; i++) {
 		struct perfport_pb props = { 0 }, host = { 0 }, ent = { 0 };
 
 		entity(s, &ent, pr, nr, i);
 		perfport_pb_message(&host, 1, &ent);
 		perfport_pb_uint(&host, 2, pr[i].pid);
-		snprintf(pid, sizeof(pid), "%" PRIu32, pr[i].pid);
-		kv(&host, 3, "pid", pid);
-		kv(&host, 3, "command_line", pr[i].comm);
-		kv(&host, 3, "support_ebpf_profiling", "true");
+		properties(&host, 3, &pr[i]);
 		perfport_pb_message(&props, 1, &host);        /* hostProcess */
 		perfport_pb_message(&list, 1, &props);
 	}
-	perfport_pb_string(&list, 2, s->agent_id ? s->agent_id : agent);
+	perfport_pb_string(&list, 2, s->agent);
 	grpc_frame(&body, &list);
 	free(list.p);
 	st = grpc_call(s, "EBPFProcessService/reportProcesses", &body, &reply, &reply_len);
@@ -659,15 +843,7 @@ static enum perfport_status report_processes(struct sw *s, const struct perfport
 	if (st != PERFPORT_OK)
 		return st;
 	/* EBPFReportProcessDownstream{processes=1: {processId=1, hostProcess=2: {pid=1}}} */
-	q = (const unsigned char *)reply;
-	end = q + reply_len;
-	if (reply_len >= 5) {
-		size_t n = (size_t)q[1] << 24 | (size_t)q[2] << 16 | (size_t)q[3] << 8 | q[4];
-
-		q += 5;
-		if (n < (size_t)(end - q))
-			end = q + n;
-	}
+	grpc_unframe(reply, reply_len, &q, &end);
 	while ((r = perfport_pb_next(&q, end, &fl)) == 1) {
 		const unsigned char *pq = fl.data, *pend = fl.data + fl.len;
 		struct perfport_pb_field pf;
@@ -723,24 +899,26 @@ static void stack_meta(struct perfport_pb *m, unsigned field, int type, const ch
 	perfport_pb_message(m, field, &meta);
 }
 
+/* The stream of one process's stacks of one kind (@off) to @task_id. */
 static enum perfport_status collect(struct sw *s, const struct perfport_profile *p,
 				    const struct process *pr, const struct stacks *st,
-				    unsigned *messages)
+				    const char *task_id, int off, unsigned *messages)
 {
 	struct perfport_pb body = { 0 };
 	enum perfport_status ret;
+	unsigned before = *messages;
 
 	for (size_t i = 0; i < st->nr; i++) {
 		const struct stack *k = &st->v[i];
 
 		if (k->pid != pr->pid)
 			continue;
-		for (int off = 0; off < 2; off++) {
+		{
 			struct perfport_pb msg = { 0 }, task = { 0 }, data = { 0 };
 
 			if (off ? !k->off_count : !k->on_count)
 				continue;
-			perfport_pb_string(&task, 1, s->task);
+			perfport_pb_string(&task, 1, task_id);
 			perfport_pb_string(&task, 2, pr->id);
 			perfport_pb_uint(&task, 3, p->start_ns / 1000000);
 			perfport_pb_uint(&task, 4, p->end_ns / 1000000);
@@ -759,9 +937,71 @@ static enum perfport_status collect(struct sw *s, const struct perfport_profile 
 			(*messages)++;
 		}
 	}
+	if (*messages == before)
+		return PERFPORT_OK;
 	ret = grpc_call(s, "EBPFProfilingService/collectProfilingData", &body, NULL, NULL);
 	free(body.p);
 	return ret;
+}
+
+static const char *const kind_names[] = { "unknown", "ON_CPU", "OFF_CPU", "another type" };
+
+/*
+ * Which task gets which kind: an eBPF profiling task has one target type,
+ * and the OAP's analysis adds every record of a task together, so on-CPU
+ * sample counts and off-CPU switch counts or nanoseconds must never share
+ * one. @tasks[0] receives the on-CPU stacks, @tasks[1] the off-CPU ones
+ * (NULL: not sent). The kind of -O task comes from -O target=, else the
+ * OAP's queryTasks answer, else on-CPU when there are on-CPU stacks;
+ * -O offcpu_task= is an OFF_CPU task for the rest.
+ */
+static enum perfport_status plan_tasks(struct sw *s, const struct stacks *st, const char **tasks)
+{
+	const struct perfport_host *h = s->host;
+	enum kind want = !strcmp(s->target, "on-cpu") ? KIND_ON :
+			 !strcmp(s->target, "off-cpu") ? KIND_OFF : KIND_UNKNOWN;
+	enum kind told = query_target(s, s->task);
+	size_t on = 0, off = 0;
+
+	for (size_t i = 0; i < st->nr; i++) {
+		on += st->v[i].on_count != 0;
+		off += st->v[i].off_count != 0;
+	}
+	if (told == KIND_OTHER) {
+		h->log(h, PERFPORT_LOG_ERROR, "skywalking: task '%s' is not an ON_CPU or OFF_CPU "
+		       "profiling task in the OAP", s->task);
+		return PERFPORT_ERROR;
+	}
+	if (want != KIND_UNKNOWN && told != KIND_UNKNOWN && want != told) {
+		h->log(h, PERFPORT_LOG_ERROR, "skywalking: task '%s' is %s in the OAP, not %s as "
+		       "-O skywalking.target= says", s->task, kind_names[told], kind_names[want]);
+		return PERFPORT_ERROR;
+	}
+	if (want == KIND_UNKNOWN)
+		want = told;
+	if (want == KIND_UNKNOWN)
+		want = s->offcpu_task || on ? KIND_ON : KIND_OFF;
+	tasks[want == KIND_OFF] = s->task;
+	if (s->offcpu_task) {
+		enum kind k2 = query_target(s, s->offcpu_task);
+
+		if (want == KIND_OFF || (k2 != KIND_UNKNOWN && k2 != KIND_OFF)) {
+			h->log(h, PERFPORT_LOG_ERROR, "skywalking: offcpu_task '%s' takes the off-CPU "
+			       "data, and task '%s' the on-CPU data, but the OAP (or -O target=) says "
+			       "task is %s and offcpu_task %s", s->offcpu_task, s->task,
+			       kind_names[want], kind_names[k2]);
+			return PERFPORT_ERROR;
+		}
+		tasks[1] = s->offcpu_task;
+	}
+	if (!tasks[0] && on)
+		h->log(h, PERFPORT_LOG_WARN, "skywalking: %zu on-CPU stacks not sent: task '%s' is "
+		       "OFF_CPU; an ON_CPU task takes them", on, s->task);
+	if (!tasks[1] && off)
+		h->log(h, PERFPORT_LOG_WARN, "skywalking: %zu off-CPU stacks not sent: task '%s' is "
+		       "ON_CPU; give -O skywalking.offcpu_task=ID (an OFF_CPU task) to send them in "
+		       "the same run", off, s->task);
+	return PERFPORT_OK;
 }
 
 static enum perfport_status sw_upload(void *state, const struct perfport_profile *p)
@@ -772,7 +1012,7 @@ static enum perfport_status sw_upload(void *state, const struct perfport_profile
 	struct process *pr = NULL;
 	enum perfport_status ret = PERFPORT_ERROR;
 	unsigned messages = 0, sent = 0;
-	const char *token;
+	const char *token, *tasks[2] = { NULL, NULL };   /* on-CPU, off-CPU */
 	size_t nr = 0;
 	bool grouped = false;
 
@@ -799,6 +1039,9 @@ static enum perfport_status sw_upload(void *state, const struct perfport_profile
 	}
 	if (!s->instance)
 		s->instance = p->hostname ? p->hostname : "unknown";
+	snprintf(s->agent, sizeof(s->agent), "%s", s->agent_id ? s->agent_id : "");
+	if (!s->agent_id)
+		snprintf(s->agent, sizeof(s->agent), "perfport-%s", p->profile_id);
 	token = s->auth_env ? getenv(s->auth_env) : NULL;
 	if (token && *token) {
 		if ((h->abi_version & 0xffff) < 2) {
@@ -823,8 +1066,14 @@ static enum perfport_status sw_upload(void *state, const struct perfport_profile
 		goto out;
 	}
 	ret = report_processes(s, p, pr, nr);
+	if (ret == PERFPORT_OK)
+		ret = keep_alive(s, pr, nr);
 	if (ret != PERFPORT_OK)
 		goto out;
+	if (plan_tasks(s, &st, tasks) != PERFPORT_OK) {
+		ret = PERFPORT_ERROR;
+		goto out;
+	}
 	for (size_t i = 0; i < nr; i++) {
 		if (!pr[i].id) {
 			h->log(h, PERFPORT_LOG_ERROR, "skywalking: the OAP gave no processId for "
@@ -832,16 +1081,23 @@ static enum perfport_status sw_upload(void *state, const struct perfport_profile
 			ret = PERFPORT_ERROR;
 			continue;
 		}
-		if (collect(s, p, &pr[i], &st, &messages) != PERFPORT_OK)
-			ret = PERFPORT_ERROR;
-		else
-			sent++;
+		for (int off = 0; off < 2; off++) {
+			if (!tasks[off])
+				continue;
+			if (collect(s, p, &pr[i], &st, tasks[off], off, &messages) != PERFPORT_OK)
+				ret = PERFPORT_ERROR;
+			else
+				sent++;
+		}
 	}
-	h->log(h, PERFPORT_LOG_INFO, "skywalking: %zu processes reported, %u streamed, %u messages "
-	       "(%zu stacks)", nr, sent, messages, st.nr);
+	h->log(h, PERFPORT_LOG_INFO, "skywalking: %zu processes reported and kept alive, %u streams, "
+	       "%u messages (%zu stacks)", nr, sent, messages, st.nr);
 out:
-	for (size_t i = 0; pr && i < nr; i++)
+	for (size_t i = 0; pr && i < nr; i++) {
 		free(pr[i].id);
+		free(pr[i].command);
+		free(pr[i].cmdline);
+	}
 	free(pr);
 	for (size_t i = 0; i < st.nr; i++) {
 		free(st.v[i].kernel);
@@ -879,6 +1135,10 @@ static enum perfport_status sw_init(const struct perfport_host *host,
 			s->tls = v && !strcmp(v, "true");
 		else if (!strcmp(k, "task"))
 			s->task = v;
+		else if (!strcmp(k, "target"))
+			s->target = v;
+		else if (!strcmp(k, "offcpu_task"))
+			s->offcpu_task = v && *v ? v : NULL;
 		else if (!strcmp(k, "service"))
 			s->service = v;
 		else if (!strcmp(k, "instance"))

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # perfport upload -f skywalking against a loopback OAP
 # (tests/e2e/lib/skywalking_server.py: python3-grpcio generic handlers,
-# messages decoded by protoc): the processes are reported first; every
-# stack arrives once per kind, under the task and the processId the server
+# messages decoded by protoc): the processes are reported first, then kept
+# alive (where the OAP registers service and instance); every stack arrives
+# once per kind, on-CPU to the ON_CPU task and off-CPU to the OFF_CPU one
+# (-O offcpu_task=), never mixed in one task; a task's type the OAP gives in
+# queryTasks decides what is sent to it; under the processId the server
 # gave; symbols leaf first, kernel apart from user (against the folded
 # export); dumpCount sums to the on-CPU samples, switchCount and duration to
 # the off-CPU intervals and time; UNAVAILABLE is retried, INVALID_ARGUMENT
@@ -32,7 +35,7 @@ upload() { # OUT ARGS...
 	local out=$1; shift
 	rc=0
 	"$PERFPORT" ${VV:--v} upload -i "$WORK/sw.data" -f skywalking -O "address=${URL#http://}" \
-		-O task=task-7 -O service=shape -O instance=box -O labels=a,b "$@" \
+		-O task=task-7 -O offcpu_task=task-8 -O service=shape -O instance=box -O labels=a,b "$@" \
 		>"$WORK/$out.stdout" 2>"$WORK/$out.stderr" || rc=$?
 }
 check() { # the calls the server took, against the tree and the folded exports
@@ -61,6 +64,19 @@ if any(got[p] != mains.get(p, got[p]) for p in got):
     sys.exit("process names %r, the main threads' commands %r" % (got, mains))
 if not rep.get("ebpfAgentID", [""])[0].startswith("perfport-"):
     sys.exit("ebpfAgentID %r" % rep.get("ebpfAgentID"))
+# keepAlive: every reported process, with its entity, by the same agent
+aux = [json.load(open(f)) for f in glob.glob(w + "/srv/aux-*.json")]
+kas = [a["messages"][0] for a in aux if a["method"] == "keepAlive"]
+if not kas:
+    sys.exit("no keepAlive: the OAP registers the service and instance only there")
+alive = {p["entityMetadata"][0]["processName"][0] for k in kas for p in k["processes"]}
+if alive != set(got.values()) or kas[0]["ebpfAgentID"] != rep["ebpfAgentID"]:
+    sys.exit("keepAlive for %s, reported %s" % (sorted(alive), sorted(got.values())))
+for c in ok:
+    if c["method"] == "collectProfilingData":
+        kinds = {"onCPU" if "onCPU" in m else "offCPU" for m in c["messages"]}
+        if len(kinds) != 1:
+            sys.exit("one stream carries %s" % sorted(kinds))
 msgs = [m for c in ok if c["method"] == "collectProfilingData" for m in c["messages"]]
 if not msgs:
     sys.exit("no profiling data")
@@ -68,11 +84,12 @@ seen = set()
 on, off, off_ns = collections.Counter(), collections.Counter(), collections.Counter()
 for m in msgs:
     t = m["task"][0]
-    if t["taskId"][0] != "task-7" or t["processId"][0] not in {"proc-%d" % p for p in pids}:
-        sys.exit("task %r" % t)
+    kind = "onCPU" if "onCPU" in m else "offCPU"
+    if t["taskId"][0] != {"onCPU": "task-7", "offCPU": "task-8"}[kind] or \
+            t["processId"][0] not in {"proc-%d" % p for p in pids}:
+        sys.exit("%s data under task %r" % (kind, t))
     if not 0 < t["currentTime"][0] - t["profilingStartTime"][0] < 60000:
         sys.exit("times %r" % t)
-    kind = "onCPU" if "onCPU" in m else "offCPU"
     d = m[kind][0]
     syms = {"PROCESS_KERNEL_SPACE": [], "PROCESS_USER_SPACE": []}
     for s in d.get("stacks", []):
@@ -114,10 +131,61 @@ start_server ok
 upload ok
 [ $rc -eq 0 ] || { cat "$WORK/ok.stderr"; fail "upload: exit $rc"; }
 check
-calls=$(ls "$WORK"/srv/call-*.json | wc -l)
+calls=$(ls "$WORK"/srv/call-*.json "$WORK"/srv/aux-*.json | wc -l)
 grep -Eqx "skywalking: uploaded: $calls requests, [0-9]+\.[0-9] KiB" "$WORK/ok.stdout" ||
 	fail "upload's receipt: '$(cat "$WORK/ok.stdout")', want $calls requests"
 echo "ok: processes, then every stack once with the tree's counts"
+
+# one task: the kind the OAP says it is (queryTasks), else on-CPU; never both
+kinds_sent() { # the kinds of data the server took, with their task ids
+	$PY - "$WORK" <<'PY'
+import glob, json, sys
+out = set()
+for f in glob.glob(sys.argv[1] + "/srv/call-*.json"):
+    c = json.load(open(f))
+    for m in c["messages"] if c["method"] == "collectProfilingData" else []:
+        out.add("%s:%s" % ("onCPU" if "onCPU" in m else "offCPU", m["task"][0]["taskId"][0]))
+print(" ".join(sorted(out)))
+PY
+}
+one_task() { # OUT ARGS...
+	local out=$1; shift
+	rc=0
+	"$PERFPORT" upload -i "$WORK/sw.data" -f skywalking -O "address=${URL#http://}" \
+		-O task=task-7 "$@" >"$WORK/$out.stdout" 2>"$WORK/$out.stderr" || rc=$?
+}
+TASKS=task-7:OFF_CPU start_server ok
+one_task oap-off
+[ $rc -eq 0 ] || { cat "$WORK/oap-off.stderr"; fail "task the OAP says is OFF_CPU: exit $rc"; }
+[ "$(kinds_sent)" = "offCPU:task-7" ] || fail "task OFF_CPU in the OAP: sent $(kinds_sent)"
+grep -q "on-CPU stacks not sent" "$WORK/oap-off.stderr" || fail "no warning for the on-CPU data left out"
+start_server ok
+one_task default
+[ $rc -eq 0 ] && [ "$(kinds_sent)" = "onCPU:task-7" ] || fail "a task of unknown type: exit $rc, sent $(kinds_sent)"
+grep -q "offcpu_task=ID" "$WORK/default.stderr" || fail "the warning does not say how to send the off-CPU data"
+start_server ok
+one_task optoff -O target=off-cpu
+[ $rc -eq 0 ] && [ "$(kinds_sent)" = "offCPU:task-7" ] || fail "-O target=off-cpu: exit $rc, sent $(kinds_sent)"
+TASKS=task-7:ON_CPU start_server ok
+one_task conflict -O target=off-cpu
+[ $rc -eq 2 ] && grep -q "is ON_CPU in the OAP" "$WORK/conflict.stderr" || fail "a target the OAP contradicts: exit $rc"
+[ -z "$(kinds_sent)" ] || fail "a contradicted target sent $(kinds_sent)"
+echo "ok: one kind of data per task: the OAP's type, -O target=, else on-CPU"
+
+# the process's full command from the recording's header, not its 15-byte comm
+start_server ok
+rc=0; "$PERFPORT" -q upload -i "$TOP/samples/offcpu.perf.data" -f skywalking -O "address=${URL#http://}" \
+	-O task=task-7 2>"$WORK/name.stderr" || rc=$?
+[ $rc -eq 0 ] || { cat "$WORK/name.stderr"; fail "upload of the bundled sample: exit $rc"; }
+$PY - "$WORK" <<'PY' || fail "process name"
+import json, sys
+h = json.load(open(sys.argv[1] + "/srv/call-0.json"))["messages"][0]["processes"][0]["hostProcess"][0]
+props = {kv["key"][0]: kv["value"][0] for kv in h["properties"]}
+name = h["entity"][0]["processName"][0]
+if name != "perfport-workload" or props["command_line"] != "samples/bin/perfport-workload 0.4":
+    sys.exit("processName %r, command_line %r (comm is 'perfport-worklo')" % (name, props["command_line"]))
+PY
+echo "ok: the full command and command line from the recording's header"
 
 start_server unavailable,ok
 upload retry
@@ -143,15 +211,18 @@ echo "ok: reportProcesses unanswered: exit 2, nothing spooled"
 start_server ok,unavailable
 upload spool --retries 2
 [ $rc -eq 4 ] || fail "collectProfilingData unavailable: exit $rc, want 4"
-[ "$(ls "$WORK/state/perfport/spool" | wc -l)" -eq 1 ] || fail "collectProfilingData: not spooled"
+[ "$(ls "$WORK/state/perfport/spool" | wc -l)" -eq 2 ] || fail "collectProfilingData: the two streams not spooled"
 cp "$WORK/srv/call-0.json" "$WORK/report-call.json"   # reportProcesses, answered
+cp "$WORK"/srv/aux-*.json "$WORK/"
 start_server ok "$(cat "$WORK/srv/port")"
 rc=0; "$PERFPORT" resend >"$WORK/resend.stdout" 2>"$WORK/resend.stderr" || rc=$?
 [ $rc -eq 0 ] || { cat "$WORK/resend.stderr"; fail "resend: exit $rc"; }
 [ -z "$(ls "$WORK/state/perfport/spool")" ] || fail "the spool is not empty after resend"
-[ -e "$WORK/srv/call-0.json" ] && [ ! -e "$WORK/srv/call-1.json" ] || fail "resend: not one call"
-mv "$WORK/srv/call-0.json" "$WORK/srv/call-1.json"     # the resent stream, after the report
+[ -e "$WORK/srv/call-1.json" ] && [ ! -e "$WORK/srv/call-2.json" ] || fail "resend: not two calls"
+mv "$WORK/srv/call-1.json" "$WORK/srv/call-2.json"     # the resent streams, after the report
+mv "$WORK/srv/call-0.json" "$WORK/srv/call-1.json"
 cp "$WORK/report-call.json" "$WORK/srv/call-0.json"
+cp "$WORK"/aux-*.json "$WORK/srv/"
 check
 echo "ok: collectProfilingData spooled (exit 4), resent over gRPC whole"
 

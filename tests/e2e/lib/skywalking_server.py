@@ -6,8 +6,14 @@ tests/e2e/schemas/skywalking_ebpf.proto.
 
   EBPFProcessService.reportProcesses: answers each host process with
       processId "proc-PID"
+  EBPFProcessService.keepAlive: recorded (aux-N.json), empty Commands
+  EBPFProfilingService.queryTasks: recorded (aux-N.json); answers, as the
+      OAP, an EBPFProfilingTaskQuery command per task of $TASKS
+      ("ID:TARGET_TYPE,..."), with args TaskId and TargetType
   EBPFProfilingService.collectProfilingData: takes the stream, answers an
       empty Commands
+keepAlive and queryTasks answer ok (or PERMISSION_DENIED) without taking a
+step of the script.
 
 usage: skywalking_server.py DIR SCRIPT PROTO_DIR [PORT]
   DIR     "port" when ready; per call N: call-N.json {method, step, messages}
@@ -68,6 +74,35 @@ def report_processes(request, context):
     return protoc("encode", "EBPFReportProcessDownstream", text.encode())
 
 
+AUX = [0]
+
+
+def record_aux(method, messages, context):
+    auth = [v for k, v in context.invocation_metadata() if k == "authentication"]
+    n = AUX[0]
+    AUX[0] += 1
+    with open(os.path.join(DIR, "aux-%d.json.tmp" % n), "w") as f:
+        json.dump({"method": method, "messages": messages, "authentication": auth}, f)
+    os.rename(os.path.join(DIR, "aux-%d.json.tmp" % n), os.path.join(DIR, "aux-%d.json" % n))
+
+
+def keep_alive(request, context):
+    record_aux("keepAlive", [parse(protoc("decode", "EBPFProcessPingPkgList", request).decode())], context)
+    outcome(context, "ok")
+    return b""
+
+
+def query_tasks(request, context):
+    record_aux("queryTasks", [parse(protoc("decode", "EBPFProfilingTaskQuery", request).decode())], context)
+    outcome(context, "ok")
+    text = ""
+    for t in filter(None, os.environ.get("TASKS", "").split(",")):
+        tid, target = t.split(":")
+        text += ('commands { command: "EBPFProfilingTaskQuery" args { key: "TaskId" value: "%s" } '
+                 'args { key: "TargetType" value: "%s" } }\n' % (tid, target))
+    return protoc("encode", "Commands", text.encode())
+
+
 def collect(request_iterator, context):
     n, step = SCRIPT.next()
     msgs = [parse(protoc("decode", "EBPFProfilingData", raw).decode()) for raw in request_iterator]
@@ -78,8 +113,10 @@ def collect(request_iterator, context):
 
 handlers = (
     grpc.method_handlers_generic_handler("skywalking.v3.EBPFProcessService", {
-        "reportProcesses": grpc.unary_unary_rpc_method_handler(report_processes)}),
+        "reportProcesses": grpc.unary_unary_rpc_method_handler(report_processes),
+        "keepAlive": grpc.unary_unary_rpc_method_handler(keep_alive)}),
     grpc.method_handlers_generic_handler("skywalking.v3.EBPFProfilingService", {
+        "queryTasks": grpc.unary_unary_rpc_method_handler(query_tasks),
         "collectProfilingData": grpc.stream_unary_rpc_method_handler(collect)}),
 )
 server = grpc.server(concurrent.futures.ThreadPoolExecutor(max_workers=4))
