@@ -15,9 +15,11 @@ DEBS     := build-essential pkg-config libtraceevent-dev libzstd-dev libjson-c-d
             protobuf-c-compiler golang-github-google-pprof-dev zlib1g-dev \
             libcurl4-openssl-dev libssl-dev liblz4-dev
 # what the tests use beyond the build: perf as the oracle, Debian's python3
-# with jsonschema, botocore, lz4 and grpcio, protoc, chromium, openssl
+# with jsonschema, botocore, lz4 and grpcio, protoc, chromium, openssl; the
+# backends' conformance checkers (../shared/conformance): python3-protobuf,
+# -six, -dateutil and Go for Datakit's own parser
 TEST_DEBS := linux-perf python3 python3-jsonschema python3-botocore protobuf-compiler python3-lz4 \
-             python3-grpcio chromium openssl
+             python3-grpcio chromium openssl python3-protobuf python3-six python3-dateutil golang-go
 
 OPT      ?= -O2 -g
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
