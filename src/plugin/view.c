@@ -144,8 +144,9 @@ struct perfport_profile *view_build(const struct profile *p, const struct view_o
 		.counter_names = v->counter_names,
 		.counter_units = v->counter_units,
 		.counters_present = m->counters_present,
-		.start_ns = m->start_ns,
-		.end_ns = m->end_ns,
+		/* the window exported (--time), not the whole recording */
+		.start_ns = epoch(m, m->window_lo),
+		.end_ns = epoch(m, m->window_hi),
 		.time_source = profile_time_source_name(m->time_source),
 		.hostname = m->hostname,
 		.os_release = m->osrelease,

@@ -432,6 +432,14 @@ static int finish(struct profile *p, struct profile_priv *pv, struct build_ctx *
 			m->counters_present |= 1u << i;
 	m->first_time = a->first_time;
 	m->last_time = a->last_time;
+	m->window_lo = m->first_time;
+	m->window_hi = m->last_time;
+	if (a->filter.has_time) {
+		if (a->filter.t0 > m->window_lo)
+			m->window_lo = a->filter.t0 < m->window_hi ? a->filter.t0 : m->window_hi;
+		if (a->filter.t1 < m->window_hi)
+			m->window_hi = a->filter.t1 > m->window_lo ? a->filter.t1 : m->window_lo;
+	}
 	wall_clock(m, o, hdr, r, path);
 	m->hostname = tree_intern(&pv->tree, hdr->hostname, &err);
 	m->osrelease = tree_intern(&pv->tree, hdr->osrelease, &err);

@@ -131,6 +131,9 @@ enum time_source {
 
 struct profile_meta {
 	uint64_t first_time, last_time; /* perf clock, of the events used */
+	/* perf clock: the span the profile describes, first_time..last_time
+	 * clipped to --time (what the exporters' start and end say) */
+	uint64_t window_lo, window_hi;
 	uint64_t start_ns, end_ns;  /* wall clock, epoch ns */
 	enum time_source time_source;
 	const char *hostname, *osrelease, *arch, *perf_version, *cmdline;
