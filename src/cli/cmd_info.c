@@ -396,7 +396,7 @@ static void print_json(const char *path, const struct perf_reader *r, const stru
 	free(th);
 	json_object_object_add(root, "threads", a);
 	json_object_object_add(root, "processes", json_object_new_uint64(nproc));
-	json_object_object_add(root, "lost", json_object_new_uint64(st->lost + st->lost_samples));
+	json_object_object_add(root, "lost", json_object_new_uint64(perf_stats_lost(st)));
 	json_object_object_add(root, "unknown_records", json_object_new_uint64(st->unknown_records));
 	json_object_object_add(root, "skipped_records", json_object_new_uint64(st->skipped_records));
 	json_object_object_add(root, "skipped_bytes", json_object_new_uint64(st->skipped_bytes));
@@ -504,8 +504,11 @@ static void print_text(const char *path, const struct perf_reader *r, const stru
 	th = threads_sorted(c, &nth, &nproc);
 	free(th);
 	printf("\nthreads:       %zu in %zu processes\n", nth, nproc);
-	printf("lost:          %" PRIu64 " events (LOST), %" PRIu64 " samples (LOST_SAMPLES)\n",
-	       st->lost, st->lost_samples);
+	printf("lost:          %" PRIu64 " samples (%" PRIu64 " in %" PRIu64 " LOST records, %" PRIu64
+	       " in %" PRIu64 " LOST_SAMPLES records%s)\n",
+	       perf_stats_lost(st), st->lost, st->records[PERF_RECORD_LOST], st->lost_samples,
+	       st->records[PERF_RECORD_LOST_SAMPLES], st->lost && st->lost_samples ?
+	       ": one loss told twice, the larger counts" : "");
 	printf("skipped:       %" PRIu64 " records, %" PRIu64 " bytes%s\n", st->skipped_records,
 	       st->skipped_bytes, st->truncated ? " (the file is truncated)" : "");
 	for (unsigned i = 0; i < st->nr_skips_kept; i++) {

@@ -321,6 +321,19 @@ void perf_reader_close(struct perf_reader *r);
 /** perf_reader_header() - the header; owned by the reader. */
 const struct perf_header_info *perf_reader_header(const struct perf_reader *r);
 
+/**
+ * perf_stats_lost() - the samples the kernel lost, one count for every
+ * command. LOST records (ring buffer overruns, per chunk) and LOST_SAMPLES
+ * records (per event; perf 6.x also writes them at the end from the
+ * kernel's own lost counters, the same loss the LOST records told) are
+ * two views of one loss when a file has both, so the larger is taken, never
+ * the sum.
+ */
+static inline uint64_t perf_stats_lost(const struct perf_stats *st)
+{
+	return st->lost > st->lost_samples ? st->lost : st->lost_samples;
+}
+
 /** perf_reader_stats() - counters so far; owned by the reader. */
 const struct perf_stats *perf_reader_stats(const struct perf_reader *r);
 

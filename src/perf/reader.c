@@ -462,6 +462,11 @@ static int handle_record(struct perf_reader *r, uint8_t *rec, uint32_t size, uin
 		r->st.records[type]++;
 	else
 		r->st.records_other++;
+	/* LOST {header, id, lost}; LOST_SAMPLES {header, lost} */
+	if (type == PERF_RECORD_LOST && size >= 24)
+		r->st.lost += load_u64(rec + 16, r->hdr.swapped);
+	else if (type == PERF_RECORD_LOST_SAMPLES && size >= 16)
+		r->st.lost_samples += load_u64(rec + 8, r->hdr.swapped);
 
 	if (type == PERF_REC_COMPRESSED || type == PERF_REC_COMPRESSED2) {
 		size_t hdr = type == PERF_REC_COMPRESSED2 ? 16 : 8;

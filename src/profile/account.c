@@ -939,10 +939,6 @@ int acct_event(struct account *a, const struct perf_event *ev, const uint64_t *p
 		if (th)
 			thread_refresh(a, th);
 		break;
-	case PERF_RECORD_LOST:
-	case PERF_RECORD_LOST_SAMPLES:
-		a->meta->lost += ev->u.lost.lost;
-		break;
 	default:
 		break;
 	}

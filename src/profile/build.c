@@ -528,6 +528,7 @@ static int build(struct perf_reader *r, const char *path, const struct profile_o
 	if (c->err)
 		ret = c->err;
 	p->read = *perf_reader_stats(r);
+	p->meta.lost = perf_stats_lost(&p->read);
 	p->sym = *sym_stats(sym);
 	upool_add_stats(c->pool, &p->sym);
 	if (ret == PP_ENOMEM || ret == PP_ERULES || ret == PP_EUSAGE)

@@ -28,3 +28,16 @@ record "$WORK/fp.data" -g -F 999 -e cpu-clock -- dd if=/dev/zero of=/dev/null bs
 warnings "$WORK/fp.data" | grep -q "frame-pointer user callchains have no caller.*--call-graph dwarf" ||
 	fail "no frame-pointer warning: $(warnings "$WORK/fp.data")"
 echo "ok: frame-pointer chains through libc"
+
+# lost samples: one count in info, info --json and report --json, the one
+# perf report prints as "Total Lost Samples" (LOST_SAMPLES records here)
+for f in "$CORPUS/quipper/perf.data.lost_samples-4.4" "$CORPUS/quipper/perf.data.piped.lost_samples-4.4"; do
+	[ -f "$f" ] || { echo "(no $f: lost counts not compared)"; continue; }
+	want=$(perf report -i "$f" --stdio 2>/dev/null | sed -n 's/^# Total Lost Samples: //p')
+	info=$("$PERFPORT" -q info --json -i "$f" | $PY -c 'import json,sys; print(json.load(sys.stdin)["lost"])')
+	rep=$("$PERFPORT" -q report --json -i "$f" | $PY -c 'import json,sys; print(json.load(sys.stdin)["meta"]["lost"])')
+	text=$("$PERFPORT" -q info -i "$f" | sed -n 's/^lost: *\([0-9]*\) samples.*/\1/p')
+	[ -n "$want" ] && [ "$info" = "$want" ] && [ "$rep" = "$want" ] && [ "$text" = "$want" ] ||
+		fail "$(basename "$f"): lost $text (info), $info (info --json), $rep (report --json); perf report: $want"
+	echo "ok: $(basename "$f"): $want lost samples everywhere"
+done

@@ -696,6 +696,42 @@ static void test_unknown_records(void **state)
 	assert_int_equal(st.skipped_records, 0);
 }
 
+/* Two LOST records (5 and 7 lost) and one LOST_SAMPLES (10): the same
+ * loss told twice, as perf 6.x writes it. */
+static void lost_data(struct pdw *w)
+{
+	size_t at;
+
+	std_data(w);
+	for (int i = 0; i < 2; i++) {
+		at = pdw_begin(w, PERF_RECORD_LOST, 0);
+		pdw_u64(w, ID_CPU);
+		pdw_u64(w, i ? 7 : 5);
+		trailer(w, 100, 100, 9000 + (uint64_t)i, ID_CPU);
+		pdw_end(w, at);
+	}
+	at = pdw_begin(w, PERF_RECORD_LOST_SAMPLES, 0);
+	pdw_u64(w, 10);
+	trailer(w, 100, 100, 9100, ID_CPU);
+	pdw_end(w, at);
+}
+
+/* LOST and LOST_SAMPLES are summed apart; the loss is the larger, never the sum. */
+static void test_lost(void **state)
+{
+	struct got g = { 0 };
+	struct perf_stats st = read_stats(lost_data, &g);
+
+	(void)state;
+	assert_int_equal(st.records[PERF_RECORD_LOST], 2);
+	assert_int_equal(st.lost, 12);
+	assert_int_equal(st.records[PERF_RECORD_LOST_SAMPLES], 1);
+	assert_int_equal(st.lost_samples, 10);
+	assert_int_equal(perf_stats_lost(&st), 12);
+	st.lost = 0;
+	assert_int_equal(perf_stats_lost(&st), 10);
+}
+
 /* A sample naming an id no attr has is reported, not guessed. */
 static void bad_id_data(struct pdw *w)
 {
@@ -786,6 +822,7 @@ int main(void)
 		cmocka_unit_test(test_queue_limit),
 		cmocka_unit_test(test_not_perf_data),
 		cmocka_unit_test(test_event_listed),
+		cmocka_unit_test(test_lost),
 	};
 
 	pp_log_set_level(PP_LOG_ERROR - 1); /* quiet: the tests provoke errors */
