@@ -89,6 +89,13 @@ struct perfport_frame {
 	const char *file;       /* source file, or NULL */
 	uint32_t line;          /* 0: unknown */
 	uint32_t flags;         /* PERFPORT_FRAME_* */
+
+	/* --- ABI 1.3 (check frame_size) --- */
+	/* an address of the frame as recorded, 0 unknown: user code at its
+	 * file offset from its module's start (perfport_module.start), the
+	 * kernel and unmapped code as they ran; inlined frames share the
+	 * address of the frame they are inlined into */
+	uint64_t address;
 };
 
 /* A node of the call tree. Node 0 is the root, which has no frame. Nodes
@@ -127,6 +134,11 @@ struct perfport_label {
 struct perfport_module {
 	const char *path;
 	const char *build_id;       /* lowercase hex, or NULL when the recording did not say */
+
+	/* --- ABI 1.3 (check module_size) --- */
+	/* where its frames' addresses lie: [start, limit), file_offset the
+	 * file offset at start (as a pprof Mapping); all 0: no address known */
+	uint64_t start, limit, file_offset;
 };
 
 /*

@@ -106,4 +106,6 @@ const struct perfport_exporter perfport_exporter = {
 	.write = pprof_write,
 	.upload = NULL,
 	.fini = pprof_fini,
+	/* threads and processes become sample labels (pid, tid, thread) */
+	.flags = PERFPORT_EXPORTER_BY_THREAD,
 };

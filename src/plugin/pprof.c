@@ -31,6 +31,7 @@ typedef Perftools__Profiles__Mapping PbMapping;
 typedef Perftools__Profiles__Location PbLocation;
 typedef Perftools__Profiles__Line PbLine;
 typedef Perftools__Profiles__Function PbFunction;
+typedef Perftools__Profiles__Label PbLabel;
 
 /* --- a hash map from a key of u64 words to an id --- */
 
@@ -262,6 +263,7 @@ static uint64_t location_id(struct enc *e, const uint32_t *group, size_t n)
 	perftools__profiles__location__init(loc);
 	loc->id = id;
 	loc->mapping_id = mapping_for(e, perfport_frame_at(e->p, group[n - 1])->module);
+	loc->address = perfport_frame_at(e->p, group[n - 1])->address;
 	loc->n_line = n;
 	loc->line = calloc(n, sizeof(*loc->line));
 	e->pb.location[e->pb.n_location++] = loc;
@@ -285,9 +287,75 @@ static uint64_t location_id(struct enc *e, const uint32_t *group, size_t n)
 	return id;
 }
 
+/* Off-CPU counters count intervals, which get a sample type of their own. */
+static bool is_interval_counter(unsigned c)
+{
+	return c != PERFPORT_COUNTER_ON_CPU && c != PERFPORT_COUNTER_IDLE;
+}
+
 static const struct perfport_pprof_type *custom_type(const struct perfport_pprof_opts *o, size_t i)
 {
 	return (const struct perfport_pprof_type *)((const char *)o->types + i * o->type_size);
+}
+
+/* A label of a sample: @key with a number, or @str when it is not NULL. */
+static PbLabel *label(struct enc *e, const char *key, const char *str, int64_t num)
+{
+	PbLabel *l = malloc(sizeof(*l));
+
+	if (!l) {
+		e->oom = true;
+		return NULL;
+	}
+	perftools__profiles__label__init(l);
+	l->key = str_id(e, key);
+	if (str)
+		l->str = str_id(e, str);
+	else
+		l->num = num;
+	return l;
+}
+
+/* "comm [id]" of a group frame: the id, and the comm's length in *@len. */
+static int64_t group_id(const char *name, size_t *len)
+{
+	const char *br = strrchr(name, '[');
+
+	*len = br && br > name ? (size_t)(br - name - 1) : strlen(name);
+	return br ? strtoll(br + 1, NULL, 10) : 0;
+}
+
+/* The process and thread frames (--group-by) at the root of @frames as
+ * sample labels pid, tid and thread (the thread's command), as
+ * perf_data_converter labels samples. Return: how many frames they were. */
+static size_t group_labels(struct enc *e, PbSample *s, const uint32_t *frames, size_t depth)
+{
+	size_t k;
+
+	for (k = 0; k < depth; k++) {
+		const struct perfport_frame *f = perfport_frame_at(e->p, frames[k]);
+		char comm[256];
+		size_t len;
+		int64_t id;
+
+		if (!(f->flags & (PERFPORT_FRAME_PROCESS | PERFPORT_FRAME_THREAD)))
+			break;
+		if (!s->label && !(s->label = calloc(4, sizeof(*s->label)))) {
+			e->oom = true;
+			return k;
+		}
+		if (s->n_label + 2 > 4)
+			continue;       /* a process and a thread at most */
+		id = group_id(f->function, &len);
+		if (f->flags & PERFPORT_FRAME_PROCESS) {
+			s->label[s->n_label++] = label(e, "pid", NULL, id);
+		} else {
+			snprintf(comm, sizeof(comm), "%.*s", (int)len, f->function);
+			s->label[s->n_label++] = label(e, "tid", NULL, id);
+			s->label[s->n_label++] = label(e, "thread", comm, 0);
+		}
+	}
+	return k;
 }
 
 static int one_sample(void *ctx, const struct perfport_profile *p, const uint32_t *frames,
@@ -297,7 +365,7 @@ static int one_sample(void *ctx, const struct perfport_profile *p, const uint32_
 	int64_t *values = calloc(e->nr_values, sizeof(*values));
 	uint64_t *locs = calloc(depth + 1, sizeof(*locs));
 	PbSample *s = malloc(sizeof(*s));
-	size_t nl = 0, v = 1;
+	size_t nl = 0, v = 1, skip;
 	bool any = false;
 
 	if (!values || !locs || !s ||
@@ -328,6 +396,9 @@ static int one_sample(void *ctx, const struct perfport_profile *p, const uint32_
 				any = any || values[v];
 				v++;
 			}
+		for (unsigned c = 0; c < p->nr_counters && c < 64; c++)
+			if ((e->counters >> c & 1) && is_interval_counter(c))
+				values[v++] = (int64_t)perfport_self_count(p, node, c);
 		if (!(e->counters & 1))
 			values[0] = 0; /* samples/count follows on-cpu */
 		any = any || values[0];
@@ -338,14 +409,16 @@ static int one_sample(void *ctx, const struct perfport_profile *p, const uint32_
 		free(s);
 		return 0;
 	}
+	perftools__profiles__sample__init(s);
+	skip = group_labels(e, s, frames, depth);
 	/* leaf first; a run of inlined frames and the frame they are inlined
 	 * into is one location */
-	for (size_t i = depth; i > 0;) {
+	for (size_t i = depth; i > skip;) {
 		size_t end = i, start = i - 1;
 		uint32_t group[64];
 		size_t n = 0;
 
-		while (start > 0 && (perfport_frame_at(p, frames[start])->flags &
+		while (start > skip && (perfport_frame_at(p, frames[start])->flags &
 				     PERFPORT_FRAME_INLINED) && end - start < 63)
 			start--;
 		for (size_t k = end; k > start; k--)
@@ -353,7 +426,6 @@ static int one_sample(void *ctx, const struct perfport_profile *p, const uint32_
 		locs[nl++] = location_id(e, group, n);
 		i = start;
 	}
-	perftools__profiles__sample__init(s);
 	s->n_location_id = nl;
 	s->location_id = locs;
 	s->n_value = e->nr_values;
@@ -370,6 +442,9 @@ static void pb_release(PbProfile *pb)
 	for (size_t i = 0; i < pb->n_sample; i++) {
 		free(pb->sample[i]->location_id);
 		free(pb->sample[i]->value);
+		for (size_t k = 0; k < pb->sample[i]->n_label; k++)
+			free(pb->sample[i]->label[k]);
+		free(pb->sample[i]->label);
 		free(pb->sample[i]);
 	}
 	free(pb->sample);
@@ -440,12 +515,38 @@ enum perfport_status host_gzip(const void *data, size_t len, void **out, size_t 
 	return gzip_bytes(data, len, out, out_len) ? PERFPORT_ERROR : PERFPORT_OK;
 }
 
+/*
+ * The module pprof should take for the main binary (mapping[0]): the
+ * executable of the one process recorded (a module whose file name begins
+ * with its command, which the kernel cuts to 15 bytes), else the first user
+ * module that is no shared object, else the first module.
+ */
+static size_t main_binary(const struct perfport_profile *p)
+{
+	const struct perfport_thread *t = perfport_single_process(p);
+	size_t fallback = SIZE_MAX;
+
+	for (size_t i = 0; i < p->nr_modules; i++) {
+		const char *path = perfport_module_at(p, i)->path;
+		const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+
+		if (*path == '[')
+			continue;
+		if (t && t->comm && *t->comm && !strncmp(base, t->comm, strlen(t->comm)))
+			return i;
+		if (fallback == SIZE_MAX && !strstr(base, ".so"))
+			fallback = i;
+	}
+	return fallback == SIZE_MAX ? 0 : fallback;
+}
+
 enum perfport_status pprof_encode(const struct perfport_profile *p,
 				  const struct perfport_pprof_opts *o, void **buf, size_t *len)
 {
 	struct enc e = { .p = p };
 	enum perfport_status st = PERFPORT_ERROR;
 	uint64_t on_cpu_period = 0;
+	size_t main_module = 0;
 	uint8_t *packed = NULL;
 	size_t size;
 	char name[64];
@@ -486,7 +587,7 @@ enum perfport_status pprof_encode(const struct perfport_profile *p,
 	/* sample types: samples/count, then a value per counter included */
 	e.nr_values = 1;
 	for (unsigned c = 0; c < p->nr_counters && c < 64; c++)
-		e.nr_values += e.counters >> c & 1;
+		e.nr_values += (e.counters >> c & 1) * (1 + is_interval_counter(c));
 	e.pb.sample_type = calloc(e.nr_values, sizeof(*e.pb.sample_type));
 	if (!e.pb.sample_type)
 		goto out;
@@ -503,6 +604,16 @@ enum perfport_status pprof_encode(const struct perfport_profile *p,
 		if (c == PERFPORT_COUNTER_ON_CPU)
 			e.pb.default_sample_type = e.pb.sample_type[e.pb.n_sample_type - 1]->type;
 	}
+	/* then how many off-CPU intervals each off-CPU counter holds */
+	for (unsigned c = 0; c < p->nr_counters && c < 64; c++) {
+		if (!(e.counters >> c & 1) || !is_interval_counter(c))
+			continue;
+		snprintf(name, sizeof(name), "%s_intervals", p->counter_names[c]);
+		for (char *q = name; *q; q++)
+			if (*q == '-')
+				*q = '_';
+		e.pb.sample_type[e.pb.n_sample_type++] = value_type(&e, name, "count");
+	}
 
 mappings:
 	/* mappings: one per module */
@@ -510,16 +621,25 @@ mappings:
 	e.pb.mapping = calloc(p->nr_modules + 1, sizeof(*e.pb.mapping));
 	if (!e.mapping_of || !e.pb.mapping)
 		goto out;
-	for (size_t i = 0; i < p->nr_modules; i++) {
+	main_module = main_binary(p);
+	for (size_t k = 0; k < p->nr_modules; k++) {
+		/* the main binary first: pprof takes mapping[0] for it */
+		size_t i = k == 0 ? main_module : k <= main_module ? k - 1 : k;
 		const struct perfport_module *m = perfport_module_at(p, i);
 		PbMapping *pm = malloc(sizeof(*pm));
 
 		if (!pm)
 			goto out;
 		perftools__profiles__mapping__init(pm);
-		pm->id = i + 1;
+		pm->id = k + 1;
 		pm->filename = str_id(&e, m->path);
 		pm->build_id = str_id(&e, m->build_id);
+		if (p->module_size >= offsetof(struct perfport_module, file_offset) +
+				      sizeof(m->file_offset)) {
+			pm->memory_start = m->start;
+			pm->memory_limit = m->limit;
+			pm->file_offset = m->file_offset;
+		}
 		pm->has_functions = 1;
 		pm->has_filenames = 1;
 		pm->has_line_numbers = 1;

@@ -106,7 +106,7 @@ struct perfport_profile *view_build(const struct profile *p, const struct view_o
 		const struct profile_frame *f = &p->frames[i];
 
 		v->frames[i] = (struct perfport_frame){ f->function, f->module, f->file, f->line,
-							f->flags };
+							f->flags, f->addr };
 	}
 	for (size_t i = 0; i < p->nr_nodes; i++) {
 		const struct profile_node *n = &p->nodes[i];
@@ -135,7 +135,9 @@ struct perfport_profile *view_build(const struct profile *p, const struct view_o
 		v->labels[i].value = eq ? eq + 1 : "";
 	}
 	for (size_t i = 0; i < p->nr_modules; i++)
-		v->modules[i] = (struct perfport_module){ p->modules[i].path, p->modules[i].build_id };
+		v->modules[i] = (struct perfport_module){ p->modules[i].path, p->modules[i].build_id,
+						  p->modules[i].start, p->modules[i].limit,
+						  p->modules[i].file_offset };
 	uuid4(v->profile_id);
 
 	v->p = (struct perfport_profile){

@@ -239,6 +239,44 @@ static int rawf_grow(struct account *a)
 }
 
 /*
+ * Where @rf is in the recording's terms, for a frame seen first here
+ * (pprof's addresses and mappings): kernel and unmapped frames at their
+ * address; a user frame at its file offset from its module's base, the
+ * base of the first process it was seen in, so a module keeps one layout
+ * whatever process it came from. 0 when out of memory (no address then).
+ */
+static void frame_where(struct account *a, const struct raw_frame *rf, uint64_t *addr,
+			uint64_t *base)
+{
+	unsigned id;
+
+	*addr = rf->addr;
+	*base = 0;
+	if (!rf->dso || rf->kind != FRAME_USER)
+		return;
+	id = rf->dso->id;
+	if (id >= a->dso_base_cap) {
+		size_t cap = a->dso_base_cap ? a->dso_base_cap : 64;
+		uint64_t *n;
+
+		while (cap <= id)
+			cap *= 2;
+		n = realloc(a->dso_base, cap * sizeof(*n));
+		if (!n) {
+			*addr = 0;
+			return;
+		}
+		memset(n + a->dso_base_cap, 0, (cap - a->dso_base_cap) * sizeof(*n));
+		a->dso_base = n;
+		a->dso_base_cap = cap;
+	}
+	if (!a->dso_base[id])
+		a->dso_base[id] = rf->addr - rf->offset + 1;
+	*base = a->dso_base[id] - 1;
+	*addr = *base + rf->offset;
+}
+
+/*
  * The tree frames of one raw frame: named (sym_resolve) and interned on
  * first sight, then taken from a cache keyed by what decides the name (the
  * file and the offset in it, or the bare address when nothing is mapped),
@@ -298,6 +336,8 @@ static uint32_t raw_frame_ids(struct account *a, const struct raw_frame *rf, uin
 			a->err = PP_ENOMEM;
 			return 0;
 		}
+		if (!a->tree.frames[id].addr)
+			frame_where(a, rf, &a->tree.frames[id].addr, &a->tree.frames[id].base);
 		a->rawf_ids[a->rawf_ids_len + i] = id;
 	}
 	a->rawf[j] = (struct rawf_entry){ .hash = h, .where = where, .dso = rf->dso,
@@ -1044,6 +1084,7 @@ void acct_release(struct account *a)
 	free(a->keys);
 	free(a->rawf);
 	free(a->rawf_ids);
+	free(a->dso_base);
 	free(a->frame_mask);
 	free(a->frame_mask_known);
 	free(a->node_mask);

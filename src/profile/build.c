@@ -366,7 +366,29 @@ static void wall_clock(struct profile_meta *m, const struct profile_opts *o,
 	m->end_ns = m->start_ns + span;
 }
 
-/* The modules frames name, with the build ids the recording gave them. */
+/*
+ * Widen @m's address span to hold @f's address. A user module's span
+ * starts at the page of its lowest frame, with that page's file offset, as
+ * the executable mapping perf recorded does (pprof finds the program header
+ * by it); the kernel's addresses are its own (file offset = address).
+ */
+static void module_span(struct profile_module *m, const struct profile_frame *f)
+{
+	uint64_t lo = f->addr, hi = f->addr + 1;
+
+	if (!f->addr)
+		return;
+	if (f->base)
+		lo = f->base + ((f->addr - f->base) & ~(uint64_t)0xfff);
+	if (!m->limit || lo < m->start)
+		m->start = lo;
+	if (hi > m->limit)
+		m->limit = hi;
+	m->file_offset = f->base ? m->start - f->base : m->start;
+}
+
+/* The modules frames name, with the build ids the recording gave them and
+ * the span of their frames' addresses. */
 static int finish_modules(struct profile *p, struct profile_priv *pv, const struct machine *m)
 {
 	struct dso *const *dsos;
@@ -378,16 +400,22 @@ static int finish_modules(struct profile *p, struct profile_priv *pv, const stru
 	if (!pv->modules)
 		return PP_ENOMEM;
 	for (size_t i = 0; i < p->nr_frames; i++) {
-		const char *mod = p->frames[i].module;
-		bool seen = false;
+		const struct profile_frame *f = &p->frames[i];
+		const char *mod = f->module;
+		struct profile_module *pm = NULL;
 
 		if (!mod)
 			continue;
-		for (size_t k = 0; k < n && !seen; k++)
-			seen = pv->modules[k].path == mod; /* interned: one pointer per name */
-		if (seen)
+		for (size_t k = 0; k < n && !pm; k++)
+			if (pv->modules[k].path == mod) /* interned: one pointer per name */
+				pm = &pv->modules[k];
+		if (pm) {
+			module_span(pm, f);
 			continue;
-		pv->modules[n].path = mod;
+		}
+		pm = &pv->modules[n];
+		pm->path = mod;
+		module_span(pm, f);
 		for (size_t d = 0; d < nr_dsos; d++) {
 			char hex[2 * PERF_MAX_BUILD_ID + 1];
 

@@ -97,6 +97,9 @@ struct account {
 	size_t keys_len, keys_cap;
 	uint64_t key[ACCT_MAX_FRAMES * 3 + 8];
 
+	uint64_t *dso_base;                /* per dso id: its base (address - file offset) + 1, 0 unseen */
+	size_t dso_base_cap;
+
 	struct rawf_entry *rawf;           /* open addressing */
 	size_t rawf_cap, nr_rawf;
 	uint32_t *rawf_ids;

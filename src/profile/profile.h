@@ -76,6 +76,11 @@ struct profile_frame {
 	const char *file;           /* source file, or NULL */
 	uint32_t line;
 	uint32_t flags;             /* FRAME_F_* */
+	/* where the frame was first seen: an address in the recording's own
+	 * terms (0: none), and its module's base there (address - file offset;
+	 * 0 for the kernel, whose addresses are its own). One base per module
+	 * for the whole profile, so the addresses of one module agree. */
+	uint64_t addr, base;
 };
 
 struct profile_counts {
@@ -162,6 +167,10 @@ struct profile_meta {
 struct profile_module {
 	const char *path;           /* as frames name it (profile_frame.module) */
 	const char *build_id;       /* lowercase hex, or NULL when the recording did not say */
+	/* the span its frames' addresses lie in: [start, limit), file_offset at
+	 * start (user modules from their base, file offset 0; the kernel as
+	 * its own addresses); all 0 when no frame has an address */
+	uint64_t start, limit, file_offset;
 };
 
 struct profile {

@@ -131,7 +131,7 @@ uint32_t tree_frame(struct tree *t, const char *function, const char *module, co
 		t->frames = n;
 		t->cap_frames = cap;
 	}
-	t->frames[t->nr_frames] = (struct profile_frame){ function, module, file, line, flags };
+	t->frames[t->nr_frames] = (struct profile_frame){ function, module, file, line, flags, 0, 0 };
 	t->frame_slots[j] = (uint32_t)++t->nr_frames;
 	return (uint32_t)(t->nr_frames - 1);
 }

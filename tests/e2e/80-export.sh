@@ -102,8 +102,109 @@ $PY "$TOP/tests/e2e/lib/pprof_check.py" "$WORK/pp/decoded.txt" "$WORK/tree.json"
 "$PERFPORT" -q export -i "$WORK/pt.data" -f pprof -O counter=lock -O gzip=false -o "$WORK/lock.pb" ||
 	fail "export pprof counter=lock gzip=false: exit $?"
 protoc --decode=perftools.profiles.Profile --proto_path="$(dirname "$PROTO")" profile.proto \
-	<"$WORK/lock.pb" | grep -c '^sample_type {' | grep -qx 2 ||
-	fail "pprof counter=lock: want 2 sample types (samples, lock)"
+	<"$WORK/lock.pb" | grep -c '^sample_type {' | grep -qx 3 ||
+	fail "pprof counter=lock: want 3 sample types (samples, lock, lock_intervals)"
+
+# pprof as go tool pprof reads it (Debian's golang-go): loads without a
+# word on stderr; per sample type the totals of perfport report --json
+# (off-CPU intervals counted too); each sample labelled with its pid, tid and
+# thread (the format groups by thread); the main binary is mapping 1; every
+# location of it, taken from its address through the mapping to the file
+# offset and the ELF's program headers to a symbol address, lies in the
+# function pprof names for it (by nm), as -disasm and symbolizers read it.
+if command -v go >/dev/null && go tool pprof -h >/dev/null 2>&1; then
+	"$PERFPORT" -q export -i "$WORK/pt.data" -f pprof -o "$WORK/go.pb.gz" || fail "export pprof: exit $?"
+	go tool pprof -raw "$WORK/go.pb.gz" >"$WORK/go.raw" 2>"$WORK/go.err" || fail "go tool pprof -raw: $(cat "$WORK/go.err")"
+	[ ! -s "$WORK/go.err" ] || fail "go tool pprof warns: $(head -3 "$WORK/go.err")"
+	readelf -lW "$SHAPE" >"$WORK/shape.phdr" && nm -n --defined-only "$SHAPE" >"$WORK/shape.nm" ||
+		fail "readelf/nm on $SHAPE"
+	$PY - "$WORK" "$SHAPE" <<'PY' || fail "go tool pprof's reading"
+import json, re, sys
+w, shape = sys.argv[1], sys.argv[2]
+raw = open(w + "/go.raw").read().splitlines()
+tot = json.load(open(w + "/tree.json"))["totals"]
+i = raw.index("Samples:")
+types = [t.replace("[dflt]", "").split("/")[0] for t in raw[i + 1].split()]
+sums, labelled, samples = [0] * len(types), 0, 0
+j = i + 2
+while j < len(raw) and raw[j].startswith(" ") and ":" in raw[j]:
+    vals = raw[j].split(":")[0].split()
+    if len(vals) != len(types):
+        sys.exit("a sample line with %d values for %d types: %r" % (len(vals), len(types), raw[j]))
+    samples += 1
+    sums = [a + int(b) for a, b in zip(sums, vals)]
+    j += 1
+    tags = ""
+    while j < len(raw) and raw[j].startswith("                "):
+        tags += raw[j]
+        j += 1
+    labelled += bool(re.search(r"pid:\[\d+\]", tags) and re.search(r"tid:\[\d+\]", tags) and "thread:[" in tags)
+want = {"samples": tot["on-cpu"]["count"]}
+for c, v in tot.items():
+    want[c.replace("-", "_")] = v["ns"]
+    if c not in ("on-cpu", "idle"):
+        want[c.replace("-", "_") + "_intervals"] = v["count"]
+for t, got in zip(types, sums):
+    if got != want.get(t):
+        sys.exit("go tool pprof: %s totals %d, perfport report %s" % (t, got, want.get(t)))
+if set(want) - set(types):
+    sys.exit("no sample type for %s" % sorted(set(want) - set(types)))
+if labelled != samples:
+    sys.exit("%d of %d samples carry pid, tid and thread labels" % (labelled, samples))
+# mappings and locations
+m = raw.index("Mappings")
+maps = {}
+for line in raw[m + 1:]:
+    mm = re.match(r"(\d+): 0x([0-9a-f]+)/0x([0-9a-f]+)/0x([0-9a-f]+) (\S+)", line)
+    if mm:
+        maps[int(mm.group(1))] = (int(mm.group(2), 16), int(mm.group(3), 16), int(mm.group(4), 16), mm.group(5))
+if maps[1][3] != shape:
+    sys.exit("mapping 1 is %s, not the main binary %s" % (maps[1][3], shape))
+loads = []
+for line in open(w + "/shape.phdr"):
+    f = line.split()
+    if f and f[0] == "LOAD":
+        loads.append((int(f[1], 16), int(f[2], 16), int(f[4], 16)))   # offset, vaddr, filesz
+syms = []
+for line in open(w + "/shape.nm"):
+    f = line.split()
+    if len(f) == 3 and f[1] in "tTwW":
+        syms.append((int(f[0], 16), f[2]))
+def symbol_at(v):
+    best = None
+    for a, n in syms:
+        if a <= v:
+            best = n
+    return best
+checked = 0
+loc = raw.index("Locations")
+k = loc + 1
+while k < len(raw) and not raw[k].startswith("Mappings"):
+    mm = re.match(r"\s+\d+: 0x([0-9a-f]+) M=1 (\S+)", raw[k])
+    k += 1
+    if not mm:
+        continue
+    names = [mm.group(2)]
+    while k < len(raw) and raw[k].startswith("             "):
+        names.append(raw[k].split()[0])   # inlined: the last is the function
+        k += 1
+    addr = int(mm.group(1), 16)
+    start, limit, off, _ = maps[1]
+    fo = addr - start + off
+    seg = [s for s in loads if s[0] <= fo < s[0] + s[2]]
+    if not seg:
+        sys.exit("location %#x: file offset %#x in no LOAD segment" % (addr, fo))
+    vaddr = fo - seg[0][0] + seg[0][1]
+    if symbol_at(vaddr) != names[-1]:
+        sys.exit("location %#x -> %#x is in %s by nm, pprof names it %s" % (addr, vaddr, symbol_at(vaddr), names[-1]))
+    checked += 1
+if checked < 3:
+    sys.exit("only %d locations of the main binary" % checked)
+print("go tool pprof: %d samples, totals = the tree's, all labelled; %d main-binary locations at their functions' addresses" % (samples, checked))
+PY
+else
+	echo "(go is not installed: go tool pprof not tried)"
+fi
 
 # An out-of-tree plugin, built against include/ only, and two formats at once.
 mkdir -p "$WORK/plugins"

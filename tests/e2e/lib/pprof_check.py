@@ -59,6 +59,8 @@ def main():
     want = {"samples": totals.get("on-cpu", {}).get("count", 0)}
     for name, c in totals.items():
         want[name.replace("-", "_")] = c["ns"]
+        if name not in ("on-cpu", "idle"):     # off-CPU intervals, counted
+            want[name.replace("-", "_") + "_intervals"] = c["count"]
     sums = [0] * len(types)
     for s in pb.get("sample", []):
         vals = s["value"]
@@ -91,6 +93,19 @@ def main():
         sys.exit("a line names a function that does not exist")
     if not any(one(ln, "line") > 0 for ln in lines):
         sys.exit("no line numbers")
+    # addresses: every location of a mapping lies inside it
+    maps = {one(m, "id"): m for m in pb.get("mapping", [])}
+    addressed = 0
+    for l in locs.values():
+        a, m = one(l, "address"), maps.get(one(l, "mapping_id"))
+        if m is None:
+            continue
+        if not one(m, "memory_start") <= a < one(m, "memory_limit"):
+            sys.exit("location %d at %#x, outside its mapping %#x-%#x" %
+                     (one(l, "id"), a, one(m, "memory_start"), one(m, "memory_limit")))
+        addressed += a > 0
+    if not addressed:
+        sys.exit("no location has an address")
     inl = sum(1 for l in locs.values() if len(l.get("line", [])) > 1)
     print("%d samples, %d locations (%d with inlined lines), %d functions, %d mappings" %
           (len(pb.get("sample", [])), len(locs), inl, len(funcs), len(pb.get("mapping", []))))
