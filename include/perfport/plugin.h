@@ -130,6 +130,15 @@ struct perfport_label {
 	const char *key, *value;
 };
 
+/* A node's self count and value for one counter in one time slice (ABI 1.3). */
+struct perfport_slice_value {
+	uint32_t slice;             /* covers slice_start_ns + slice * slice_ns, slice_ns long */
+	uint32_t node;
+	uint32_t counter;
+	uint32_t reserved;
+	uint64_t count, value;
+};
+
 /* A file frames were found in (perfport_frame.module is its path). */
 struct perfport_module {
 	const char *path;
@@ -187,6 +196,18 @@ struct perfport_profile {
 	size_t nr_modules;              /* every module a frame names */
 	size_t module_size;
 	const struct perfport_module *modules;
+
+	/* --- ABI 1.3 --- */
+	/* For formats with PERFPORT_EXPORTER_TIME_SLICES, on upload: the self
+	 * counts and values of the tree's nodes by time slice, sorted by slice,
+	 * node, counter (slice_ns 0 and none otherwise). They add up to the
+	 * tree's self values; an off-CPU interval's time is spread over the
+	 * slices it spans, its count goes to the one it ends in. */
+	uint64_t slice_ns;
+	uint64_t slice_start_ns;        /* epoch of slice 0 */
+	size_t nr_slice_values;
+	size_t slice_value_size;
+	const struct perfport_slice_value *slice_values;
 };
 
 static inline const struct perfport_frame *perfport_frame_at(const struct perfport_profile *p,
@@ -211,6 +232,13 @@ static inline const struct perfport_thread *perfport_thread_at(const struct perf
 							       size_t i)
 {
 	return (const struct perfport_thread *)((const char *)p->threads + i * p->thread_size);
+}
+
+static inline const struct perfport_slice_value *perfport_slice_value_at(const struct perfport_profile *p,
+									size_t i)
+{
+	return (const struct perfport_slice_value *)((const char *)p->slice_values +
+						       i * p->slice_value_size);
 }
 
 static inline const struct perfport_module *perfport_module_at(const struct perfport_profile *p,
@@ -462,6 +490,9 @@ enum {
 	 * tree is grouped by thread (process frames, then thread frames,
 	 * PERFPORT_FRAME_PROCESS/THREAD) when every format asked for sets this. */
 	PERFPORT_EXPORTER_BY_THREAD = 1 << 1,
+	/* (ABI 1.3) The format's upload sends data by time (perfport_profile's
+	 * slice values): the host keeps them, in slices of 5 s, when uploading. */
+	PERFPORT_EXPORTER_TIME_SLICES = 1 << 2,
 };
 
 /* The one symbol an exporter exports. */

@@ -78,6 +78,7 @@ struct codeguru {
 	const char *fleet_id, *host_type, *group, *region, *endpoint;
 	bool configure;
 	long interval_ms;
+	unsigned period_s;        /* ConfigureAgent's periodInSeconds, 0 none */
 	/* the merged tree */
 	struct cg_node *nodes;
 	size_t nr, cap;
@@ -316,20 +317,9 @@ static enum perfport_status cg_init(const struct perfport_host *host,
 	return PERFPORT_OK;
 }
 
-static enum perfport_status cg_write(void *state, const struct perfport_profile *p, FILE *out)
+/* The sampling interval and the counters' types, for @p. */
+static void setup(struct codeguru *c, const struct perfport_profile *p)
 {
-	struct codeguru *c = state;
-	uint64_t start_ms = p->start_ns / 1000000, end_ms = p->end_ns / 1000000, sampled, duration_ms;
-	double secs;
-	bool any = false;
-
-	/* a second call (write, then upload) starts from scratch */
-	free(c->nodes);
-	free(c->slots);
-	c->nodes = NULL;
-	c->slots = NULL;
-	c->slots_cap = 0;
-	memset(c->totals, 0, sizeof(c->totals));
 	/* the sampling interval: an option, else the on-CPU event's period */
 	c->interval_ns = c->interval_ms > 0 ? (uint64_t)c->interval_ms * 1000000 : 0;
 	for (size_t i = 0; i < p->nr_events && !c->interval_ns; i++) {
@@ -350,16 +340,59 @@ static enum perfport_status cg_write(void *state, const struct perfport_profile 
 			if (!strcmp(p->counter_names[k], type_map[m].counter))
 				c->type_of[k] = type_map[m].type;
 	}
+}
+
+/* An empty call graph: the root alone. Return: false out of memory. */
+static bool reset_tree(struct codeguru *c)
+{
+	free(c->nodes);
+	free(c->slots);
+	c->nodes = NULL;
+	c->slots = NULL;
+	c->slots_cap = 0;
+	memset(c->totals, 0, sizeof(c->totals));
 	c->cap = 1024;
 	c->nr = 1;
 	c->nodes = calloc(c->cap, sizeof(*c->nodes));
 	if (!c->nodes)
-		return PERFPORT_ERROR;
+		return false;
 	c->nodes[0].name = "";
-	if (c->host->stacks(p, add_stack, c) || c->oom) {
-		c->host->log(c->host, PERFPORT_LOG_ERROR, "codeguru: out of memory");
-		return PERFPORT_ERROR;
-	}
+	return true;
+}
+
+/*
+ * Counts of one counter of the tree's @node, in its slice: into the call
+ * graph at the node's path.
+ */
+static int add_slice_value(struct codeguru *c, const struct perfport_profile *p,
+			   const struct perfport_slice_value *v)
+{
+	uint32_t path[512], depth = 0, at = 0;
+	int t;
+
+	if (v->counter >= 64 || (t = c->type_of[v->counter]) < 0 || v->node >= p->nr_nodes)
+		return 0;
+	for (uint32_t n = v->node; n && n != UINT32_MAX && depth < 512; n = perfport_node_at(p, n)->parent)
+		path[depth++] = perfport_node_at(p, n)->frame;
+	while (depth-- > 0 && !c->oom)
+		at = child_of(c, at, perfport_frame_at(p, path[depth]));
+	if (c->oom)
+		return -1;
+	if (v->counter == PERFPORT_COUNTER_ON_CPU || v->counter == PERFPORT_COUNTER_IDLE)
+		c->nodes[at].samples[t] += v->count;
+	else
+		c->nodes[at].ns[t] += v->value;
+	return 0;
+}
+
+/* The profile JSON of the call graph built, for [@start_ns, @end_ns). */
+static enum perfport_status put_profile(struct codeguru *c, const struct perfport_profile *p,
+					uint64_t start_ns, uint64_t end_ns, FILE *out)
+{
+	uint64_t start_ms = start_ns / 1000000, end_ms = end_ns / 1000000, sampled, duration_ms;
+	double secs;
+	bool any = false;
+
 	total_counts(c);
 	c->out = out;
 	/*
@@ -403,6 +436,18 @@ static enum perfport_status cg_write(void *state, const struct perfport_profile 
 	put_node(c, 0);
 	fputs("}\n", out);
 	return ferror(out) ? PERFPORT_ERROR : PERFPORT_OK;
+}
+
+static enum perfport_status cg_write(void *state, const struct perfport_profile *p, FILE *out)
+{
+	struct codeguru *c = state;
+
+	setup(c, p);
+	if (!reset_tree(c) || c->host->stacks(p, add_stack, c) || c->oom) {
+		c->host->log(c->host, PERFPORT_LOG_ERROR, "codeguru: out of memory");
+		return PERFPORT_ERROR;
+	}
+	return put_profile(c, p, p->start_ns, p->end_ns, out);
 }
 
 /* The region from ~/.aws/config (AWS_CONFIG_FILE), [default] or [profile P]. */
@@ -486,6 +531,18 @@ static enum perfport_status post(struct codeguru *c, const char *base, const cha
 	return c->host->http(&rq, rs);
 }
 
+/* The unsigned number after the key @key (quoted) in the JSON @body, 0 if none. */
+static unsigned json_uint(const char *body, const char *key)
+{
+	const char *q = body ? strstr(body, key) : NULL;
+	unsigned long v;
+
+	if (!q || !(q = strchr(q + strlen(key), ':')))
+		return 0;
+	v = strtoul(q + 1, NULL, 10);
+	return v > 86400 ? 86400 : (unsigned)v;
+}
+
 /*
  * ConfigureAgent, with the fleet instance id. Return: 1 to profile, 0 if
  * the answer says "shouldProfile": false, -1 on failure (logged).
@@ -520,9 +577,67 @@ static int configure_agent(struct codeguru *c, const struct perfport_profile *p,
 		while (should && (*++should == ' '))
 			;
 		ret = should && !strncmp(should, "false", 5) ? 0 : 1;
+		c->period_s = json_uint(rs.body, "\"periodInSeconds\"");
 	}
 	h->free(rs.body);
 	free(body);
+	return ret;
+}
+
+static bool has_slices(const struct perfport_profile *p)
+{
+	return PERFPORT_HAS(p, struct perfport_profile, slice_values) && p->slice_ns &&
+	       p->nr_slice_values && p->slice_value_size;
+}
+
+/*
+ * ConfigureAgent's periodInSeconds, honoured as the agents do: one
+ * PostAgentProfile per reporting period of the recording (whole slices of
+ * the host's, at least one), each with its own start, end, sampling rounds
+ * and call graph, and a token of the run's profile id and its number, so a
+ * resend posts none twice.
+ */
+static enum perfport_status post_periods(struct codeguru *c, const struct perfport_profile *p,
+					 const char *base, const char *region)
+{
+	const struct perfport_host *h = c->host;
+	uint64_t per = ((uint64_t)c->period_s * 1000000000ull + p->slice_ns - 1) / p->slice_ns;
+	enum perfport_status ret = PERFPORT_OK;
+	size_t i = 0;
+	unsigned n = 0, posted = 0;
+
+	setup(c, p);
+	while (i < p->nr_slice_values) {
+		uint32_t first = perfport_slice_value_at(p, i)->slice / per * per;
+		uint64_t w0 = p->slice_start_ns + first * p->slice_ns, w1 = w0 + per * p->slice_ns;
+		struct perfport_http_response rs = { .struct_size = sizeof(rs) };
+		char *body = NULL, what[128];
+		size_t len = 0;
+		FILE *mem;
+
+		if (!reset_tree(c))
+			return PERFPORT_ERROR;
+		for (; i < p->nr_slice_values && perfport_slice_value_at(p, i)->slice < first + per; i++)
+			if (add_slice_value(c, p, perfport_slice_value_at(p, i)))
+				return PERFPORT_ERROR;
+		mem = open_memstream(&body, &len);
+		if (!mem)
+			return PERFPORT_ERROR;
+		if (put_profile(c, p, w0 < p->start_ns ? p->start_ns : w0, w1 > p->end_ns ? p->end_ns : w1,
+				mem) != PERFPORT_OK || fclose(mem)) {
+			free(body);
+			return PERFPORT_ERROR;
+		}
+		snprintf(what, sizeof(what), "agentProfile?profileToken=%.36s-%u", p->profile_id, n++);
+		if (post(c, base, what, region, body, len, true, &rs) != PERFPORT_OK)
+			ret = PERFPORT_ERROR;
+		else
+			posted++;
+		h->free(rs.body);
+		free(body);
+	}
+	h->log(h, PERFPORT_LOG_INFO, "codeguru: %u of %u profiles of %us posted to '%s' (ConfigureAgent's "
+	       "periodInSeconds)", posted, n, c->period_s, c->group);
 	return ret;
 }
 
@@ -579,6 +694,9 @@ static enum perfport_status cg_upload(void *state, const struct perfport_profile
 			return PERFPORT_OK;
 		}
 	}
+	if (c->period_s && has_slices(p) &&
+	    p->end_ns - p->start_ns > (uint64_t)c->period_s * 1000000000ull)
+		return post_periods(c, p, base, region);
 	mem = open_memstream(&body, &len);
 	if (!mem)
 		return PERFPORT_ERROR;
@@ -620,4 +738,5 @@ const struct perfport_exporter perfport_exporter = {
 	.write = cg_write,
 	.upload = cg_upload,
 	.fini = cg_fini,
+	.flags = PERFPORT_EXPORTER_TIME_SLICES,
 };

@@ -388,6 +388,7 @@ struct stacks {
 	uint32_t *slots;             /* index + 1; 0 empty */
 	size_t slots_cap;
 	uint64_t mask;
+	uint32_t *node_stack;        /* per tree node: its stack's index + 1, 0 none */
 	bool oom;
 };
 
@@ -489,6 +490,8 @@ static int add_stack(void *ctx, const struct perfport_profile *p, const uint32_t
 			s->on_count += on;
 			s->off_count += off;
 			s->off_ns += off_ns;
+			if (st->node_stack)
+				st->node_stack[node] = st->slots[j];
 			free(k);
 			free(u);
 			return 0;
@@ -505,6 +508,8 @@ static int add_stack(void *ctx, const struct perfport_profile *p, const uint32_t
 	}
 	st->v[st->nr] = (struct stack){ pid, k, u, on, off, off_ns };
 	st->slots[j] = (uint32_t)++st->nr;
+	if (st->node_stack)
+		st->node_stack[node] = st->slots[j];
 	return 0;
 oom:
 	free(k);
@@ -899,6 +904,101 @@ static void stack_meta(struct perfport_pb *m, unsigned field, int type, const ch
 	perfport_pb_message(m, field, &meta);
 }
 
+/* One EBPFProfilingData message of stack @k: @count samples (on-CPU) or
+ * @count intervals of @ns (off-CPU), at @now_ms. */
+static void one_message(struct sw *s, struct perfport_pb *body, const struct perfport_profile *p,
+			const struct process *pr, const struct stack *k, const char *task_id,
+			int off, uint64_t count, uint64_t ns, uint64_t now_ms)
+{
+	struct perfport_pb msg = { 0 }, task = { 0 }, data = { 0 };
+
+	(void)s;
+	perfport_pb_string(&task, 1, task_id);
+	perfport_pb_string(&task, 2, pr->id);
+	perfport_pb_uint(&task, 3, p->start_ns / 1000000);
+	perfport_pb_uint(&task, 4, now_ms);
+	perfport_pb_message(&msg, 1, &task);
+	stack_meta(&data, 1, 0, k->kernel);
+	stack_meta(&data, 1, 1, k->user);
+	perfport_pb_uint(&data, 2, count > INT32_MAX ? INT32_MAX : count);
+	if (off)
+		perfport_pb_uint(&data, 3, ns);
+	perfport_pb_message(&msg, off ? 3 : 2, &data);
+	grpc_frame(body, &msg);
+	free(msg.p);
+}
+
+static bool has_slices(const struct perfport_profile *p)
+{
+	return PERFPORT_HAS(p, struct perfport_profile, slice_values) && p->slice_ns &&
+	       p->nr_slice_values && p->slice_value_size;
+}
+
+/*
+ * The messages of one process's stacks of one kind, by time: per slice of
+ * the recording, each stack's counts in it, at the slice's end, as Rover
+ * flushes every 5 s with the flush's time, so that the OAP's time-range
+ * queries narrow. Return: false out of memory.
+ */
+static bool sliced_messages(struct sw *s, struct perfport_pb *body, const struct perfport_profile *p,
+			    const struct process *pr, const struct stacks *st, const char *task_id,
+			    int off, unsigned *messages)
+{
+	uint64_t *count = calloc(st->nr + 1, sizeof(*count)), *ns = calloc(st->nr + 1, sizeof(*ns));
+	uint32_t *touched = malloc((st->nr + 1) * sizeof(*touched));
+	bool *listed = calloc(st->nr + 1, sizeof(*listed));
+	size_t nt = 0, i = 0;
+
+	if (!count || !ns || !touched || !listed) {
+		free(count);
+		free(ns);
+		free(touched);
+		free(listed);
+		return false;
+	}
+	while (i < p->nr_slice_values) {
+		uint32_t slice = perfport_slice_value_at(p, i)->slice;
+		uint64_t end_ns = p->slice_start_ns + ((uint64_t)slice + 1) * p->slice_ns;
+
+		for (; i < p->nr_slice_values && perfport_slice_value_at(p, i)->slice == slice; i++) {
+			const struct perfport_slice_value *v = perfport_slice_value_at(p, i);
+			uint32_t k = v->node < p->nr_nodes ? st->node_stack[v->node] : 0;
+			bool want = off ? (OFFCPU_MASK >> v->counter & 1) : v->counter == PERFPORT_COUNTER_ON_CPU;
+
+			if (!k || !want || v->counter >= 64 || !(st->mask >> v->counter & 1) ||
+			    st->v[k - 1].pid != pr->pid)
+				continue;
+			if (!listed[k]) {
+				listed[k] = true;
+				touched[nt++] = k;
+			}
+			count[k] += v->count;
+			ns[k] += v->value;
+		}
+		if (end_ns > p->end_ns)
+			end_ns = p->end_ns;
+		/* an off-CPU interval's time in earlier slices waits for the
+		 * slice it ends in, which has its count: a message needs one */
+		for (size_t t = 0; t < nt; t++) {
+			uint32_t k = touched[t];
+
+			listed[k] = false;
+			if (!count[k])
+				continue;
+			one_message(s, body, p, pr, &st->v[k - 1], task_id, off, count[k], ns[k],
+				    end_ns / 1000000);
+			(*messages)++;
+			count[k] = ns[k] = 0;
+		}
+		nt = 0;
+	}
+	free(count);
+	free(ns);
+	free(touched);
+	free(listed);
+	return true;
+}
+
 /* The stream of one process's stacks of one kind (@off) to @task_id. */
 static enum perfport_status collect(struct sw *s, const struct perfport_profile *p,
 				    const struct process *pr, const struct stacks *st,
@@ -908,37 +1008,28 @@ static enum perfport_status collect(struct sw *s, const struct perfport_profile 
 	enum perfport_status ret;
 	unsigned before = *messages;
 
-	for (size_t i = 0; i < st->nr; i++) {
-		const struct stack *k = &st->v[i];
+	if (has_slices(p) && st->node_stack) {
+		if (!sliced_messages(s, &body, p, pr, st, task_id, off, messages)) {
+			free(body.p);
+			s->host->log(s->host, PERFPORT_LOG_ERROR, "skywalking: out of memory");
+			return PERFPORT_ERROR;
+		}
+	} else {
+		/* a host without slices: everything at the profile's end */
+		for (size_t i = 0; i < st->nr; i++) {
+			const struct stack *k = &st->v[i];
 
-		if (k->pid != pr->pid)
-			continue;
-		{
-			struct perfport_pb msg = { 0 }, task = { 0 }, data = { 0 };
-
-			if (off ? !k->off_count : !k->on_count)
+			if (k->pid != pr->pid || (off ? !k->off_count : !k->on_count))
 				continue;
-			perfport_pb_string(&task, 1, task_id);
-			perfport_pb_string(&task, 2, pr->id);
-			perfport_pb_uint(&task, 3, p->start_ns / 1000000);
-			perfport_pb_uint(&task, 4, p->end_ns / 1000000);
-			perfport_pb_message(&msg, 1, &task);
-			stack_meta(&data, 1, 0, k->kernel);
-			stack_meta(&data, 1, 1, k->user);
-			if (off) {
-				perfport_pb_uint(&data, 2, k->off_count > INT32_MAX ? INT32_MAX : k->off_count);
-				perfport_pb_uint(&data, 3, k->off_ns);
-			} else {
-				perfport_pb_uint(&data, 2, k->on_count > INT32_MAX ? INT32_MAX : k->on_count);
-			}
-			perfport_pb_message(&msg, off ? 3 : 2, &data);
-			grpc_frame(&body, &msg);
-			free(msg.p);
+			one_message(s, &body, p, pr, k, task_id, off, off ? k->off_count : k->on_count,
+				    k->off_ns, p->end_ns / 1000000);
 			(*messages)++;
 		}
 	}
-	if (*messages == before)
+	if (*messages == before) {
+		free(body.p);
 		return PERFPORT_OK;
+	}
 	ret = grpc_call(s, "EBPFProfilingService/collectProfilingData", &body, NULL, NULL);
 	free(body.p);
 	return ret;
@@ -1053,6 +1144,10 @@ static enum perfport_status sw_upload(void *state, const struct perfport_profile
 		h->log(h, PERFPORT_LOG_INFO, "skywalking: the OAP's token from $%s goes with every call",
 		       s->auth_env);
 	}
+	if (has_slices(p) && !(st.node_stack = calloc(p->nr_nodes + 1, sizeof(*st.node_stack)))) {
+		h->log(h, PERFPORT_LOG_ERROR, "skywalking: out of memory");
+		goto out;
+	}
 	if (h->stacks(p, add_stack, &st) || st.oom) {
 		h->log(h, PERFPORT_LOG_ERROR, "skywalking: out of memory");
 		goto out;
@@ -1105,6 +1200,7 @@ out:
 	}
 	free(st.v);
 	free(st.slots);
+	free(st.node_stack);
 	return ret;
 }
 
@@ -1190,5 +1286,5 @@ const struct perfport_exporter perfport_exporter = {
 	.write = sw_write,
 	.upload = sw_upload,
 	.fini = sw_fini,
-	.flags = PERFPORT_EXPORTER_BY_THREAD,
+	.flags = PERFPORT_EXPORTER_BY_THREAD | PERFPORT_EXPORTER_TIME_SLICES,
 };

@@ -370,6 +370,9 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 		if (all)
 			po.o.group_by = GROUP_THREAD;
 	}
+	for (size_t i = 0; i < nr_pl && upload; i++)
+		if (plugin_wants_slices(pl[i]))
+			po.o.slice_ns = PLUGIN_SLICE_NS;
 	po.o.progress = cli_progress;
 	po.o.progress_ctx = &shown;
 	po.o.warn_estimated_time = true; /* the formats carry the times */

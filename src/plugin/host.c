@@ -394,6 +394,12 @@ bool plugin_wants_threads(const struct plugin *pl)
 	       (pl->ex->flags & PERFPORT_EXPORTER_BY_THREAD);
 }
 
+bool plugin_wants_slices(const struct plugin *pl)
+{
+	return PERFPORT_HAS(pl->ex, struct perfport_exporter, flags) &&
+	       (pl->ex->flags & PERFPORT_EXPORTER_TIME_SLICES);
+}
+
 int plugin_run(struct plugin *pl, const struct perfport_profile *view, FILE *out,
 	       const char *dir, bool upload)
 {

@@ -68,6 +68,13 @@ bool plugin_is_directory(const struct plugin *pl);
 /** plugin_wants_threads() - does the format read per-thread trees (PERFPORT_EXPORTER_BY_THREAD)? */
 bool plugin_wants_threads(const struct plugin *pl);
 
+/** plugin_wants_slices() - does the format upload by time (PERFPORT_EXPORTER_TIME_SLICES)? */
+bool plugin_wants_slices(const struct plugin *pl);
+
+/* The slice length perfport keeps for such formats: 5 s, SkyWalking Rover's
+ * flush interval. */
+#define PLUGIN_SLICE_NS 5000000000ull
+
 /**
  * plugin_run() - init, write @view to @out (NULL: no file), upload it if
  * @upload, fini. @dir: for a directory format, the directory @out is in,

@@ -3,6 +3,7 @@
  * view.c - the plugins' read-only view of a finished profile, and the host
  * services that walk it.
  */
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -17,6 +18,15 @@
 /* The per-node counts are handed over in place: count[] then ns[]. */
 _Static_assert(sizeof(struct profile_counts) == 2 * CNT_COUNT * sizeof(uint64_t),
 	       "struct profile_counts is the ABI's per-node layout");
+
+/* So are the slice values, whose layout is the ABI's. */
+_Static_assert(sizeof(struct profile_slice) == sizeof(struct perfport_slice_value) &&
+	       offsetof(struct profile_slice, node) == offsetof(struct perfport_slice_value, node) &&
+	       offsetof(struct profile_slice, counter) ==
+	       offsetof(struct perfport_slice_value, counter) &&
+	       offsetof(struct profile_slice, count) == offsetof(struct perfport_slice_value, count) &&
+	       offsetof(struct profile_slice, ns) == offsetof(struct perfport_slice_value, value),
+	       "struct profile_slice is the ABI's slice value layout");
 
 struct view {
 	struct perfport_profile p;     /* first: the view is freed through it */
@@ -176,6 +186,11 @@ struct perfport_profile *view_build(const struct profile *p, const struct view_o
 		.nr_modules = p->nr_modules,
 		.module_size = sizeof(struct perfport_module),
 		.modules = v->modules,
+		.slice_ns = p->slice_ns,
+		.slice_start_ns = p->slice_ns ? epoch(m, p->slice_origin) : 0,
+		.nr_slice_values = p->nr_slices,
+		.slice_value_size = sizeof(struct perfport_slice_value),
+		.slice_values = (const struct perfport_slice_value *)p->slices,
 	};
 	return &v->p;
 }

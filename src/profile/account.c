@@ -170,6 +170,45 @@ static uint64_t clip(const struct account *a, uint64_t b, uint64_t e)
 	return e > b ? e - b : 0;
 }
 
+/*
+ * Count @count and @ns of @node for @c in the tree, and by time slice when
+ * slices are kept: a sample's in the slice of @b (= @e); an off-CPU
+ * interval's time is spread over the slices [@b, @e) covers (clipped to
+ * --time), and its count goes to the slice it ends in.
+ */
+static void count_at(struct account *a, uint32_t node, enum counter c, uint64_t count, uint64_t ns,
+		     uint64_t b, uint64_t e)
+{
+	uint64_t len = a->opts->slice_ns, left = ns;
+
+	tree_add(&a->tree, node, c, count, ns);
+	if (!len || a->err)
+		return;
+	if (!a->slice_origin)
+		a->slice_origin = a->first_time ? a->first_time : b;
+	if (a->filter.has_time) {
+		b = b < a->filter.t0 ? a->filter.t0 : b;
+		e = e > a->filter.t1 ? a->filter.t1 : e;
+	}
+	b = b < a->slice_origin ? a->slice_origin : b;
+	e = e < b ? b : e;
+	for (uint64_t s = (b - a->slice_origin) / len, last = (e - a->slice_origin) / len; s <= last; s++) {
+		uint64_t s0 = a->slice_origin + s * len, s1 = s0 + len;
+		uint64_t part = s == last ? left :
+			(e > b ? (uint64_t)((double)ns * (double)((s1 < e ? s1 : e) - (s0 > b ? s0 : b)) /
+					    (double)(e - b)) : 0);
+
+		if (part > left)
+			part = left;
+		left -= part;
+		if ((part || s == last) && s <= UINT32_MAX &&
+		    tree_add_slice(&a->tree, (uint32_t)s, node, c, s == last ? count : 0, part)) {
+			a->err = PP_ENOMEM;
+			return;
+		}
+	}
+}
+
 /* --- stacks --- */
 
 static uint32_t group_root(struct account *a, struct acct_thread *th)
@@ -628,7 +667,7 @@ static void iv_close(struct account *a, struct acct_thread *th, uint64_t end, en
 	th->c.count[th->out_cnt]++;
 	th->c.ns[th->out_cnt] += d;
 	if (th->out_node != TREE_NONE)
-		tree_add(&a->tree, th->out_node, th->out_cnt, 1, d);
+		count_at(a, th->out_node, th->out_cnt, 1, d, out, end);
 }
 
 /*
@@ -754,7 +793,7 @@ static void on_cpu_sample(struct account *a, struct acct_src *src, const struct 
 	node = stack_node(a, ev, pcs, n, th);
 	if (node == TREE_NONE)
 		return;
-	tree_add(&a->tree, node, c, 1, w);
+	count_at(a, node, c, 1, w, ev->sample.time, ev->sample.time);
 	th->c.count[c]++;
 	th->c.ns[c] += w;
 	src->used++;
@@ -821,7 +860,7 @@ static void offcpu_sample(struct account *a, struct acct_src *src, const struct 
 	if (node == TREE_NONE)
 		return;
 	c = classify(a, 'S', node);
-	tree_add(&a->tree, node, c, 1, ev->sample.period);
+	count_at(a, node, c, 1, ev->sample.period, ev->sample.time, ev->sample.time);
 	th->c.count[c]++;
 	th->c.ns[c] += ev->sample.period;
 	th->blocked_ns += ev->sample.period;

@@ -25,6 +25,7 @@ struct profile_priv {
 	struct profile_thread *threads;
 	struct profile_source *sources;
 	struct profile_module *modules;
+	struct profile_slice *slices;
 };
 
 struct build_ctx {
@@ -446,9 +447,12 @@ static int finish(struct profile *p, struct profile_priv *pv, struct build_ctx *
 	pv->tree = a->tree;          /* the profile keeps the tree's strings */
 	memset(&a->tree, 0, sizeof(a->tree));
 	ret = tree_finish(&pv->tree, &pv->frames, &nr_frames, &pv->nodes, &pv->self, &pv->total,
-			  &nr_nodes);
+			  &nr_nodes, &pv->slices, &p->nr_slices);
 	if (ret)
 		return ret;
+	p->slices = pv->slices;
+	p->slice_ns = o->slice_ns;
+	p->slice_origin = a->slice_origin;
 	p->frames = pv->frames;
 	p->nr_frames = nr_frames;
 	p->nodes = pv->nodes;
@@ -639,6 +643,7 @@ void profile_free(struct profile *p)
 		free(pv->threads);
 		free(pv->sources);
 		free(pv->modules);
+		free(pv->slices);
 		free(pv);
 	}
 	free(p);

@@ -116,6 +116,7 @@ struct account {
 	uint32_t path[ACCT_MAX_FRAMES * 8];
 
 	uint64_t first_time, last_time;
+	uint64_t slice_origin;             /* perf clock of slice 0 (opts->slice_ns), 0 unset */
 	struct profile_meta *meta;         /* counts go here */
 };
 

@@ -67,6 +67,19 @@ struct profile_opts {
 				     * outputs that carry them; report marks them instead) */
 	perf_progress_fn progress;
 	void *progress_ctx;
+	/* non-zero: also keep each node's self values per slice of this many
+	 * ns of the recording (profile.slices), for formats that send data by
+	 * time (SkyWalking's flushes, CodeGuru's reporting periods) */
+	uint64_t slice_ns;
+};
+
+/* A node's self count and value for one counter in one time slice. */
+struct profile_slice {
+	uint32_t slice;             /* (time - profile.slice_origin) / slice_ns */
+	uint32_t node;
+	uint32_t counter;           /* enum counter */
+	uint32_t pad;
+	uint64_t count, ns;
 };
 
 /* A frame of the view. Strings are owned by the profile. */
@@ -177,6 +190,11 @@ struct profile {
 	struct profile_meta meta;
 	size_t nr_modules;
 	const struct profile_module *modules; /* every module a frame names, in order of first use */
+	/* with profile_opts.slice_ns: self values by slice, sorted by slice,
+	 * node, counter; slice 0 starts at slice_origin (perf clock) */
+	uint64_t slice_ns, slice_origin;
+	size_t nr_slices;
+	const struct profile_slice *slices;
 	size_t nr_frames;
 	const struct profile_frame *frames;
 	size_t nr_nodes;

@@ -54,6 +54,8 @@ void tree_release(struct tree *t)
 	free(t->nodes);
 	free(t->self);
 	free(t->node_slots);
+	free(t->slices);
+	free(t->slice_slots);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -210,9 +212,90 @@ static void counts_add(struct profile_counts *to, const struct profile_counts *c
 	}
 }
 
+static uint64_t slice_hash(uint32_t slice, uint32_t node, uint32_t c)
+{
+	return mix64(((uint64_t)slice << 32 | node) ^ mix64(c + 1));
+}
+
+static uint64_t slice_hash_at(const struct tree *t, uint32_t i)
+{
+	return slice_hash(t->slices[i].slice, t->slices[i].node, t->slices[i].counter);
+}
+
+int tree_add_slice(struct tree *t, uint32_t slice, uint32_t node, enum counter c,
+		   uint64_t count, uint64_t ns)
+{
+	struct profile_slice *e;
+	size_t j;
+
+	if ((t->nr_slices + 1) * 2 > t->slice_slots_cap &&
+	    rehash(&t->slice_slots, &t->slice_slots_cap, t->nr_slices + 1, slice_hash_at, t))
+		return PP_ENOMEM;
+	j = slice_hash(slice, node, c) & (t->slice_slots_cap - 1);
+	for (; t->slice_slots[j]; j = (j + 1) & (t->slice_slots_cap - 1)) {
+		e = &t->slices[t->slice_slots[j] - 1];
+		if (e->slice == slice && e->node == node && e->counter == (uint32_t)c) {
+			e->count += count;
+			e->ns += ns;
+			return 0;
+		}
+	}
+	if (t->nr_slices == t->cap_slices) {
+		size_t cap = t->cap_slices ? t->cap_slices * 2 : 1024;
+		struct profile_slice *n = realloc(t->slices, cap * sizeof(*n));
+
+		if (!n)
+			return PP_ENOMEM;
+		t->slices = n;
+		t->cap_slices = cap;
+	}
+	t->slices[t->nr_slices] = (struct profile_slice){ slice, node, (uint32_t)c, 0, count, ns };
+	t->slice_slots[j] = (uint32_t)++t->nr_slices;
+	return 0;
+}
+
+static int slice_cmp(const void *a, const void *b)
+{
+	const struct profile_slice *x = a, *y = b;
+
+	if (x->slice != y->slice)
+		return x->slice < y->slice ? -1 : 1;
+	if (x->node != y->node)
+		return x->node < y->node ? -1 : 1;
+	return x->counter < y->counter ? -1 : x->counter > y->counter;
+}
+
+/* The slice values with @newid's node numbers, sorted; pruned nodes
+ * (nothing counted) have none. */
+static int finish_slices(const struct tree *t, const uint32_t *newid,
+			 struct profile_slice **out, size_t *nr)
+{
+	struct profile_slice *v;
+	size_t n = 0;
+
+	*out = NULL;
+	*nr = 0;
+	if (!t->nr_slices)
+		return 0;
+	v = malloc(t->nr_slices * sizeof(*v));
+	if (!v)
+		return PP_ENOMEM;
+	for (size_t i = 0; i < t->nr_slices; i++) {
+		if (newid[t->slices[i].node] == TREE_NONE)
+			continue;
+		v[n] = t->slices[i];
+		v[n++].node = newid[t->slices[i].node];
+	}
+	qsort(v, n, sizeof(*v), slice_cmp);
+	*out = v;
+	*nr = n;
+	return 0;
+}
+
 int tree_finish(const struct tree *t, struct profile_frame **frames_out, size_t *nr_frames,
 		struct profile_node **nodes_out, struct profile_counts **self_out,
-		struct profile_counts **total_out, size_t *nr_nodes)
+		struct profile_counts **total_out, size_t *nr_nodes,
+		struct profile_slice **slices_out, size_t *nr_slices)
 {
 	size_t n = t->nr_nodes, kept = 0, nf = 0, sp = 0;
 	struct profile_counts *tot = calloc(n, sizeof(*tot));
@@ -262,6 +345,8 @@ int tree_finish(const struct tree *t, struct profile_frame **frames_out, size_t 
 		goto out;
 	for (size_t i = 0; i < t->nr_frames; i++)
 		fmap[i] = TREE_NONE;
+	for (size_t i = 0; i < n; i++)
+		newid[i] = TREE_NONE;
 	/* pre-order: pop a node, give it the next index, push its children reversed */
 	stack[sp++] = TREE_ROOT;
 	for (uint32_t k = 0; sp;) {
@@ -290,6 +375,8 @@ int tree_finish(const struct tree *t, struct profile_frame **frames_out, size_t 
 			e = nodes[e].end;
 		nodes[i].end = e;
 	}
+	if (finish_slices(t, newid, slices_out, nr_slices))
+		goto out;
 	*frames_out = frames;
 	*nr_frames = nf;
 	*nodes_out = nodes;

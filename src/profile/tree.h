@@ -32,6 +32,10 @@ struct tree {
 	size_t nr_nodes, cap_nodes;
 	uint32_t *node_slots;           /* open addressing on (parent, frame): node + 1 */
 	size_t node_slots_cap;
+	struct profile_slice *slices;   /* self values by time slice (tree_add_slice) */
+	size_t nr_slices, cap_slices;
+	uint32_t *slice_slots;          /* open addressing on (slice, node, counter): index + 1 */
+	size_t slice_slots_cap;
 };
 
 /** tree_init() - an empty tree holding only the root. Return: 0 or PP_ENOMEM. */
@@ -67,14 +71,25 @@ static inline void tree_add(struct tree *t, uint32_t node, enum counter c, uint6
 }
 
 /**
+ * tree_add_slice() - also count @count and @ns of @node for @c in time
+ * slice @slice (what tree_add() added, kept by time).
+ * Return: 0 or PP_ENOMEM.
+ */
+int tree_add_slice(struct tree *t, uint32_t slice, uint32_t node, enum counter c,
+		   uint64_t count, uint64_t ns);
+
+/**
  * tree_finish() - the flat view: nodes in DFS pre-order with children sorted
  * by frame (function, module, file, line, flags), subtrees with nothing
  * counted left out, frames renumbered in order of first use.
  * @frames, @nodes, @self, @total: set to arrays the caller frees.
+ * @slices: set to the slice values with their nodes renumbered, sorted by
+ * slice, node and counter (NULL when there are none); the caller frees it.
  * Return: 0 or PP_ENOMEM. The tree's strings stay with the tree.
  */
 int tree_finish(const struct tree *t, struct profile_frame **frames, size_t *nr_frames,
 		struct profile_node **nodes, struct profile_counts **self,
-		struct profile_counts **total, size_t *nr_nodes);
+		struct profile_counts **total, size_t *nr_nodes,
+		struct profile_slice **slices, size_t *nr_slices);
 
 #endif /* PROFILE_TREE_H */

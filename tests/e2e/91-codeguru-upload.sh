@@ -65,6 +65,55 @@ upload cfgno -O configure_agent=true
 [ "$(requests)" -eq 1 ] || fail "shouldProfile false: $(requests) requests, want only ConfigureAgent"
 echo "ok: ConfigureAgent first; shouldProfile false posts nothing"
 
+# ConfigureAgent's periodInSeconds: a recording longer than the period is
+# posted as one profile per period, as the agents report, each with its own
+# times and rounds; together they hold what the whole profile holds
+record "$WORK/long.data" -e cpu-clock/freq=199/ -g -- "$WORKLOAD" 11 cpu
+"$PERFPORT" -q export -i "$WORK/long.data" -f codeguru -o "$WORK/long.json" || fail "export: exit $?"
+CG_PERIOD=5 start_server 204
+rc=0; "$PERFPORT" -v upload -i "$WORK/long.data" -f codeguru -O profiling_group=perfport-test \
+	-O region=us-west-2 -O "endpoint=$URL" -O configure_agent=true >"$WORK/period.stdout" \
+	2>"$WORK/period.stderr" || rc=$?
+[ $rc -eq 0 ] || { cat "$WORK/period.stderr"; fail "upload with periodInSeconds 5: exit $rc"; }
+check_requests
+$PY - "$WORK" <<'PY' || fail "profiles per period"
+import glob, json, sys
+w = sys.argv[1]
+def counts(node, acc):
+    for t, v in node.get("counts", {}).items():
+        acc[t] = acc.get(t, 0) + v
+    for ch in node.get("children", {}).values():
+        counts(ch, acc)
+    return acc
+whole = json.load(open(w + "/long.json"))
+reqs = sorted(glob.glob(w + "/srv/req-*.json"), key=lambda f: int(f.split("-")[-1][:-5]))
+posts = []
+for f in reqs:
+    r = json.load(open(f))
+    if "/agentProfile?" in r["path"]:
+        posts.append((r["token"], json.load(open(f.replace("req-", "body-").replace(".json", "")))))
+if len(posts) < 2:
+    sys.exit("%d profiles posted for an 11 s recording with a 5 s period" % len(posts))
+total, last_end = {}, 0
+for tok, p in posts:
+    md = p["agentMetadata"]
+    if not p["start"] < p["end"] <= p["start"] + 5000 or p["start"] < last_end:
+        sys.exit("profile %s spans %d..%d" % (tok, p["start"], p["end"]))
+    last_end = p["end"]
+    if abs(md["numTimesSampled"] - round(md["durationInMs"] / 1000 * 199)) > 1:
+        sys.exit("profile %s: numTimesSampled %d for %d ms" % (tok, md["numTimesSampled"], md["durationInMs"]))
+    for t, v in counts(p["callgraph"], {}).items():
+        total[t] = total.get(t, 0) + v
+if total != counts(whole["callgraph"], {}):
+    sys.exit("the periods hold %s, the whole profile %s" % (total, counts(whole["callgraph"], {})))
+if len({t for t, _ in posts}) != len(posts):
+    sys.exit("two profiles with one token")
+if not (whole["start"] <= posts[0][1]["start"] and posts[-1][1]["end"] <= whole["end"]):
+    sys.exit("the periods lie outside the recording")
+print("%d profiles of 5 s, counts %s = the whole" % (len(posts), total))
+PY
+echo "ok: periodInSeconds: one profile per period"
+
 start_server 500,204
 upload retry
 [ $rc -eq 0 ] || fail "500 then 204: exit $rc"

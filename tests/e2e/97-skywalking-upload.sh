@@ -96,7 +96,7 @@ for m in msgs:
         syms[s.get("stackType", ["PROCESS_KERNEL_SPACE"])[0]] = s["stackSymbols"]
     # folded is root first: user frames root..leaf, then kernel root..leaf
     folded = ";".join(syms["PROCESS_USER_SPACE"][::-1] + syms["PROCESS_KERNEL_SPACE"][::-1])
-    key = (t["processId"][0], kind, folded)
+    key = (t["processId"][0], kind, folded, t["currentTime"][0])
     if key in seen:
         sys.exit("a stack sent twice: %r" % (key,))
     seen.add(key)
@@ -171,6 +171,59 @@ one_task conflict -O target=off-cpu
 [ $rc -eq 2 ] && grep -q "is ON_CPU in the OAP" "$WORK/conflict.stderr" || fail "a target the OAP contradicts: exit $rc"
 [ -z "$(kinds_sent)" ] || fail "a contradicted target sent $(kinds_sent)"
 echo "ok: one kind of data per task: the OAP's type, -O target=, else on-CPU"
+
+# by time: a recording longer than a slice (5 s, Rover's flush) is sent as
+# slices, each message at its slice's end, so the OAP's time ranges narrow;
+# per stack the slices add up to the whole (folded export)
+build_shape
+record "$WORK/long.data" -e cpu-clock/freq=199/ -e sched:sched_switch --switch-events -g -- \
+	"$SHAPE" 7 "$WORK"
+for c in on-cpu preempted,lock,io,sleep,timed-sleep; do
+	"$PERFPORT" -q export -i "$WORK/long.data" -f folded -O counter=$c -O annotate=false \
+		-O value=samples -o "$WORK/long-${c%%,*}.folded" || fail "export folded: exit $?"
+done
+"$PERFPORT" -q export -i "$WORK/long.data" -f folded -O counter=preempted,lock,io,sleep,timed-sleep \
+	-O annotate=false -O value=ns -o "$WORK/long-offns.folded" || fail "export folded: exit $?"
+start_server ok
+rc=0; "$PERFPORT" -q upload -i "$WORK/long.data" -f skywalking -O "address=${URL#http://}" \
+	-O task=task-7 -O offcpu_task=task-8 2>"$WORK/long.stderr" || rc=$?
+[ $rc -eq 0 ] || { cat "$WORK/long.stderr"; fail "upload of a 7 s recording: exit $rc"; }
+$PY - "$WORK" <<'PY' || fail "slices"
+import collections, glob, json, sys
+w = sys.argv[1]
+def folded(path):
+    out = collections.Counter()
+    for l in open(path):
+        s, v = l.rsplit(" ", 1)
+        out[s] += int(v)
+    return out
+got = {"onCPU": collections.Counter(), "offCPU": collections.Counter(), "ns": collections.Counter()}
+times = collections.defaultdict(set)
+for f in glob.glob(w + "/srv/call-*.json"):
+    c = json.load(open(f))
+    if c["method"] != "collectProfilingData":
+        continue
+    for m in c["messages"]:
+        t = m["task"][0]
+        kind = "onCPU" if "onCPU" in m else "offCPU"
+        d = m[kind][0]
+        syms = {"PROCESS_KERNEL_SPACE": [], "PROCESS_USER_SPACE": []}
+        for s in d.get("stacks", []):
+            syms[s.get("stackType", ["PROCESS_KERNEL_SPACE"])[0]] = s["stackSymbols"]
+        key = ";".join(syms["PROCESS_USER_SPACE"][::-1] + syms["PROCESS_KERNEL_SPACE"][::-1])
+        got[kind][key] += d.get("dumpCount", d.get("switchCount", [0]))[0]
+        if kind == "offCPU":
+            got["ns"][key] += d.get("duration", [0])[0]
+        times[t["taskId"][0]].add(t["currentTime"][0] - t["profilingStartTime"][0])
+for k, path in (("onCPU", "long-on-cpu.folded"), ("offCPU", "long-preempted.folded"), ("ns", "long-offns.folded")):
+    if got[k] != folded(w + "/" + path):
+        sys.exit("%s: the slices do not add up to the whole" % k)
+for task, ts in times.items():
+    print("%s: message times %s ms after the start" % (task, sorted(ts)))
+    if len(ts) < 2 or max(ts) > 8000:
+        sys.exit("%s: times %s, want one per 5 s slice" % (task, sorted(ts)))
+PY
+echo "ok: a long recording goes in 5 s slices, each at its time, adding up to the whole"
 
 # the process's full command from the recording's header, not its 15-byte comm
 start_server ok

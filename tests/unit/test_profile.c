@@ -45,7 +45,8 @@ static void test_tree_finish(void **state)
 	struct profile_frame *frames;
 	struct profile_node *nodes;
 	struct profile_counts *self, *total;
-	size_t nf, nn;
+	struct profile_slice *slices;
+	size_t nf, nn, ns;
 	struct tree t;
 
 	(void)state;
@@ -53,8 +54,14 @@ static void test_tree_finish(void **state)
 	tree_add(&t, path(&t, a, 2), CNT_ON_CPU, 3, 300);
 	tree_add(&t, path(&t, b, 3), CNT_LOCK, 1, 1000);
 	tree_add(&t, path(&t, b, 3), CNT_LOCK, 1, 500);
+	/* by time: zeta in slices 4 and 1, leaf in slice 1 twice (summed) */
+	assert_int_equal(tree_add_slice(&t, 4, path(&t, a, 2), CNT_ON_CPU, 2, 200), 0);
+	assert_int_equal(tree_add_slice(&t, 1, path(&t, a, 2), CNT_ON_CPU, 1, 100), 0);
+	assert_int_equal(tree_add_slice(&t, 1, path(&t, b, 3), CNT_LOCK, 1, 1000), 0);
+	assert_int_equal(tree_add_slice(&t, 1, path(&t, b, 3), CNT_LOCK, 1, 500), 0);
+	assert_int_equal(tree_add_slice(&t, 2, path(&t, c, 2), CNT_LOCK, 0, 0), 0);
 	path(&t, c, 2); /* nothing counted */
-	assert_int_equal(tree_finish(&t, &frames, &nf, &nodes, &self, &total, &nn), 0);
+	assert_int_equal(tree_finish(&t, &frames, &nf, &nodes, &self, &total, &nn, &slices, &ns), 0);
 	assert_int_equal(nn, 5); /* root, main, alpha, leaf, zeta */
 	assert_string_equal(frames[nodes[1].frame].function, "main");
 	assert_string_equal(frames[nodes[2].frame].function, "alpha");
@@ -73,6 +80,20 @@ static void test_tree_finish(void **state)
 	/* frames renumbered in order of first use: main, alpha, leaf, zeta */
 	assert_int_equal(nodes[1].frame, 0);
 	assert_int_equal(nodes[4].frame, 3);
+	/* slices: renumbered nodes (leaf 3, zeta 4), sorted by slice then node;
+	 * the pruned node's slice is gone */
+	assert_int_equal(ns, 3);
+	assert_int_equal(slices[0].slice, 1);
+	assert_int_equal(slices[0].node, 3);
+	assert_int_equal(slices[0].count, 2);
+	assert_int_equal(slices[0].ns, 1500);
+	assert_int_equal(slices[1].slice, 1);
+	assert_int_equal(slices[1].node, 4);
+	assert_int_equal(slices[1].ns, 100);
+	assert_int_equal(slices[2].slice, 4);
+	assert_int_equal(slices[2].node, 4);
+	assert_int_equal(slices[2].count, 2);
+	free(slices);
 	free(frames);
 	free(nodes);
 	free(self);

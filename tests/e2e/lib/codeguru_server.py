@@ -11,7 +11,8 @@ usage: codeguru_server.py DIR SCRIPT [PORT]
           one repeats: 204, 500, 400, 429:SECONDS (with Retry-After),
           reset (close without answering), sleep:SECONDS (then 204);
           ConfigureAgent requests get 200 with shouldProfile from
-          $CG_SHOULD_PROFILE (default true) and do not count
+          $CG_SHOULD_PROFILE (default true), periodInSeconds $CG_PERIOD
+          (default 300), and do not count
 The credentials to check against come from AWS_ACCESS_KEY_ID,
 AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN; the region from the request.
 """
@@ -102,7 +103,7 @@ class Handler(loopback.Handler):
         if self.path.endswith("/configureAgent"):
             should = os.environ.get("CG_SHOULD_PROFILE", "true") == "true"
             return self.answer(200, {"configuration": {"shouldProfile": should,
-                                                       "periodInSeconds": 300,
+                                                       "periodInSeconds": int(os.environ.get("CG_PERIOD", "300")),
                                                        "agentParameters": {}}})
         if step == "reset":
             return self.reset()
