@@ -225,6 +225,32 @@ for task, ts in times.items():
 PY
 echo "ok: a long recording goes in 5 s slices, each at its time, adding up to the whole"
 
+# off-CPU intervals recorded without a stack (switch events alone): the
+# placeholder frame goes where the kernel switched the thread out, never
+# among the user symbols (the OAP would show it as the process's code)
+record "$WORK/nostack.data" -e cpu-clock/freq=199/ --switch-events -g -- "$SHAPE" 1 "$WORK"
+start_server ok
+rc=0; "$PERFPORT" -q upload -i "$WORK/nostack.data" -f skywalking -O "address=${URL#http://}" \
+	-O task=task-7 -O target=off-cpu 2>"$WORK/nostack.stderr" || rc=$?
+[ $rc -eq 0 ] || { cat "$WORK/nostack.stderr"; fail "upload of switch events without stacks: exit $rc"; }
+$PY - "$WORK" <<'PY' || fail "placeholder"
+import glob, json, sys
+placed = 0
+for f in glob.glob(sys.argv[1] + "/srv/call-*.json"):
+    c = json.load(open(f))
+    for m in c["messages"] if c["method"] == "collectProfilingData" else []:
+        for s in m["offCPU"][0].get("stacks", []):
+            for sym in s.get("stackSymbols", []):
+                if sym.startswith("[off-cpu"):
+                    if s.get("stackType", ["PROCESS_KERNEL_SPACE"])[0] == "PROCESS_USER_SPACE":
+                        sys.exit("the placeholder %r is a user symbol" % sym)
+                    placed += 1
+if not placed:
+    sys.exit("no off-CPU interval without a stack was sent")
+print("%d placeholders, all in kernel stacks" % placed)
+PY
+echo "ok: an interval without a stack is no user symbol"
+
 # the process's full command from the recording's header, not its 15-byte comm
 start_server ok
 rc=0; "$PERFPORT" -q upload -i "$TOP/samples/offcpu.perf.data" -f skywalking -O "address=${URL#http://}" \
