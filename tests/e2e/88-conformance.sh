@@ -3,8 +3,8 @@
 # ../shared/conformance/ (the backends' protocol files, the vendor SDK's
 # signer, the backends' parsing, replayed on loopback stand-ins) judges the
 # uploads of the bundled samples and of fresh on- and off-CPU recordings of
-# a C program (shape) and a C++ one (progs/cxx.cc: templates, operators,
-# lambdas). ARMS, Datakit and CodeGuru take each recording as it is; a
+# a C program (shape), a C++ one (progs/cxx.cc: templates, operators,
+# lambdas) and a Rust one (progs/rs.rs: paths, generics, trait impls). ARMS, Datakit and CodeGuru take each recording as it is; a
 # SkyWalking task has one target type, so it is checked once as an ON_CPU
 # task and once as an OFF_CPU one (and, for on-CPU-only recordings, with
 # the sums against perfport report too).
@@ -25,6 +25,18 @@ record "$WORK/c-off.data" -e cpu-clock/freq=499/ -e sched:sched_switch --switch-
 record "$WORK/cxx-on.data" -e cpu-clock/freq=499/ -g -- "$WORK/cxx" 1
 record "$WORK/cxx-off.data" -e cpu-clock/freq=499/ -e sched:sched_switch --switch-events \
 	--call-graph dwarf -- "$WORK/cxx" 1
+RS=
+RUSTC=$(command -v rustc || true)
+if [ -n "$RUSTC" ]; then
+	"$RUSTC" -O -g -C force-frame-pointers=yes -o "$WORK/rs" "$TOP/tests/e2e/progs/rs.rs" ||
+		fail "cannot build progs/rs.rs"
+	record "$WORK/rs-on.data" -e cpu-clock/freq=499/ -g -- "$WORK/rs" 1
+	record "$WORK/rs-off.data" -e cpu-clock/freq=499/ -e sched:sched_switch --switch-events \
+		--call-graph dwarf -- "$WORK/rs" 1
+	RS="$WORK/rs-on.data $WORK/rs-off.data"
+else
+	echo "(rustc is not installed, apt-get install rustc: the Rust program is not tried)"
+fi
 
 failed=0
 judge() { # NAME COMMAND...: the checker's verdict, its defects shown on failure
@@ -38,7 +50,7 @@ judge() { # NAME COMMAND...: the checker's verdict, its defects shown on failure
 	esac
 }
 for f in "$TOP/samples/oncpu.perf.data" "$TOP/samples/offcpu.perf.data" "$WORK"/c-on.data \
-	 "$WORK"/c-off.data "$WORK"/cxx-on.data "$WORK"/cxx-off.data; do
+	 "$WORK"/c-off.data "$WORK"/cxx-on.data "$WORK"/cxx-off.data $RS; do
 	n=$(basename "$f")
 	judge "$n: codeguru, arms, datakit" "$CONF/run-all" "$PERFPORT" "$f" --only codeguru,arms,datakit -v
 	judge "$n: skywalking ON_CPU task" "$CONF/skywalking/check" "$PERFPORT" "$f" --target ON_CPU -- \
