@@ -162,6 +162,13 @@ static void print_header(const struct profile *p, const char *path)
 		       PRIu64 " open at the end (%.3f s)%s\n", m->iv_exact, m->iv_inferred,
 		       m->iv_approx, m->iv_open_at_end, secs(m->iv_open_ns),
 		       m->offcpu_simple ? "; states: simple" : "");
+	if (m->iv_by_syscall)
+		printf("# off-CPU states: %" PRIu64 " decided by their system call's arguments\n",
+		       m->iv_by_syscall);
+	if (m->iv_syscall_no_regs)
+		printf("# off-CPU states: %" PRIu64 " in a system call whose arguments were not "
+		       "recorded, decided by the rules (record with --call-graph dwarf or "
+		       "--user-regs=di,si,dx,r10,r8,r9 on x86_64 to read them)\n", m->iv_syscall_no_regs);
 	printf("# totals:");
 	for (int c = 0; c < CNT_COUNT; c++)
 		if (t->count[c])
@@ -331,6 +338,9 @@ static json_object *meta_json(const struct profile *p)
 	json_object_object_add(iv, "open_at_end", json_object_new_uint64(m->iv_open_at_end));
 	json_object_object_add(iv, "open_at_end_ns", json_object_new_uint64(m->iv_open_ns));
 	json_object_object_add(iv, "without_stack", json_object_new_uint64(m->iv_no_stack));
+	json_object_object_add(iv, "state_by_syscall", json_object_new_uint64(m->iv_by_syscall));
+	json_object_object_add(iv, "syscall_without_regs",
+			       json_object_new_uint64(m->iv_syscall_no_regs));
 	json_object_object_add(o, "offcpu_intervals", iv);
 	json_object_object_add(o, "freq_trap", json_object_new_boolean(m->freq_trap));
 	json_object_object_add(o, "samples_filtered", json_object_new_uint64(m->samples_filtered));

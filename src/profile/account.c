@@ -6,6 +6,7 @@
  * charged to the switch-out stack under the counter the state rules give.
  */
 #include "priv.h"
+#include "syscall.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -596,6 +597,65 @@ static uint64_t path_mask(struct account *a, uint32_t node)
 	return m;
 }
 
+/* The system call @node's stack waits in (the kernel frame nearest the
+ * leaf that is a call's entry point), sys_call_of()'s number, 0 none. */
+static int node_syscall(struct account *a, uint32_t node)
+{
+	if (a->frame_sys_cap < a->tree.nr_frames) {
+		size_t cap = a->frame_sys_cap ? a->frame_sys_cap : 1024;
+		int16_t *n;
+
+		while (cap < a->tree.nr_frames)
+			cap *= 2;
+		n = realloc(a->frame_sys, cap * sizeof(*n));
+		if (!n) {
+			a->err = PP_ENOMEM;
+			return 0;
+		}
+		memset(n + a->frame_sys_cap, 0, (cap - a->frame_sys_cap) * sizeof(*n));
+		a->frame_sys = n;
+		a->frame_sys_cap = cap;
+	}
+	for (size_t depth = 0; node != TREE_ROOT && node != TREE_NONE && depth < ACCT_MAX_FRAMES * 8;
+	     depth++, node = a->tree.nodes[node].parent) {
+		uint32_t f = a->tree.nodes[node].frame;
+		const struct profile_frame *pf = &a->tree.frames[f];
+
+		if (!(pf->flags & FRAME_F_KERNEL))
+			continue;
+		if (!a->frame_sys[f])
+			a->frame_sys[f] = (int16_t)(sys_call_of(pf->function) + 1);
+		if (a->frame_sys[f] > 1)
+			return a->frame_sys[f] - 1;
+	}
+	return 0;
+}
+
+/*
+ * The evidence of the system call @th was switched out in (@node, sample
+ * @s) over the rules' counter, where the call and its arguments decide it.
+ */
+static void syscall_evidence(struct account *a, struct acct_thread *th, const struct perf_sample *s,
+			     uint32_t node, char state)
+{
+	uint64_t args[6];
+	int call, c;
+
+	if (a->opts->offcpu_simple || node == TREE_NONE || (state != 'S' && state != 'I') ||
+	    !(call = node_syscall(a, node)))
+		return;
+	if (!s->user_regs_abi || !sys_args((enum sys_arch)a->sys_arch, s->user_regs_mask,
+					   s->user_regs, args)) {
+		a->meta->iv_syscall_no_regs++;
+		return;
+	}
+	c = sys_counter(call, args, state, th->out_cnt);
+	if (c < 0)
+		return;
+	th->out_cnt = (enum counter)c;
+	a->meta->iv_by_syscall++;
+}
+
 static enum counter classify(struct account *a, char state, uint32_t node)
 {
 	if (a->opts->offcpu_simple)
@@ -836,6 +896,8 @@ static void switch_sample(struct account *a, struct acct_src *src, const struct 
 		} else {
 			iv_open(a, prev, s->time, state, node, false);
 		}
+		if (prev == th && !prev->filtered)
+			syscall_evidence(a, prev, s, node, state);
 	}
 	if (next_pid != UINT64_MAX && next_pid != 0) {
 		next = thread_find(a, (uint32_t)next_pid);
@@ -1101,6 +1163,7 @@ int acct_init(struct account *a, const struct profile_opts *opts, const struct m
 	ret = acct_filter_parse(&a->filter, opts, hdr);
 	if (ret)
 		return ret;
+	a->sys_arch = sys_arch_of(hdr->arch);
 	if (hdr->cmdline && (strstr(hdr->cmdline, " -a") || strstr(hdr->cmdline, " --all-cpus") ||
 			     strstr(hdr->cmdline, " -C")))
 		a->system_wide = true;
@@ -1124,6 +1187,7 @@ void acct_release(struct account *a)
 	free(a->rawf);
 	free(a->rawf_ids);
 	free(a->dso_base);
+	free(a->frame_sys);
 	free(a->frame_mask);
 	free(a->frame_mask_known);
 	free(a->node_mask);

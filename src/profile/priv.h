@@ -105,6 +105,10 @@ struct account {
 	uint32_t *rawf_ids;
 	size_t rawf_ids_len, rawf_ids_cap;
 
+	int sys_arch;                      /* enum sys_arch of the recording */
+	int16_t *frame_sys;                /* per tree frame: sys_call_of() + 1, 0 unknown */
+	size_t frame_sys_cap;
+
 	uint64_t *frame_mask;              /* per tree frame: rules matching its function */
 	uint8_t *frame_mask_known;
 	size_t frame_mask_cap;

@@ -166,6 +166,9 @@ struct profile_meta {
 	uint64_t iv_open_at_end;    /* charged to the end of the recording */
 	uint64_t iv_open_ns;        /* the time they were charged */
 	uint64_t iv_no_stack;       /* switch-outs without a sched_switch sample (stack unknown) */
+	/* switch-outs whose state the evidence of their system call decided
+	 * (syscall.h), and those in a call with no user registers to read */
+	uint64_t iv_by_syscall, iv_syscall_no_regs;
 	bool freq_trap;             /* sched_switch in frequency mode: most switches unsampled */
 	bool offcpu_simple;
 	enum group_by group_by;

@@ -17,6 +17,7 @@
 #include "perf/perf.h"
 #include "profile/profile.h"
 #include "profile/rules.h"
+#include "profile/syscall.h"
 #include "profile/tree.h"
 #include "util/error.h"
 
@@ -353,6 +354,53 @@ static void test_first_run(void **state)
 	free(w.b);
 }
 
+/* Syscall evidence: entry points named, arguments from the sampled
+ * registers by mask, timeouts deciding timed or not. */
+static void test_syscall_evidence(void **state)
+{
+	/* x86_64: di(5) si(4) dx(3) r10(18) r8(16) r9(17), plus ax(0) and ip(8) */
+	uint64_t mask = 1ull << 0 | 1ull << 3 | 1ull << 4 | 1ull << 5 | 1ull << 8 | 1ull << 16 |
+			1ull << 17 | 1ull << 18;
+	/* values in bit order: ax dx si di ip r8 r9 r10 */
+	uint64_t regs[] = { 0xa, 0xd, 0x5, 0x7, 0x1, 0x8, 0x9, 0x10 };
+	uint64_t args[6], poll_inf[6] = { 0, 1, (uint64_t)-1 }, poll_10[6] = { 0, 1, 10 };
+	uint64_t futex_wait[6] = { 0, 128 | 0, 1, 0 }, futex_timed[6] = { 0, 128 | 9, 1, 0x7ff0 };
+	uint64_t futex_pi[6] = { 0, 6 }, flock_nb[6] = { 3, 2 | 4 }, flock_ex[6] = { 3, 2 };
+	uint64_t setlkw[6] = { 3, 7 }, setlk[6] = { 3, 6 };
+	int poll = sys_call_of("__x64_sys_poll"), futex = sys_call_of("__se_sys_futex");
+	int flock = sys_call_of("__do_sys_flock"), fcntl = sys_call_of("__arm64_sys_fcntl");
+
+	(void)state;
+	assert_true(poll > 0 && futex > 0 && flock > 0 && fcntl > 0);
+	assert_string_equal(sys_call_name(poll), "poll");
+	assert_int_equal(sys_call_of("do_sys_poll"), 0);
+	assert_int_equal(sys_call_of("__x64_sys_pollx"), 0);
+	assert_int_equal(sys_call_of("__x64_sys_read"), 0);
+	assert_int_equal(sys_arch_of("x86_64"), SYS_ARCH_X86_64);
+	assert_int_equal(sys_arch_of("riscv64"), SYS_ARCH_NONE);
+	assert_true(sys_args(SYS_ARCH_X86_64, mask, regs, args));
+	assert_int_equal(args[0], 0x7);   /* di */
+	assert_int_equal(args[1], 0x5);   /* si */
+	assert_int_equal(args[2], 0xd);   /* dx */
+	assert_int_equal(args[3], 0x10);  /* r10 */
+	assert_int_equal(args[4], 0x8);   /* r8 */
+	assert_int_equal(args[5], 0x9);   /* r9 */
+	assert_false(sys_args(SYS_ARCH_X86_64, mask & ~(1ull << 18), regs, args)); /* no r10 */
+	assert_false(sys_args(SYS_ARCH_NONE, mask, regs, args));
+	assert_int_equal(sys_counter(poll, poll_inf, 'S', CNT_TIMED_SLEEP), CNT_SLEEP);
+	assert_int_equal(sys_counter(poll, poll_10, 'S', CNT_TIMED_SLEEP), CNT_TIMED_SLEEP);
+	assert_int_equal(sys_counter(poll, poll_10, 'D', CNT_IO), -1);    /* D: the rules */
+	assert_int_equal(sys_counter(poll, poll_10, 'R', CNT_PREEMPTED), -1);
+	assert_int_equal(sys_counter(futex, futex_wait, 'S', CNT_SLEEP), CNT_SLEEP);
+	assert_int_equal(sys_counter(futex, futex_wait, 'S', CNT_LOCK), CNT_LOCK);
+	assert_int_equal(sys_counter(futex, futex_timed, 'S', CNT_SLEEP), CNT_TIMED_SLEEP);
+	assert_int_equal(sys_counter(futex, futex_pi, 'S', CNT_SLEEP), CNT_LOCK);
+	assert_int_equal(sys_counter(flock, flock_ex, 'S', CNT_SLEEP), CNT_LOCK);
+	assert_int_equal(sys_counter(flock, flock_nb, 'S', CNT_SLEEP), -1);
+	assert_int_equal(sys_counter(fcntl, setlkw, 'S', CNT_SLEEP), CNT_LOCK);
+	assert_int_equal(sys_counter(fcntl, setlk, 'S', CNT_SLEEP), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -363,6 +411,7 @@ int main(void)
 		cmocka_unit_test(test_counter_names),
 		cmocka_unit_test(test_offcpu_time),
 		cmocka_unit_test(test_first_run),
+		cmocka_unit_test(test_syscall_evidence),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * syscall.c - off-CPU evidence from the system call a thread waits in (see
+ * syscall.h). The table names each call that can block, which argument
+ * holds its timeout, and what that argument is.
+ */
+#include <stdbool.h>
+#include <string.h>
+
+#include "syscall.h"
+
+enum timeout_kind {
+	TO_NONE,        /* the call has no timeout: the wait is untimed */
+	TO_ALWAYS,      /* the call is a sleep: always timed */
+	TO_POINTER,     /* a pointer to a time: NULL is untimed */
+	TO_MILLIS,      /* an int of milliseconds: negative is untimed */
+	TO_FUTEX,       /* futex(): by its op, then a pointer */
+	TO_FLOCK,       /* flock(): a lock wait unless LOCK_NB */
+	TO_FCNTL,       /* fcntl(): a lock wait for F_SETLKW and F_OFD_SETLKW */
+};
+
+struct sys_call {
+	const char *name;
+	enum timeout_kind kind;
+	int arg;                        /* the timeout's (or op's) argument */
+	enum counter untimed;           /* the counter of an untimed wait */
+};
+
+static const struct sys_call calls[] = {
+	{ "futex", TO_FUTEX, 3, CNT_SLEEP },
+	{ "futex_waitv", TO_POINTER, 3, CNT_SLEEP },
+	{ "poll", TO_MILLIS, 2, CNT_SLEEP },
+	{ "ppoll", TO_POINTER, 2, CNT_SLEEP },
+	{ "select", TO_POINTER, 4, CNT_SLEEP },
+	{ "pselect6", TO_POINTER, 4, CNT_SLEEP },
+	{ "epoll_wait", TO_MILLIS, 3, CNT_SLEEP },
+	{ "epoll_pwait", TO_MILLIS, 3, CNT_SLEEP },
+	{ "epoll_pwait2", TO_POINTER, 3, CNT_SLEEP },
+	{ "nanosleep", TO_ALWAYS, 0, CNT_TIMED_SLEEP },
+	{ "clock_nanosleep", TO_ALWAYS, 0, CNT_TIMED_SLEEP },
+	{ "semop", TO_NONE, 0, CNT_SLEEP },
+	{ "semtimedop", TO_POINTER, 3, CNT_SLEEP },
+	{ "io_getevents", TO_POINTER, 4, CNT_IO },
+	{ "io_pgetevents", TO_POINTER, 4, CNT_IO },
+	{ "mq_timedreceive", TO_POINTER, 4, CNT_SLEEP },
+	{ "mq_timedsend", TO_POINTER, 4, CNT_SLEEP },
+	{ "rt_sigtimedwait", TO_POINTER, 2, CNT_SLEEP },
+	{ "rt_sigsuspend", TO_NONE, 0, CNT_SLEEP },
+	{ "pause", TO_NONE, 0, CNT_SLEEP },
+	{ "wait4", TO_NONE, 0, CNT_SLEEP },
+	{ "waitid", TO_NONE, 0, CNT_SLEEP },
+	{ "msgrcv", TO_NONE, 0, CNT_SLEEP },
+	{ "flock", TO_FLOCK, 1, CNT_LOCK },
+	{ "fcntl", TO_FCNTL, 1, CNT_LOCK },
+};
+
+#define NR_CALLS (sizeof(calls) / sizeof(calls[0]))
+
+/* futex ops (linux/futex.h), after FUTEX_PRIVATE_FLAG and FUTEX_CLOCK_REALTIME */
+enum {
+	FUTEX_OP_WAIT = 0, FUTEX_OP_LOCK_PI = 6, FUTEX_OP_WAIT_BITSET = 9,
+	FUTEX_OP_WAIT_REQUEUE_PI = 11, FUTEX_OP_LOCK_PI2 = 13,
+};
+
+enum sys_arch sys_arch_of(const char *arch)
+{
+	if (!arch)
+		return SYS_ARCH_NONE;
+	if (!strcmp(arch, "x86_64"))
+		return SYS_ARCH_X86_64;
+	if (!strcmp(arch, "aarch64") || !strcmp(arch, "arm64"))
+		return SYS_ARCH_AARCH64;
+	return SYS_ARCH_NONE;
+}
+
+int sys_call_of(const char *function)
+{
+	static const char *const prefixes[] = {
+		"__x64_sys_", "__arm64_sys_", "__se_sys_", "__do_sys_",
+	};
+
+	for (size_t p = 0; p < sizeof(prefixes) / sizeof(prefixes[0]); p++) {
+		size_t n = strlen(prefixes[p]);
+
+		if (strncmp(function, prefixes[p], n) != 0)
+			continue;
+		for (size_t i = 0; i < NR_CALLS; i++)
+			if (!strcmp(function + n, calls[i].name))
+				return (int)i + 1;
+		return 0;
+	}
+	return 0;
+}
+
+const char *sys_call_name(int call)
+{
+	return call > 0 && (size_t)call <= NR_CALLS ? calls[call - 1].name : "?";
+}
+
+bool sys_args(enum sys_arch arch, uint64_t mask, const uint64_t *regs, uint64_t args[6])
+{
+	/* perf's register numbers of the six arguments: x86_64 rdi, rsi, rdx,
+	 * r10, r8, r9 (arch/x86/include/uapi/asm/perf_regs.h); aarch64 x0-x5 */
+	static const int x86_64[6] = { 5, 4, 3, 18, 16, 17 };
+	static const int aarch64[6] = { 0, 1, 2, 3, 4, 5 };
+	const int *which = arch == SYS_ARCH_X86_64 ? x86_64 : arch == SYS_ARCH_AARCH64 ? aarch64 : NULL;
+
+	if (!which || !regs)
+		return false;
+	for (int i = 0; i < 6; i++) {
+		uint64_t bit = 1ull << which[i];
+
+		if (!(mask & bit))
+			return false;
+		/* the sample holds the masked registers in bit order */
+		args[i] = regs[__builtin_popcountll(mask & (bit - 1))];
+	}
+	return true;
+}
+
+int sys_counter(int call, const uint64_t args[6], char state, enum counter rule)
+{
+	const struct sys_call *c;
+	bool timed;
+
+	if (call <= 0 || (size_t)call > NR_CALLS || (state != 'S' && state != 'I'))
+		return -1;
+	c = &calls[call - 1];
+	switch (c->kind) {
+	case TO_NONE:
+		timed = false;
+		break;
+	case TO_ALWAYS:
+		timed = true;
+		break;
+	case TO_POINTER:
+		timed = args[c->arg] != 0;
+		break;
+	case TO_MILLIS:
+		timed = (int32_t)args[c->arg] >= 0;
+		break;
+	case TO_FUTEX:
+		switch (args[1] & 0x7f) {
+		case FUTEX_OP_LOCK_PI:
+		case FUTEX_OP_LOCK_PI2:
+			return CNT_LOCK;     /* a PI futex is a mutex, timed or not */
+		case FUTEX_OP_WAIT:
+		case FUTEX_OP_WAIT_BITSET:
+		case FUTEX_OP_WAIT_REQUEUE_PI:
+			/* a mutex's or rwlock's wait stays a lock wait (the rules
+			 * know its user frames); else the timeout decides */
+			if (rule == CNT_LOCK)
+				return CNT_LOCK;
+			timed = args[3] != 0;
+			break;
+		default:
+			return -1;
+		}
+		break;
+	case TO_FLOCK:
+		return args[1] & 4 /* LOCK_NB */ ? -1 : CNT_LOCK;
+	case TO_FCNTL:
+		return args[1] == 7 /* F_SETLKW */ || args[1] == 14 /* F_SETLKW64 */ ||
+		       args[1] == 38 /* F_OFD_SETLKW */ ? CNT_LOCK : -1;
+	default:
+		return -1;
+	}
+	return timed ? CNT_TIMED_SLEEP : (int)c->untimed;
+}

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * syscall.h - off-CPU evidence from the system call a thread waits in.
+ *
+ * A thread switched out inside a system call waits the way that call's
+ * arguments say: poll with a timeout of -1 is an untimed wait, with 100 ms a
+ * timed one, although the kernel sleeps in the same function for both.
+ * The kernel stack names the call (its entry point, __x64_sys_poll,
+ * __arm64_sys_futex...), and the user registers perf samples with every
+ * switch-out of a `--call-graph dwarf` or `--user-regs` recording hold its
+ * arguments as the thread entered the kernel. The rule table is the last
+ * resort, for waits without this evidence.
+ */
+#ifndef PROFILE_SYSCALL_H
+#define PROFILE_SYSCALL_H
+
+#include <stdint.h>
+
+#include "profile.h"
+
+/* Where a recording's user registers keep the syscall arguments. */
+enum sys_arch {
+	SYS_ARCH_NONE = 0,
+	SYS_ARCH_X86_64,
+	SYS_ARCH_AARCH64,
+};
+
+/** sys_arch_of() - the register layout of perf's arch string (uname -m), or NONE. */
+enum sys_arch sys_arch_of(const char *arch);
+
+/**
+ * sys_call_of() - the system call whose kernel entry point @function is
+ * (__x64_sys_NAME, __arm64_sys_NAME, __se_sys_NAME, __do_sys_NAME), as an
+ * index + 1 into the table of calls that decide a wait; 0 for any other
+ * function. The name is matched whole, so a kernel helper is no entry.
+ */
+int sys_call_of(const char *function);
+
+/**
+ * sys_args() - the six syscall arguments from a sample's user registers.
+ * @mask, @regs: the sample's PERF_SAMPLE_REGS_USER mask and values.
+ * Return: false when the layout is unknown or an argument register was not
+ * sampled.
+ */
+bool sys_args(enum sys_arch arch, uint64_t mask, const uint64_t *regs, uint64_t args[6]);
+
+/**
+ * sys_counter() - the counter a wait in call @call (sys_call_of()) with
+ * @args belongs to, for a thread switched out in @state (sched_switch's
+ * letter); -1 when the call and its arguments do not decide it (the rules
+ * do then). @rule: what the rules gave, kept where the call only says
+ * "untimed" and the rules know better (a mutex's futex wait is a lock).
+ */
+int sys_counter(int call, const uint64_t args[6], char state, enum counter rule);
+
+/** sys_call_name() - the name of @call, for messages. */
+const char *sys_call_name(int call);
+
+#endif /* PROFILE_SYSCALL_H */

@@ -1,0 +1,340 @@
+/*
+ * waits.c - one thread per wait primitive, each in a function of its own
+ * name (and a thread of that name less "wait_"), waiting about 10 ms at a time for SECONDS: the untimed ones woken
+ * by a waker thread, the timed ones by their timeout. The off-CPU state
+ * test (71-wait-states) checks where each one's waiting time lands.
+ * usage: waits SECONDS DIR      (DIR: for the lock files)
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/file.h>
+#include <sys/select.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TICK_NS 10000000L
+
+static struct timespec end_at;
+static const char *dir;
+static int pipes[3][2];           /* poll, epoll, select: written by the waker */
+static int quiet[2];              /* never written: the timed waits' fd */
+static sem_t sem_woken, sem_never;
+static pthread_mutex_t cond_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cond = PTHREAD_COND_INITIALIZER, cond_never = PTHREAD_COND_INITIALIZER;
+static unsigned long cond_ticks;
+static pthread_mutex_t contended = PTHREAD_MUTEX_INITIALIZER;
+
+static int running(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec < end_at.tv_sec || (now.tv_sec == end_at.tv_sec && now.tv_nsec < end_at.tv_nsec);
+}
+
+/* The pause between waits: its own frame, so the test can tell it apart. */
+__attribute__((noinline)) static void tick(void)
+{
+	struct timespec ts = { 0, TICK_NS };
+
+	nanosleep(&ts, NULL);
+}
+
+static void drain(int fd)
+{
+	char buf[64];
+
+	if (read(fd, buf, sizeof(buf)) < 0 && errno != EAGAIN)
+		perror("read");
+}
+
+__attribute__((noinline)) static void wait_poll_untimed(void)
+{
+	struct pollfd p = { .fd = pipes[0][0], .events = POLLIN };
+
+	while (running())
+		if (poll(&p, 1, -1) > 0)
+			drain(p.fd);
+}
+
+__attribute__((noinline)) static void wait_poll_timed(void)
+{
+	struct pollfd p = { .fd = quiet[0], .events = POLLIN };
+
+	while (running())
+		poll(&p, 1, 10);
+}
+
+static int epoll_on(int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
+	int ep = epoll_create1(0);
+
+	epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
+	return ep;
+}
+
+__attribute__((noinline)) static void wait_epoll_untimed(void)
+{
+	struct epoll_event ev;
+	int ep = epoll_on(pipes[1][0]);
+
+	while (running())
+		if (epoll_wait(ep, &ev, 1, -1) > 0)
+			drain(ev.data.fd);
+	close(ep);
+}
+
+__attribute__((noinline)) static void wait_epoll_timed(void)
+{
+	struct epoll_event ev;
+	int ep = epoll_on(quiet[0]);
+
+	while (running())
+		epoll_wait(ep, &ev, 1, 10);
+	close(ep);
+}
+
+__attribute__((noinline)) static void wait_select_untimed(void)
+{
+	while (running()) {
+		fd_set r;
+
+		FD_ZERO(&r);
+		FD_SET(pipes[2][0], &r);
+		if (select(pipes[2][0] + 1, &r, NULL, NULL, NULL) > 0)
+			drain(pipes[2][0]);
+	}
+}
+
+__attribute__((noinline)) static void wait_select_timed(void)
+{
+	while (running()) {
+		struct timeval tv = { 0, 10000 };
+		fd_set r;
+
+		FD_ZERO(&r);
+		FD_SET(quiet[0], &r);
+		select(quiet[0] + 1, &r, NULL, NULL, &tv);
+	}
+}
+
+static struct timespec in_10ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += TICK_NS;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	return ts;
+}
+
+__attribute__((noinline)) static void wait_sem_untimed(void)
+{
+	while (running())
+		sem_wait(&sem_woken);
+}
+
+__attribute__((noinline)) static void wait_sem_timed(void)
+{
+	while (running()) {
+		struct timespec ts = in_10ms();
+
+		sem_timedwait(&sem_never, &ts);
+	}
+}
+
+__attribute__((noinline)) static void wait_cond_untimed(void)
+{
+	pthread_mutex_lock(&cond_lock);
+	while (running()) {
+		unsigned long seen = cond_ticks;
+
+		while (seen == cond_ticks)
+			pthread_cond_wait(&cond, &cond_lock);
+	}
+	pthread_mutex_unlock(&cond_lock);
+}
+
+__attribute__((noinline)) static void wait_cond_timed(void)
+{
+	static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+
+	pthread_mutex_lock(&m);
+	while (running()) {
+		struct timespec ts = in_10ms();
+
+		pthread_cond_timedwait(&cond_never, &m, &ts);
+	}
+	pthread_mutex_unlock(&m);
+}
+
+__attribute__((noinline)) static void wait_nanosleep(void)
+{
+	while (running())
+		tick();
+}
+
+static int open_lock_file(const char *name)
+{
+	char path[4096];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_RDWR | O_CREAT, 0600);
+	if (fd < 0)
+		perror(path);
+	return fd;
+}
+
+/* Holds the flock and the OFD lock 10 ms at a time, against the waiters. */
+static void *lock_holder(void *arg)
+{
+	int f1 = open_lock_file("flock"), f2 = open_lock_file("ofd");
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+
+	(void)arg;
+	while (running()) {
+		flock(f1, LOCK_EX);
+		fl.l_type = F_WRLCK;
+		fcntl(f2, F_OFD_SETLKW, &fl);
+		pthread_mutex_lock(&contended);
+		tick();
+		pthread_mutex_unlock(&contended);
+		fl.l_type = F_UNLCK;
+		fcntl(f2, F_OFD_SETLK, &fl);
+		flock(f1, LOCK_UN);
+		sched_yield();
+		tick();
+	}
+	close(f1);
+	close(f2);
+	return NULL;
+}
+
+__attribute__((noinline)) static void wait_flock(void)
+{
+	int fd = open_lock_file("flock");
+
+	while (running()) {
+		flock(fd, LOCK_EX);
+		flock(fd, LOCK_UN);
+		tick();
+	}
+	close(fd);
+}
+
+__attribute__((noinline)) static void wait_ofd_lock(void)
+{
+	int fd = open_lock_file("ofd");
+	struct flock fl = { .l_whence = SEEK_SET };
+
+	while (running()) {
+		fl.l_type = F_WRLCK;
+		fcntl(fd, F_OFD_SETLKW, &fl);
+		fl.l_type = F_UNLCK;
+		fcntl(fd, F_OFD_SETLK, &fl);
+		tick();
+	}
+	close(fd);
+}
+
+__attribute__((noinline)) static void wait_mutex(void)
+{
+	while (running()) {
+		pthread_mutex_lock(&contended);
+		pthread_mutex_unlock(&contended);
+		tick();
+	}
+}
+
+/* Wakes the untimed waits every 10 ms. */
+static void *waker(void *arg)
+{
+	(void)arg;
+	while (running()) {
+		tick();
+		for (int i = 0; i < 3; i++)
+			if (write(pipes[i][1], "x", 1) < 0)
+				perror("write");
+		sem_post(&sem_woken);
+		pthread_mutex_lock(&cond_lock);
+		cond_ticks++;
+		pthread_cond_broadcast(&cond);
+		pthread_mutex_unlock(&cond_lock);
+	}
+	/* let the untimed waiters see the end */
+	for (int k = 0; k < 3; k++) {
+		for (int i = 0; i < 3; i++)
+			if (write(pipes[i][1], "x", 1) < 0)
+				perror("write");
+		sem_post(&sem_woken);
+		pthread_mutex_lock(&cond_lock);
+		cond_ticks++;
+		pthread_cond_broadcast(&cond);
+		pthread_mutex_unlock(&cond_lock);
+		tick();
+	}
+	return NULL;
+}
+
+struct wait {
+	void (*fn)(void);
+	const char *name;         /* the thread's name: the function's, less "wait_" */
+};
+
+static void *run(void *arg)
+{
+	const struct wait *w = arg;
+
+	pthread_setname_np(pthread_self(), w->name);
+	w->fn();
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+#define W(f) { wait_##f, #f }
+	static const struct wait waits[] = {
+		W(poll_untimed), W(poll_timed), W(epoll_untimed), W(epoll_timed),
+		W(select_untimed), W(select_timed), W(sem_untimed), W(sem_timed),
+		W(cond_untimed), W(cond_timed), W(nanosleep), W(flock), W(ofd_lock), W(mutex),
+	};
+	enum { N = sizeof(waits) / sizeof(waits[0]) };
+	pthread_t t[N + 2];
+	double secs = argc > 1 ? atof(argv[1]) : 1.0;
+
+	dir = argc > 2 ? argv[2] : "/tmp";
+	for (int i = 0; i < 3; i++)
+		if (pipe2(pipes[i], O_NONBLOCK))
+			return 1;
+	if (pipe(quiet))
+		return 1;
+	sem_init(&sem_woken, 0, 0);
+	sem_init(&sem_never, 0, 0);
+	clock_gettime(CLOCK_MONOTONIC, &end_at);
+	end_at.tv_sec += (time_t)secs;
+	end_at.tv_nsec += (long)((secs - (double)(time_t)secs) * 1e9);
+	if (end_at.tv_nsec >= 1000000000L) {
+		end_at.tv_sec++;
+		end_at.tv_nsec -= 1000000000L;
+	}
+	pthread_create(&t[N], NULL, waker, NULL);
+	pthread_create(&t[N + 1], NULL, lock_holder, NULL);
+	for (int i = 0; i < N; i++)
+		pthread_create(&t[i], NULL, run, (void *)&waits[i]);
+	for (int i = 0; i < N + 2; i++)
+		pthread_join(t[i], NULL);
+	return 0;
+}
