@@ -235,6 +235,44 @@ static const char *clock_desc(const struct perf_header_info *h, struct perf_evse
 	}
 }
 
+/*
+ * What the recording holds to decide off-CPU states (docs/wait-states.md):
+ * switch-out stacks, the user registers that give a waiting system call's
+ * arguments, and wakeups. Into @buf: one line, with the perf record options
+ * that add what is missing; "" without sched_switch.
+ */
+static void offcpu_evidence(struct perf_evsel *const *ev, size_t nr, const char *arch, char *buf,
+			    size_t len)
+{
+	bool sw = false, stacks = false, regs = false, wake = false;
+	bool x86 = arch && !strcmp(arch, "x86_64"), arm = arch && !strcmp(arch, "aarch64");
+
+	buf[0] = 0;
+	for (size_t i = 0; i < nr; i++) {
+		const struct perf_attr *a = &ev[i]->attr;
+
+		if (!ev[i]->name)
+			continue;
+		if (!strcmp(ev[i]->name, "sched:sched_switch")) {
+			sw = true;
+			stacks = a->sample_type & PERF_SAMPLE_CALLCHAIN;
+			regs = (a->sample_type & PERF_SAMPLE_REGS_USER) && a->sample_regs_user;
+		} else if (!strcmp(ev[i]->name, "sched:sched_wakeup") ||
+			   !strcmp(ev[i]->name, "sched:sched_waking")) {
+			wake = true;
+		}
+	}
+	if (!sw)
+		return;
+	snprintf(buf, len, "switch-out stacks %s; syscall arguments (user registers) %s; wakeups %s",
+		 stacks ? "yes" : "no (add -g)",
+		 regs ? "yes" :
+		 x86 ? "no (add --call-graph dwarf, or --user-regs=di,si,dx,r10,r8,r9)" :
+		 arm ? "no (add --call-graph dwarf, or --user-regs=x0,x1,x2,x3,x4,x5)" :
+		 "not read on this arch",
+		 wake ? "yes" : "no (add -e sched:sched_wakeup)");
+}
+
 /* A warning about how the file was recorded, with the command that fixes it. */
 struct advice {
 	char text[512];
@@ -397,6 +435,15 @@ static void print_json(const char *path, const struct perf_reader *r, const stru
 	json_object_object_add(root, "threads", a);
 	json_object_object_add(root, "processes", json_object_new_uint64(nproc));
 	json_object_object_add(root, "lost", json_object_new_uint64(perf_stats_lost(st)));
+	{
+		size_t nev;
+		struct perf_evsel *const *evs = perf_reader_evsels(r, &nev);
+		char ev_buf[512];
+
+		offcpu_evidence(evs, nev, perf_reader_header(r)->arch, ev_buf, sizeof(ev_buf));
+		if (*ev_buf)
+			add_str(root, "offcpu_evidence", ev_buf);
+	}
 	json_object_object_add(root, "unknown_records", json_object_new_uint64(st->unknown_records));
 	json_object_object_add(root, "skipped_records", json_object_new_uint64(st->skipped_records));
 	json_object_object_add(root, "skipped_bytes", json_object_new_uint64(st->skipped_bytes));
@@ -480,6 +527,9 @@ static void print_text(const char *path, const struct perf_reader *r, const stru
 		       h->comp_level, st->compressed_in, st->compressed_out,
 		       st->compressed_in ? (double)st->compressed_out / (double)st->compressed_in : 0.0);
 	printf("samples:       %" PRIu64 "\n", st->samples);
+	offcpu_evidence(ev, nr, h->arch, buf, sizeof(buf));
+	if (*buf)
+		printf("off-CPU:       %s\n", buf);
 
 	printf("\nevents:\n");
 	for (size_t i = 0; i < nr; i++) {
