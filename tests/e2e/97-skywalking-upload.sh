@@ -21,12 +21,15 @@ $PY -c 'import grpc' 2>/dev/null || skip "python3-grpcio is not installed"
 export XDG_STATE_HOME="$WORK/state"
 record_shape "$WORK/sw.data"
 "$PERFPORT" -q report --json -i "$WORK/sw.data" >"$WORK/tree.json" || fail "report: exit $?"
-for c in on-cpu preempted,lock,io,sleep,timed-sleep; do
-	"$PERFPORT" -q export -i "$WORK/sw.data" -f folded -O counter=$c -O annotate=false \
-		-O value=samples -o "$WORK/${c%%,*}.folded" || fail "export folded: exit $?"
-done
-"$PERFPORT" -q export -i "$WORK/sw.data" -f folded -O counter=preempted,lock,io,sleep,timed-sleep \
-	-O annotate=false -O value=ns -o "$WORK/offns.folded" || fail "export folded: exit $?"
+folded_exports() { # FILE PREFIX: PREFIXon-cpu.folded, PREFIXpreempted.folded (intervals), PREFIXoffns.folded
+	for c in on-cpu preempted,lock,io,sleep,timed-sleep; do
+		"$PERFPORT" -q export -i "$1" -f folded -O counter=$c -O annotate=false \
+			-O value=samples -o "$WORK/$2${c%%,*}.folded" || fail "export folded: exit $?"
+	done
+	"$PERFPORT" -q export -i "$1" -f folded -O counter=preempted,lock,io,sleep,timed-sleep \
+		-O annotate=false -O value=ns -o "$WORK/$2offns.folded" || fail "export folded: exit $?"
+}
+folded_exports "$WORK/sw.data" ""
 
 start_server() { # SCRIPT [PORT]
 	test_server skywalking_server.py "$1" "$TOP/tests/e2e/schemas" ${2:-}
@@ -178,12 +181,7 @@ echo "ok: one kind of data per task: the OAP's type, -O target=, else on-CPU"
 build_shape
 record "$WORK/long.data" -e cpu-clock/freq=199/ -e sched:sched_switch --switch-events -g -- \
 	"$SHAPE" 7 "$WORK"
-for c in on-cpu preempted,lock,io,sleep,timed-sleep; do
-	"$PERFPORT" -q export -i "$WORK/long.data" -f folded -O counter=$c -O annotate=false \
-		-O value=samples -o "$WORK/long-${c%%,*}.folded" || fail "export folded: exit $?"
-done
-"$PERFPORT" -q export -i "$WORK/long.data" -f folded -O counter=preempted,lock,io,sleep,timed-sleep \
-	-O annotate=false -O value=ns -o "$WORK/long-offns.folded" || fail "export folded: exit $?"
+folded_exports "$WORK/long.data" long-
 start_server ok
 rc=0; "$PERFPORT" -q upload -i "$WORK/long.data" -f skywalking -O "address=${URL#http://}" \
 	-O task=task-7 -O offcpu_task=task-8 2>"$WORK/long.stderr" || rc=$?

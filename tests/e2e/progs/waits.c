@@ -259,31 +259,30 @@ __attribute__((noinline)) static void wait_mutex(void)
 	}
 }
 
-/* Wakes the untimed waits every 10 ms. */
+/* Ends one wait of each untimed waiter. */
+static void wake_all(void)
+{
+	for (int i = 0; i < 3; i++)
+		if (write(pipes[i][1], "x", 1) < 0)
+			perror("write");
+	sem_post(&sem_woken);
+	pthread_mutex_lock(&cond_lock);
+	cond_ticks++;
+	pthread_cond_broadcast(&cond);
+	pthread_mutex_unlock(&cond_lock);
+}
+
+/* Wakes the untimed waits every 10 ms, and a few times more at the end so
+ * that they see it. */
 static void *waker(void *arg)
 {
 	(void)arg;
 	while (running()) {
 		tick();
-		for (int i = 0; i < 3; i++)
-			if (write(pipes[i][1], "x", 1) < 0)
-				perror("write");
-		sem_post(&sem_woken);
-		pthread_mutex_lock(&cond_lock);
-		cond_ticks++;
-		pthread_cond_broadcast(&cond);
-		pthread_mutex_unlock(&cond_lock);
+		wake_all();
 	}
-	/* let the untimed waiters see the end */
 	for (int k = 0; k < 3; k++) {
-		for (int i = 0; i < 3; i++)
-			if (write(pipes[i][1], "x", 1) < 0)
-				perror("write");
-		sem_post(&sem_woken);
-		pthread_mutex_lock(&cond_lock);
-		cond_ticks++;
-		pthread_cond_broadcast(&cond);
-		pthread_mutex_unlock(&cond_lock);
+		wake_all();
 		tick();
 	}
 	return NULL;
