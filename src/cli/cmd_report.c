@@ -21,7 +21,7 @@ struct report_opts {
 	unsigned counters;           /* bit per counter to show; 0: every one present */
 	unsigned top;
 	double min_percent;
-	bool json, no_tree, no_threads;
+	bool json, no_tree, no_threads, wakers;
 };
 
 struct func_sum {
@@ -252,6 +252,218 @@ static void print_threads(const struct profile *p)
 	}
 }
 
+/* --- wakers --- */
+
+/* One off-wake stack: who blocked where, and who woke it. */
+struct wake_pair {
+	const char *blocked;          /* the function named for the blocked side (side_name()) */
+	char waker[256];              /* and for the waker's (a copy: pairs are sorted by value) */
+	int counter;
+	uint64_t ns, count;
+	uint32_t node;                /* the off-wake tree's leaf */
+};
+
+static bool is_user(const struct profile_frame *f)
+{
+	return !(f->flags & (FRAME_F_KERNEL | FRAME_F_SYNTHETIC | FRAME_F_PROCESS | FRAME_F_THREAD));
+}
+
+/* A frame of the program rather than of a shared library (libc, libstdc++...). */
+static bool is_program(const struct profile_frame *f)
+{
+	return is_user(f) && !(f->module && strstr(f->module, ".so"));
+}
+
+/* Kernel frames of the wakeup machinery itself, never "the waker". */
+static bool is_wake_helper(const char *fn)
+{
+	static const char *const prefixes[] = {
+		"try_to_wake_up", "ttwu", "wake_up", "__wake_up", "default_wake_function",
+		"autoremove_wake_function", "woken_wake_function", "wake_q", "__wake_q",
+		"pollwake", "ep_poll_callback", "wake_page_function", "[unknown]",
+	};
+
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(fn, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
+/* A kernel frame of interrupt handling: a wakeup under it was the
+ * interrupt's (a timer's, a device's), not the interrupted thread's. */
+static bool is_interrupt(const char *fn)
+{
+	return strstr(fn, "_interrupt") || !strncmp(fn, "asm_sysvec", 10) ||
+	       !strncmp(fn, "__sysvec", 8) || !strncmp(fn, "sysvec_", 7) ||
+	       !strncmp(fn, "irq_exit", 8) || !strncmp(fn, "__do_softirq", 12) ||
+	       !strncmp(fn, "handle_softirqs", 15) || !strncmp(fn, "__irq_exit", 10) ||
+	       !strncmp(fn, "el1_interrupt", 13) || !strncmp(fn, "el0_interrupt", 13);
+}
+
+/*
+ * The function to name for one side of an off-wake stack, @from..@to
+ * (indexes into @path, innermost first when @step is -1 for the blocked
+ * side, +1 for the waker's, which is leaf first): the program's innermost
+ * frame, else a library's, else the first kernel frame that is no wake
+ * helper; a wakeup from interrupt context is named by its kernel frame,
+ * with " [irq]" into @buf.
+ */
+static const char *side_name(const struct profile *p, const uint32_t *path, size_t k, size_t sep,
+			     bool waker, char *buf, size_t len)
+{
+	const char *prog = NULL, *user = NULL, *kern = NULL;
+	bool irq = false;
+
+	for (size_t n = 0; n < (waker ? k - sep - 1 : sep); n++) {
+		size_t i = waker ? sep + 1 + n : sep - 1 - n;
+		const struct profile_frame *f = &p->waker_frames[path[i]];
+
+		if (!prog && is_program(f))
+			prog = f->function;
+		if (!user && is_user(f))
+			user = f->function;
+		if ((f->flags & FRAME_F_KERNEL) && !kern && !is_wake_helper(f->function))
+			kern = f->function;
+		irq = irq || ((f->flags & FRAME_F_KERNEL) && is_interrupt(f->function));
+	}
+	if (waker && irq && kern) {
+		snprintf(buf, len, "%s [irq]", kern);
+		return buf;
+	}
+	return prog ? prog : user ? user : kern ? kern :
+	       waker || !sep ? "[unknown]" : p->waker_frames[path[sep - 1]].function;
+}
+
+/* The frames of off-wake node @n, root first, into @path; their number. */
+static size_t waker_path(const struct profile *p, uint32_t n, uint32_t *path, size_t max)
+{
+	size_t k = 0;
+
+	for (uint32_t x = n; x && x != UINT32_MAX && k < max; x = p->waker_nodes[x].parent)
+		path[k++] = p->waker_nodes[x].frame;
+	for (size_t i = 0; i < k / 2; i++) {
+		uint32_t t = path[i];
+
+		path[i] = path[k - 1 - i];
+		path[k - 1 - i] = t;
+	}
+	return k;
+}
+
+/* Every off-wake leaf as (blocked, waker) with its counts, for @mask counters. */
+static struct wake_pair *wake_pairs(const struct profile *p, unsigned mask, size_t *nr)
+{
+	struct wake_pair *v = calloc(p->nr_waker_nodes * CNT_COUNT + 1, sizeof(*v));
+	uint32_t path[4096];
+
+	*nr = 0;
+	if (!v)
+		return NULL;
+	for (uint32_t n = 1; n < p->nr_waker_nodes; n++) {
+		size_t k = 0, sep = SIZE_MAX;
+
+		if (!p->waker_self[n].count[CNT_LOCK] && !p->waker_self[n].count[CNT_IO] &&
+		    !p->waker_self[n].count[CNT_SLEEP] && !p->waker_self[n].count[CNT_TIMED_SLEEP] &&
+		    !p->waker_self[n].count[CNT_PREEMPTED])
+			continue;
+		k = waker_path(p, n, path, sizeof(path) / sizeof(path[0]));
+		for (size_t i = 0; i < k && sep == SIZE_MAX; i++)
+			if (p->waker_frames[path[i]].flags & FRAME_F_SYNTHETIC &&
+			    !strcmp(p->waker_frames[path[i]].function, "--- woken by ---"))
+				sep = i;
+		if (sep == SIZE_MAX)
+			continue;
+		for (int c = 0; c < CNT_COUNT; c++) {
+			if (!(mask & (1u << c)) || !p->waker_self[n].count[c])
+				continue;
+			struct wake_pair *w = &v[(*nr)++];
+
+			w->counter = c;
+			w->ns = p->waker_self[n].ns[c];
+			w->count = p->waker_self[n].count[c];
+			w->node = n;
+			w->blocked = side_name(p, path, k, sep, false, NULL, 0);
+			{
+				char buf[256];
+
+				snprintf(w->waker, sizeof(w->waker), "%s",
+					 side_name(p, path, k, sep, true, buf, sizeof(buf)));
+			}
+		}
+	}
+	return v;
+}
+
+static int cmp_pair_name(const void *a, const void *b)
+{
+	const struct wake_pair *x = a, *y = b;
+	int r = x->counter - y->counter;
+
+	if (!r)
+		r = strcmp(x->blocked, y->blocked);
+	if (!r)
+		r = strcmp(x->waker, y->waker);
+	return r;
+}
+
+static int cmp_pair_ns(const void *a, const void *b)
+{
+	const struct wake_pair *x = a, *y = b;
+
+	if (x->counter != y->counter)
+		return x->counter - y->counter;
+	return x->ns < y->ns ? 1 : x->ns > y->ns ? -1 : cmp_pair_name(a, b);
+}
+
+/* Pairs of one (counter, blocked, waker) merged; sorted by time. */
+static size_t merge_pairs(struct wake_pair *v, size_t nr)
+{
+	size_t k = 0;
+
+	qsort(v, nr, sizeof(*v), cmp_pair_name);
+	for (size_t i = 0; i < nr; i++) {
+		if (k && !cmp_pair_name(&v[k - 1], &v[i])) {
+			v[k - 1].ns += v[i].ns;
+			v[k - 1].count += v[i].count;
+		} else {
+			v[k++] = v[i];
+		}
+	}
+	qsort(v, k, sizeof(*v), cmp_pair_ns);
+	return k;
+}
+
+static void print_wakers(const struct profile *p, const struct report_opts *ro)
+{
+	size_t nr = 0, shown = 0;
+	struct wake_pair *v;
+	int last = -1;
+
+	if (!p->nr_waker_nodes) {
+		printf("\n## wakers: none recorded (record -e sched:sched_wakeup with stacks, -g or "
+		       "--call-graph dwarf)\n");
+		return;
+	}
+	v = wake_pairs(p, ro->counters, &nr);
+	if (!v)
+		return;
+	nr = merge_pairs(v, nr);
+	for (size_t i = 0; i < nr; i++) {
+		if (v[i].counter != last) {
+			printf("\n## %s: blocked time by who ended it (switch-out to wakeup)\n"
+			       "%12s %8s  %-40s %s\n", counter_name(v[i].counter), "blocked", "count",
+			       "blocked in", "woken by");
+			last = v[i].counter;
+			shown = 0;
+		}
+		if (shown++ >= ro->top)
+			continue;
+		printf("%12.6f %8" PRIu64 "  %-40s %s\n", (double)v[i].ns / 1e9, v[i].count,
+		       v[i].blocked, v[i].waker);
+	}
+	free(v);
+}
+
 static void print_text(const struct profile *p, const char *path, const struct report_opts *ro)
 {
 	struct func_sum *fs = function_sums(p);
@@ -269,6 +481,8 @@ static void print_text(const struct profile *p, const char *path, const struct r
 		       ro->min_percent);
 		profile_walk(p, tree_visit, &t);
 	}
+	if (ro->wakers)
+		print_wakers(p, ro);
 	if (!ro->no_threads)
 		print_threads(p);
 	free(fs);
@@ -409,6 +623,31 @@ static void print_json(const struct profile *p, const struct report_opts *ro)
 		json_object_array_add(a, e);
 	}
 	json_object_object_add(root, "threads", a);
+	if (ro->wakers) {
+		size_t nr = 0;
+		struct wake_pair *v = wake_pairs(p, ro->counters, &nr);
+		uint32_t path[4096];
+
+		a = json_object_new_array();
+		for (size_t i = 0; v && i < nr; i++) {
+			json_object *e = json_object_new_object();
+			size_t k = waker_path(p, v[i].node, path, sizeof(path) / sizeof(path[0]));
+			json_object *st = json_object_new_array();
+
+			for (size_t j = 0; j < k; j++)
+				json_object_array_add(st, json_object_new_string(
+							p->waker_frames[path[j]].function));
+			add_str(e, "counter", counter_name(v[i].counter));
+			add_str(e, "blocked", v[i].blocked);
+			add_str(e, "waker", v[i].waker);
+			json_object_object_add(e, "ns", json_object_new_uint64(v[i].ns));
+			json_object_object_add(e, "count", json_object_new_uint64(v[i].count));
+			json_object_object_add(e, "stack", st);
+			json_object_array_add(a, e);
+		}
+		free(v);
+		json_object_object_add(root, "wakers", a);
+	}
 	puts(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
 						  JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(root);
@@ -419,7 +658,7 @@ static void report_usage(FILE *out)
 {
 	fprintf(out,
 		"usage: perfport report [-i FILE] [--counter LIST] [--top N] [--min-percent P]\n"
-		"                       [--no-tree] [--no-threads] [--json] [profile options]\n"
+		"                       [--no-tree] [--no-threads] [--wakers] [--json] [profile options]\n"
 		"\n"
 		"Build the counter-typed call tree of a recording - on-CPU samples and\n"
 		"off-CPU intervals by thread state - and print, for each counter, the top\n"
@@ -434,13 +673,18 @@ static void report_usage(FILE *out)
 		"      --min-percent P     leave tree nodes under P%% out (default 1)\n"
 		"      --no-tree           no caller tree (in JSON: no nodes)\n"
 		"      --no-threads        no thread summary\n"
+		"      --wakers            who woke each blocked thread: blocked time by\n"
+		"                          (blocked function, waker function), from\n"
+		"                          sched_wakeup recorded with stacks (in JSON: wakers,\n"
+		"                          each off-wake stack: blocked, separator, waker)\n"
 		"      --json              the whole profile as JSON: meta, totals, frames with\n"
 		"                          self and total, nodes in pre-order, threads\n"
 		PROFOPTS_HELP
 		"  -h, --help              show this help\n");
 }
 
-enum { OPT_COUNTER = 0x1200, OPT_TOP, OPT_MIN_PERCENT, OPT_NO_TREE, OPT_NO_THREADS, OPT_JSON };
+enum { OPT_COUNTER = 0x1200, OPT_TOP, OPT_MIN_PERCENT, OPT_NO_TREE, OPT_NO_THREADS, OPT_JSON,
+       OPT_WAKERS };
 
 static int parse_counters(const char *s, unsigned *out)
 {
@@ -474,6 +718,7 @@ int cmd_report(int argc, char **argv)
 		{ "no-tree", no_argument, NULL, OPT_NO_TREE },
 		{ "no-threads", no_argument, NULL, OPT_NO_THREADS },
 		{ "json", no_argument, NULL, OPT_JSON },
+		{ "wakers", no_argument, NULL, OPT_WAKERS },
 		PROFOPTS_LONG_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -506,6 +751,7 @@ int cmd_report(int argc, char **argv)
 		case OPT_NO_TREE: ro.no_tree = true; break;
 		case OPT_NO_THREADS: ro.no_threads = true; break;
 		case OPT_JSON: ro.json = true; break;
+		case OPT_WAKERS: ro.wakers = true; break;
 		case 'h':
 			report_usage(stdout);
 			return EXIT_FULL;

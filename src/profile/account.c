@@ -93,6 +93,7 @@ static struct acct_thread *thread_new(struct account *a, uint32_t pid, uint32_t 
 	th->start = t;
 	th->end = t;
 	th->out_node = TREE_NONE;
+	th->waker_node = TREE_NONE;
 	for (j = mix64(tid) & (a->tid_slots_cap - 1); a->tid_slots[j];
 	     j = (j + 1) & (a->tid_slots_cap - 1))
 		if (a->threads[a->tid_slots[j] - 1].tid == tid)
@@ -682,6 +683,65 @@ static char state_letter(const struct acct_src *src, uint64_t st)
 	return 'S';
 }
 
+/* --- off-wake stacks --- */
+
+#define OFFWAKE_SEPARATOR "--- woken by ---"
+
+/* The frame of the main tree's frame @f in the off-wake tree. */
+static uint32_t wframe(struct account *a, uint32_t f)
+{
+	const struct profile_frame *pf = &a->tree.frames[f];
+
+	return tree_frame(&a->wtree, pf->function, pf->module, pf->file, pf->line, pf->flags);
+}
+
+/*
+ * Charge @ns of blocked time (@c) to the off-wake stack of @blocked (a node
+ * of the main tree, the switch-out stack) and @waker (the stack that woke
+ * it): the blocked frames root first, a separator, then the waker's frames
+ * leaf first, as off-wake flame graphs draw them.
+ */
+static void offwake_add(struct account *a, uint32_t blocked, uint32_t waker, enum counter c,
+			uint64_t ns)
+{
+	uint32_t chain[ACCT_MAX_FRAMES * 8], n = 0, node = TREE_ROOT, f;
+	const char *sep;
+
+	if (!a->wtree_ready) {
+		if (tree_init(&a->wtree)) {
+			a->err = PP_ENOMEM;
+			return;
+		}
+		a->wtree_ready = true;
+	}
+	for (uint32_t x = blocked; x != TREE_ROOT && x != TREE_NONE && n < sizeof(chain) / sizeof(chain[0]);
+	     x = a->tree.nodes[x].parent)
+		chain[n++] = a->tree.nodes[x].frame;
+	while (n-- > 0 && node != TREE_NONE)
+		node = tree_child(&a->wtree, node, wframe(a, chain[n]));
+	sep = tree_intern(&a->tree, OFFWAKE_SEPARATOR, &a->err);
+	if (!sep || node == TREE_NONE ||
+	    (f = tree_frame(&a->wtree, sep, NULL, NULL, 0, FRAME_F_SYNTHETIC)) == TREE_NONE ||
+	    (node = tree_child(&a->wtree, node, f)) == TREE_NONE) {
+		a->err = a->err ? a->err : PP_ENOMEM;
+		return;
+	}
+	/* the waker leaf first: skip its process and thread frames (--group-by) */
+	for (uint32_t x = waker; x != TREE_ROOT && x != TREE_NONE && node != TREE_NONE;
+	     x = a->tree.nodes[x].parent) {
+		uint32_t fr = a->tree.nodes[x].frame;
+
+		if (a->tree.frames[fr].flags & (FRAME_F_PROCESS | FRAME_F_THREAD))
+			continue;
+		node = tree_child(&a->wtree, node, wframe(a, fr));
+	}
+	if (node == TREE_NONE) {
+		a->err = PP_ENOMEM;
+		return;
+	}
+	tree_add(&a->wtree, node, c, 1, ns);
+}
+
 /* --- off-CPU intervals --- */
 
 enum iv_end { IV_EXACT, IV_INFERRED, IV_APPROX, IV_AT_END };
@@ -728,6 +788,8 @@ static void iv_close(struct account *a, struct acct_thread *th, uint64_t end, en
 	th->c.ns[th->out_cnt] += d;
 	if (th->out_node != TREE_NONE)
 		count_at(a, th->out_node, th->out_cnt, 1, d, out, end);
+	if (wake && th->out_state != 'R' && th->out_node != TREE_NONE && th->waker_node != TREE_NONE)
+		offwake_add(a, th->out_node, th->waker_node, th->out_cnt, clip(a, out, wake));
 }
 
 /*
@@ -786,6 +848,7 @@ static void iv_open(struct account *a, struct acct_thread *th, uint64_t t, char 
 	th->wake_time = 0;
 	th->out_state = state;
 	th->out_node = node;
+	th->waker_node = TREE_NONE;
 	th->out_cnt = classify(a, state, node);
 }
 
@@ -990,8 +1053,12 @@ static void sample(struct account *a, const struct perf_event *ev, const uint64_
 			/* the first wakeup since the switch-out: the delay runs
 			 * from when the thread became runnable (as perf sched
 			 * timehist counts it) */
-			if (w && w->off && !w->wake_time)
+			if (w && w->off && !w->wake_time) {
 				w->wake_time = s->time;
+				/* who woke it: the stack of this sample, the waker's */
+				w->waker_node = th->filtered || (!s->callchain && !n) ? TREE_NONE :
+						stack_node(a, ev, pcs, n, th);
+			}
 		}
 		src->used++;
 		break;
@@ -1172,6 +1239,8 @@ int acct_init(struct account *a, const struct profile_opts *opts, const struct m
 
 void acct_release(struct account *a)
 {
+	if (a->wtree_ready)
+		tree_release(&a->wtree);
 	rules_free(&a->rules);
 	free(a->filter.pids);
 	free(a->filter.tids);

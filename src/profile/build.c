@@ -26,6 +26,10 @@ struct profile_priv {
 	struct profile_source *sources;
 	struct profile_module *modules;
 	struct profile_slice *slices;
+	struct tree wtree;           /* the off-wake tree (its frames' strings are tree's) */
+	struct profile_frame *wframes;
+	struct profile_node *wnodes;
+	struct profile_counts *wself, *wtotal;
 };
 
 struct build_ctx {
@@ -453,6 +457,23 @@ static int finish(struct profile *p, struct profile_priv *pv, struct build_ctx *
 	p->slices = pv->slices;
 	p->slice_ns = o->slice_ns;
 	p->slice_origin = a->slice_origin;
+	if (a->wtree_ready) {
+		struct profile_slice *none = NULL;
+		size_t nr_none = 0;
+
+		pv->wtree = a->wtree;
+		a->wtree_ready = false;
+		memset(&a->wtree, 0, sizeof(a->wtree));
+		ret = tree_finish(&pv->wtree, &pv->wframes, &p->nr_waker_frames, &pv->wnodes,
+				  &pv->wself, &pv->wtotal, &p->nr_waker_nodes, &none, &nr_none);
+		free(none);
+		if (ret)
+			return ret;
+		p->waker_frames = pv->wframes;
+		p->waker_nodes = pv->wnodes;
+		p->waker_self = pv->wself;
+		p->waker_total = pv->wtotal;
+	}
 	p->frames = pv->frames;
 	p->nr_frames = nr_frames;
 	p->nodes = pv->nodes;
@@ -644,6 +665,11 @@ void profile_free(struct profile *p)
 		free(pv->sources);
 		free(pv->modules);
 		free(pv->slices);
+		tree_release(&pv->wtree);
+		free(pv->wframes);
+		free(pv->wnodes);
+		free(pv->wself);
+		free(pv->wtotal);
 		free(pv);
 	}
 	free(p);

@@ -38,6 +38,7 @@ struct acct_thread {
 	char out_state;
 	enum counter out_cnt;
 	uint32_t out_node;                 /* TREE_NONE: not charged to the tree */
+	uint32_t waker_node;               /* the first waker's stack since out, TREE_NONE none */
 	uint64_t out_time, wake_time;
 	struct profile_counts c;
 	uint64_t in_time;                  /* its last switch-in, 0 if unknown or off */
@@ -76,6 +77,10 @@ struct account {
 	const struct machine *m;
 	struct symbolizer *sym;
 	struct tree tree;
+	/* off-wake stacks: the blocked stack, a separator, then the waker's
+	 * stack leaf first (frames point at the main tree's strings) */
+	struct tree wtree;
+	bool wtree_ready;
 	struct rules rules;
 	struct acct_filter filter;
 	struct acct_src *srcs;             /* by evsel idx */

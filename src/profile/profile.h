@@ -193,6 +193,15 @@ struct profile {
 	struct profile_meta meta;
 	size_t nr_modules;
 	const struct profile_module *modules; /* every module a frame names, in order of first use */
+	/* off-wake stacks (sched_wakeup recorded with stacks): per blocked
+	 * interval, the switch-out stack root first, a "--- woken by ---"
+	 * frame, then the stack of the thread that woke it, leaf first; the
+	 * value is the blocked time (switch-out to wakeup) in the interval's
+	 * counter. A tree like the main one; nr_waker_nodes 0 without wakers. */
+	size_t nr_waker_frames, nr_waker_nodes;
+	const struct profile_frame *waker_frames;
+	const struct profile_node *waker_nodes;
+	const struct profile_counts *waker_self, *waker_total;
 	/* with profile_opts.slice_ns: self values by slice, sorted by slice,
 	 * node, counter; slice 0 starts at slice_origin (perf clock) */
 	uint64_t slice_ns, slice_origin;

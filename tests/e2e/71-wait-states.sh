@@ -22,6 +22,7 @@ EV="-e cpu-clock/freq=99/ -e sched:sched_switch --switch-events"
 record "$WORK/dwarf.data" $EV --call-graph dwarf,16384 -- "$WORK/waits" 1.5 "$WORK"
 record "$WORK/regs.data" $EV -g --user-regs=$REGS -- "$WORK/waits" 1.5 "$WORK"
 record "$WORK/fp.data" $EV -g -- "$WORK/waits" 1.5 "$WORK"
+record "$WORK/wake.data" $EV -e sched:sched_wakeup --call-graph dwarf,16384 -- "$WORK/waits" 1.5 "$WORK"
 
 for v in dwarf regs fp; do
 	for c in lock sleep timed-sleep io preempted; do
@@ -84,3 +85,49 @@ if bad:
     sys.exit("; ".join(bad))
 PY
 echo "ok: every wait's time in its state where the arguments are recorded"
+
+# who woke them: report --wakers pairs each blocked interval with the stack
+# of the sched_wakeup that ended it; the untimed waits are ended by the
+# waker thread's wake_all(), the lock waits by lock_holder(); the pairs
+# count the wakeups perf script shows from that function to that thread
+"$PERFPORT" -q report -i "$WORK/wake.data" --wakers --json >"$WORK/wake.json" || fail "report --wakers: exit $?"
+"$PERFPORT" -q report -i "$WORK/wake.data" --wakers --no-tree --no-threads >"$WORK/wake.txt" ||
+	fail "report --wakers: exit $?"
+grep -q "blocked time by who ended it" "$WORK/wake.txt" || fail "report --wakers prints no waker table"
+perf script -i "$WORK/wake.data" -F tid,event,trace,ip,sym 2>/dev/null >"$WORK/wake.script" ||
+	fail "perf script on the wakeup recording"
+$PY - "$WORK" <<'PY' || fail "wakers"
+import collections, json, re, sys
+w = sys.argv[1]
+rep = json.load(open(w + "/wake.json"))
+tids = {t["comm"]: t["tid"] for t in rep["threads"]}
+pairs = collections.defaultdict(collections.Counter)     # blocked -> waker -> ns
+counts = collections.Counter()
+for p in rep["wakers"]:
+    pairs[p["blocked"]][p["waker"]] += p["ns"]
+    counts[(p["blocked"], p["waker"])] += p["count"]
+    if "--- woken by ---" not in p["stack"]:
+        sys.exit("an off-wake stack without its separator: %r" % p["stack"])
+WANT = {"wait_poll_untimed": "wake_all", "wait_epoll_untimed": "wake_all",
+        "wait_select_untimed": "wake_all", "wait_sem_untimed": "wake_all",
+        "wait_cond_untimed": "wake_all", "wait_flock": "lock_holder",
+        "wait_ofd_lock": "lock_holder", "wait_mutex": "lock_holder"}
+for blocked, waker in WANT.items():
+    tot = sum(pairs[blocked].values())
+    share = pairs[blocked][waker] / tot if tot else 0
+    print("%-20s woken by %-12s %5.1f%% of %.0f ms" % (blocked, waker, 100 * share, tot / 1e6))
+    if share < 0.90:
+        sys.exit("%s: %.1f%% of its blocked time woken by %s (%s)" % (blocked, 100 * share, waker, dict(pairs[blocked])))
+# perf script: sched_wakeup samples with wake_all in the waker's stack, by target
+script = collections.Counter()
+for block in open(w + "/wake.script").read().split("\n\n"):
+    m = re.search(r"sched:sched_wakeup:.* pid=(\d+)", block)
+    if m and re.search(r"\swake_all\b", block):
+        script[int(m.group(1))] += 1
+for thread, blocked in (("poll_untimed", "wait_poll_untimed"), ("sem_untimed", "wait_sem_untimed")):
+    got, want = counts[(blocked, "wake_all")], script[tids[thread]]
+    print("%s: %d wakeups by wake_all, perf script %d" % (thread, got, want))
+    if not want or abs(got - want) > 0.1 * want + 2:
+        sys.exit("%s: %d wakeups by wake_all, perf script shows %d" % (thread, got, want))
+PY
+echo "ok: report --wakers names who ended each wait, as perf script's wakeups show"
