@@ -14,9 +14,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/file.h>
 #include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -31,6 +36,12 @@ static pthread_mutex_t cond_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER, cond_never = PTHREAD_COND_INITIALIZER;
 static unsigned long cond_ticks;
 static pthread_mutex_t contended = PTHREAD_MUTEX_INITIALIZER;
+static pthread_rwlock_t rwlock = PTHREAD_RWLOCK_INITIALIZER;
+static pthread_mutex_t recursive, pi_mutex, timed_mutex;
+static pthread_barrier_t barrier;
+static int pipe_rd[2], sock[2], efd;
+static pthread_t sigwaiter;
+static long rounds;               /* the waker's 10 ms rounds: the barrier's too */
 
 static int running(void)
 {
@@ -186,7 +197,9 @@ __attribute__((noinline)) static void wait_nanosleep(void)
 		tick();
 }
 
-static int open_lock_file(const char *name)
+int open_lock_file(const char *name);
+
+int open_lock_file(const char *name)
 {
 	char path[4096];
 	int fd;
@@ -196,6 +209,95 @@ static int open_lock_file(const char *name)
 	if (fd < 0)
 		perror(path);
 	return fd;
+}
+
+int open_lock_file(const char *name);
+
+__attribute__((noinline)) static void wait_pipe_read(void)
+{
+	char c;
+
+	while (running())
+		if (read(pipe_rd[0], &c, 1) < 0)
+			break;
+}
+
+__attribute__((noinline)) static void wait_socket_read(void)
+{
+	char c;
+
+	while (running())
+		if (recv(sock[0], &c, 1, 0) < 0)
+			break;
+}
+
+__attribute__((noinline)) static void wait_eventfd_read(void)
+{
+	uint64_t v;
+
+	while (running())
+		if (read(efd, &v, sizeof(v)) < 0)
+			break;
+}
+
+__attribute__((noinline)) static void wait_barrier(void)
+{
+	/* the waker is the other party: each round ends when it arrives (a
+	 * count of rounds, not the clock, so that neither waits alone) */
+	for (long i = 0; i < rounds; i++)
+		pthread_barrier_wait(&barrier);
+}
+
+__attribute__((noinline)) static void wait_waitpid(void)
+{
+	while (running()) {
+		pid_t child = fork();
+
+		if (child == 0) {
+			struct timespec ts = { 0, TICK_NS };
+
+			prctl(PR_SET_NAME, "waitpid_child");
+			nanosleep(&ts, NULL);
+			_exit(0);
+		}
+		if (child > 0)
+			waitpid(child, NULL, 0);
+	}
+}
+
+__attribute__((noinline)) static void wait_sigwait(void)
+{
+	sigset_t set;
+	int sig;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	while (running())
+		sigwait(&set, &sig);
+}
+
+__attribute__((noinline)) static void wait_sigtimedwait(void)
+{
+	struct timespec ts = { 0, TICK_NS };
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR2);       /* never sent */
+	while (running())
+		sigtimedwait(&set, NULL, &ts);
+}
+
+__attribute__((noinline)) static void wait_fsync(void)
+{
+	static char page[4096];
+	int fd = open_lock_file("fsync");
+
+	while (running()) {
+		if (pwrite(fd, page, sizeof(page), 0) < 0)
+			break;
+		fsync(fd);
+	}
+	close(fd);
 }
 
 /* Holds the flock and the OFD lock 10 ms at a time, against the waiters. */
@@ -210,7 +312,15 @@ static void *lock_holder(void *arg)
 		fl.l_type = F_WRLCK;
 		fcntl(f2, F_OFD_SETLKW, &fl);
 		pthread_mutex_lock(&contended);
+		pthread_rwlock_wrlock(&rwlock);
+		pthread_mutex_lock(&recursive);
+		pthread_mutex_lock(&pi_mutex);
+		pthread_mutex_lock(&timed_mutex);
 		tick();
+		pthread_mutex_unlock(&timed_mutex);
+		pthread_mutex_unlock(&pi_mutex);
+		pthread_mutex_unlock(&recursive);
+		pthread_rwlock_unlock(&rwlock);
 		pthread_mutex_unlock(&contended);
 		fl.l_type = F_UNLCK;
 		fcntl(f2, F_OFD_SETLK, &fl);
@@ -259,6 +369,46 @@ __attribute__((noinline)) static void wait_mutex(void)
 	}
 }
 
+__attribute__((noinline)) static void wait_rwlock(void)
+{
+	while (running()) {
+		pthread_rwlock_rdlock(&rwlock);
+		pthread_rwlock_unlock(&rwlock);
+		tick();
+	}
+}
+
+__attribute__((noinline)) static void wait_mutex_recursive(void)
+{
+	while (running()) {
+		pthread_mutex_lock(&recursive);
+		pthread_mutex_unlock(&recursive);
+		tick();
+	}
+}
+
+__attribute__((noinline)) static void wait_mutex_pi(void)
+{
+	while (running()) {
+		pthread_mutex_lock(&pi_mutex);
+		pthread_mutex_unlock(&pi_mutex);
+		tick();
+	}
+}
+
+__attribute__((noinline)) static void wait_mutex_timed(void)
+{
+	while (running()) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += 5;
+		if (pthread_mutex_timedlock(&timed_mutex, &ts) == 0)
+			pthread_mutex_unlock(&timed_mutex);
+		tick();
+	}
+}
+
 /* Ends one wait of each untimed waiter. */
 static void wake_all(void)
 {
@@ -270,6 +420,10 @@ static void wake_all(void)
 	cond_ticks++;
 	pthread_cond_broadcast(&cond);
 	pthread_mutex_unlock(&cond_lock);
+	if (write(pipe_rd[1], "x", 1) < 0 || send(sock[1], "x", 1, 0) < 0 ||
+	    write(efd, &(uint64_t){ 1 }, sizeof(uint64_t)) < 0)
+		perror("wake");
+	pthread_kill(sigwaiter, SIGUSR1);
 }
 
 /* Wakes the untimed waits every 10 ms, and a few times more at the end so
@@ -277,9 +431,10 @@ static void wake_all(void)
 static void *waker(void *arg)
 {
 	(void)arg;
-	while (running()) {
+	for (long i = 0; i < rounds; i++) {
 		tick();
 		wake_all();
+		pthread_barrier_wait(&barrier);
 	}
 	for (int k = 0; k < 3; k++) {
 		wake_all();
@@ -309,6 +464,9 @@ int main(int argc, char **argv)
 		W(poll_untimed), W(poll_timed), W(epoll_untimed), W(epoll_timed),
 		W(select_untimed), W(select_timed), W(sem_untimed), W(sem_timed),
 		W(cond_untimed), W(cond_timed), W(nanosleep), W(flock), W(ofd_lock), W(mutex),
+		W(rwlock), W(mutex_recursive), W(mutex_pi), W(mutex_timed), W(barrier),
+		W(pipe_read), W(socket_read), W(eventfd_read), W(waitpid), W(sigwait),
+		W(sigtimedwait), W(fsync),
 	};
 	enum { N = sizeof(waits) / sizeof(waits[0]) };
 	pthread_t t[N + 2];
@@ -322,6 +480,28 @@ int main(int argc, char **argv)
 		return 1;
 	sem_init(&sem_woken, 0, 0);
 	sem_init(&sem_never, 0, 0);
+	{
+		pthread_mutexattr_t a;
+		sigset_t set;
+
+		pthread_mutexattr_init(&a);
+		pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+		pthread_mutex_init(&recursive, &a);
+		pthread_mutexattr_settype(&a, PTHREAD_MUTEX_NORMAL);
+		pthread_mutexattr_setprotocol(&a, PTHREAD_PRIO_INHERIT);
+		pthread_mutex_init(&pi_mutex, &a);
+		pthread_mutexattr_setprotocol(&a, PTHREAD_PRIO_NONE);
+		pthread_mutex_init(&timed_mutex, &a);
+		pthread_barrier_init(&barrier, NULL, 2);
+		if (pipe(pipe_rd) || socketpair(AF_UNIX, SOCK_STREAM, 0, sock) ||
+		    (efd = eventfd(0, 0)) < 0)
+			return 1;
+		/* the signals are taken by sigwait alone */
+		sigemptyset(&set);
+		sigaddset(&set, SIGUSR1);
+		sigaddset(&set, SIGUSR2);
+		pthread_sigmask(SIG_BLOCK, &set, NULL);
+	}
 	clock_gettime(CLOCK_MONOTONIC, &end_at);
 	end_at.tv_sec += (time_t)secs;
 	end_at.tv_nsec += (long)((secs - (double)(time_t)secs) * 1e9);
@@ -329,10 +509,14 @@ int main(int argc, char **argv)
 		end_at.tv_sec++;
 		end_at.tv_nsec -= 1000000000L;
 	}
+	rounds = (long)(secs * 1e9 / TICK_NS);
+	for (int i = 0; i < N; i++) {
+		pthread_create(&t[i], NULL, run, (void *)&waits[i]);
+		if (waits[i].fn == wait_sigwait)
+			sigwaiter = t[i];
+	}
 	pthread_create(&t[N], NULL, waker, NULL);
 	pthread_create(&t[N + 1], NULL, lock_holder, NULL);
-	for (int i = 0; i < N; i++)
-		pthread_create(&t[i], NULL, run, (void *)&waits[i]);
 	for (int i = 0; i < N + 2; i++)
 		pthread_join(t[i], NULL);
 	return 0;
