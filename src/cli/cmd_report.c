@@ -353,10 +353,15 @@ static size_t waker_path(const struct profile *p, uint32_t n, uint32_t *path, si
 /* Every off-wake leaf as (blocked, waker) with its counts, for @mask counters. */
 static struct wake_pair *wake_pairs(const struct profile *p, unsigned mask, size_t *nr)
 {
-	struct wake_pair *v = calloc(p->nr_waker_nodes * CNT_COUNT + 1, sizeof(*v));
+	struct wake_pair *v;
 	uint32_t path[4096];
+	size_t need = 0;
 
 	*nr = 0;
+	for (uint32_t n = 1; n < p->nr_waker_nodes; n++)
+		for (int c = 0; c < CNT_COUNT; c++)
+			need += (mask & (1u << c)) && p->waker_self[n].count[c];
+	v = calloc(need + 1, sizeof(*v));
 	if (!v)
 		return NULL;
 	for (uint32_t n = 1; n < p->nr_waker_nodes; n++) {
