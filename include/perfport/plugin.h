@@ -208,6 +208,14 @@ struct perfport_profile {
 	size_t nr_slice_values;
 	size_t slice_value_size;
 	const struct perfport_slice_value *slice_values;
+
+	/* The off-wake profile, NULL when the recording has no wakeups with
+	 * stacks (perf record -e sched:sched_wakeup -g): the same counters and
+	 * metadata, a tree whose stacks are each blocked interval's switch-out
+	 * stack root first, a "--- woken by ---" frame (PERFPORT_FRAME_SYNTHETIC),
+	 * then the stack of the thread that woke it, leaf first; values are the
+	 * blocked time (switch-out to wakeup). Its own offwake is NULL. */
+	const struct perfport_profile *offwake;
 };
 
 static inline const struct perfport_frame *perfport_frame_at(const struct perfport_profile *p,

@@ -41,11 +41,14 @@ static const struct perfport_option_def options[] = {
 	{ "icicle", PERFPORT_OPT_BOOL, "false", NULL, "root at the top instead of the bottom" },
 	{ "title", PERFPORT_OPT_STRING, NULL, NULL, "title (default: host, command, time span)" },
 	{ "width", PERFPORT_OPT_INT, "1200", NULL, "svg: the image's width in pixels" },
+	{ "wakers", PERFPORT_OPT_BOOL, "false", NULL,
+	  "an off-wake flame graph: each blocked stack with the stack that woke it above it, "
+	  "sized by blocked time (needs sched_wakeup recorded with stacks)" },
 };
 
 struct fg {
 	const struct perfport_host *host;
-	bool svg, by_kind, icicle;
+	bool svg, by_kind, icicle, wakers;
 	const char *counter, *title;
 	long width;
 };
@@ -84,10 +87,17 @@ static int first_counter(const struct fg *g, const struct perfport_profile *p)
 	return -2;
 }
 
-/* "Flame graph of HOST" (the command and the time span go below it) */
+/* "Flame graph of HOST" (the command and the time span go below it); an
+ * off-wake profile says so */
 static void default_title(const struct perfport_profile *p, char *buf, size_t max)
 {
-	snprintf(buf, max, "Flame graph of %s", p->hostname ? p->hostname : "a perf recording");
+	bool offwake = false;
+
+	for (size_t i = 0; i < p->nr_frames && !offwake && i < 64; i++)
+		offwake = (perfport_frame_at(p, i)->flags & PERFPORT_FRAME_SYNTHETIC) &&
+			  !strcmp(perfport_frame_at(p, i)->function, "--- woken by ---");
+	snprintf(buf, max, "%s of %s", offwake ? "Off-wake flame graph (blocked time, waker above)" :
+		 "Flame graph", p->hostname ? p->hostname : "a perf recording");
 }
 
 /* --- html --- */
@@ -475,6 +485,8 @@ static enum perfport_status fg_init(const struct perfport_host *host,
 			g->title = v;
 		else if (!strcmp(k, "width"))
 			g->width = strtol(v, NULL, 10);
+		else if (!strcmp(k, "wakers"))
+			g->wakers = !strcmp(v, "true");
 	}
 	if (g->width < 100 || g->width > 100000) {
 		host->log(host, PERFPORT_LOG_ERROR, "flamegraph: width must be 100 to 100000 pixels");
@@ -489,6 +501,14 @@ static enum perfport_status fg_write(void *state, const struct perfport_profile 
 {
 	struct fg *g = state;
 
+	if (g->wakers) {
+		if (!PERFPORT_HAS(p, struct perfport_profile, offwake) || !p->offwake) {
+			g->host->log(g->host, PERFPORT_LOG_ERROR, "flamegraph: the recording has no "
+				     "wakeups with stacks (perf record -e sched:sched_wakeup -g)");
+			return PERFPORT_ERROR;
+		}
+		p = p->offwake;
+	}
 	if (first_counter(g, p) == -2 && g->counter) {
 		g->host->log(g->host, PERFPORT_LOG_ERROR, "flamegraph: counter '%s' has no data",
 			     g->counter);

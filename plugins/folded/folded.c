@@ -9,6 +9,9 @@
  * frames get "_[k]" and inlined ones "_[i]" (as stackcollapse-perf.pl
  * writes them with --kernel / --inline), JIT frames "_[j]". A ';' or a
  * line break inside a name would break the grammar and becomes '_'.
+ * -O wakers=true writes the off-wake stacks instead (blocked stack, a
+ * "--- woken by ---" frame, the waker's stack leaf first), as off-wake
+ * flame graphs take them.
  */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -27,6 +30,9 @@ static const struct perfport_option_def options[] = {
 	  "suffix kernel frames _[k], inlined _[i], JIT _[j]" },
 	{ "module", PERFPORT_OPT_BOOL, "false", NULL,
 	  "name frames function [module] (module base name)" },
+	{ "wakers", PERFPORT_OPT_BOOL, "false", NULL,
+	  "off-wake stacks: blocked stack, --- woken by ---, waker stack (leaf first), "
+	  "valued by blocked time (counter default: every off-CPU one)" },
 };
 
 enum { OPT_COUNTER }; /* its index in options[] */
@@ -35,7 +41,7 @@ struct folded {
 	const struct perfport_host *host;
 	uint64_t counters;    /* bit per counter; all bits: every one present */
 	int value;            /* 0 ns, 1 ms, 2 samples */
-	bool annotate, module;
+	bool annotate, module, wakers;
 	FILE *out;
 	char *line;
 	size_t cap;
@@ -69,6 +75,8 @@ static enum perfport_status folded_init(const struct perfport_host *host,
 			f->annotate = is_true(v);
 		} else if (strcmp(opts[i].name, "module") == 0) {
 			f->module = is_true(v);
+		} else if (strcmp(opts[i].name, "wakers") == 0) {
+			f->wakers = is_true(v);
 		}
 	}
 	/* keep the list for write(): the profile names the counters */
@@ -176,6 +184,23 @@ static enum perfport_status folded_write(void *state, const struct perfport_prof
 	struct folded *f = state;
 	char *list = f->line, *save = NULL;
 
+	if (f->wakers) {
+		if (!PERFPORT_HAS(p, struct perfport_profile, offwake) || !p->offwake) {
+			free(list);
+			f->line = NULL;
+			f->host->log(f->host, PERFPORT_LOG_ERROR, "folded: the recording has no wakeups "
+				     "with stacks (perf record -e sched:sched_wakeup -g)");
+			return PERFPORT_ERROR;
+		}
+		p = p->offwake;
+		/* the on-CPU default means nothing here: every off-CPU counter */
+		if (!strcmp(list, "on-cpu")) {
+			free(list);
+			list = strdup("preempted,lock,io,sleep,timed-sleep");
+			if (!list)
+				return PERFPORT_ERROR;
+		}
+	}
 	/* the counter list, by the names the profile gives */
 	f->counters = 0;
 	for (char *w = strtok_r(list, ",", &save); w; w = strtok_r(NULL, ",", &save)) {

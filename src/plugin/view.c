@@ -40,6 +40,7 @@ struct view {
 	struct perfport_module *modules;
 	char *label_buf;
 	char profile_id[37];
+	struct perfport_profile *offwake;
 };
 
 static void uuid4(char out[37])
@@ -192,6 +193,33 @@ struct perfport_profile *view_build(const struct profile *p, const struct view_o
 		.slice_value_size = sizeof(struct perfport_slice_value),
 		.slice_values = (const struct perfport_slice_value *)p->slices,
 	};
+	if (p->nr_waker_nodes) {
+		/* the off-wake tree as a profile of its own, the rest shared */
+		struct profile w = *p;
+
+		w.frames = p->waker_frames;
+		w.nr_frames = p->nr_waker_frames;
+		w.nodes = p->waker_nodes;
+		w.nr_nodes = p->nr_waker_nodes;
+		w.self = p->waker_self;
+		w.total = p->waker_total;
+		w.nr_slices = 0;
+		w.slices = NULL;
+		w.slice_ns = 0;
+		w.nr_waker_nodes = 0;
+		v->offwake = view_build(&w, o);
+		if (!v->offwake) {
+			view_free(&v->p);
+			return NULL;
+		}
+		memcpy(((struct view *)v->offwake)->profile_id, v->profile_id, sizeof(v->profile_id));
+		/* the counters with data are the off-wake tree's */
+		v->offwake->counters_present = 0;
+		for (int c = 0; c < CNT_COUNT; c++)
+			if (w.nr_nodes && w.total[0].count[c])
+				v->offwake->counters_present |= 1ull << c;
+		v->p.offwake = v->offwake;
+	}
 	return &v->p;
 }
 
@@ -208,6 +236,7 @@ void view_free(struct perfport_profile *pp)
 	free(v->labels);
 	free(v->modules);
 	free(v->label_buf);
+	view_free(v->offwake);
 	free(v);
 }
 

@@ -148,3 +148,35 @@ for thread, blocked in (("poll_untimed", "wait_poll_untimed"), ("sem_untimed", "
         sys.exit("%s: %d wakeups by wake_all, perf script shows %d" % (thread, got, want))
 PY
 echo "ok: report --wakers names who ended each wait, as perf script's wakeups show"
+
+# off-wake stacks for flame graphs: folded -O wakers=true writes the same
+# stacks and times as report --wakers; the flamegraph page draws them; a
+# recording without wakeups is refused with what to record
+"$PERFPORT" -q export -i "$WORK/wake.data" -f folded -O wakers=true -O annotate=false \
+	-o "$WORK/offwake.folded" || fail "export folded wakers=true: exit $?"
+"$PERFPORT" -q export -i "$WORK/wake.data" -f flamegraph -O wakers=true -o "$WORK/offwake.html" ||
+	fail "export flamegraph wakers=true: exit $?"
+grep -q -- "--- woken by ---" "$WORK/offwake.html" && grep -q "wake_all" "$WORK/offwake.html" ||
+	fail "the off-wake flame graph lacks the separator or the waker"
+rc=0; "$PERFPORT" -q export -i "$WORK/dwarf.data" -f folded -O wakers=true -o "$WORK/none.folded" \
+	2>"$WORK/none.err" || rc=$?
+[ $rc -eq 2 ] && grep -q "sched:sched_wakeup" "$WORK/none.err" || fail "wakers=true without wakeups: exit $rc"
+$PY - "$WORK" <<'PY' || fail "off-wake folded stacks"
+import collections, json, sys
+w = sys.argv[1]
+rep = json.load(open(w + "/wake.json"))
+want = collections.Counter()
+for p in rep["wakers"]:
+    want[";".join(p["stack"])] += p["ns"]
+got = collections.Counter()
+for line in open(w + "/offwake.folded"):
+    s, v = line.rsplit(" ", 1)
+    if "--- woken by ---" not in s.split(";"):
+        sys.exit("a line without the separator: %r" % s[:200])
+    got[s] += int(v)
+if got != want:
+    sys.exit("folded wakers=true: %d stacks, report --wakers: %d; %d differ" %
+             (len(got), len(want), len(set(got.items()) ^ set(want.items()))))
+print("%d off-wake stacks, %.3f s = report --wakers" % (len(got), sum(got.values()) / 1e9))
+PY
+echo "ok: off-wake stacks for flame graphs"
