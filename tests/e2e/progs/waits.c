@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -37,7 +38,7 @@ static pthread_cond_t cond = PTHREAD_COND_INITIALIZER, cond_never = PTHREAD_COND
 static unsigned long cond_ticks;
 static pthread_mutex_t contended = PTHREAD_MUTEX_INITIALIZER;
 static pthread_rwlock_t rwlock = PTHREAD_RWLOCK_INITIALIZER;
-static pthread_mutex_t recursive, pi_mutex, timed_mutex;
+static pthread_mutex_t recursive, pi_mutex, timed_mutex, adaptive;
 static pthread_barrier_t barrier;
 static int pipe_rd[2], sock[2], efd;
 static pthread_t sigwaiter;
@@ -300,6 +301,114 @@ __attribute__((noinline)) static void wait_fsync(void)
 	close(fd);
 }
 
+__attribute__((noinline)) static void wait_fdatasync(void)
+{
+	static char page[4096];
+	int fd = open_lock_file("fdatasync");
+
+	while (running()) {
+		if (pwrite(fd, page, sizeof(page), 0) < 0)
+			break;
+		fdatasync(fd);
+	}
+	close(fd);
+}
+
+__attribute__((noinline)) static void wait_msync(void)
+{
+	int fd = open_lock_file("msync");
+	char *m;
+
+	if (ftruncate(fd, 4096) || (m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED)
+		return;
+	while (running()) {
+		m[0]++;
+		msync(m, 4096, MS_SYNC);
+	}
+	munmap(m, 4096);
+	close(fd);
+}
+
+#define COLD_SIZE (8 << 20)
+
+/* A file of COLD_SIZE bytes, written and synced, its pages then dropped. */
+static int cold_file(const char *name, int flags)
+{
+	static char chunk[1 << 16];
+	int fd = open_lock_file(name);
+
+	for (int i = 0; i < COLD_SIZE / (int)sizeof(chunk); i++)
+		if (write(fd, chunk, sizeof(chunk)) < 0)
+			break;
+	fsync(fd);
+	close(fd);
+	if (flags) {
+		char path[4096];
+
+		snprintf(path, sizeof(path), "%s/%s", dir, name);
+		return open(path, O_RDONLY | flags);
+	}
+	return open_lock_file(name);
+}
+
+__attribute__((noinline)) static void wait_read_cold(void)
+{
+	static char buf[1 << 16];
+	int fd = cold_file("cold", 0);
+
+	while (running()) {
+		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+		for (off_t o = 0; o < COLD_SIZE && running(); o += sizeof(buf))
+			if (pread(fd, buf, sizeof(buf), o) <= 0)
+				break;
+	}
+	close(fd);
+}
+
+__attribute__((noinline)) static void wait_read_direct(void)
+{
+	void *buf;
+	int fd = cold_file("direct", O_DIRECT);
+
+	if (fd < 0 || posix_memalign(&buf, 4096, 1 << 16))
+		return;
+	while (running())
+		for (off_t o = 0; o < COLD_SIZE && running(); o += 1 << 16)
+			if (pread(fd, buf, 1 << 16, o) <= 0)
+				break;
+	free(buf);
+	close(fd);
+}
+
+__attribute__((noinline)) static void wait_page_fault(void)
+{
+	int fd = cold_file("faults", 0);
+	volatile char sink = 0;
+
+	while (running()) {
+		char *m = mmap(NULL, COLD_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+
+		if (m == MAP_FAILED)
+			break;
+		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+		madvise(m, COLD_SIZE, MADV_RANDOM);
+		for (long o = 0; o < COLD_SIZE && running(); o += 4096)
+			sink += m[o];
+		munmap(m, COLD_SIZE);
+	}
+	(void)sink;
+	close(fd);
+}
+
+__attribute__((noinline)) static void wait_mutex_adaptive(void)
+{
+	while (running()) {
+		pthread_mutex_lock(&adaptive);
+		pthread_mutex_unlock(&adaptive);
+		tick();
+	}
+}
+
 /* Holds the flock and the OFD lock 10 ms at a time, against the waiters. */
 static void *lock_holder(void *arg)
 {
@@ -316,7 +425,9 @@ static void *lock_holder(void *arg)
 		pthread_mutex_lock(&recursive);
 		pthread_mutex_lock(&pi_mutex);
 		pthread_mutex_lock(&timed_mutex);
+		pthread_mutex_lock(&adaptive);
 		tick();
+		pthread_mutex_unlock(&adaptive);
 		pthread_mutex_unlock(&timed_mutex);
 		pthread_mutex_unlock(&pi_mutex);
 		pthread_mutex_unlock(&recursive);
@@ -466,7 +577,8 @@ int main(int argc, char **argv)
 		W(cond_untimed), W(cond_timed), W(nanosleep), W(flock), W(ofd_lock), W(mutex),
 		W(rwlock), W(mutex_recursive), W(mutex_pi), W(mutex_timed), W(barrier),
 		W(pipe_read), W(socket_read), W(eventfd_read), W(waitpid), W(sigwait),
-		W(sigtimedwait), W(fsync),
+		W(sigtimedwait), W(fsync), W(fdatasync), W(msync), W(read_cold), W(read_direct),
+		W(page_fault), W(mutex_adaptive),
 	};
 	enum { N = sizeof(waits) / sizeof(waits[0]) };
 	pthread_t t[N + 2];
@@ -492,6 +604,8 @@ int main(int argc, char **argv)
 		pthread_mutex_init(&pi_mutex, &a);
 		pthread_mutexattr_setprotocol(&a, PTHREAD_PRIO_NONE);
 		pthread_mutex_init(&timed_mutex, &a);
+		pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ADAPTIVE_NP);
+		pthread_mutex_init(&adaptive, &a);
 		pthread_barrier_init(&barrier, NULL, 2);
 		if (pipe(pipe_rd) || socketpair(AF_UNIX, SOCK_STREAM, 0, sock) ||
 		    (efd = eventfd(0, 0)) < 0)
@@ -517,7 +631,11 @@ int main(int argc, char **argv)
 	}
 	pthread_create(&t[N], NULL, waker, NULL);
 	pthread_create(&t[N + 1], NULL, lock_holder, NULL);
-	for (int i = 0; i < N + 2; i++)
+	/* the waker first: it signals the sigwait thread, whose id is valid
+	 * until that thread is joined */
+	pthread_join(t[N], NULL);
+	for (int i = 0; i < N; i++)
 		pthread_join(t[i], NULL);
+	pthread_join(t[N + 1], NULL);
 	return 0;
 }
