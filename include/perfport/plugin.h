@@ -210,7 +210,7 @@ struct perfport_profile {
 	const struct perfport_slice_value *slice_values;
 
 	/* The off-wake profile, NULL when the recording has no wakeups with
-	 * stacks (perf record -e sched:sched_wakeup -g): the same counters and
+	 * stacks (perf record -e sched:sched_waking -g): the same counters and
 	 * metadata, a tree whose stacks are each blocked interval's switch-out
 	 * stack root first, a "--- woken by ---" frame (PERFPORT_FRAME_SYNTHETIC),
 	 * then the stack of the thread that woke it, leaf first; values are the

@@ -43,7 +43,7 @@ static const struct perfport_option_def options[] = {
 	{ "width", PERFPORT_OPT_INT, "1200", NULL, "svg: the image's width in pixels" },
 	{ "wakers", PERFPORT_OPT_BOOL, "false", NULL,
 	  "an off-wake flame graph: each blocked stack with the stack that woke it above it, "
-	  "sized by blocked time (needs sched_wakeup recorded with stacks)" },
+	  "sized by blocked time (needs sched_waking recorded with stacks)" },
 };
 
 struct fg {
@@ -504,7 +504,7 @@ static enum perfport_status fg_write(void *state, const struct perfport_profile 
 	if (g->wakers) {
 		if (!PERFPORT_HAS(p, struct perfport_profile, offwake) || !p->offwake) {
 			g->host->log(g->host, PERFPORT_LOG_ERROR, "flamegraph: the recording has no "
-				     "wakeups with stacks (perf record -e sched:sched_wakeup -g)");
+				     "wakeups with stacks (perf record -e sched:sched_waking -g)");
 			return PERFPORT_ERROR;
 		}
 		p = p->offwake;

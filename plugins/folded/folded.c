@@ -189,7 +189,7 @@ static enum perfport_status folded_write(void *state, const struct perfport_prof
 			free(list);
 			f->line = NULL;
 			f->host->log(f->host, PERFPORT_LOG_ERROR, "folded: the recording has no wakeups "
-				     "with stacks (perf record -e sched:sched_wakeup -g)");
+				     "with stacks (perf record -e sched:sched_waking -g)");
 			return PERFPORT_ERROR;
 		}
 		p = p->offwake;

@@ -244,7 +244,7 @@ static const char *clock_desc(const struct perf_header_info *h, struct perf_evse
 static void offcpu_evidence(struct perf_evsel *const *ev, size_t nr, const char *arch, char *buf,
 			    size_t len)
 {
-	bool sw = false, stacks = false, regs = false, wake = false;
+	bool sw = false, stacks = false, regs = false, wake = false, waking = false;
 	bool x86 = arch && !strcmp(arch, "x86_64"), arm = arch && !strcmp(arch, "aarch64");
 
 	buf[0] = 0;
@@ -257,9 +257,10 @@ static void offcpu_evidence(struct perf_evsel *const *ev, size_t nr, const char 
 			sw = true;
 			stacks = a->sample_type & PERF_SAMPLE_CALLCHAIN;
 			regs = (a->sample_type & PERF_SAMPLE_REGS_USER) && a->sample_regs_user;
-		} else if (!strcmp(ev[i]->name, "sched:sched_wakeup") ||
-			   !strcmp(ev[i]->name, "sched:sched_waking")) {
+		} else if (!strcmp(ev[i]->name, "sched:sched_wakeup")) {
 			wake = true;
+		} else if (!strcmp(ev[i]->name, "sched:sched_waking")) {
+			waking = true;
 		}
 	}
 	if (!sw)
@@ -270,7 +271,10 @@ static void offcpu_evidence(struct perf_evsel *const *ev, size_t nr, const char 
 		 x86 ? "no (add --call-graph dwarf, or --user-regs=di,si,dx,r10,r8,r9)" :
 		 arm ? "no (add --call-graph dwarf, or --user-regs=x0,x1,x2,x3,x4,x5)" :
 		 "not read on this arch",
-		 wake ? "yes" : "no (add -e sched:sched_wakeup)");
+		 waking ? "yes (sched_waking: the wakers' own stacks)" :
+		 wake ? "yes (sched_wakeup: a remote wakeup's stack may be the woken CPU's interrupt; "
+			"-e sched:sched_waking records the waker's)" :
+		 "no (add -e sched:sched_waking -g)");
 }
 
 /* A warning about how the file was recorded, with the command that fixes it. */

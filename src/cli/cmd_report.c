@@ -445,7 +445,7 @@ static void print_wakers(const struct profile *p, const struct report_opts *ro)
 	int last = -1;
 
 	if (!p->nr_waker_nodes) {
-		printf("\n## wakers: none recorded (record -e sched:sched_wakeup with stacks, -g or "
+		printf("\n## wakers: none recorded (record -e sched:sched_waking with stacks, -g or "
 		       "--call-graph dwarf)\n");
 		return;
 	}
@@ -680,7 +680,7 @@ static void report_usage(FILE *out)
 		"      --no-threads        no thread summary\n"
 		"      --wakers            who woke each blocked thread: blocked time by\n"
 		"                          (blocked function, waker function), from\n"
-		"                          sched_wakeup recorded with stacks (in JSON: wakers,\n"
+		"                          sched_waking recorded with stacks (in JSON: wakers,\n"
 		"                          each off-wake stack: blocked, separator, waker)\n"
 		"      --json              the whole profile as JSON: meta, totals, frames with\n"
 		"                          self and total, nodes in pre-order, threads\n"

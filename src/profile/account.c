@@ -1196,7 +1196,11 @@ static void src_setup(struct account *a, struct acct_src *src, const struct perf
 					"tracepoints too): most switches were not sampled; record "
 					"with -e cpu-clock/freq=N/ -e %s instead", name, name);
 			}
-		} else if (strcmp(ev, "sched_wakeup") == 0 || strcmp(ev, "sched_wakeup_new") == 0) {
+		} else if (strcmp(ev, "sched_wakeup") == 0 || strcmp(ev, "sched_wakeup_new") == 0 ||
+			   strcmp(ev, "sched_waking") == 0) {
+			/* sched_waking fires in the waker's context; sched_wakeup may fire
+			 * on the wakee's CPU (a queued remote wakeup, in its interrupt), so
+			 * its stack is not always the waker's. The first of a wait wins. */
 			src->role = ROLE_WAKEUP;
 			src->wake_pid = perf_tp_field(e, "pid");
 		}
