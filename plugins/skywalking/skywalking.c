@@ -818,8 +818,7 @@ static enum kind query_target(struct sw *s, const char *id)
 }
 
 /* reportProcesses; the answer's processIds into @pr. */
-static enum perfport_status report_processes(struct sw *s, const struct perfport_profile *p,
-					     struct process *pr, size_t nr)
+static enum perfport_status report_processes(struct sw *s, struct process *pr, size_t nr)
 {
 	struct perfport_pb list = { 0 }, body = { 0 };
 	char *reply = NULL;
@@ -829,7 +828,6 @@ static enum perfport_status report_processes(struct sw *s, const struct perfport
 	struct perfport_pb_field fl;
 	int r;
 
-	(void)p;
 	for (size_t i = 0; i < nr; i++) {
 		struct perfport_pb props = { 0 }, host = { 0 }, ent = { 0 };
 
@@ -906,13 +904,12 @@ static void stack_meta(struct perfport_pb *m, unsigned field, int type, const ch
 
 /* One EBPFProfilingData message of stack @k: @count samples (on-CPU) or
  * @count intervals of @ns (off-CPU), at @now_ms. */
-static void one_message(struct sw *s, struct perfport_pb *body, const struct perfport_profile *p,
+static void one_message(struct perfport_pb *body, const struct perfport_profile *p,
 			const struct process *pr, const struct stack *k, const char *task_id,
 			int off, uint64_t count, uint64_t ns, uint64_t now_ms)
 {
 	struct perfport_pb msg = { 0 }, task = { 0 }, data = { 0 };
 
-	(void)s;
 	perfport_pb_string(&task, 1, task_id);
 	perfport_pb_string(&task, 2, pr->id);
 	perfport_pb_uint(&task, 3, p->start_ns / 1000000);
@@ -940,7 +937,7 @@ static bool has_slices(const struct perfport_profile *p)
  * flushes every 5 s with the flush's time, so that the OAP's time-range
  * queries narrow. Return: false out of memory.
  */
-static bool sliced_messages(struct sw *s, struct perfport_pb *body, const struct perfport_profile *p,
+static bool sliced_messages(struct perfport_pb *body, const struct perfport_profile *p,
 			    const struct process *pr, const struct stacks *st, const char *task_id,
 			    int off, unsigned *messages)
 {
@@ -985,7 +982,7 @@ static bool sliced_messages(struct sw *s, struct perfport_pb *body, const struct
 			listed[k] = false;
 			if (!count[k])
 				continue;
-			one_message(s, body, p, pr, &st->v[k - 1], task_id, off, count[k], ns[k],
+			one_message(body, p, pr, &st->v[k - 1], task_id, off, count[k], ns[k],
 				    end_ns / 1000000);
 			(*messages)++;
 			count[k] = ns[k] = 0;
@@ -1009,7 +1006,7 @@ static enum perfport_status collect(struct sw *s, const struct perfport_profile 
 	unsigned before = *messages;
 
 	if (has_slices(p) && st->node_stack) {
-		if (!sliced_messages(s, &body, p, pr, st, task_id, off, messages)) {
+		if (!sliced_messages(&body, p, pr, st, task_id, off, messages)) {
 			free(body.p);
 			s->host->log(s->host, PERFPORT_LOG_ERROR, "skywalking: out of memory");
 			return PERFPORT_ERROR;
@@ -1021,7 +1018,7 @@ static enum perfport_status collect(struct sw *s, const struct perfport_profile 
 
 			if (k->pid != pr->pid || (off ? !k->off_count : !k->on_count))
 				continue;
-			one_message(s, &body, p, pr, k, task_id, off, off ? k->off_count : k->on_count,
+			one_message(&body, p, pr, k, task_id, off, off ? k->off_count : k->on_count,
 				    k->off_ns, p->end_ns / 1000000);
 			(*messages)++;
 		}
@@ -1160,7 +1157,7 @@ static enum perfport_status sw_upload(void *state, const struct perfport_profile
 		ret = PERFPORT_OK;
 		goto out;
 	}
-	ret = report_processes(s, p, pr, nr);
+	ret = report_processes(s, pr, nr);
 	if (ret == PERFPORT_OK)
 		ret = keep_alive(s, pr, nr);
 	if (ret != PERFPORT_OK)

@@ -301,12 +301,12 @@ static bool is_interrupt(const char *fn)
 }
 
 /*
- * The function to name for one side of an off-wake stack, @from..@to
- * (indexes into @path, innermost first when @step is -1 for the blocked
- * side, +1 for the waker's, which is leaf first): the program's innermost
- * frame, else a library's, else the first kernel frame that is no wake
- * helper; a wakeup from interrupt context is named by its kernel frame,
- * with " [irq]" into @buf.
+ * The function to name for one side of the off-wake stack @path (@k
+ * frames, the separator at @sep): the blocked side (@waker false, read from
+ * the separator towards the root) or the waker's (read leaf first): the
+ * program's innermost frame, else a library's, else the first kernel frame
+ * that is no wake helper; a wakeup from interrupt context is named by its
+ * kernel frame, with " [irq]", into @buf.
  */
 static const char *side_name(const struct profile *p, const uint32_t *path, size_t k, size_t sep,
 			     bool waker, char *buf, size_t len)

@@ -43,7 +43,9 @@ upload() { # OUT ARGS...
 }
 check() { # the calls the server took, against the tree and the folded exports
 	$PY - "$WORK" <<'PY' || fail "uploaded profile: $(tail -3 "$WORK/srv.log")"
-import collections, glob, json, sys
+import collections, glob, json, os, sys
+sys.path.insert(0, os.environ["TOP"] + "/tests/e2e/lib")
+from swstacks import folded_key, read_folded
 w = sys.argv[1]
 calls = [json.load(open(f)) for f in sorted(glob.glob(w + "/srv/call-*.json"),
                                             key=lambda f: int(f.split("-")[-1].split(".")[0]))]
@@ -94,11 +96,7 @@ for m in msgs:
     if not 0 < t["currentTime"][0] - t["profilingStartTime"][0] < 60000:
         sys.exit("times %r" % t)
     d = m[kind][0]
-    syms = {"PROCESS_KERNEL_SPACE": [], "PROCESS_USER_SPACE": []}
-    for s in d.get("stacks", []):
-        syms[s.get("stackType", ["PROCESS_KERNEL_SPACE"])[0]] = s["stackSymbols"]
-    # folded is root first: user frames root..leaf, then kernel root..leaf
-    folded = ";".join(syms["PROCESS_USER_SPACE"][::-1] + syms["PROCESS_KERNEL_SPACE"][::-1])
+    folded = folded_key(d)
     key = (t["processId"][0], kind, folded, t["currentTime"][0])
     if key in seen:
         sys.exit("a stack sent twice: %r" % (key,))
@@ -108,12 +106,7 @@ for m in msgs:
     else:
         off[folded] += d["switchCount"][0]
         off_ns[folded] += d["duration"][0]
-def folded(path):
-    out = collections.Counter()
-    for l in open(path):
-        s, v = l.rsplit(" ", 1)
-        out[s] += int(v)
-    return out
+folded = read_folded
 for name, got_c, want in (("on-CPU samples", on, folded(w + "/on-cpu.folded")),
                           ("off-CPU intervals", off, folded(w + "/preempted.folded")),
                           ("off-CPU ns", off_ns, folded(w + "/offns.folded"))):
@@ -187,14 +180,10 @@ rc=0; "$PERFPORT" -q upload -i "$WORK/long.data" -f skywalking -O "address=${URL
 	-O task=task-7 -O offcpu_task=task-8 2>"$WORK/long.stderr" || rc=$?
 [ $rc -eq 0 ] || { cat "$WORK/long.stderr"; fail "upload of a 7 s recording: exit $rc"; }
 $PY - "$WORK" <<'PY' || fail "slices"
-import collections, glob, json, sys
+import collections, glob, json, os, sys
+sys.path.insert(0, os.environ["TOP"] + "/tests/e2e/lib")
+from swstacks import folded_key, read_folded as folded
 w = sys.argv[1]
-def folded(path):
-    out = collections.Counter()
-    for l in open(path):
-        s, v = l.rsplit(" ", 1)
-        out[s] += int(v)
-    return out
 got = {"onCPU": collections.Counter(), "offCPU": collections.Counter(), "ns": collections.Counter()}
 times = collections.defaultdict(set)
 for f in glob.glob(w + "/srv/call-*.json"):
@@ -205,10 +194,7 @@ for f in glob.glob(w + "/srv/call-*.json"):
         t = m["task"][0]
         kind = "onCPU" if "onCPU" in m else "offCPU"
         d = m[kind][0]
-        syms = {"PROCESS_KERNEL_SPACE": [], "PROCESS_USER_SPACE": []}
-        for s in d.get("stacks", []):
-            syms[s.get("stackType", ["PROCESS_KERNEL_SPACE"])[0]] = s["stackSymbols"]
-        key = ";".join(syms["PROCESS_USER_SPACE"][::-1] + syms["PROCESS_KERNEL_SPACE"][::-1])
+        key = folded_key(d)
         got[kind][key] += d.get("dumpCount", d.get("switchCount", [0]))[0]
         if kind == "offCPU":
             got["ns"][key] += d.get("duration", [0])[0]
