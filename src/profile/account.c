@@ -639,6 +639,7 @@ static int node_syscall(struct account *a, uint32_t node)
 static void syscall_evidence(struct account *a, struct acct_thread *th, const struct perf_sample *s,
 			     uint32_t node, char state)
 {
+	struct sys_mem mem;
 	uint64_t args[6];
 	int call, c;
 
@@ -650,7 +651,9 @@ static void syscall_evidence(struct account *a, struct acct_thread *th, const st
 		a->meta->iv_syscall_no_regs++;
 		return;
 	}
-	c = sys_counter(call, args, state, th->out_cnt);
+	c = sys_counter(call, args, state, th->out_cnt,
+			sys_mem_of((enum sys_arch)a->sys_arch, s->user_regs_mask, s->user_regs,
+				   s->user_stack, s->user_stack_dyn_size, &mem) ? &mem : NULL);
 	if (c < 0)
 		return;
 	th->out_cnt = (enum counter)c;

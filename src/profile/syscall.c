@@ -17,6 +17,7 @@ enum timeout_kind {
 	TO_FUTEX,       /* futex(): by its op, then a pointer */
 	TO_FLOCK,       /* flock(): a lock wait unless LOCK_NB */
 	TO_FCNTL,       /* fcntl(): a lock wait for F_SETLKW and F_OFD_SETLKW */
+	TO_URING,       /* io_uring_enter(): by its flags, then the extended argument */
 };
 
 struct sys_call {
@@ -52,6 +53,7 @@ static const struct sys_call calls[] = {
 	{ "msgrcv", TO_NONE, 0, CNT_SLEEP },
 	{ "flock", TO_FLOCK, 1, CNT_LOCK },
 	{ "fcntl", TO_FCNTL, 1, CNT_LOCK },
+	{ "io_uring_enter", TO_URING, 4, CNT_IO },
 };
 
 #define NR_CALLS (sizeof(calls) / sizeof(calls[0]))
@@ -61,6 +63,15 @@ enum {
 	FUTEX_OP_WAIT = 0, FUTEX_OP_LOCK_PI = 6, FUTEX_OP_WAIT_BITSET = 9,
 	FUTEX_OP_WAIT_REQUEUE_PI = 11, FUTEX_OP_LOCK_PI2 = 13,
 };
+
+/* io_uring_enter flags (linux/io_uring.h) */
+enum {
+	URING_GETEVENTS = 1u << 0, URING_EXT_ARG = 1u << 3, URING_EXT_ARG_REG = 1u << 6,
+};
+
+/* struct io_uring_getevents_arg { u64 sigmask; u32 sigmask_sz; u32
+ * min_wait_usec; u64 ts; }: the timeout pointer's offset */
+#define URING_ARG_TS 16
 
 enum sys_arch sys_arch_of(const char *arch)
 {
@@ -118,7 +129,55 @@ bool sys_args(enum sys_arch arch, uint64_t mask, const uint64_t *regs, uint64_t 
 	return true;
 }
 
-int sys_counter(int call, const uint64_t args[6], char state, enum counter rule)
+bool sys_mem_of(enum sys_arch arch, uint64_t mask, const uint64_t *regs, const uint8_t *stack,
+		uint64_t size, struct sys_mem *out)
+{
+	/* perf's number of the stack pointer: x86_64 sp, aarch64 sp */
+	int sp = arch == SYS_ARCH_X86_64 ? 7 : arch == SYS_ARCH_AARCH64 ? 31 : -1;
+	uint64_t bit;
+
+	if (sp < 0 || !regs || !stack || !size)
+		return false;
+	bit = 1ull << sp;
+	if (!(mask & bit))
+		return false;
+	out->base = regs[__builtin_popcountll(mask & (bit - 1))];
+	out->bytes = stack;
+	out->size = size;
+	return true;
+}
+
+/* The u64 at user address @addr, if @mem holds all of it. */
+static bool mem_u64(const struct sys_mem *mem, uint64_t addr, uint64_t *v)
+{
+	if (!mem || addr < mem->base || addr - mem->base > mem->size ||
+	    mem->size - (addr - mem->base) < sizeof(*v))
+		return false;
+	memcpy(v, mem->bytes + (addr - mem->base), sizeof(*v));
+	return true;
+}
+
+/*
+ * io_uring_enter(fd, to_submit, min_complete, flags, arg, argsz): a wait for
+ * completions only with GETEVENTS; its timeout, if any, is in the extended
+ * argument's structure (EXT_ARG), which a registered wait region (EXT_ARG_REG)
+ * keeps out of reach. 1 timed, 0 untimed, -1 undecided.
+ */
+static int uring_timed(const uint64_t args[6], const struct sys_mem *mem)
+{
+	uint64_t ts;
+
+	if (!(args[3] & URING_GETEVENTS) || (args[3] & URING_EXT_ARG_REG))
+		return -1;
+	if (!(args[3] & URING_EXT_ARG) || !args[4])
+		return 0;
+	if (!mem_u64(mem, args[4] + URING_ARG_TS, &ts))
+		return -1;
+	return ts != 0;
+}
+
+int sys_counter(int call, const uint64_t args[6], char state, enum counter rule,
+		const struct sys_mem *mem)
 {
 	const struct sys_call *c;
 	bool timed;
@@ -162,6 +221,14 @@ int sys_counter(int call, const uint64_t args[6], char state, enum counter rule)
 	case TO_FCNTL:
 		return args[1] == 7 /* F_SETLKW */ || args[1] == 14 /* F_SETLKW64 */ ||
 		       args[1] == 38 /* F_OFD_SETLKW */ ? CNT_LOCK : -1;
+	case TO_URING: {
+		int t = uring_timed(args, mem);
+
+		if (t < 0)
+			return -1;
+		timed = t;
+		break;
+	}
 	default:
 		return -1;
 	}

@@ -44,14 +44,36 @@ int sys_call_of(const char *function);
  */
 bool sys_args(enum sys_arch arch, uint64_t mask, const uint64_t *regs, uint64_t args[6]);
 
+/*
+ * The user memory a sample holds: the stack perf copied from the user stack
+ * pointer up (PERF_SAMPLE_STACK_USER), where a call's argument structures
+ * often lie (io_uring_enter's extended argument, with its timeout).
+ */
+struct sys_mem {
+	uint64_t base;                  /* the user address of bytes[0] */
+	const uint8_t *bytes;           /* borrowed from the sample */
+	uint64_t size;
+};
+
+/**
+ * sys_mem_of() - @out: the stack bytes of a sample, at the stack pointer of
+ * its user registers (@mask, @regs) - @stack, @size: its valid bytes.
+ * Return: false when there are none or the stack pointer was not sampled.
+ */
+bool sys_mem_of(enum sys_arch arch, uint64_t mask, const uint64_t *regs, const uint8_t *stack,
+		uint64_t size, struct sys_mem *out);
+
 /**
  * sys_counter() - the counter a wait in call @call (sys_call_of()) with
  * @args belongs to, for a thread switched out in @state (sched_switch's
  * letter); -1 when the call and its arguments do not decide it (the rules
  * do then). @rule: what the rules gave, kept where the call only says
  * "untimed" and the rules know better (a mutex's futex wait is a lock).
+ * @mem: the sample's user memory, or NULL; read for arguments passed in a
+ * structure (io_uring_enter's timeout), which without it do not decide.
  */
-int sys_counter(int call, const uint64_t args[6], char state, enum counter rule);
+int sys_counter(int call, const uint64_t args[6], char state, enum counter rule,
+		const struct sys_mem *mem);
 
 /** sys_call_name() - the name of @call, for messages. */
 const char *sys_call_name(int call);

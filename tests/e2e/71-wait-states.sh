@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Off-CPU states decided by evidence: progs/waits.c runs 32 wait primitives,
+# Off-CPU states decided by evidence: progs/waits.c runs 35 wait primitives,
 # one per thread, each in a function of its own name (poll, epoll_wait and
 # select with and without a timeout, semaphores and condition variables
 # timed and not, nanosleep, flock, OFD locks, normal, recursive, PI and
 # timed mutexes, a rwlock, a barrier, pipe, socket and eventfd reads,
 # waitpid, sigwait, sigtimedwait, fsync, fdatasync, msync, cold buffered and
-# O_DIRECT reads, page faults on a cold mapping, an adaptive mutex). Where the
+# O_DIRECT reads, page faults on a cold mapping, an adaptive mutex, io_uring
+# waits with and without a timeout, a POSIX lockf held by another process). Where the
 # recording holds the user registers (--call-graph dwarf, or -g with
 # --user-regs), at least 95% of each one's waiting time lands in its state:
 # the system call's arguments decide timed or not (poll(-1) and poll(10)
@@ -25,7 +26,9 @@ EV="-e cpu-clock/freq=99/ -e sched:sched_switch --switch-events"
 record "$WORK/dwarf.data" $EV --call-graph dwarf,16384 -- "$WORK/waits" 1.5 "$WORK"
 record "$WORK/regs.data" $EV -g --user-regs=$REGS -- "$WORK/waits" 1.5 "$WORK"
 record "$WORK/fp.data" $EV -g -- "$WORK/waits" 1.5 "$WORK"
-record "$WORK/wake.data" $EV -e sched:sched_waking --call-graph dwarf,16384 -- "$WORK/waits" 1.5 "$WORK"
+# (a large buffer: 35 threads' switches and wakings with their stacks
+# overflow the default one, and a lost sched_switch loses its wait's stack)
+record "$WORK/wake.data" $EV -e sched:sched_waking -m 4096 --call-graph dwarf,8192 -- "$WORK/waits" 1.5 "$WORK"
 
 for v in dwarf regs fp; do
 	for c in lock sleep timed-sleep io preempted; do
@@ -59,20 +62,24 @@ WANT = {
     "barrier": "sleep", "pipe_read": "sleep", "socket_read": "sleep", "eventfd_read": "sleep",
     "waitpid": "sleep", "sigwait": "sleep", "sigtimedwait": "timed-sleep", "fsync": "io",
     "fdatasync": "io", "msync": "io", "read_cold": "io", "read_direct": "io", "page_fault": "io",
-    "mutex_adaptive": "lock",
+    "mutex_adaptive": "lock", "uring_untimed": "io", "uring_timed": "timed-sleep",
+    "posix_lock": "lock",
 }
 LOCKS = ("flock", "ofd_lock", "mutex", "rwlock", "mutex_recursive", "mutex_pi", "mutex_timed",
-         "mutex_adaptive")
+         "mutex_adaptive", "posix_lock")
 # what the rules alone decide, without registers; the rest is best effort
 # (Debian's glibc has no frame pointers, so -g stacks lose the glibc caller
 # that told a timed condition variable or semaphore wait apart)
 RULES_KNOW = {"cond_untimed", "nanosleep", "sem_untimed", "poll_timed", "epoll_timed",
               "select_timed", "flock", "ofd_lock", "mutex", "mutex_pi", "barrier", "pipe_read",
               "socket_read", "eventfd_read", "waitpid", "fsync", "fdatasync", "msync",
-              "read_cold", "read_direct", "page_fault", "mutex_adaptive"}
+              "read_cold", "read_direct", "page_fault", "mutex_adaptive", "uring_untimed",
+              "posix_lock"}
 # what only glibc's own frames tell (a futex wait of a rwlock or a timed
 # mutex lock), lost by -g: the registers alone say "a futex wait"
-NEED_FRAMES = {"rwlock", "mutex_timed", "cond_timed", "sem_timed"}
+NEED_FRAMES = {"rwlock", "mutex_timed", "cond_timed", "sem_timed",
+# io_uring_enter's timeout is in a structure on the stack: dwarf copies it
+               "uring_timed"}
 bad = []
 for v in ("dwarf", "regs", "fp"):
     for name, want in WANT.items():
@@ -122,10 +129,12 @@ echo "ok: every wait's time in its state where the arguments are recorded"
 grep -q "blocked time by who ended it" "$WORK/wake.txt" || fail "report --wakers prints no waker table"
 perf script -i "$WORK/wake.data" -F tid,event,trace,ip,sym 2>/dev/null >"$WORK/wake.script" ||
 	fail "perf script on the wakeup recording"
-$PY - "$WORK" <<'PY' || fail "wakers"
+LOST=$("$PERFPORT" -q info -i "$WORK/wake.data" | sed -n 's/^lost: *\([0-9]*\) samples.*/\1/p')
+$PY - "$WORK" "${LOST:-0}" <<'PY' || fail "wakers"
 import collections, json, re, sys
 w = sys.argv[1]
 rep = json.load(open(w + "/wake.json"))
+lost = int(sys.argv[2])
 tids = {t["comm"]: t["tid"] for t in rep["threads"]}
 pairs = collections.defaultdict(collections.Counter)     # blocked -> waker -> ns
 counts = collections.Counter()
@@ -147,10 +156,10 @@ for blocked, waker in WANT.items():
     tot = sum(pairs[blocked].values())
     share = pairs[blocked][waker] / tot if tot else 0
     print("%-20s woken by %-12s %5.1f%% of %.0f ms" % (blocked, waker, 100 * share, tot / 1e6))
-    # the lock waits' shares are printed, not judged: in some runs perf
-    # records a timer's waking first after a lock wait's switch-out (perf
-    # script shows the same); their counts are compared with perf script below
-    if waker == "wake_all" and share < 0.90:
+    # a lost sched_switch sample (a lossy recording) loses its wait's stack
+    # and the next wait's first waking may be its timer's: the lock waits'
+    # shares are judged on a lossless recording only
+    if (waker == "wake_all" or not lost) and share < 0.90:
         sys.exit("%s: %.1f%% of its blocked time woken by %s (%s)" % (blocked, 100 * share, waker, dict(pairs[blocked])))
 # perf script, replayed: per target thread, the first sched_waking while it
 # is switched out (after its sched_switch out, before its switch-in) whose
@@ -182,7 +191,13 @@ for thread, blocked, waker in (("poll_untimed", "wait_poll_untimed", "wake_all")
                                ("mutex", "wait_mutex", "lock_holder")):
     got, want = counts[(blocked, waker)], script[(tids[thread], waker)]
     print("%s: %d wakeups by %s, perf script %d" % (thread, got, waker, want))
-    if not want or abs(got - want) > 0.2 * want + 3:  # small counts: a few wakings race their switch-out
+    # a few wakings race their switch-out; a lost sched_switch sample loses
+    # its wait's stack (perfport still sees the switch in the SWITCH record,
+    # perf script does not), so a lossy recording is compared loosely
+    slack = 0.1 * want + 3 if not lost else 0.5 * want + 3
+    if lost:
+        print("(%d samples lost: compared loosely)" % lost)
+    if not want or not got or abs(got - want) > slack:
         sys.exit("%s: %d wakeups by %s, perf script shows %d" % (thread, got, waker, want))
 PY
 echo "ok: report --wakers names who ended each wait, as perf script's wakeups show"
@@ -219,34 +234,51 @@ print("%d off-wake stacks, %.3f s = report --wakers" % (len(got), sum(got.values
 PY
 echo "ok: off-wake stacks for flame graphs"
 
-# a program the rules were not written for: C++ std::mutex contention is a
-# lock wait, std::condition_variable::wait_for a timed one (progs/cxx.cc)
-if command -v g++ >/dev/null; then
-	g++ -std=c++17 -O1 -g -fno-omit-frame-pointer -pthread -o "$WORK/cxx" "$TOP/tests/e2e/progs/cxx.cc" ||
-		fail "cannot build progs/cxx.cc"
-	record "$WORK/cxx.data" $EV --call-graph dwarf,16384 -- "$WORK/cxx" 1.5
-	for c in lock sleep timed-sleep io; do
+# programs the rules were not written for: the C++ standard library's waits
+# (progs/waits-cxx.cc: std::mutex, std::timed_mutex::try_lock_for,
+# std::shared_mutex readers under a writer, std::condition_variable wait and
+# wait_for, sleep_for, std::counting_semaphore acquire and try_acquire_for,
+# std::future::get, std::barrier), each function's waiting time in its state
+if command -v g++ >/dev/null && echo '#include <barrier>' | g++ -std=c++20 -x c++ -fsyntax-only - 2>/dev/null; then
+	g++ -std=c++20 -O1 -g -fno-omit-frame-pointer -pthread -o "$WORK/wcxx" "$TOP/tests/e2e/progs/waits-cxx.cc" ||
+		fail "cannot build progs/waits-cxx.cc"
+	record "$WORK/cxx.data" $EV -m 4096 --call-graph dwarf,16384 -- "$WORK/wcxx" 1.5
+	for c in lock sleep timed-sleep io preempted; do
 		"$PERFPORT" -q export -i "$WORK/cxx.data" -f folded -O counter=$c -O value=ns \
 			-O annotate=false -o "$WORK/cxx-$c.folded" || fail "export cxx $c: exit $?"
 	done
 	$PY - "$WORK" <<'PY' || fail "C++ waits"
 import collections, sys
 w = sys.argv[1]
-for fn, want in (("lock_worker", "lock"), ("wait_worker", "timed-sleep")):
-    tot = collections.Counter()
-    for c in ("lock", "sleep", "timed-sleep", "io"):
-        for line in open("%s/cxx-%s.folded" % (w, c)):
-            s, v = line.rsplit(" ", 1)
-            frames = s.split(";")
-            # lock_worker's sleep_for between two locks is no lock wait
-            if any(fn in f for f in frames) and not any("sleep_for" in f or "nanosleep" in f for f in frames):
-                tot[c] += int(v)
-    t = sum(tot.values())
-    print("C++ %-12s %-12s %5.1f%% of %.0f ms" % (fn, want, 100 * tot[want] / max(t, 1), t / 1e6))
-    if t < 100e6 or tot[want] < 0.95 * t:
-        sys.exit("%s: %s" % (fn, dict(tot)))
+WANT = {"std_mutex": "lock", "timed_mutex": "lock", "shared_reader": "lock",
+        "cv_untimed": "sleep", "cv_timed": "timed-sleep", "sleep_for": "timed-sleep",
+        "sem_acquire": "sleep", "sem_try_for": "timed-sleep", "future_get": "sleep",
+        "barrier": "sleep"}
+tot = collections.defaultdict(collections.Counter)
+for c in ("lock", "sleep", "timed-sleep", "io", "preempted"):
+    for line in open("%s/cxx-%s.folded" % (w, c)):
+        s, v = line.rsplit(" ", 1)
+        frames = s.split(";")
+        # a lock waiter's pause between waits (tick) is no lock wait
+        if any(f.endswith("::tick") for f in frames):
+            continue
+        for name in WANT:
+            # the function itself (future_get's helper thread runs a lambda
+            # whose name holds the function's: not the function)
+            if "(anonymous namespace)::wait_" + name in frames:
+                tot[name][c] += int(v)
+bad = []
+for name, want in WANT.items():
+    t = sum(v for c, v in tot[name].items() if c != "preempted")
+    share = tot[name][want] / t if t else 0
+    print("C++ %-14s %-12s %5.1f%% of %.0f ms (%s)" % (name, want, 100 * share, t / 1e6,
+          ", ".join("%s %.0f ms" % (c, n / 1e6) for c, n in tot[name].most_common())))
+    if t < 100e6 or share < 0.95:
+        bad.append(name)
+if bad:
+    sys.exit("C++ waits out of their state: " + ", ".join(bad))
 PY
-	echo "ok: C++ std::mutex and condition_variable waits in their states"
+	echo "ok: C++ standard library waits in their states"
 else
-	echo "(g++ is not installed: the C++ waits are not tried)"
+	echo "(g++ with C++20 is not installed: the C++ waits are not tried)"
 fi

@@ -387,18 +387,52 @@ static void test_syscall_evidence(void **state)
 	assert_int_equal(args[5], 0x9);   /* r9 */
 	assert_false(sys_args(SYS_ARCH_X86_64, mask & ~(1ull << 18), regs, args)); /* no r10 */
 	assert_false(sys_args(SYS_ARCH_NONE, mask, regs, args));
-	assert_int_equal(sys_counter(poll, poll_inf, 'S', CNT_TIMED_SLEEP), CNT_SLEEP);
-	assert_int_equal(sys_counter(poll, poll_10, 'S', CNT_TIMED_SLEEP), CNT_TIMED_SLEEP);
-	assert_int_equal(sys_counter(poll, poll_10, 'D', CNT_IO), -1);    /* D: the rules */
-	assert_int_equal(sys_counter(poll, poll_10, 'R', CNT_PREEMPTED), -1);
-	assert_int_equal(sys_counter(futex, futex_wait, 'S', CNT_SLEEP), CNT_SLEEP);
-	assert_int_equal(sys_counter(futex, futex_wait, 'S', CNT_LOCK), CNT_LOCK);
-	assert_int_equal(sys_counter(futex, futex_timed, 'S', CNT_SLEEP), CNT_TIMED_SLEEP);
-	assert_int_equal(sys_counter(futex, futex_pi, 'S', CNT_SLEEP), CNT_LOCK);
-	assert_int_equal(sys_counter(flock, flock_ex, 'S', CNT_SLEEP), CNT_LOCK);
-	assert_int_equal(sys_counter(flock, flock_nb, 'S', CNT_SLEEP), -1);
-	assert_int_equal(sys_counter(fcntl, setlkw, 'S', CNT_SLEEP), CNT_LOCK);
-	assert_int_equal(sys_counter(fcntl, setlk, 'S', CNT_SLEEP), -1);
+	assert_int_equal(sys_counter(poll, poll_inf, 'S', CNT_TIMED_SLEEP, NULL), CNT_SLEEP);
+	assert_int_equal(sys_counter(poll, poll_10, 'S', CNT_TIMED_SLEEP, NULL), CNT_TIMED_SLEEP);
+	assert_int_equal(sys_counter(poll, poll_10, 'D', CNT_IO, NULL), -1);    /* D: the rules */
+	assert_int_equal(sys_counter(poll, poll_10, 'R', CNT_PREEMPTED, NULL), -1);
+	assert_int_equal(sys_counter(futex, futex_wait, 'S', CNT_SLEEP, NULL), CNT_SLEEP);
+	assert_int_equal(sys_counter(futex, futex_wait, 'S', CNT_LOCK, NULL), CNT_LOCK);
+	assert_int_equal(sys_counter(futex, futex_timed, 'S', CNT_SLEEP, NULL), CNT_TIMED_SLEEP);
+	assert_int_equal(sys_counter(futex, futex_pi, 'S', CNT_SLEEP, NULL), CNT_LOCK);
+	assert_int_equal(sys_counter(flock, flock_ex, 'S', CNT_SLEEP, NULL), CNT_LOCK);
+	assert_int_equal(sys_counter(flock, flock_nb, 'S', CNT_SLEEP, NULL), -1);
+	assert_int_equal(sys_counter(fcntl, setlkw, 'S', CNT_SLEEP, NULL), CNT_LOCK);
+	assert_int_equal(sys_counter(fcntl, setlk, 'S', CNT_SLEEP, NULL), -1);
+}
+
+/* io_uring_enter's timeout lies in a structure on the user stack: read from
+ * the sample's stack bytes, undecided without them */
+static void test_syscall_uring(void **state)
+{
+	int uring = sys_call_of("__do_sys_io_uring_enter");
+	/* sp (7) only: its value is the stack copy's base */
+	uint64_t mask = 1ull << 7, regs[] = { 0x7ffc1000 };
+	uint8_t stack[64] = { 0 };
+	uint64_t ts = 0x7ffc2000;
+	struct sys_mem mem;
+	/* fd, to_submit, min_complete, flags, arg, argsz */
+	uint64_t plain[6] = { 3, 1, 1, 1 }, no_wait[6] = { 3, 1, 0, 0 };
+	uint64_t ext[6] = { 3, 0, 1, 1 | 8, 0x7ffc1008, 24 }, ext_far[6] = { 3, 0, 1, 1 | 8, 0x7ffc1038, 24 };
+	uint64_t ext_reg[6] = { 3, 0, 1, 1 | 8 | 64, 0, 24 };
+
+	(void)state;
+	assert_true(uring > 0);
+	assert_string_equal(sys_call_name(uring), "io_uring_enter");
+	assert_false(sys_mem_of(SYS_ARCH_X86_64, 1ull << 5, regs, stack, sizeof(stack), &mem));
+	assert_false(sys_mem_of(SYS_ARCH_X86_64, mask, regs, NULL, 0, &mem));
+	assert_true(sys_mem_of(SYS_ARCH_X86_64, mask, regs, stack, sizeof(stack), &mem));
+	assert_int_equal(mem.base, 0x7ffc1000);
+	assert_int_equal(sys_counter(uring, plain, 'S', CNT_SLEEP, NULL), CNT_IO);
+	assert_int_equal(sys_counter(uring, no_wait, 'S', CNT_SLEEP, &mem), -1);
+	assert_int_equal(sys_counter(uring, ext_reg, 'S', CNT_SLEEP, &mem), -1);
+	/* the arg at sp + 8: its ts (at +16) is 0, then set */
+	assert_int_equal(sys_counter(uring, ext, 'S', CNT_SLEEP, NULL), -1);
+	assert_int_equal(sys_counter(uring, ext, 'S', CNT_SLEEP, &mem), CNT_IO);
+	memcpy(stack + 8 + 16, &ts, sizeof(ts));
+	assert_int_equal(sys_counter(uring, ext, 'S', CNT_SLEEP, &mem), CNT_TIMED_SLEEP);
+	/* past the copy's end: undecided, never a read beyond it */
+	assert_int_equal(sys_counter(uring, ext_far, 'S', CNT_SLEEP, &mem), -1);
 }
 
 int main(void)
@@ -412,6 +446,7 @@ int main(void)
 		cmocka_unit_test(test_offcpu_time),
 		cmocka_unit_test(test_first_run),
 		cmocka_unit_test(test_syscall_evidence),
+		cmocka_unit_test(test_syscall_uring),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

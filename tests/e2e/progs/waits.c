@@ -22,15 +22,17 @@
 #include <sys/file.h>
 #include <sys/select.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/io_uring.h>
 
 #define TICK_NS 10000000L
 
 static struct timespec end_at;
 static const char *dir;
-static int pipes[3][2];           /* poll, epoll, select: written by the waker */
+static int pipes[4][2];           /* poll, epoll, select, io_uring: written by the waker */
 static int quiet[2];              /* never written: the timed waits' fd */
 static sem_t sem_woken, sem_never;
 static pthread_mutex_t cond_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -409,6 +411,130 @@ __attribute__((noinline)) static void wait_mutex_adaptive(void)
 	}
 }
 
+/* An io_uring of its own, set up with the raw system calls (no liburing). */
+struct ring {
+	int fd;
+	unsigned *sq_tail, *sq_mask, *sq_array, *cq_head, *cq_tail;
+	struct io_uring_sqe *sqes;
+};
+
+static int ring_init(struct ring *r)
+{
+	struct io_uring_params p;
+	char *sq, *cq;
+
+	memset(&p, 0, sizeof(p));
+	r->fd = (int)syscall(__NR_io_uring_setup, 4, &p);
+	if (r->fd < 0) {
+		perror("io_uring_setup");
+		return -1;
+	}
+	sq = mmap(NULL, p.sq_off.array + p.sq_entries * sizeof(unsigned), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_POPULATE, r->fd, IORING_OFF_SQ_RING);
+	cq = mmap(NULL, p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_POPULATE, r->fd, IORING_OFF_CQ_RING);
+	r->sqes = mmap(NULL, p.sq_entries * sizeof(struct io_uring_sqe), PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_POPULATE, r->fd, IORING_OFF_SQES);
+	if (sq == MAP_FAILED || cq == MAP_FAILED || r->sqes == MAP_FAILED)
+		return -1;
+	r->sq_tail = (unsigned *)(sq + p.sq_off.tail);
+	r->sq_mask = (unsigned *)(sq + p.sq_off.ring_mask);
+	r->sq_array = (unsigned *)(sq + p.sq_off.array);
+	r->cq_head = (unsigned *)(cq + p.cq_off.head);
+	r->cq_tail = (unsigned *)(cq + p.cq_off.tail);
+	return 0;
+}
+
+static void ring_reap(struct ring *r)
+{
+	__atomic_store_n(r->cq_head, __atomic_load_n(r->cq_tail, __ATOMIC_ACQUIRE), __ATOMIC_RELEASE);
+}
+
+/* Submits a read of the io_uring pipe and waits for it (no timeout): the
+ * waker's write completes it. */
+__attribute__((noinline)) static void wait_uring_untimed(void)
+{
+	struct ring r;
+	char buf[64];
+
+	if (ring_init(&r))
+		return;
+	while (running()) {
+		unsigned tail = *r.sq_tail, i = tail & *r.sq_mask;
+		struct io_uring_sqe *e = &r.sqes[i];
+
+		memset(e, 0, sizeof(*e));
+		e->opcode = IORING_OP_READ;
+		e->fd = pipes[3][0];
+		e->addr = (uint64_t)(uintptr_t)buf;
+		e->len = sizeof(buf);
+		e->off = (uint64_t)-1;
+		r.sq_array[i] = i;
+		__atomic_store_n(r.sq_tail, tail + 1, __ATOMIC_RELEASE);
+		if (syscall(__NR_io_uring_enter, r.fd, 1, 1, IORING_ENTER_GETEVENTS, NULL, 0) < 0)
+			break;
+		ring_reap(&r);
+	}
+	close(r.fd);
+}
+
+/* Waits for a completion that never comes, 10 ms at a time: the timeout is
+ * passed in io_uring_enter's extended argument (as liburing's
+ * io_uring_wait_cqe_timeout passes it), on the stack. */
+__attribute__((noinline)) static void wait_uring_timed(void)
+{
+	struct ring r;
+
+	if (ring_init(&r))
+		return;
+	while (running()) {
+		struct __kernel_timespec ts = { 0, TICK_NS };
+		struct io_uring_getevents_arg arg;
+
+		memset(&arg, 0, sizeof(arg));
+		arg.ts = (uint64_t)(uintptr_t)&ts;
+		syscall(__NR_io_uring_enter, r.fd, 0, 1, IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG,
+			&arg, sizeof(arg));
+	}
+	close(r.fd);
+}
+
+/* A POSIX record lock (lockf: fcntl F_SETLKW) held by another process, the
+ * child posix_holder: POSIX locks are per process, so a thread of the same
+ * one would never wait. */
+__attribute__((noinline)) static void wait_posix_lock(void)
+{
+	int fd = open_lock_file("posix");
+
+	while (running()) {
+		if (lockf(fd, F_LOCK, 0) == 0)
+			lockf(fd, F_ULOCK, 0);
+		tick();
+	}
+	close(fd);
+}
+
+/* The child process that holds the POSIX lock 10 ms at a time. */
+static pid_t posix_holder(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		int fd = open_lock_file("posix");
+
+		prctl(PR_SET_NAME, "posix_holder");
+		while (running()) {
+			lockf(fd, F_LOCK, 0);
+			tick();
+			lockf(fd, F_ULOCK, 0);
+			sched_yield();
+			tick();
+		}
+		_exit(0);
+	}
+	return pid;
+}
+
 /* Holds the flock and the OFD lock 10 ms at a time, against the waiters. */
 static void *lock_holder(void *arg)
 {
@@ -523,7 +649,7 @@ __attribute__((noinline)) static void wait_mutex_timed(void)
 /* Ends one wait of each untimed waiter. */
 static void wake_all(void)
 {
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 4; i++)
 		if (write(pipes[i][1], "x", 1) < 0)
 			perror("write");
 	sem_post(&sem_woken);
@@ -578,14 +704,15 @@ int main(int argc, char **argv)
 		W(rwlock), W(mutex_recursive), W(mutex_pi), W(mutex_timed), W(barrier),
 		W(pipe_read), W(socket_read), W(eventfd_read), W(waitpid), W(sigwait),
 		W(sigtimedwait), W(fsync), W(fdatasync), W(msync), W(read_cold), W(read_direct),
-		W(page_fault), W(mutex_adaptive),
+		W(page_fault), W(mutex_adaptive), W(uring_untimed), W(uring_timed), W(posix_lock),
 	};
 	enum { N = sizeof(waits) / sizeof(waits[0]) };
 	pthread_t t[N + 2];
+	pid_t holder;
 	double secs = argc > 1 ? atof(argv[1]) : 1.0;
 
 	dir = argc > 2 ? argv[2] : "/tmp";
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 4; i++)
 		if (pipe2(pipes[i], O_NONBLOCK))
 			return 1;
 	if (pipe(quiet))
@@ -624,6 +751,7 @@ int main(int argc, char **argv)
 		end_at.tv_nsec -= 1000000000L;
 	}
 	rounds = (long)(secs * 1e9 / TICK_NS);
+	holder = posix_holder();
 	for (int i = 0; i < N; i++) {
 		pthread_create(&t[i], NULL, run, (void *)&waits[i]);
 		if (waits[i].fn == wait_sigwait)
@@ -637,5 +765,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < N; i++)
 		pthread_join(t[i], NULL);
 	pthread_join(t[N + 1], NULL);
+	if (holder > 0)
+		waitpid(holder, NULL, 0);
 	return 0;
 }
