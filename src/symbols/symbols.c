@@ -527,11 +527,16 @@ static void call_site(struct symbolizer *s, Dwarf_Die *cu, Dwarf_Die *scope, con
  * The calls inlined at @addr, innermost first: each gets the function
  * inlined and the position inside it; the containing function gets the
  * outermost call site. Return: how many were added to st->inl.
+ *
+ * dwarf_getscopes() gives the innermost scope at @addr, but past an inlined
+ * call it goes on with the scopes of the inlined function's abstract
+ * definition, not with the code it was inlined into: the chain of calls is
+ * the innermost scope's concrete parents, from dwarf_getscopes_die().
  */
 static uint32_t inline_chain(struct symbolizer *s, struct dso_state *st, uint64_t addr,
 			     struct cached *c)
 {
-	Dwarf_Die *cu, *scopes = NULL;
+	Dwarf_Die *cu, *scopes = NULL, *chain = NULL, innermost;
 	Dwarf_Addr dbias;
 	const char *file = c->file;
 	unsigned line = c->line;
@@ -542,11 +547,20 @@ static uint32_t inline_chain(struct symbolizer *s, struct dso_state *st, uint64_
 	if (!cu)
 		return 0;
 	n = dwarf_getscopes(cu, addr - dbias, &scopes);
+	if (n <= 0) {
+		free(scopes);
+		return 0;
+	}
+	innermost = scopes[0];
+	free(scopes);
+	n = dwarf_getscopes_die(&innermost, &chain);
 	for (int i = 0; i < n; i++) {
 		struct inl *in;
 
-		if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
-			continue;
+		if (dwarf_tag(&chain[i]) == DW_TAG_subprogram)
+			break;          /* the containing function: no call site */
+		if (dwarf_tag(&chain[i]) != DW_TAG_inlined_subroutine)
+			continue;       /* a lexical block */
 		if (st->nr_inl == st->cap_inl) {
 			size_t cap = st->cap_inl ? st->cap_inl * 2 : 256;
 			struct inl *m = realloc(st->inl, cap * sizeof(*m));
@@ -557,14 +571,14 @@ static uint32_t inline_chain(struct symbolizer *s, struct dso_state *st, uint64_
 			st->cap_inl = cap;
 		}
 		in = &st->inl[st->nr_inl++];
-		in->function = die_name(s, &scopes[i]);
+		in->function = die_name(s, &chain[i]);
 		in->file = file;
 		in->line = line;
 		count++;
 		/* the next frame out is at this call's site */
-		call_site(s, cu, &scopes[i], &file, &line);
+		call_site(s, cu, &chain[i], &file, &line);
 	}
-	free(scopes);
+	free(chain);
 	if (count) {
 		c->file = file;
 		c->line = line;
@@ -707,13 +721,11 @@ static size_t resolve_user(struct symbolizer *s, const struct raw_frame *f, stru
 	if (!found)
 		lookup_user(s, st, off, c);
 	/* inlined calls first, innermost first; the containing function last */
+	/* (a function inlined into itself, a recursion unrolled, is a frame
+	 * of its own at each level, as addr2line -i shows it) */
 	for (uint32_t i = 0; i < c->inl_count && n + 1 < max; i++) {
 		const struct inl *in = &st->inl[c->inl_first + i];
-		const char *outer = i + 1 < c->inl_count ? st->inl[c->inl_first + i + 1].function
-							 : c->function;
 
-		if (in->function == outer)
-			continue; /* an alias inlined into itself (glibc's hidden_def): noise */
 		out[n] = *out;
 		out[n].function = in->function;
 		out[n].file = in->file;
