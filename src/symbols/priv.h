@@ -47,6 +47,13 @@ struct inl {
 	unsigned line;
 };
 
+/* A DWARF-qualified name (dwname.c), by the DIE offset + 1 in its unit's file. */
+struct dwname_slot {
+	uint64_t key;
+	const void *dwarf;       /* the DIE's unit: the offset is within its file */
+	const char *name;        /* interned; NULL: none, the DIE's own name is used */
+};
+
 struct cached {
 	uint64_t key;            /* offset, or offset - 1 for return addresses, + 1 */
 	const char *function;
@@ -70,6 +77,8 @@ struct dso_state {
 	struct inl *inl;         /* inlined-call chains of cached addresses */
 	size_t nr_inl, cap_inl;
 	struct cached *cache;    /* open addressing on key */
+	struct dwname_slot *dwn; /* qualified names of inlined functions, open addressing */
+	size_t dwn_cap, dwn_nr;
 	size_t cache_cap, cache_nr;
 	const char *path;        /* the file used (interned) */
 };
@@ -160,6 +169,15 @@ void kernel_resolve(struct symbolizer *s, const struct raw_frame *f, uint64_t ke
 		    struct sym_frame *out);
 void kernel_free(struct symbolizer *s);
 int kallsyms_parse(struct symbolizer *s, const char *text, size_t len, uint64_t *text_addr);
+
+/* dwname.c */
+/*
+ * The name of the function @die (an inlined call, or what it is an instance
+ * of) qualified from its DWARF scopes as the demangler spells them
+ * ("main::{lambda(long)#3}::operator()"); interned in @s. NULL where its
+ * unit is not C++ or a scope cannot be spelled.
+ */
+const char *dwname_qualified(struct symbolizer *s, Dwarf_Die *die);
 
 /* jit.c */
 bool jit_lookup(struct symbolizer *s, const struct raw_frame *f, struct sym_frame *out);

@@ -488,7 +488,48 @@ static struct cached *cache_slot(struct dso_state *st, uint64_t key, bool *found
 	return &st->cache[i];
 }
 
-static const char *die_name(struct symbolizer *s, Dwarf_Die *die)
+/* The name qualified from DWARF scopes of @die's function (dwname.c),
+ * cached by the DIE it is an instance of. */
+static const char *qualified_name(struct symbolizer *s, struct dso_state *st, Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Die origin;
+	uint64_t key;
+	size_t i;
+
+	if (!dwarf_attr(die, DW_AT_abstract_origin, &attr) || !dwarf_formref_die(&attr, &origin))
+		origin = *die;
+	key = dwarf_dieoffset(&origin) + 1;
+	if ((st->dwn_nr + 1) * 2 > st->dwn_cap) {
+		size_t cap = st->dwn_cap ? st->dwn_cap * 2 : 64;
+		struct dwname_slot *n = calloc(cap, sizeof(*n));
+
+		if (!n)
+			return NULL;
+		for (size_t j = 0; j < st->dwn_cap; j++) {
+			if (!st->dwn[j].key)
+				continue;
+			for (i = (st->dwn[j].key * 0x9e3779b97f4a7c15ULL) >> 40 & (cap - 1); n[i].key;
+			     i = (i + 1) & (cap - 1))
+				;
+			n[i] = st->dwn[j];
+		}
+		free(st->dwn);
+		st->dwn = n;
+		st->dwn_cap = cap;
+	}
+	for (i = (key * 0x9e3779b97f4a7c15ULL) >> 40 & (st->dwn_cap - 1); st->dwn[i].key;
+	     i = (i + 1) & (st->dwn_cap - 1))
+		if (st->dwn[i].key == key && st->dwn[i].dwarf == origin.cu)
+			return st->dwn[i].name;
+	st->dwn[i].key = key;
+	st->dwn[i].dwarf = origin.cu;
+	st->dwn[i].name = dwname_qualified(s, &origin);
+	st->dwn_nr++;
+	return st->dwn[i].name;
+}
+
+static const char *die_name(struct symbolizer *s, struct dso_state *st, Dwarf_Die *die)
 {
 	Dwarf_Attribute attr;
 	const char *name;
@@ -497,6 +538,10 @@ static const char *die_name(struct symbolizer *s, Dwarf_Die *die)
 	     dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr)) &&
 	    (name = dwarf_formstring(&attr)))
 		return clean_name(s, name);
+	/* no linkage name (a lambda's operator(), a C function): qualified
+	 * from its scopes where its language has them */
+	if ((name = qualified_name(s, st, die)))
+		return name;
 	if (dwarf_attr_integrate(die, DW_AT_name, &attr) && (name = dwarf_formstring(&attr)))
 		return clean_name(s, name);
 	return NULL;
@@ -571,7 +616,7 @@ static uint32_t inline_chain(struct symbolizer *s, struct dso_state *st, uint64_
 			st->cap_inl = cap;
 		}
 		in = &st->inl[st->nr_inl++];
-		in->function = die_name(s, &chain[i]);
+		in->function = die_name(s, st, &chain[i]);
 		in->file = file;
 		in->line = line;
 		count++;
@@ -798,6 +843,7 @@ void sym_dso_release(struct dso_state *st)
 	free(st->syms);
 	free(st->inl);
 	free(st->cache);
+	free(st->dwn);
 }
 
 void sym_free(struct symbolizer *s)

@@ -27,7 +27,11 @@ done
 $PY - "$WORK/fp.stacks" "$TOP/tests/e2e/progs/inl.cc" <<'PY' || fail "inline lines"
 import re, sys
 stacks, src = sys.argv[1:3]
-nlines = len(open(src).read().splitlines())
+text = open(src).read().splitlines()
+nlines = len(text)
+# main's own body: from "int main(" to the first "}" at the line's start
+m0 = next(i for i, l in enumerate(text, 1) if l.startswith("int main("))
+m1 = next(i for i, l in enumerate(text, 1) if i > m0 and l == "}")
 levels, past, main_lines = 0, [], set()
 for block in open(stacks).read().split("\n\n"):
     depth = 0
@@ -47,9 +51,9 @@ if past:
 # Chain<16>::step .. Chain<0>::step inlined into main: 17 levels
 if levels < 17:
     sys.exit("at most %d inlined levels in one frame, the program has 17" % levels)
-# main's own body is lines 36-48: a line outside is a callee's
-if not main_lines or any(not 36 <= n <= 48 for n in main_lines):
-    sys.exit("main shown at lines %s, its body is 36-48" % sorted(main_lines))
+# a line of main outside its body is a callee's
+if not main_lines or any(not m0 <= n <= m1 for n in main_lines):
+    sys.exit("main shown at lines %s, its body is %d-%d" % (sorted(main_lines), m0, m1))
 print("%d inlined levels at most; main at lines %s" % (levels, sorted(main_lines)))
 PY
 echo "ok: inline levels and lines"
@@ -63,3 +67,39 @@ for fn in "helper" "Chain<0>::step" "Chain<8>::step" "Chain<16>::step" "fib"; do
 	grep -qF ";$fn;" "$WORK/fp.folded" || grep -qF ";$fn " "$WORK/fp.folded" || fail "folded stacks lack $fn"
 done
 echo "ok: inlined functions in report and exports"
+
+# inlined lambdas keep the name the demangler gives them out of line
+# (main::{lambda(long)#2}::operator(), not a bare operator(); in a namespace's
+# function, with a class type's parameter, nested in another): each name's
+# lines are the lines of that lambda in an -O0 build, where no lambda is
+# inlined and each has its symbol
+g++ -O0 -g -o "$WORK/inl0" "$TOP/tests/e2e/progs/inl.cc" || fail "cannot build progs/inl.cc at -O0"
+$PY - "$WORK/fp.stacks" "$WORK/inl0" "$A2L" <<'PY' || fail "lambda names"
+import collections, re, subprocess, sys
+stacks, inl0, a2l = sys.argv[1:4]
+lines = collections.defaultdict(set)     # lambda name -> its lines at -O0
+for l in subprocess.run(["nm", "-C", "-S", inl0], capture_output=True, text=True).stdout.splitlines():
+    m = re.match(r"([0-9a-f]+) ([0-9a-f]+) [tTwW] (.*\{lambda.*::operator\(\))\(.*\)( const)?$", l)
+    if not m:
+        continue
+    start, size, name = int(m.group(1), 16), int(m.group(2), 16), m.group(3)
+    out = subprocess.run([a2l, "-e", inl0] + ["0x%x" % a for a in range(start, start + size)],
+                         capture_output=True, text=True).stdout.split()
+    lines[name] |= {int(x.rsplit(":", 1)[1]) for x in out if re.search(r"inl\.cc:\d+$", x)}
+if len(lines) < 6:
+    sys.exit("the -O0 build has %d lambda symbols, 6 expected" % len(lines))
+seen = collections.Counter()
+for l in open(stacks):
+    m = re.search(r"^\s*[0-9a-f]+ (.*\{lambda.*::operator\(\)) \(inlined\) \S*inl\.cc:(\d+)$", l)
+    if not m:
+        continue
+    name, line = m.group(1), int(m.group(2))
+    if name not in lines or line not in lines[name]:
+        sys.exit("%s at line %d: at -O0 that name has lines %s" % (name, line, sorted(lines.get(name, ()))))
+    seen[name] += 1
+if len(seen) < 4:
+    sys.exit("inlined lambdas named: %s" % dict(seen))
+for n, c in sorted(seen.items()):
+    print("%s: %d frames, lines as at -O0" % (n, c))
+PY
+echo "ok: inlined lambdas keep their names"

@@ -113,6 +113,11 @@ def main():
             total += n
             o = ours[k] if k < len(ours) else None
             w = want[a][k] if k < len(want[a]) else None
+            # an inlined lambda: perfport names it as the demangler does
+            # (main::{lambda(long)#3}::operator()), addr2line by its bare
+            # DWARF name; 61-inline checks the lambda's number
+            if o and w and w[0] == "operator()" and re.search(r"#\d+::operator\(\)$", o[0]):
+                o = (w[0], o[1])
             if o == w:
                 ok += n
             else:
