@@ -19,7 +19,7 @@ DEBS     := build-essential pkg-config libtraceevent-dev libzstd-dev libjson-c-d
 # backends' conformance checkers (../shared/conformance): python3-protobuf,
 # -six, -dateutil and Go for Datakit's own parser; rustc for a Rust workload
 TEST_DEBS := linux-perf python3 python3-jsonschema python3-botocore protobuf-compiler python3-lz4 \
-             python3-grpcio chromium openssl python3-protobuf python3-six python3-dateutil llvm golang-go \
+             python3-grpcio chromium openssl python3-protobuf python3-six python3-dateutil llvm nodejs golang-go \
              rustc
 
 OPT      ?= -O2 -g

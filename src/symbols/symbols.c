@@ -343,7 +343,10 @@ void sym_build_symtab(struct symbolizer *s, struct dso_state *st)
 		int type = GELF_ST_TYPE(sym.st_info);
 		bool label;
 
-		if (!name || !*name || !addr || shndx == SHN_UNDEF)
+		/* (st_value, not addr: a module whose first segment is not at 0,
+		 * as perf inject's jitted-PID-N.so, has a bias that makes a
+		 * function's address 0) */
+		if (!name || !*name || !sym.st_value || shndx == SHN_UNDEF)
 			continue;
 		label = is_code_label(&sym, shndx, elf, name);
 		if (type != STT_FUNC && type != STT_GNU_IFUNC && !label)

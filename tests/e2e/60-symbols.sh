@@ -208,6 +208,32 @@ else
 	echo "note: the JIT check is x86_64 only"
 fi
 
+# JIT code of a real JIT through perf inject --jit: node's jitdump turned
+# into jitted-PID-N.so files (their one segment is not at address 0), named
+# as perf report names them. HOME is the work directory: perf inject fills
+# the build-id cache under it.
+if command -v node >/dev/null; then
+	cat >"$WORK/hot.js" <<'JS'
+function hotLoop(n) { let s = 0; for (let i = 0; i < n; i++) s = (s * 31 + i) % 1000003; return s; }
+function outer() { let t = 0; for (let k = 0; k < 300; k++) t += hotLoop(200000); return t; }
+console.log(outer());
+JS
+	(cd "$WORK" && HOME="$WORK" record "$WORK/node.data" -k 1 -g -F 499 -e cpu-clock -- \
+		node --perf-prof --interpreted-frames-native-stack hot.js >/dev/null)
+	(cd "$WORK" && HOME="$WORK" perf inject --jit -i node.data -o node.jit.data) ||
+		fail "perf inject --jit failed"
+	HOME="$WORK" "$PERFPORT" stacks -i "$WORK/node.jit.data" >"$WORK/node.ours" || fail "stacks node: exit $?"
+	HOME="$WORK" perf script -i "$WORK/node.jit.data" -F comm,tid,time,event,ip,sym,dso \
+		>"$WORK/node.perf" 2>/dev/null
+	n=$(grep -c "JS:\*hotLoop .*(.*jitted-[0-9]*-[0-9]*\.so)" "$WORK/node.ours" || true)
+	[ "$n" -gt 20 ] || fail "perf inject --jit: only $n frames named JS:*hotLoop from the jitted .so"
+	$PY "$CHECK" frames "$WORK/node.ours" "$WORK/node.perf" 98 || fail "node jit: frame names"
+	rm -f "$WORK"/jit-*.dump "$WORK"/jitted-*.so
+	echo "ok: perf inject --jit: $n frames in JS:*hotLoop, names as perf script's"
+else
+	echo "note: node is not installed: the perf inject --jit check is not run"
+fi
+
 # Kernel frames of recordings made on another kernel: unknown, not this
 # machine's names.
 if [ -d "$CORPUS" ]; then
