@@ -303,12 +303,29 @@ static size_t collect_advice(const struct info_ctx *c, struct perf_evsel *const 
 			 "(code without frame pointers, such as Debian's glibc, breaks the chain); "
 			 "for full stacks record with: perf record --call-graph dwarf ...",
 			 c->shallow_user_chains, c->user_chains);
-	if (n < max && c->dwarf_samples >= 10 && c->dwarf_full * 20 > c->dwarf_samples)
+	if (n < max && c->sym) {
+		/* unwound: the samples whose unwinding really stopped early with
+		 * a full stack copy (a full copy may still hold every frame) */
+		struct sym_stats all = *sym_stats(c->sym);
+
+		upool_add_stats(c->pool, &all);
+		if (all.unwound >= 10 && all.unwind_truncated * 20 > all.unwound)
+			snprintf(out[n++].text, sizeof(out->text),
+				 "%" PRIu64 " of %" PRIu64 " DWARF-unwound samples stopped early "
+				 "at the end of their stack copy, so their callers are missing; "
+				 "record with: perf record --call-graph dwarf,65528 ...",
+				 all.unwind_truncated, all.unwound);
+	} else if (n < max && c->dwarf_samples >= 10 && c->dwarf_full * 20 > c->dwarf_samples) {
 		snprintf(out[n++].text, sizeof(out->text),
-			 "%" PRIu64 " of %" PRIu64 " DWARF stack copies filled their buffer, so "
-			 "their unwinding stops early; record with: perf record "
+			 "%" PRIu64 " of %" PRIu64 " DWARF stack copies filled their buffer (not "
+			 "unwound with --no-symbols: some may hold every frame), so their "
+			 "unwinding may stop early; record with: perf record "
 			 "--call-graph dwarf,65528 ...",
 			 c->dwarf_full, c->dwarf_samples);
+	}
+	if (n < max && c->sym && sym_stats(c->sym)->by_cause[SYM_NO_KALLSYMS])
+		snprintf(out[n++].text, sizeof(out->text), "kernel frames are not named: %s",
+			 sym_kernel_why(c->sym));
 	return n;
 }
 
@@ -483,6 +500,7 @@ static void print_json(const char *path, const struct perf_reader *r, const stru
 		json_object_object_add(o, "unknown", u);
 		json_object_object_add(o, "dwarf_unwound", json_object_new_uint64(ss->unwound));
 		json_object_object_add(o, "dwarf_unwind_stopped", json_object_new_uint64(ss->unwind_stopped));
+		json_object_object_add(o, "dwarf_unwind_truncated", json_object_new_uint64(ss->unwind_truncated));
 		json_object_object_add(o, "dwarf_unwind_failed", json_object_new_uint64(ss->unwind_failed));
 		add_str(o, "kernel_symbols", sym_kernel_source(c->sym));
 		json_object_object_add(root, "symbols", o);
@@ -577,8 +595,9 @@ static void print_text(const char *path, const struct perf_reader *r, const stru
 
 		upool_add_stats(c->pool, &all);
 		if (ss->unwound || ss->unwind_failed)
-			printf("dwarf unwind:  %" PRIu64 " samples, %" PRIu64 " stopped early, %" PRIu64
-			       " not unwindable\n", ss->unwound, ss->unwind_stopped, ss->unwind_failed);
+			printf("dwarf unwind:  %" PRIu64 " samples, %" PRIu64 " stopped early (%" PRIu64
+			       " at the end of a full stack copy), %" PRIu64 " not unwindable\n",
+			       ss->unwound, ss->unwind_stopped, ss->unwind_truncated, ss->unwind_failed);
 		printf("frames:        %" PRIu64 ", named %" PRIu64 " (%.1f%%)\n", ss->frames,
 		       ss->by_cause[SYM_NAMED],
 		       ss->frames ? 100.0 * (double)ss->by_cause[SYM_NAMED] / (double)ss->frames : 0.0);

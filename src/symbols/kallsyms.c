@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/utsname.h>
 #include <string.h>
 
 #include "../util/log.h"
@@ -235,6 +236,44 @@ static bool try_file(struct symbolizer *s, const char *path, uint64_t kernel_tex
 }
 
 /*
+ * A recording without a kernel build id made on this very boot: the same
+ * release (uname -r) and the recorded kernel's _text where /proc/kallsyms
+ * has it (KASLR places it anew at each boot). Return: true when loaded.
+ */
+static bool same_boot(struct symbolizer *s, uint64_t kernel_text)
+{
+	struct utsname u;
+	uint64_t text_addr;
+	size_t len;
+	char *buf;
+	int ret;
+
+	if (!kernel_text || !s->hdr || !s->hdr->osrelease || uname(&u) != 0 ||
+	    strcmp(u.release, s->hdr->osrelease) != 0)
+		return false;
+	buf = slurp("/proc/kallsyms", &len);
+	if (!buf)
+		return false;
+	ret = kallsyms_parse(s, buf, len, &text_addr);
+	free(buf);
+	if (ret || text_addr != kernel_text) {
+		if (!ret)
+			snprintf(s->kernel_why, sizeof(s->kernel_why),
+				 "the recording has no kernel build id (recorded to a "
+				 "pipe, or with --no-buildid); this machine runs the same release (%s) but "
+				 "not the same boot (the kernel is at another address); pass "
+				 "--kallsyms with a copy of /proc/kallsyms from the recording's "
+				 "boot, or record without --no-buildid", u.release);
+		kernel_free(s);
+		return false;
+	}
+	s->kernel_source = strtab_intern(&s->strings, "/proc/kallsyms (same release and boot, "
+				       "no build id recorded)");
+	pp_info("kernel symbols from %s", s->kernel_source);
+	return true;
+}
+
+/*
  * Function symbols of a vmlinux (its .symtab), if its build id is the
  * recorded kernel's (or the recording did not say).
  */
@@ -327,8 +366,18 @@ static void load(struct symbolizer *s, uint64_t kernel_text)
 		pp_warn("cannot use '%s' as kallsyms: unreadable or without addresses",
 			s->opts.kallsyms);
 	}
-	if (!rec)
-		return; /* nothing to match a kallsyms against: no kernel names */
+	if (!rec) {
+		/* no build id: this machine's kallsyms if it is the same boot */
+		if (s->opts.use_proc_kallsyms && same_boot(s, kernel_text))
+			return;
+		if (!s->kernel_why[0])
+			snprintf(s->kernel_why, sizeof(s->kernel_why),
+				 "the recording has no kernel build id (recorded to a "
+				 "pipe, or with --no-buildid) and this machine does not run the recorded "
+				 "kernel; pass --kallsyms with a copy of the recording host's "
+				 "/proc/kallsyms, or record without --no-buildid");
+		return;
+	}
 	for (size_t i = 0; i < rec->size; i++)
 		sprintf(idhex + 2 * i, "%02x", rec->id[i]);
 	snprintf(path, sizeof(path), "%s/[kernel.kallsyms]/%s/kallsyms", s->buildid_dir, idhex);
@@ -338,9 +387,15 @@ static void load(struct symbolizer *s, uint64_t kernel_text)
 		uint8_t id[PERF_MAX_BUILD_ID];
 		int n = running_kernel_build_id(id);
 
-		if (n == rec->size && memcmp(id, rec->id, (size_t)n) == 0)
-			try_file(s, "/proc/kallsyms", kernel_text, "/proc/kallsyms (same kernel)");
+		if (n == rec->size && memcmp(id, rec->id, (size_t)n) == 0 &&
+		    try_file(s, "/proc/kallsyms", kernel_text, "/proc/kallsyms (same kernel)"))
+			return;
 	}
+	snprintf(s->kernel_why, sizeof(s->kernel_why),
+		 "the recorded kernel (build id %.40s) is not this machine's and perf's "
+		 "build-id cache (%s) has no kallsyms for it; run 'perf archive' on the "
+		 "recording host and unpack it into that cache, or pass --kallsyms or "
+		 "--vmlinux of the recorded kernel", idhex, s->buildid_dir);
 }
 
 void kernel_resolve(struct symbolizer *s, const struct raw_frame *f, uint64_t kernel_text,
@@ -392,6 +447,11 @@ void kernel_free(struct symbolizer *s)
 	free(s->ksyms);
 	s->ksyms = NULL;
 	s->nr_ksyms = 0;
+}
+
+const char *sym_kernel_why(const struct symbolizer *s)
+{
+	return s->nr_ksyms ? "" : s->kernel_why;
 }
 
 const char *sym_kernel_source(const struct symbolizer *s)

@@ -104,6 +104,7 @@ struct symbolizer {
 		uint32_t idx;
 	} *kcache;
 	const char *kernel_source;  /* where they came from, for messages */
+	char kernel_why[4096 + 512]; /* why none, and what would name them */
 
 	/* DWARF unwinding (unwind.c) */
 	struct uw_proc *uw;

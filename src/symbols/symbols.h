@@ -61,6 +61,7 @@ struct sym_stats {
 	uint64_t by_cause[SYM_CAUSE_COUNT];
 	uint64_t unwound;          /* --call-graph dwarf samples unwound */
 	uint64_t unwind_stopped;   /* ... whose unwinding stopped before the outermost frame */
+	uint64_t unwind_truncated; /* ... of those, with a full stack copy: cut by its size */
 	uint64_t unwind_failed;    /* ... that could not be unwound at all (no file, no CFI) */
 };
 
@@ -122,5 +123,11 @@ const char *sym_cause_name(enum sym_cause cause);
 
 /** sym_kernel_source() - where kernel names come from ("none" if nowhere). */
 const char *sym_kernel_source(const struct symbolizer *s);
+
+/**
+ * sym_kernel_why() - why kernel frames are not named, with what would name
+ * them (for info's warnings); "" when they are or were never looked up.
+ */
+const char *sym_kernel_why(const struct symbolizer *s);
 
 #endif /* SYMBOLS_SYMBOLS_H */

@@ -58,6 +58,7 @@ struct uw_sample {
 	uint64_t sp;
 	uint64_t *pcs;
 	size_t n, max;
+	bool past_copy;        /* the unwinder wanted stack above the copy's end */
 };
 
 struct uw_proc {
@@ -100,13 +101,18 @@ static bool cb_get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
 
 static bool cb_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
 {
-	const struct uw_proc *p = arg;
+	struct uw_proc *p = arg;
 	const struct perf_sample *s = p->cur.s;
 
 	(void)dwfl;
 	if (addr < p->cur.sp || addr - p->cur.sp > s->user_stack_dyn_size ||
-	    s->user_stack_dyn_size - (addr - p->cur.sp) < sizeof(*result))
-		return false; /* outside the copied stack */
+	    s->user_stack_dyn_size - (addr - p->cur.sp) < sizeof(*result)) {
+		/* outside the copied stack; above it, the copy was too short
+		 * (libdwfl then ends the chain as if it were the outermost) */
+		if (addr >= p->cur.sp)
+			p->cur.past_copy = true;
+		return false;
+	}
 	memcpy(result, s->user_stack + (addr - p->cur.sp), sizeof(*result));
 	return true;
 }
@@ -292,9 +298,12 @@ size_t sym_unwind(struct symbolizer *s, const struct machine *m, const struct pe
 	p->cur = (struct uw_sample){ .arch = arch, .tid = smp->tid, .s = smp, .sp = sp,
 				     .pcs = pcs, .max = max };
 	/* 0: reached the outermost frame; -1: stopped (no CFI, stack copy too short) */
-	if (dwfl_getthread_frames(p->dwfl, (pid_t)smp->tid, frame_cb, &p->cur) != 0 &&
-	    p->cur.n < max)
+	if ((dwfl_getthread_frames(p->dwfl, (pid_t)smp->tid, frame_cb, &p->cur) != 0 ||
+	     p->cur.past_copy) && p->cur.n < max) {
 		s->stats.unwind_stopped++;
+		if (p->cur.past_copy && smp->user_stack_dyn_size >= smp->user_stack_size)
+			s->stats.unwind_truncated++;
+	}
 	s->stats.unwound++;
 	return p->cur.n;
 }

@@ -267,6 +267,7 @@ void upool_add_stats(const struct upool *p, struct sym_stats *st)
 
 		st->unwound += w->unwound;
 		st->unwind_stopped += w->unwind_stopped;
+		st->unwind_truncated += w->unwind_truncated;
 		st->unwind_failed += w->unwind_failed;
 	}
 }

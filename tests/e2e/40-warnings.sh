@@ -18,9 +18,32 @@ warnings "$WORK/freq.data" | grep -q "sched:sched_switch' was recorded in freque
 	fail "no frequency-mode tracepoint warning: $(warnings "$WORK/freq.data")"
 echo "ok: tracepoint in frequency mode"
 
-record "$WORK/dwarf.data" --call-graph dwarf,1024 -F 499 -e cpu-clock "$WORKLOAD" 0.3 cpu
-warnings "$WORK/dwarf.data" | grep -q "DWARF stack copies filled their buffer.*--call-graph dwarf,65528" ||
-	fail "no truncated-stack warning: $(warnings "$WORK/dwarf.data")"
+# the warning counts the samples whose unwinding stopped at the end of a
+# full stack copy (a full copy may still hold every frame), as info's
+# unwinding figures say; --no-symbols (no unwinding) says "may"
+# (deep: 60 frames down, more than 1 KB of stack)
+record "$WORK/dwarf.data" --call-graph dwarf,1024 -F 499 -e cpu-clock "$WORKLOAD" 0.3 deep
+"$PERFPORT" info --json -i "$WORK/dwarf.data" >"$WORK/dwarf.json" || fail "info dwarf: exit $?"
+$PY - "$WORK/dwarf.json" <<'PY' || fail "DWARF truncation warning"
+import json, re, sys
+j = json.load(open(sys.argv[1]))
+s = j["symbols"]
+w = [x for x in j["warnings"] if "stopped early at the end of their stack copy" in x]
+if not w or "--call-graph dwarf,65528" not in w[0]:
+    sys.exit("no truncation warning: %s" % j["warnings"])
+n, of = map(int, re.match(r"(\d+) of (\d+) ", w[0]).groups())
+if n != s["dwarf_unwind_truncated"] or of != s["dwarf_unwound"] or n > s["dwarf_unwind_stopped"] or not n:
+    sys.exit("warning says %d of %d; unwinding: %s" % (n, of, s))
+print("%d of %d samples stopped at the end of their stack copy" % (n, of))
+PY
+"$PERFPORT" info --no-symbols --json -i "$WORK/dwarf.data" | grep -q "filled their buffer (not unwound with --no-symbols" ||
+	fail "no may-stop warning without symbols"
+# a copy large enough: the same workload unwinds whole, no warning; a
+# shallow one fills 1 KB copies but unwinds whole: no warning either
+record "$WORK/dwarf-big.data" --call-graph dwarf,65528 -F 499 -e cpu-clock "$WORKLOAD" 0.3 deep
+warnings "$WORK/dwarf-big.data" | grep -q "stack copy" && fail "truncation warning with 64 KB copies: $(warnings "$WORK/dwarf-big.data")"
+record "$WORK/dwarf-flat.data" --call-graph dwarf,1024 -F 499 -e cpu-clock "$WORKLOAD" 0.3 cpu
+warnings "$WORK/dwarf-flat.data" | grep -q "stack copy" && fail "truncation warning on whole stacks: $(warnings "$WORK/dwarf-flat.data")"
 echo "ok: DWARF stack copies too small"
 
 # dd spends its time in libc, which has no frame pointers on Debian.
@@ -41,3 +64,14 @@ for f in "$CORPUS/quipper/perf.data.lost_samples-4.4" "$CORPUS/quipper/perf.data
 		fail "$(basename "$f"): lost $text (info), $info (info --json), $rep (report --json); perf report: $want"
 	echo "ok: $(basename "$f"): $want lost samples everywhere"
 done
+
+# kernel frames that cannot be named: info says why and what would name them
+f="$CORPUS/quipper/perf.data.piped.target-3.8"
+if [ -f "$f" ]; then
+	warnings "$f" | grep -q "kernel frames are not named: the recording has no kernel build id.*--kallsyms" ||
+		fail "no unnamed-kernel warning on $(basename "$f"): $(warnings "$f")"
+	f="$CORPUS/quipper/perf.data.forkexit-3.8"
+	warnings "$f" | grep -q "kernel frames are not named: the recorded kernel (build id [0-9a-f]*) is not this machine's.*perf archive" ||
+		fail "no unnamed-kernel warning on $(basename "$f"): $(warnings "$f")"
+	echo "ok: unnamed kernel frames: why, and what names them"
+fi

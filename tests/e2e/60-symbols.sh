@@ -234,6 +234,19 @@ else
 	echo "note: node is not installed: the perf inject --jit check is not run"
 fi
 
+# A recording without build ids (to a pipe; or -z --no-buildid) made on
+# this very boot: its kernel frames are named from /proc/kallsyms (same
+# release, the kernel at the recorded address), as perf script names them.
+perf record -q -o - -g -F 999 -e cpu-clock -- dd if=/dev/zero of=/dev/null bs=1k count=300000 \
+	>"$WORK/pipe.data" 2>"$WORK/pipe.log" || fail "perf record -o -: $(cat "$WORK/pipe.log")"
+record "$WORK/nobid.data" -z --no-buildid -g -F 999 -e cpu-clock -- dd if=/dev/zero of=/dev/null bs=1k count=300000
+for v in pipe nobid; do
+	"$PERFPORT" info -i "$WORK/$v.data" | grep -q "^kernel names:  /proc/kallsyms (same release and boot" ||
+		fail "$v: kernel names not from this boot's kallsyms: $("$PERFPORT" info -i "$WORK/$v.data" | grep "kernel names")"
+	compare "$v" "$WORK/$v.data" 95 k=95
+done
+echo "ok: recordings without build ids name their kernel frames on the same boot"
+
 # Kernel frames of recordings made on another kernel: unknown, not this
 # machine's names.
 if [ -d "$CORPUS" ]; then
