@@ -16,22 +16,30 @@
 #include "../util/log.h"
 #include "cli.h"
 #include "profopts.h"
+#include "report.h"
+
+enum sort_key { SORT_FUNCTION, SORT_MODULE };
 
 struct report_opts {
 	unsigned counters;           /* bit per counter to show; 0: every one present */
 	unsigned top;
 	double min_percent;
-	bool json, no_tree, no_threads, wakers;
+	enum sort_key sort;
+	bool json, no_tree, no_threads, wakers, callee;
 };
 
+/* One line of a top table: a function (a frame), or a module. */
 struct func_sum {
-	uint32_t frame;
+	uint32_t frame;              /* the frame, or for a module one of its frames */
 	struct profile_counts self, total;
 };
 
 struct funcs_ctx {
-	struct func_sum *f;          /* by frame */
-	uint32_t *active;            /* per frame: open nodes with it on the path */
+	struct func_sum *f;          /* by key */
+	uint32_t *key;               /* per frame: its line's index in f */
+	uint32_t *active;            /* per key: open nodes with it on the path */
+	uint32_t *waits_in;          /* per depth: the innermost user frame's key, or none */
+	bool by_wait;                /* off-CPU self to where the thread waited */
 };
 
 static void counts_add(struct profile_counts *to, const struct profile_counts *c)
@@ -42,39 +50,86 @@ static void counts_add(struct profile_counts *to, const struct profile_counts *c
 	}
 }
 
-/* Total counts a function once per stack, however often it recurses. */
+/*
+ * Total counts a function (module) once per stack, however often it
+ * recurses. Self time off CPU goes to the innermost user function of the
+ * stack, where the thread waited: its leaf is always the scheduler's.
+ */
 static int funcs_visit(void *ctx, const struct profile *p, uint32_t node, bool leave)
 {
 	struct funcs_ctx *c = ctx;
-	uint32_t f = p->nodes[node].frame;
+	uint32_t f = p->nodes[node].frame, d = p->nodes[node].depth, k, w;
 
-	if (f == UINT32_MAX)
-		return 0;
-	if (leave) {
-		c->active[f]--;
+	if (f == UINT32_MAX) {
+		c->waits_in[0] = UINT32_MAX;
 		return 0;
 	}
-	counts_add(&c->f[f].self, &p->self[node]);
-	if (!c->active[f]++)
-		counts_add(&c->f[f].total, &p->total[node]);
+	k = c->key[f];
+	if (leave) {
+		c->active[k]--;
+		return 0;
+	}
+	w = report_is_user(&p->frames[f]) ? k : c->waits_in[d - 1];
+	c->waits_in[d] = w;
+	for (int i = 0; i < CNT_COUNT; i++) {
+		uint32_t to = c->by_wait && report_offcpu((enum counter)i) && w != UINT32_MAX ? w : k;
+
+		c->f[to].self.count[i] += p->self[node].count[i];
+		c->f[to].self.ns[i] += p->self[node].ns[i];
+	}
+	if (!c->active[k]++)
+		counts_add(&c->f[k].total, &p->total[node]);
 	return 0;
 }
 
-static struct func_sum *function_sums(const struct profile *p)
+/*
+ * The top tables' lines (@nr set), by function or by module; @by_wait:
+ * off-CPU self time where the threads waited, else at each stack's leaf.
+ */
+static struct func_sum *function_sums(const struct profile *p, enum sort_key sort, bool by_wait,
+				      size_t *nr)
 {
-	struct funcs_ctx c;
+	struct funcs_ctx c = { .by_wait = by_wait };
+	uint32_t maxd = 0, nkeys = 0;
 
+	for (size_t i = 0; i < p->nr_nodes; i++)
+		if (p->nodes[i].depth > maxd)
+			maxd = p->nodes[i].depth;
 	c.f = calloc(p->nr_frames + 1, sizeof(*c.f));
+	c.key = calloc(p->nr_frames + 1, sizeof(*c.key));
 	c.active = calloc(p->nr_frames + 1, sizeof(*c.active));
-	if (!c.f || !c.active || profile_walk(p, funcs_visit, &c)) {
-		free(c.f);
-		free(c.active);
-		return NULL;
+	c.waits_in = calloc((size_t)maxd + 1, sizeof(*c.waits_in));
+	if (!c.f || !c.key || !c.active || !c.waits_in)
+		goto fail;
+	for (uint32_t i = 0; i < p->nr_frames; i++) {
+		uint32_t k = nkeys;
+
+		/* a module's key is its first frame's; modules are few */
+		if (sort == SORT_MODULE)
+			for (uint32_t j = 0; j < nkeys; j++)
+				if (p->frames[c.f[j].frame].module == p->frames[i].module &&
+				    (p->frames[i].flags & (FRAME_F_PROCESS | FRAME_F_THREAD)) ==
+				    (p->frames[c.f[j].frame].flags & (FRAME_F_PROCESS | FRAME_F_THREAD))) {
+					k = j;
+					break;
+				}
+		if (k == nkeys)
+			c.f[nkeys++].frame = i;
+		c.key[i] = k;
 	}
-	for (uint32_t i = 0; i < p->nr_frames; i++)
-		c.f[i].frame = i;
+	if (profile_walk(p, funcs_visit, &c))
+		goto fail;
+	free(c.key);
 	free(c.active);
+	free(c.waits_in);
+	*nr = nkeys;
 	return c.f;
+fail:
+	free(c.f);
+	free(c.key);
+	free(c.active);
+	free(c.waits_in);
+	return NULL;
 }
 
 static enum counter sort_counter;
@@ -94,30 +149,6 @@ static int func_cmp(const void *pa, const void *pb)
 static double secs(uint64_t ns)
 {
 	return (double)ns / 1e9;
-}
-
-static double pct(uint64_t part, uint64_t whole)
-{
-	return whole ? 100.0 * (double)part / (double)whole : 0.0;
-}
-
-static void frame_label(const struct profile *p, uint32_t f, char *buf, size_t len)
-{
-	const struct profile_frame *fr;
-	const char *mod;
-
-	if (f == UINT32_MAX) {
-		snprintf(buf, len, "[root]");
-		return;
-	}
-	fr = &p->frames[f];
-	mod = fr->module ? strrchr(fr->module, '/') : NULL;
-	mod = mod ? mod + 1 : fr->module;
-	if (fr->flags & (FRAME_F_PROCESS | FRAME_F_THREAD | FRAME_F_SYNTHETIC) || !mod)
-		snprintf(buf, len, "%s%s", fr->function, fr->flags & FRAME_F_INLINED ? " (inlined)" : "");
-	else
-		snprintf(buf, len, "%s (%s)%s", fr->function, mod,
-			 fr->flags & FRAME_F_INLINED ? " (inlined)" : "");
 }
 
 static const char *unit_of(const struct profile *p)
@@ -177,61 +208,54 @@ static void print_header(const struct profile *p, const char *path)
 	putchar('\n');
 }
 
-static void print_top(const struct profile *p, const struct func_sum *fs, enum counter c,
-		      const struct report_opts *ro)
+/* A module's line: its file name. */
+static void module_label(const struct profile *p, uint32_t f, char *buf, size_t len)
 {
-	struct func_sum *sorted = malloc((p->nr_frames + 1) * sizeof(*sorted));
+	const struct profile_frame *fr = &p->frames[f];
+
+	if (!fr->module || fr->flags & FRAME_F_SYNTHETIC)
+		snprintf(buf, len, "%s", fr->module ? fr->module : "[no module]");
+	else
+		snprintf(buf, len, "%s", fr->module);
+}
+
+static void print_top(const struct profile *p, const struct func_sum *fs, size_t nr,
+		      enum counter c, const struct report_opts *ro)
+{
+	struct func_sum *sorted = malloc((nr + 1) * sizeof(*sorted));
 	uint64_t whole = p->total[0].ns[c];
+	const char *what = ro->sort == SORT_MODULE ? "modules" : "functions";
 	char label[512];
 
 	if (!sorted)
 		return;
-	memcpy(sorted, fs, p->nr_frames * sizeof(*sorted));
+	memcpy(sorted, fs, nr * sizeof(*sorted));
 	for (int by_total = 0; by_total < 2; by_total++) {
 		sort_counter = c;
 		sort_by_total = by_total;
-		qsort(sorted, p->nr_frames, sizeof(*sorted), func_cmp);
-		printf("\n## %s: top functions by %s\n", counter_name(c), by_total ? "total" : "self");
-		printf("%8s %10s %8s %10s  %s\n", "self%", "self", "total%", "total", "function");
-		for (size_t i = 0, shown = 0; i < p->nr_frames && shown < ro->top; i++) {
+		qsort(sorted, nr, sizeof(*sorted), func_cmp);
+		printf("\n## %s: top %s by %s%s\n", counter_name(c), what, by_total ? "total" : "self",
+		       !by_total && report_offcpu(c) ? " (where the threads waited: the innermost "
+		       "user function; the kernel's path is in the trees)" : "");
+		printf("%8s %10s %8s %10s  %s\n", "self%", "self", "total%", "total",
+		       ro->sort == SORT_MODULE ? "module" : "function");
+		for (size_t i = 0, shown = 0; i < nr && shown < ro->top; i++) {
 			const struct func_sum *f = &sorted[i];
 			uint64_t v = by_total ? f->total.ns[c] : f->self.ns[c];
 
 			if (!v || p->frames[f->frame].flags & (FRAME_F_PROCESS | FRAME_F_THREAD))
 				continue;
 			shown++;
-			frame_label(p, f->frame, label, sizeof(label));
-			printf("%7.2f%% %10.3f %7.2f%% %10.3f  %s\n", pct(f->self.ns[c], whole),
-			       secs(f->self.ns[c]), pct(f->total.ns[c], whole), secs(f->total.ns[c]),
+			if (ro->sort == SORT_MODULE)
+				module_label(p, f->frame, label, sizeof(label));
+			else
+				report_frame_label(p, f->frame, label, sizeof(label));
+			printf("%7.2f%% %10.3f %7.2f%% %10.3f  %s\n", report_pct(f->self.ns[c], whole),
+			       secs(f->self.ns[c]), report_pct(f->total.ns[c], whole), secs(f->total.ns[c]),
 			       label);
 		}
 	}
 	free(sorted);
-}
-
-struct tree_print {
-	enum counter c;
-	uint64_t whole;
-	double min;
-	uint32_t skip_until;         /* nodes below a pruned one */
-};
-
-static int tree_visit(void *ctx, const struct profile *p, uint32_t node, bool leave)
-{
-	struct tree_print *t = ctx;
-	const struct profile_node *n = &p->nodes[node];
-	char label[512];
-	uint64_t v = p->total[node].ns[t->c];
-
-	if (leave || node < t->skip_until)
-		return 0;
-	if (pct(v, t->whole) < t->min || !v) {
-		t->skip_until = n->end;
-		return 0;
-	}
-	frame_label(p, n->frame, label, sizeof(label));
-	printf("%7.2f%% %10.3f  %*s%s\n", pct(v, t->whole), secs(v), (int)(n->depth * 2 > 120 ? 120 : n->depth * 2), "", label);
-	return 0;
 }
 
 static void print_threads(const struct profile *p)
@@ -263,15 +287,10 @@ struct wake_pair {
 	uint32_t node;                /* the off-wake tree's leaf */
 };
 
-static bool is_user(const struct profile_frame *f)
-{
-	return !(f->flags & (FRAME_F_KERNEL | FRAME_F_SYNTHETIC | FRAME_F_PROCESS | FRAME_F_THREAD));
-}
-
 /* A frame of the program rather than of a shared library (libc, libstdc++...). */
 static bool is_program(const struct profile_frame *f)
 {
-	return is_user(f) && !(f->module && strstr(f->module, ".so"));
+	return report_is_user(f) && !(f->module && strstr(f->module, ".so"));
 }
 
 /* Kernel frames of the wakeup machinery itself, never "the waker". */
@@ -320,7 +339,7 @@ static const char *side_name(const struct profile *p, const uint32_t *path, size
 
 		if (!prog && is_program(f))
 			prog = f->function;
-		if (!user && is_user(f))
+		if (!user && report_is_user(f))
 			user = f->function;
 		if ((f->flags & FRAME_F_KERNEL) && !kern && !is_wake_helper(f->function))
 			kern = f->function;
@@ -471,20 +490,27 @@ static void print_wakers(const struct profile *p, const struct report_opts *ro)
 
 static void print_text(const struct profile *p, const char *path, const struct report_opts *ro)
 {
-	struct func_sum *fs = function_sums(p);
+	size_t nr = 0;
+	struct func_sum *fs = function_sums(p, ro->sort, true, &nr);
 
 	print_header(p, path);
 	for (int c = 0; c < CNT_COUNT && fs; c++) {
-		struct tree_print t = { (enum counter)c, p->total[0].ns[c], ro->min_percent, 0 };
-
 		if (!(ro->counters & (1u << c)) || !p->total[0].count[c])
 			continue;
-		print_top(p, fs, (enum counter)c, ro);
+		print_top(p, fs, nr, (enum counter)c, ro);
 		if (ro->no_tree)
 			continue;
-		printf("\n## %s: caller tree (total; nodes under %.1f%% left out)\n", counter_name(c),
-		       ro->min_percent);
-		profile_walk(p, tree_visit, &t);
+		if (ro->callee) {
+			printf("\n## %s: callee tree (self, each function with its callers below it%s; "
+			       "nodes under %.1f%% left out)\n", counter_name(c),
+			       report_offcpu((enum counter)c) ? ", from where the threads waited" : "",
+			       ro->min_percent);
+			report_callee_tree(p, (enum counter)c, ro->min_percent);
+			continue;
+		}
+		printf("\n## %s: caller tree (total, largest first; nodes under %.1f%% left out)\n",
+		       counter_name(c), ro->min_percent);
+		report_caller_tree(p, (enum counter)c, ro->min_percent);
 	}
 	if (ro->wakers)
 		print_wakers(p, ro);
@@ -572,7 +598,9 @@ static json_object *meta_json(const struct profile *p)
 static void print_json(const struct profile *p, const struct report_opts *ro)
 {
 	json_object *root = json_object_new_object(), *a;
-	struct func_sum *fs = function_sums(p);
+	size_t nr_fs;
+	/* JSON: per frame, its own self time (the leaf's), as the nodes have it */
+	struct func_sum *fs = function_sums(p, SORT_FUNCTION, false, &nr_fs);
 
 	json_object_object_add(root, "meta", meta_json(p));
 	json_object_object_add(root, "totals", counts_json(&p->total[0], ro->counters));
@@ -663,18 +691,26 @@ static void report_usage(FILE *out)
 {
 	fprintf(out,
 		"usage: perfport report [-i FILE] [--counter LIST] [--top N] [--min-percent P]\n"
-		"                       [--no-tree] [--no-threads] [--wakers] [--json] [profile options]\n"
+		"                       [--sort KEY] [--callee] [--no-tree] [--no-threads]\n"
+		"                       [--wakers] [--json] [profile options]\n"
 		"\n"
 		"Build the counter-typed call tree of a recording - on-CPU samples and\n"
 		"off-CPU intervals by thread state - and print, for each counter, the top\n"
-		"functions by self and total time and a caller tree with percentages, then\n"
-		"each thread's time by state.\n"
+		"functions by self and total time and a caller tree with percentages\n"
+		"(each node's children largest first), then each thread's time by state.\n"
+		"Off CPU, a function's self time is the time threads waited in it: the\n"
+		"innermost user function of each stack (the kernel's path below it, always\n"
+		"ending in the scheduler, is in the trees).\n"
 		"\n"
 		"options:\n"
 		"  -i, --input FILE        the recording (default ./perf.data; - for stdin)\n"
 		"      --counter LIST      counters to show: on-cpu, preempted, lock, io, sleep,\n"
 		"                          timed-sleep, idle (default: every one present)\n"
-		"      --top N             functions listed per counter (default 20)\n"
+		"      --top N             functions listed per counter, 1 or more (default 20)\n"
+		"      --sort KEY          top tables by function (default) or module\n"
+		"      --callee            the callee (inverted) tree instead of the caller\n"
+		"                          tree: each function where time was spent, its\n"
+		"                          callers below it (also --inverted)\n"
 		"      --min-percent P     leave tree nodes under P%% out (default 1)\n"
 		"      --no-tree           no caller tree (in JSON: no nodes)\n"
 		"      --no-threads        no thread summary\n"
@@ -689,7 +725,7 @@ static void report_usage(FILE *out)
 }
 
 enum { OPT_COUNTER = 0x1200, OPT_TOP, OPT_MIN_PERCENT, OPT_NO_TREE, OPT_NO_THREADS, OPT_JSON,
-       OPT_WAKERS };
+       OPT_WAKERS, OPT_CALLEE, OPT_SORT };
 
 static int parse_counters(const char *s, unsigned *out)
 {
@@ -724,6 +760,9 @@ int cmd_report(int argc, char **argv)
 		{ "no-threads", no_argument, NULL, OPT_NO_THREADS },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "wakers", no_argument, NULL, OPT_WAKERS },
+		{ "callee", no_argument, NULL, OPT_CALLEE },
+		{ "inverted", no_argument, NULL, OPT_CALLEE },
+		{ "sort", required_argument, NULL, OPT_SORT },
 		PROFOPTS_LONG_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -745,8 +784,9 @@ int cmd_report(int argc, char **argv)
 			break;
 		case OPT_TOP:
 			ro.top = (unsigned)strtoul(optarg, &end, 10);
-			if (*end || !*optarg)
-				return cli_usage_error("report", "--top takes a number");
+			if (*end || !*optarg || *optarg == '-' || ro.top < 1)
+				return cli_usage_error("report", "--top takes a number of 1 or more, not '%s'",
+						       optarg);
 			break;
 		case OPT_MIN_PERCENT:
 			ro.min_percent = strtod(optarg, &end);
@@ -757,6 +797,16 @@ int cmd_report(int argc, char **argv)
 		case OPT_NO_THREADS: ro.no_threads = true; break;
 		case OPT_JSON: ro.json = true; break;
 		case OPT_WAKERS: ro.wakers = true; break;
+		case OPT_CALLEE: ro.callee = true; break;
+		case OPT_SORT:
+			if (!strcmp(optarg, "function"))
+				ro.sort = SORT_FUNCTION;
+			else if (!strcmp(optarg, "module"))
+				ro.sort = SORT_MODULE;
+			else
+				return cli_usage_error("report", "--sort takes function or module, not '%s'",
+						       optarg);
+			break;
 		case 'h':
 			report_usage(stdout);
 			return EXIT_FULL;

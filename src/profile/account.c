@@ -402,8 +402,6 @@ static uint32_t stack_walk(struct account *a, const struct perf_event *ev, const
 		const uint32_t *ids;
 		uint32_t k;
 
-		if (a->opts->no_kernel && a->raw[i].kind != FRAME_USER)
-			continue;
 		k = raw_frame_ids(a, &a->raw[i], ktext, &ids);
 		if (!k)
 			return TREE_NONE;

@@ -448,6 +448,12 @@ static int finish(struct profile *p, struct profile_priv *pv, struct build_ctx *
 	int ret, err = 0;
 
 	acct_finish(a);
+	/* --no-kernel: the states were decided on whole stacks; the kernel's
+	 * frames leave only now (the off-wake tree's frame strings are the
+	 * main tree's, which keeps them) */
+	if (o->no_kernel && (tree_strip(&a->tree, FRAME_F_KERNEL) ||
+			     (a->wtree_ready && tree_strip(&a->wtree, FRAME_F_KERNEL))))
+		return PP_ENOMEM;
 	pv->tree = a->tree;          /* the profile keeps the tree's strings */
 	memset(&a->tree, 0, sizeof(a->tree));
 	ret = tree_finish(&pv->tree, &pv->frames, &nr_frames, &pv->nodes, &pv->self, &pv->total,

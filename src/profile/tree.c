@@ -254,6 +254,51 @@ int tree_add_slice(struct tree *t, uint32_t slice, uint32_t node, enum counter c
 	return 0;
 }
 
+int tree_strip(struct tree *t, uint32_t flags)
+{
+	uint32_t *map = malloc((t->nr_nodes ? t->nr_nodes : 1) * sizeof(*map));
+	struct tree n;
+
+	if (!map || tree_init(&n)) {
+		free(map);
+		return PP_ENOMEM;
+	}
+	/* a parent always comes before its children */
+	map[TREE_ROOT] = TREE_ROOT;
+	counts_add(&n.self[TREE_ROOT], &t->self[TREE_ROOT]);
+	for (size_t i = 1; i < t->nr_nodes; i++) {
+		const struct profile_frame *f = &t->frames[t->nodes[i].frame];
+		uint32_t p = map[t->nodes[i].parent], fr;
+
+		if (f->flags & flags) {
+			map[i] = p;
+		} else {
+			fr = tree_frame(&n, f->function, f->module, f->file, f->line, f->flags);
+			map[i] = fr == TREE_NONE ? TREE_NONE : tree_child(&n, p, fr);
+			if (map[i] == TREE_NONE)
+				goto fail;
+		}
+		counts_add(&n.self[map[i]], &t->self[i]);
+	}
+	for (size_t i = 0; i < t->nr_slices; i++) {
+		const struct profile_slice *s = &t->slices[i];
+
+		if (tree_add_slice(&n, s->slice, map[s->node], (enum counter)s->counter, s->count,
+				   s->ns))
+			goto fail;
+	}
+	free(map);
+	n.strings = t->strings;
+	memset(&t->strings, 0, sizeof(t->strings));
+	tree_release(t);
+	*t = n;
+	return 0;
+fail:
+	free(map);
+	tree_release(&n);
+	return PP_ENOMEM;
+}
+
 static int slice_cmp(const void *a, const void *b)
 {
 	const struct profile_slice *x = a, *y = b;

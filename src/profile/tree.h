@@ -79,6 +79,14 @@ int tree_add_slice(struct tree *t, uint32_t slice, uint32_t node, enum counter c
 		   uint64_t count, uint64_t ns);
 
 /**
+ * tree_strip() - rebuild @t without the frames that have any of @flags
+ * (FRAME_F_KERNEL for --no-kernel): each such node's counts and children
+ * go to its nearest kept ancestor. The strings stay with @t.
+ * Return: 0 or PP_ENOMEM (then @t is unchanged).
+ */
+int tree_strip(struct tree *t, uint32_t flags);
+
+/**
  * tree_finish() - the flat view: nodes in DFS pre-order with children sorted
  * by frame (function, module, file, line, flags), subtrees with nothing
  * counted left out, frames renumbered in order of first use.

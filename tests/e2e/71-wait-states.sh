@@ -119,6 +119,29 @@ if bad:
 PY
 echo "ok: every wait's time in its state where the arguments are recorded"
 
+# --no-kernel hides the kernel's frames after the states are decided: every
+# thread's time by state is the same as with them (the syscall entry points
+# and kernel lock paths that decided them are kernel frames)
+for v in dwarf fp; do
+	"$PERFPORT" -q report -i "$WORK/$v.data" --json --no-tree >"$WORK/$v-k.json" || fail "report $v: exit $?"
+	"$PERFPORT" -q report -i "$WORK/$v.data" --json --no-kernel >"$WORK/$v-nok.json" ||
+		fail "report --no-kernel $v: exit $?"
+	$PY - "$WORK/$v-k.json" "$WORK/$v-nok.json" <<'PY' || fail "$v: --no-kernel changed the states"
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+ta = {(t["tid"]): t["counters"] for t in a["threads"]}
+tb = {(t["tid"]): t["counters"] for t in b["threads"]}
+if a["totals"] != b["totals"] or ta != tb:
+    diff = [(t, ta[t], tb.get(t)) for t in ta if ta[t] != tb.get(t)]
+    sys.exit("totals %s vs %s; threads differ: %s" % (a["totals"], b["totals"], diff[:3]))
+k = [f["function"] for f in b["frames"] if f["flags"] & 1]   # FRAME_F_KERNEL
+if k:
+    sys.exit("--no-kernel left kernel frames: %s" % k[:5])
+print("%d threads, the same time by state with and without kernel frames" % len(ta))
+PY
+done
+echo "ok: --no-kernel changes no state"
+
 # who woke them: report --wakers pairs each blocked interval with the stack
 # of the sched_waking that ended it (fired in the waker's context); the untimed waits are ended by the
 # waker thread's wake_all(), the lock waits by lock_holder(); the pairs

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * report.h - what cmd_report.c shares with report_tree.c.
+ */
+#ifndef CLI_REPORT_H
+#define CLI_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../profile/profile.h"
+
+static inline double report_pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+/** report_frame_label() - "function (module)" for frame @f (UINT32_MAX: the root). */
+void report_frame_label(const struct profile *p, uint32_t f, char *buf, size_t len);
+
+/** report_is_user() - a frame of user code: not kernel, synthetic, process or thread. */
+bool report_is_user(const struct profile_frame *f);
+
+/** report_offcpu() - whether counter @c is time off CPU, charged where the thread waits. */
+bool report_offcpu(enum counter c);
+
+/**
+ * report_caller_tree() - print counter @c's caller tree, each node's
+ * children largest first, nodes under @min percent left out.
+ * Return: 0, or -1 out of memory.
+ */
+int report_caller_tree(const struct profile *p, enum counter c, double min);
+
+/**
+ * report_callee_tree() - print counter @c's callee (inverted) tree: the
+ * functions where time was spent (for an off-CPU counter, the innermost
+ * user function: where the thread waited), under each its callers.
+ * Return: 0, or -1 out of memory.
+ */
+int report_callee_tree(const struct profile *p, enum counter c, double min);
+
+#endif /* CLI_REPORT_H */

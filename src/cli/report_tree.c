@@ -1,0 +1,268 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * report_tree.c - the trees of `perfport report`: the caller tree with each
+ * node's children largest first (as perf report sorts them), and the callee
+ * tree (bottom-up: each function where time was spent, under it its callers).
+ * They only read the finished profile.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+
+#define MAX_INDENT 120
+
+void report_frame_label(const struct profile *p, uint32_t f, char *buf, size_t len)
+{
+	const struct profile_frame *fr;
+	const char *mod;
+
+	if (f == UINT32_MAX) {
+		snprintf(buf, len, "[root]");
+		return;
+	}
+	fr = &p->frames[f];
+	mod = fr->module ? strrchr(fr->module, '/') : NULL;
+	mod = mod ? mod + 1 : fr->module;
+	if (fr->flags & (FRAME_F_PROCESS | FRAME_F_THREAD | FRAME_F_SYNTHETIC) || !mod)
+		snprintf(buf, len, "%s%s", fr->function, fr->flags & FRAME_F_INLINED ? " (inlined)" : "");
+	else
+		snprintf(buf, len, "%s (%s)%s", fr->function, mod,
+			 fr->flags & FRAME_F_INLINED ? " (inlined)" : "");
+}
+
+bool report_is_user(const struct profile_frame *f)
+{
+	return !(f->flags & (FRAME_F_KERNEL | FRAME_F_SYNTHETIC | FRAME_F_PROCESS | FRAME_F_THREAD));
+}
+
+bool report_offcpu(enum counter c)
+{
+	return c != CNT_ON_CPU && c != CNT_IDLE;
+}
+
+/* --- the caller tree --- */
+
+struct caller_print {
+	const struct profile *p;
+	enum counter c;
+	uint64_t whole;
+	double min;
+	uint32_t *kids;              /* scratch: children of the nodes on the path */
+};
+
+static const struct profile *cmp_p;
+static enum counter cmp_c;
+
+/* Children largest first; equal ones in the profile's order (by frame). */
+static int kid_cmp(const void *pa, const void *pb)
+{
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+	uint64_t x = cmp_p->total[a].ns[cmp_c], y = cmp_p->total[b].ns[cmp_c];
+
+	if (x != y)
+		return x > y ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
+/*
+ * Print @node and its subtree; @kids has room for every node below it (the
+ * children of the nodes on the path are stacked in it). Iterative over
+ * siblings, recursive in depth, which profile stacks bound.
+ */
+static void caller_node(struct caller_print *t, uint32_t node, uint32_t *kids)
+{
+	const struct profile *p = t->p;
+	uint64_t v = p->total[node].ns[t->c];
+	uint32_t n = 0, depth = p->nodes[node].depth;
+	char label[512];
+
+	report_frame_label(p, p->nodes[node].frame, label, sizeof(label));
+	printf("%7.2f%% %10.3f  %*s%s\n", report_pct(v, t->whole), (double)v / 1e9,
+	       (int)(depth * 2 > MAX_INDENT ? MAX_INDENT : depth * 2), "", label);
+	for (uint32_t k = node + 1; k < p->nodes[node].end; k = p->nodes[k].end) {
+		uint64_t kv = p->total[k].ns[t->c];
+
+		if (kv && report_pct(kv, t->whole) >= t->min)
+			kids[n++] = k;
+	}
+	cmp_p = p;
+	cmp_c = t->c;
+	qsort(kids, n, sizeof(*kids), kid_cmp);
+	for (uint32_t i = 0; i < n; i++)
+		caller_node(t, kids[i], kids + n);
+}
+
+int report_caller_tree(const struct profile *p, enum counter c, double min)
+{
+	struct caller_print t = { p, c, p->total[0].ns[c], min, NULL };
+
+	t.kids = malloc((p->nr_nodes + 1) * sizeof(*t.kids));
+	if (!t.kids)
+		return -1;
+	if (p->total[0].ns[c])
+		caller_node(&t, 0, t.kids);
+	free(t.kids);
+	return 0;
+}
+
+/* --- the callee tree --- */
+
+struct inode {
+	uint32_t frame;
+	uint32_t parent, first_child, next_sibling;
+	uint64_t ns;
+};
+
+struct itree {
+	struct inode *n;
+	size_t nr, cap;
+	uint32_t *slots;             /* open addressing on (parent, frame): node + 1 */
+	size_t slots_cap;
+};
+
+static uint64_t ihash(uint32_t parent, uint32_t frame)
+{
+	return ((uint64_t)parent * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)frame * 0xc2b2ae3d27d4eb4fULL);
+}
+
+static int islots_grow(struct itree *t)
+{
+	size_t cap = t->slots_cap ? t->slots_cap * 2 : 1024;
+	uint32_t *s = calloc(cap, sizeof(*s));
+
+	if (!s)
+		return -1;
+	for (size_t i = 0; i < t->slots_cap; i++) {
+		const struct inode *e;
+		size_t j;
+
+		if (!t->slots[i])
+			continue;
+		e = &t->n[t->slots[i] - 1];
+		for (j = ihash(e->parent, e->frame) & (cap - 1); s[j]; j = (j + 1) & (cap - 1))
+			;
+		s[j] = t->slots[i];
+	}
+	free(t->slots);
+	t->slots = s;
+	t->slots_cap = cap;
+	return 0;
+}
+
+/* The child of @parent for @frame, added if new; UINT32_MAX out of memory. */
+static uint32_t ichild(struct itree *t, uint32_t parent, uint32_t frame)
+{
+	size_t j;
+
+	if ((t->nr + 1) * 2 > t->slots_cap && islots_grow(t))
+		return UINT32_MAX;
+	for (j = ihash(parent, frame) & (t->slots_cap - 1); t->slots[j]; j = (j + 1) & (t->slots_cap - 1)) {
+		const struct inode *e = &t->n[t->slots[j] - 1];
+
+		if (e->parent == parent && e->frame == frame)
+			return t->slots[j] - 1;
+	}
+	if (t->nr == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 1024;
+		struct inode *n = realloc(t->n, cap * sizeof(*n));
+
+		if (!n)
+			return UINT32_MAX;
+		t->n = n;
+		t->cap = cap;
+	}
+	t->n[t->nr] = (struct inode){ frame, parent, UINT32_MAX, t->n[parent].first_child, 0 };
+	t->n[parent].first_child = (uint32_t)t->nr;
+	t->slots[j] = (uint32_t)++t->nr;
+	return (uint32_t)(t->nr - 1);
+}
+
+static const struct itree *icmp_t;
+
+static int icmp(const void *pa, const void *pb)
+{
+	const struct inode *a = &icmp_t->n[*(const uint32_t *)pa], *b = &icmp_t->n[*(const uint32_t *)pb];
+
+	if (a->ns != b->ns)
+		return a->ns > b->ns ? -1 : 1;
+	return a->frame < b->frame ? -1 : a->frame > b->frame;
+}
+
+struct callee_print {
+	const struct profile *p;
+	const struct itree *t;
+	uint64_t whole;
+	double min;
+};
+
+static void callee_node(const struct callee_print *cp, uint32_t i, uint32_t depth, uint32_t *kids)
+{
+	const struct inode *e = &cp->t->n[i];
+	uint32_t n = 0;
+	char label[512];
+
+	if (i) {
+		report_frame_label(cp->p, e->frame, label, sizeof(label));
+		printf("%7.2f%% %10.3f  %*s%s\n", report_pct(e->ns, cp->whole), (double)e->ns / 1e9,
+		       (int)(depth * 2 > MAX_INDENT ? MAX_INDENT : depth * 2), "", label);
+	}
+	for (uint32_t k = e->first_child; k != UINT32_MAX; k = cp->t->n[k].next_sibling)
+		if (cp->t->n[k].ns && report_pct(cp->t->n[k].ns, cp->whole) >= cp->min)
+			kids[n++] = k;
+	icmp_t = cp->t;
+	qsort(kids, n, sizeof(*kids), icmp);
+	for (uint32_t k = 0; k < n; k++)
+		callee_node(cp, kids[k], i ? depth + 1 : 0, kids + n);
+}
+
+int report_callee_tree(const struct profile *p, enum counter c, double min)
+{
+	struct itree t = { 0 };
+	uint32_t *path = malloc((p->nr_nodes + 1) * sizeof(*path)), *kids = NULL;
+	struct callee_print cp = { p, &t, p->total[0].ns[c], min };
+	int ret = -1;
+
+	if (!path || !(t.n = malloc(1024 * sizeof(*t.n))))
+		goto out;
+	t.cap = 1024;
+	t.n[0] = (struct inode){ UINT32_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX, 0 };
+	t.nr = 1;
+	/* each node's self time, along its path read from the leaf up: for an
+	 * off-CPU counter from the innermost user function, where it waited
+	 * (the kernel's scheduler frames below it say nothing) */
+	for (uint32_t node = 1; node < p->nr_nodes; node++) {
+		uint64_t v = p->self[node].ns[c];
+		uint32_t np = 0, at = 0, start = 0;
+
+		if (!v)
+			continue;
+		for (uint32_t k = node; k && k != UINT32_MAX; k = p->nodes[k].parent)
+			path[np++] = p->nodes[k].frame;
+		if (report_offcpu(c))
+			while (start < np && !report_is_user(&p->frames[path[start]]))
+				start++;
+		if (start == np)
+			start = 0;      /* no user frame: a kernel thread */
+		t.n[0].ns += v;
+		for (uint32_t i = start; i < np; i++) {
+			at = ichild(&t, at, path[i]);
+			if (at == UINT32_MAX)
+				goto out;
+			t.n[at].ns += v;
+		}
+	}
+	kids = malloc((t.nr + 1) * sizeof(*kids));
+	if (!kids)
+		goto out;
+	callee_node(&cp, 0, 0, kids);
+	ret = 0;
+out:
+	free(kids);
+	free(t.slots);
+	free(t.n);
+	free(path);
+	return ret;
+}

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# report's views: the caller tree's children largest first (as perf report
+# sorts them); the callee (inverted) tree; top tables by module agreeing with
+# perf report --sort dso; off-CPU self time charged to the user function the
+# thread waited in, not to the scheduler; --top below 1 and an unknown
+# --sort refused.
+. "$(dirname "$0")/lib/common.sh"
+need_perf
+need_python
+need_tracepoint
+build_workload
+
+record "$WORK/all.data" -g -e cpu-clock/freq=999/ -e sched:sched_switch "$WORKLOAD" 0.5 all
+"$PERFPORT" -q report -i "$WORK/all.data" --no-threads --min-percent 0.5 >"$WORK/caller.txt" || fail "report: exit $?"
+"$PERFPORT" -q report -i "$WORK/all.data" --no-threads --min-percent 0 --callee >"$WORK/callee.txt" ||
+	fail "report --callee: exit $?"
+"$PERFPORT" -q report -i "$WORK/all.data" --json --no-tree >"$WORK/all.json" || fail "report --json: exit $?"
+
+$PY - "$WORK" <<'PY' || fail "report trees"
+import collections, json, re, sys
+w = sys.argv[1]
+j = json.load(open(w + "/all.json"))
+totals = {c: v["ns"] for c, v in j["totals"].items()}
+
+def trees(path, kind):
+    """{counter: [(depth, seconds, label)]} of each '## C: KIND tree' section"""
+    out, cur = {}, None
+    for line in open(path):
+        m = re.match(r"## (\S+): (caller|callee) tree", line)
+        if m:
+            cur = out.setdefault(m.group(1), []) if m.group(2) == kind else None
+            continue
+        if line.startswith("##"):
+            cur = None
+            continue
+        m = re.match(r"\s*([\d.]+)%\s+([\d.]+)  ( *)(\S.*)$", line)
+        if cur is not None and m:
+            cur.append((len(m.group(3)) // 2, float(m.group(2)), m.group(4)))
+    return out
+
+# caller trees: every node's children in non-increasing order, none larger
+# than its parent
+caller = trees(w + "/caller.txt", "caller")
+if set(caller) != set(totals):
+    sys.exit("caller trees for %s, counters %s" % (sorted(caller), sorted(totals)))
+for c, rows in caller.items():
+    for i, (d, v, label) in enumerate(rows):
+        kids = []
+        for d2, v2, l2 in rows[i + 1:]:
+            if d2 <= d:
+                break
+            if d2 == d + 1:
+                kids.append((v2, l2))
+        vals = [k[0] for k in kids]
+        if vals != sorted(vals, reverse=True):
+            sys.exit("%s: children of %r not largest first: %s" % (c, label, kids[:6]))
+        if vals and max(vals) > v + 0.0015:
+            sys.exit("%s: a child of %r larger than it" % (c, label))
+print("caller trees: %s, children largest first" % ", ".join("%s %d nodes" % (c, len(r)) for c, r in caller.items()))
+
+# callee trees: the top level sums to the counter's total (nothing left out
+# at --min-percent 0) and is largest first; off CPU it starts at user code
+callee = trees(w + "/callee.txt", "callee")
+for c, rows in callee.items():
+    top = [(v, l) for d, v, l in rows if d == 0]
+    s = sum(v for v, _ in top)
+    if abs(s - totals[c] / 1e9) > 0.002 * len(top) + 0.002:
+        sys.exit("%s: callee tree's top level sums to %.3f s, total %.3f s" % (c, s, totals[c] / 1e9))
+    if [v for v, _ in top] != sorted((v for v, _ in top), reverse=True):
+        sys.exit("%s: callee top level not largest first" % c)
+    if c in ("lock", "io", "sleep", "timed-sleep"):
+        k = [l for v, l in top if "[kernel.kallsyms]" in l]
+        if k and sum(v for v, l in top if "[kernel.kallsyms]" in l) > 0.05 * s:
+            sys.exit("%s: the callee tree starts in the kernel: %s" % (c, k[:3]))
+print("callee trees: top levels sum to each counter's total")
+PY
+echo "ok: caller and callee trees"
+
+# off-CPU top tables: where the threads waited (a user function), not the
+# scheduler's leaf, which the JSON's per-frame self still holds
+grep -A3 "^## lock: top functions by self" "$WORK/caller.txt" | sed -n 3p | grep -q "kernel.kallsyms" &&
+	fail "lock's top function by self is a kernel function: $(grep -A3 '^## lock: top functions by self' "$WORK/caller.txt")"
+grep -A3 "^## lock: top functions by self" "$WORK/caller.txt" | sed -n 3p | grep -qE "libc|wlx|workload" ||
+	fail "lock's top function by self is not a user function: $(grep -A3 '^## lock: top functions by self' "$WORK/caller.txt")"
+echo "ok: off-CPU self time where the threads waited"
+
+# by module: the on-CPU self shares as perf report --sort dso gives them
+record "$WORK/cpu.data" -g -e cpu-clock/freq=999/ "$WORKLOAD" 0.5 all
+"$PERFPORT" -q report -i "$WORK/cpu.data" --sort module --no-tree --no-threads >"$WORK/module.txt" ||
+	fail "report --sort module: exit $?"
+perf report -i "$WORK/cpu.data" --stdio --no-children --sort dso -g none 2>/dev/null >"$WORK/module.perf"
+$PY - "$WORK" <<'PY' || fail "--sort module"
+import re, sys
+w = sys.argv[1]
+perf = {}
+for line in open(w + "/module.perf"):
+    m = re.match(r"\s+([\d.]+)%\s+(\S+)", line)
+    if m:
+        perf[m.group(2)] = float(m.group(1))
+ours, on = {}, False
+for line in open(w + "/module.txt"):
+    if line.startswith("## on-cpu: top modules by self"):
+        on = True
+        continue
+    if line.startswith("##"):
+        on = False
+    m = re.match(r"\s+([\d.]+)%\s+[\d.]+\s+[\d.]+%\s+[\d.]+\s+(\S+)", line)
+    if on and m:
+        ours[m.group(2).rsplit("/", 1)[-1]] = float(m.group(1))
+if not ours:
+    sys.exit("no module table")
+for mod, share in perf.items():
+    if share >= 1 and abs(ours.get(mod, 0) - share) > 1.0:
+        sys.exit("%s: perfport %.2f%%, perf report %.2f%%" % (mod, ours.get(mod, 0), share))
+print("modules: %s" % ", ".join("%s %.1f%%" % kv for kv in sorted(ours.items(), key=lambda kv: -kv[1])[:4]))
+PY
+echo "ok: --sort module agrees with perf report --sort dso"
+
+rc=0; "$PERFPORT" -q report -i "$WORK/cpu.data" --top 0 >/dev/null 2>"$WORK/top.err" || rc=$?
+[ $rc -eq 1 ] && grep -q "1 or more" "$WORK/top.err" || fail "--top 0: exit $rc, $(cat "$WORK/top.err")"
+rc=0; "$PERFPORT" -q report -i "$WORK/cpu.data" --sort thread >/dev/null 2>"$WORK/sort.err" || rc=$?
+[ $rc -eq 1 ] && grep -q "function or module" "$WORK/sort.err" || fail "--sort thread: exit $rc"
+echo "ok: --top 0 and an unknown --sort refused"
