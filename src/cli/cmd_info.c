@@ -297,6 +297,26 @@ static size_t collect_advice(const struct info_ctx *c, struct perf_evsel *const 
 				 "with: perf record -e cpu-clock/freq=999/ -e %s ...",
 				 ev[i]->name, ev[i]->name);
 	}
+	{
+		bool sampled = false, stacks = false;
+
+		for (size_t i = 0; i < nr; i++) {
+			const struct perf_attr *a = &ev[i]->attr;
+
+			if (a->type == PERF_TYPE_SOFTWARE || a->type == PERF_TYPE_HARDWARE ||
+			    a->type == PERF_TYPE_TRACEPOINT || a->type == PERF_TYPE_HW_CACHE ||
+			    a->type == PERF_TYPE_RAW) {
+				sampled = true;
+				stacks = stacks || (a->sample_type & (PERF_SAMPLE_CALLCHAIN |
+								       PERF_SAMPLE_STACK_USER));
+			}
+		}
+		if (n < max && sampled && !stacks)
+			snprintf(out[n++].text, sizeof(out->text),
+				 "no event was recorded with call stacks, so profiles show each "
+				 "sampled function without its callers; record with: perf record "
+				 "-g ... (or --call-graph dwarf)");
+	}
 	if (n < max && c->user_chains >= 10 && c->shallow_user_chains * 5 > c->user_chains)
 		snprintf(out[n++].text, sizeof(out->text),
 			 "%" PRIu64 " of %" PRIu64 " frame-pointer user callchains have no caller "

@@ -200,6 +200,20 @@ static void print_header(const struct profile *p, const char *path)
 		printf("# off-CPU states: %" PRIu64 " in a system call whose arguments were not "
 		       "recorded, decided by the rules (record with --call-graph dwarf or "
 		       "--user-regs=di,si,dx,r10,r8,r9 on x86_64 to read them)\n", m->iv_syscall_no_regs);
+	{
+		bool sampled = false, stacks = false;
+
+		for (size_t i = 0; i < m->nr_sources; i++)
+			if (m->sources[i].samples && (m->sources[i].role == ROLE_ON_CPU ||
+						      m->sources[i].role == ROLE_SCHED_SWITCH)) {
+				sampled = true;
+				stacks = stacks || m->sources[i].stacks;
+			}
+		if (sampled && !stacks)
+			printf("# stacks: none recorded (perf record without -g or --call-graph): each "
+			       "function is shown without its callers, and off-CPU states are decided "
+			       "without the stack\n");
+	}
 	printf("# totals:");
 	for (int c = 0; c < CNT_COUNT; c++)
 		if (t->count[c])
@@ -260,7 +274,10 @@ static void print_top(const struct profile *p, const struct func_sum *fs, size_t
 
 static void print_threads(const struct profile *p)
 {
-	printf("\n## threads (seconds; run: on CPU as measured by switches, when recorded)\n"
+	printf("\n## threads (seconds): lifetime within the recording; run: on CPU from its "
+	       "switches (- where none were recorded); on-cpu and idle: sampled; preempted to "
+	       "timed-sleep: off-CPU time by state; blocked: switch-out to wakeup; sch-delay: "
+	       "runnable, waiting for a CPU\n"
 	       "%8s %8s %-16s %9s %9s", "pid", "tid", "comm", "lifetime", "run");
 	for (int c = 0; c < CNT_COUNT; c++)
 		printf(" %11s", counter_name(c));
@@ -268,8 +285,12 @@ static void print_threads(const struct profile *p)
 	for (size_t i = 0; i < p->nr_threads; i++) {
 		const struct profile_thread *t = &p->threads[i];
 
-		printf("%8" PRIu32 " %8" PRIu32 " %-16.16s %9.3f %9.3f", t->pid, t->tid,
-		       t->comm ? t->comm : "?", secs(t->end - t->start), secs(t->run_ns));
+		printf("%8" PRIu32 " %8" PRIu32 " %-16.16s %9.3f", t->pid, t->tid,
+		       t->comm ? t->comm : "?", secs(t->end - t->start));
+		if (t->run_known)
+			printf(" %9.3f", secs(t->run_ns));
+		else
+			printf(" %9s", "-");
 		for (int c = 0; c < CNT_COUNT; c++)
 			printf(" %11.3f", secs(t->c.ns[c]));
 		printf(" %9.3f %9.3f\n", secs(t->blocked_ns), secs(t->delay_ns));
@@ -648,7 +669,7 @@ static void print_json(const struct profile *p, const struct report_opts *ro)
 		json_object_object_add(e, "forked", json_object_new_boolean(t->forked));
 		json_object_object_add(e, "exited", json_object_new_boolean(t->exited));
 		json_object_object_add(e, "counters", counts_json(&t->c, ro->counters));
-		json_object_object_add(e, "run_ns", json_object_new_uint64(t->run_ns));
+		json_object_object_add(e, "run_ns", t->run_known ? json_object_new_uint64(t->run_ns) : NULL);
 		json_object_object_add(e, "bounded", json_object_new_uint64(t->bounded));
 		json_object_object_add(e, "blocked_ns", json_object_new_uint64(t->blocked_ns));
 		json_object_object_add(e, "sched_delay_ns", json_object_new_uint64(t->delay_ns));

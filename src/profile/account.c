@@ -1045,6 +1045,7 @@ static void sample(struct account *a, const struct perf_event *ev, const uint64_
 		on_cpu_sample(a, src, ev, pcs, n, th);
 		break;
 	case ROLE_SCHED_SWITCH:
+		a->switches_seen = true;
 		switch_sample(a, src, ev, pcs, n, th);
 		break;
 	case ROLE_WAKEUP:
@@ -1109,6 +1110,7 @@ int acct_event(struct account *a, const struct perf_event *ev, const uint64_t *p
 		break;
 	case PERF_RECORD_SWITCH:
 	case PERF_RECORD_SWITCH_CPU_WIDE:
+		a->switches_seen = true;
 		switch_record(a, ev);
 		break;
 	case PERF_RECORD_FORK:

@@ -280,12 +280,17 @@ static int finish_threads(struct profile *p, struct profile_priv *pv, const stru
 		o->pid = t->pid == UINT32_MAX ? t->tid : t->pid;
 		o->tid = t->tid;
 		o->comm = t->comm;
-		o->start = t->start;
-		o->end = t->end;
+		/* the lifetime within the recording: a thread perf found
+		 * running when it began has no start of its own (time 0) */
+		o->start = t->start > a->first_time ? t->start : a->first_time;
+		o->end = t->end < a->last_time ? t->end : a->last_time;
+		if (o->end < o->start)
+			o->end = o->start;
 		o->forked = t->forked;
 		o->exited = t->exited;
 		o->c = t->c;
-		o->run_ns = t->run_ns;
+		o->run_known = a->switches_seen;
+		o->run_ns = a->switches_seen ? t->run_ns : 0;
 		o->bounded = t->bounded;
 		o->blocked_ns = t->blocked_ns;
 		o->delay_ns = t->delay_ns;
@@ -320,6 +325,7 @@ static int finish_sources(struct profile *p, struct profile_priv *pv, struct acc
 		o->period_or_freq = ev[i]->attr.sample_period;
 		o->unit = s->role == ROLE_ON_CPU && !s->clock && !s->freq ? "events" : "ns";
 		o->samples = s->used;
+		o->stacks = ev[i]->attr.sample_type & (PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER);
 	}
 	p->meta.sources = pv->sources;
 	p->meta.nr_sources = nr;

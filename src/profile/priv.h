@@ -81,6 +81,7 @@ struct account {
 	 * stack leaf first (frames point at the main tree's strings) */
 	struct tree wtree;
 	bool wtree_ready;
+	bool switches_seen;          /* a sched_switch sample or SWITCH record: run times are measured */
 	struct rules rules;
 	struct acct_filter filter;
 	struct acct_src *srcs;             /* by evsel idx */

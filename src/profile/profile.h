@@ -125,6 +125,7 @@ struct profile_source {
 	uint64_t period_or_freq;
 	const char *unit;           /* "ns" or "events": what its weight counts */
 	uint64_t samples;           /* samples used */
+	bool stacks;                /* recorded with call stacks (-g, --call-graph) */
 };
 
 struct profile_thread {
@@ -134,6 +135,7 @@ struct profile_thread {
 	bool forked, exited;        /* start/end come from FORK/EXIT records */
 	struct profile_counts c;    /* ON_CPU/IDLE samples, off-CPU intervals by state */
 	uint64_t run_ns;            /* on CPU as measured by switch-in to switch-out, when recorded */
+	bool run_known;             /* switches were recorded: run_ns is measured (else 0) */
 	uint64_t blocked_ns;        /* off CPU until woken (or until switched in, unwoken) */
 	uint64_t delay_ns;          /* runnable but waiting: wakeup (or preemption) to switch-in */
 	uint64_t open_at_end;       /* intervals still open when the recording ended */

@@ -75,3 +75,13 @@ if [ -f "$f" ]; then
 		fail "no unnamed-kernel warning on $(basename "$f"): $(warnings "$f")"
 	echo "ok: unnamed kernel frames: why, and what names them"
 fi
+
+# no call stacks at all: info warns, report says so in its header
+record "$WORK/flat.data" -F 499 -e cpu-clock "$WORKLOAD" 0.3 cpu
+warnings "$WORK/flat.data" | grep -q "no event was recorded with call stacks.*perf record -g" ||
+	fail "no missing-stacks warning: $(warnings "$WORK/flat.data")"
+"$PERFPORT" -q report -i "$WORK/flat.data" --no-threads | grep -q "^# stacks: none recorded" ||
+	fail "report does not say the recording has no stacks"
+"$PERFPORT" -q report -i "$WORK/good.data" --no-threads | grep -q "^# stacks: none" &&
+	fail "report says a -g recording has no stacks"
+echo "ok: a recording without call stacks"

@@ -121,3 +121,27 @@ rc=0; "$PERFPORT" -q report -i "$WORK/cpu.data" --top 0 >/dev/null 2>"$WORK/top.
 rc=0; "$PERFPORT" -q report -i "$WORK/cpu.data" --sort thread >/dev/null 2>"$WORK/sort.err" || rc=$?
 [ $rc -eq 1 ] && grep -q "function or module" "$WORK/sort.err" || fail "--sort thread: exit $rc"
 echo "ok: --top 0 and an unknown --sort refused"
+
+# the thread table of a system-wide recording without switches: lifetimes
+# within the recording (a thread running before it began has no start of
+# its own), run time unknown rather than its wall time
+"$WORKLOAD" 3 cpu &
+BG=$!
+sleep 0.3
+record "$WORK/sw.data" -a -g -F 199 -e cpu-clock -- sleep 0.5
+kill "$BG" 2>/dev/null; wait "$BG" 2>/dev/null || true
+"$PERFPORT" -q report -i "$WORK/sw.data" --json --no-tree >"$WORK/sw.json" || fail "report -a: exit $?"
+"$PERFPORT" -q report -i "$WORK/sw.data" --no-tree --top 1 >"$WORK/sw.txt" || fail "report -a: exit $?"
+$PY - "$WORK/sw.json" "$WORK/sw.txt" <<'PY' || fail "system-wide thread table"
+import json, re, sys
+j = json.load(open(sys.argv[1]))
+span = (j["meta"]["last_time"] - j["meta"]["first_time"]) / 1e9
+bad = [t for t in j["threads"] if (t["end"] - t["start"]) / 1e9 > span + 1e-6 or t["run_ns"] is not None]
+if bad:
+    sys.exit("threads with a lifetime past the %.3f s recording or a run time: %s" % (span, bad[:2]))
+rows = [l for l in open(sys.argv[2]) if re.match(r"\s+\d+\s+\d+ ", l)]
+if not rows or any(l.split()[4] != "-" for l in rows):
+    sys.exit("run column not '-': %s" % rows[:2])
+print("%d threads within the %.3f s recording, run unknown" % (len(j["threads"]), span))
+PY
+echo "ok: system-wide thread table"
