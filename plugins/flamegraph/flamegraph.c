@@ -28,6 +28,7 @@ static const char viewer[] =
 #define DATA_MARKER "/*@PERFPORT_DATA@*/"
 #define ROW 16                  /* SVG: pixels per frame row */
 #define MIN_BOX 0.1             /* SVG: narrower boxes are left out */
+#define HEAD 64.0               /* SVG: title, subtitle and legend above the boxes */
 
 static const struct perfport_option_def options[] = {
 	{ "format", PERFPORT_OPT_ENUM, "html", "html,svg",
@@ -39,7 +40,8 @@ static const struct perfport_option_def options[] = {
 	{ "color", PERFPORT_OPT_ENUM, "module", "module,kind",
 	  "colours by module, or by kind (kernel, user, JIT, inlined)" },
 	{ "icicle", PERFPORT_OPT_BOOL, "false", NULL, "root at the top instead of the bottom" },
-	{ "title", PERFPORT_OPT_STRING, NULL, NULL, "title (default: host, command, time span)" },
+	{ "title", PERFPORT_OPT_STRING, NULL, NULL,
+	  "title (default: the program and host; the command and time span below it)" },
 	{ "width", PERFPORT_OPT_INT, "1200", NULL, "svg: the image's width in pixels" },
 	{ "wakers", PERFPORT_OPT_BOOL, "false", NULL,
 	  "an off-wake flame graph: each blocked stack with the stack that woke it above it, "
@@ -87,17 +89,74 @@ static int first_counter(const struct fg *g, const struct perfport_profile *p)
 	return -2;
 }
 
-/* "Flame graph of HOST" (the command and the time span go below it); an
- * off-wake profile says so */
+/* Not a program of the recording: perf itself, the idle task. */
+static bool not_program(const char *comm)
+{
+	return !comm || !strcmp(comm, "perf") || !strcmp(comm, "perf-exec") ||
+	       !strncmp(comm, "swapper", 7);
+}
+
+/*
+ * What was profiled, for the title: the workload perf started - its word in
+ * perf's command line beginning with a recorded process's name (which the
+ * kernel cuts to 15 bytes) - else the one process recorded, else how many
+ * there were. "" when none is known.
+ */
+static void program_name(const struct perfport_profile *p, char *buf, size_t max)
+{
+	const char *one = NULL;
+	size_t procs = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < p->nr_threads; i++) {
+		const struct perfport_thread *t = perfport_thread_at(p, i);
+		bool seen = false;
+
+		if (not_program(t->comm) || !t->pid)
+			continue;
+		for (size_t k = 0; k < i && !seen; k++) {
+			const struct perfport_thread *u = perfport_thread_at(p, k);
+
+			seen = u->pid == t->pid && !not_program(u->comm);
+		}
+		if (seen)
+			continue;
+		procs++;
+		one = t->comm;
+		for (const char *w = p->cmdline; w && *w;) {
+			size_t n = strcspn(w, " "), clen = strlen(t->comm);
+			const char *b = w;
+
+			for (const char *q = w; q < w + n; q++)
+				if (*q == '/')
+					b = q + 1;
+			if (w != p->cmdline && (size_t)(w + n - b) >= clen && !strncmp(b, t->comm, clen)) {
+				snprintf(buf, max, "%.*s", (int)(w + n - b), b);
+				return;
+			}
+			w += n;
+			w += strspn(w, " ");
+		}
+	}
+	if (procs == 1)
+		snprintf(buf, max, "%s", one);
+	else if (procs > 1)
+		snprintf(buf, max, "%zu processes", procs);
+}
+
+/* "Flame graph of PROGRAM on HOST" (the command and the time span go below
+ * it); an off-wake profile says so */
 static void default_title(const struct perfport_profile *p, char *buf, size_t max)
 {
 	bool offwake = false;
+	char prog[256];
 
 	for (size_t i = 0; i < p->nr_frames && !offwake && i < 64; i++)
 		offwake = (perfport_frame_at(p, i)->flags & PERFPORT_FRAME_SYNTHETIC) &&
 			  !strcmp(perfport_frame_at(p, i)->function, "--- woken by ---");
-	snprintf(buf, max, "%s of %s", offwake ? "Off-wake flame graph (blocked time, waker above)" :
-		 "Flame graph", p->hostname ? p->hostname : "a perf recording");
+	program_name(p, prog, sizeof(prog));
+	snprintf(buf, max, "%s of %s%s%s", offwake ? "Off-wake flame graph (blocked time, waker above)" :
+		 "Flame graph", prog, prog[0] ? " on " : "", p->hostname ? p->hostname : "a perf recording");
 }
 
 /* --- html --- */
@@ -331,24 +390,157 @@ static void put_xml(FILE *out, const char *s, size_t max)
 	}
 }
 
+static const char *const kind_colours[] = {
+	[K_USER] = "#e8a04c", [K_KERNEL] = "#d9534f", [K_JIT] = "#5cb85c",
+	[K_INLINED] = "#5bc0de", [K_UNKNOWN] = "#aaaaaa", [K_SYNTHETIC] = "#c9c9e0",
+};
+static const char *const kind_names[] = {
+	[K_USER] = "user", [K_KERNEL] = "kernel", [K_JIT] = "JIT",
+	[K_INLINED] = "inlined", [K_UNKNOWN] = "unknown", [K_SYNTHETIC] = "group",
+};
+
+/*
+ * The page's hash of a module name (viewer.html's hash(): 32-bit FNV-1a
+ * over the name's UTF-16 code units), so that the SVG and the page colour a
+ * module alike.
+ */
+static uint32_t page_hash(const char *s)
+{
+	const unsigned char *q = (const unsigned char *)s;
+	uint32_t h = 2166136261u;
+
+	while (*q) {
+		int n = perfport_utf8_seq(q);
+		uint32_t cp;
+
+		if (!n) {
+			cp = 0xfffd;            /* as a browser decodes a bad byte */
+			n = 1;
+		} else if (n == 1) {
+			cp = q[0];
+		} else {
+			cp = q[0] & (0x7f >> n);
+			for (int k = 1; k < n; k++)
+				cp = cp << 6 | (q[k] & 0x3f);
+		}
+		q += n;
+		if (cp > 0xffff) {
+			h = (h ^ (0xd800 + ((cp - 0x10000) >> 10))) * 16777619u;
+			h = (h ^ (0xdc00 + ((cp - 0x10000) & 0x3ff))) * 16777619u;
+		} else {
+			h = (h ^ cp) * 16777619u;
+		}
+	}
+	return h;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *m = strrchr(path, '/');
+
+	return m ? m + 1 : path;
+}
+
+static void module_colour(const char *module, char *buf, size_t max)
+{
+	uint32_t h = page_hash(base_name(module));
+
+	snprintf(buf, max, "hsl(%u,%u%%,%u%%)", 35 + h % 260, 55 + (h >> 20) % 25, 62 + (h >> 12) % 14);
+}
+
+/* By module, the kernel, unknown frames and groups keep their kind's colour. */
+static bool coloured_by_kind(const struct fg *g, const struct perfport_frame *f)
+{
+	enum kind k = kind_of(f);
+
+	return g->by_kind || k == K_KERNEL || k == K_SYNTHETIC || k == K_UNKNOWN || !f->module;
+}
+
 static void colour(const struct fg *g, const struct perfport_frame *f, char *buf, size_t max)
 {
-	static const char *const kinds[] = {
-		[K_USER] = "#e8a04c", [K_KERNEL] = "#d9534f", [K_JIT] = "#5cb85c",
-		[K_INLINED] = "#5bc0de", [K_UNKNOWN] = "#aaaaaa", [K_SYNTHETIC] = "#c9c9e0",
-	};
-	enum kind k = kind_of(f);
-	const char *m = f->module ? strrchr(f->module, '/') : NULL;
-	uint64_t h;
+	if (coloured_by_kind(g, f))
+		snprintf(buf, max, "%s", kind_colours[kind_of(f)]);
+	else
+		module_colour(f->module, buf, max);
+}
 
-	/* by module: the kernel keeps its colour; user modules get hues away from its reds */
-	if (g->by_kind || k == K_KERNEL || k == K_SYNTHETIC || k == K_UNKNOWN || !f->module) {
-		snprintf(buf, max, "%s", kinds[k]);
-		return;
+/*
+ * The legend of the colour mode in use, on one row at @y: the kinds, or the
+ * modules of the counter drawn (largest self value first, ten at most) and
+ * the kinds kept as they are.
+ */
+static void svg_legend(const struct fg *g, const struct perfport_profile *p, const uint64_t *total,
+		       double y, double width, FILE *out)
+{
+	struct entry { const char *key; int kind; uint64_t v; } e[16];
+	size_t ne = 0, more = 0;
+	double x = 8;
+
+	if (g->by_kind) {
+		for (int k = 0; k <= K_SYNTHETIC; k++)
+			e[ne++] = (struct entry){ NULL, k, 1 };
+	} else {
+		for (size_t i = 1; i < p->nr_nodes; i++) {
+			const struct perfport_node *n = perfport_node_at(p, i);
+			const struct perfport_frame *f = n->frame < p->nr_frames ?
+							 perfport_frame_at(p, n->frame) : NULL;
+			uint64_t self = total[i];
+			bool found = false;
+			const char *key;
+			int kind;
+
+			if (!f)
+				continue;
+			/* self: the total less the children's */
+			for (size_t k = i + 1; k < n->end && k < p->nr_nodes; k = perfport_node_at(p, k)->end)
+				self -= total[k];
+			if (!self)
+				continue;
+			kind = coloured_by_kind(g, f) ? (int)kind_of(f) : -1;
+			key = kind < 0 ? base_name(f->module) : NULL;
+			for (size_t k = 0; k < ne && !found; k++)
+				if (e[k].kind == kind && (kind >= 0 || !strcmp(e[k].key, key))) {
+					e[k].v += self;
+					found = true;
+				}
+			if (!found && ne < sizeof(e) / sizeof(e[0]))
+				e[ne++] = (struct entry){ key, kind, self };
+			else if (!found)
+				more++;
+		}
+		/* largest first */
+		for (size_t a = 1; a < ne; a++)
+			for (size_t b = a; b > 0 && e[b].v > e[b - 1].v; b--) {
+				struct entry t = e[b];
+
+				e[b] = e[b - 1];
+				e[b - 1] = t;
+			}
+		if (ne > 10) {
+			more += ne - 10;
+			ne = 10;
+		}
 	}
-	h = str_hash(m ? m + 1 : f->module);
-	snprintf(buf, max, "hsl(%u,%u%%,%u%%)", 35 + (unsigned)(h % 260), 55 + (unsigned)(h >> 20) % 25,
-		 62 + (unsigned)(h >> 40) % 14);
+	fputs("<g class=\"legend\">", out);
+	for (size_t k = 0; k < ne && x < width - 60; k++) {
+		const char *text = e[k].kind >= 0 ? kind_names[e[k].kind] : e[k].key;
+		char fill[48];
+		size_t len = strlen(text) > 40 ? 40 : strlen(text);
+
+		if (e[k].kind >= 0)
+			snprintf(fill, sizeof(fill), "%s", kind_colours[e[k].kind]);
+		else
+			module_colour(e[k].key, fill, sizeof(fill));
+		fprintf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"13\" rx=\"3\" "
+			"fill=\"%s\"/><text x=\"%.1f\" y=\"%.1f\">", x, y, 7.0 * (double)len + 10, fill,
+			x + 5, y + 10);
+		put_xml(out, text, 40);
+		fputs("</text>", out);
+		x += 7.0 * (double)len + 16;
+	}
+	if (more)
+		fprintf(out, "<text x=\"%.1f\" y=\"%.1f\">+%zu more</text>", x, y + 10, more);
+	fputs("</g>\n", out);
 }
 
 static void format_value(uint64_t v, const char *unit, char *buf, size_t max)
@@ -398,7 +590,7 @@ static enum perfport_status write_svg(const struct fg *g, const struct perfport_
 		if (root && total[i] * width / root >= MIN_BOX && n->depth > depth_max)
 			depth_max = n->depth;
 	}
-	height = (depth_max + 1) * ROW + 48.0;
+	height = (depth_max + 1) * ROW + HEAD;
 	default_title(p, title, sizeof(title));
 	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%.0f\" "
@@ -411,6 +603,7 @@ static enum perfport_status write_svg(const struct fg *g, const struct perfport_
 	fprintf(out, "</text>\n<text x=\"%.1f\" y=\"36\" text-anchor=\"middle\">%s: %s, perfport %s"
 		"</text>\n", width / 2, c >= 0 ? p->counter_names[c] : "all but idle", val,
 		g->host->version);
+	svg_legend(g, p, total, 44, width, out);
 	for (size_t i = 0; i < p->nr_nodes && root;) {
 		const struct perfport_node *n = perfport_node_at(p, i);
 		const struct perfport_frame *f = n->frame < p->nr_frames ? perfport_frame_at(p, n->frame)
@@ -427,7 +620,7 @@ static enum perfport_status write_svg(const struct fg *g, const struct perfport_
 			i = n->end > i ? n->end : i + 1;
 			continue;
 		}
-		y = g->icicle ? 48.0 + n->depth * ROW : height - (n->depth + 1) * ROW;
+		y = g->icicle ? HEAD + n->depth * ROW : height - (n->depth + 1) * ROW;
 		if (f)
 			colour(g, f, fill, sizeof(fill));
 		else

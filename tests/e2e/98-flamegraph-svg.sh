@@ -49,14 +49,18 @@ def svg_boxes(path, width, icicle):
         sys.exit("%s: not an svg of width %d" % (path, width))
     out, rows = collections.Counter(), {}
     vmax = None
-    for g in root_el.iter(NS + "g"):
+    boxes = [g for g in root_el.iter(NS + "g") if g.get("class") != "legend"]
+    legend = [g for g in root_el.iter(NS + "g") if g.get("class") == "legend"]
+    if len(legend) != 1 or not legend[0].findall(NS + "rect"):
+        sys.exit("%s: no legend" % path)
+    for g in boxes:
         r, t = g.find(NS + "rect"), g.find(NS + "title")
         v, d = int(r.get("data-v")), int(r.get("data-d"))
         vmax = v if d == 0 else vmax
         name = re.match(r"(.*?)(?: \(.*\))? \S+ \S+, [0-9.]+%$", t.text).group(1)
         out[(d, name, v)] += 1
         rows.setdefault(d, set()).add(float(r.get("y")))
-    for g in root_el.iter(NS + "g"):
+    for g in boxes:
         r = g.find(NS + "rect")
         want = int(r.get("data-v")) * width / vmax
         if abs(float(r.get("width")) - want) > 0.002:

@@ -16,6 +16,8 @@ record_shape "$WORK/sw.data"
 "$PERFPORT" -q report --json -i "$WORK/sw.data" >"$WORK/tree.json" || fail "report: exit $?"
 "$PERFPORT" -q export -i "$WORK/sw.data" -f flamegraph -o "$WORK/fg.html" ||
 	fail "export flamegraph: exit $?"
+"$PERFPORT" -q export -i "$WORK/sw.data" -f flamegraph -O format=svg -o "$WORK/fg.svg" ||
+	fail "export flamegraph svg: exit $?"
 ART=${TEST_OUT:-$WORK}
 mkdir -p "$ART"
 
@@ -43,6 +45,8 @@ with Browser(log=art + "/chromium.log") as b:
     if b.eval("performance.getEntriesByType('resource').length") != 0:
         sys.exit("the page fetched something")
     title = b.eval("document.title")
+    if b.eval("document.getElementById('title').textContent") != "Flame graph of shape on %s" % tree["meta"]["hostname"]:
+        sys.exit("heading %r does not name the program and host" % b.eval("document.getElementById('title').textContent"))
     if tree["meta"]["hostname"] not in title or "perf record" not in title or \
             not re.search(r"\d{4}-\d\d-\d\dT.* \+[0-9.]+ s .*perfport \d+\.\d+", title):
         sys.exit("title %r: not host, command, time span and version" % title)
@@ -106,6 +110,36 @@ with Browser(log=art + "/chromium.log") as b:
         if c not in b.eval("document.getElementById('status').textContent"):
             sys.exit("counter %s: the status line does not say so" % c)
     print("counter switch: lock and io totals = the tree's")
+
+    # the legend is the colour mode's: by module (the default), the modules of
+    # the counter shown with the colours their boxes have - the SVG's too
+    b.eval("(() => { const s = document.getElementById('search'); s.value = ''; "
+           "s.dispatchEvent(new Event('input')); })()")
+    b.eval("new Promise(r => setTimeout(r, 400))")
+    b.eval("(() => { const s = document.getElementById('counter'); s.value = 'on-cpu'; "
+           "s.dispatchEvent(new Event('change')); })()")
+    leg = b.eval("perfport.legend()")
+    names = [e["text"] for e in leg]
+    if "shape" not in names or "user" in names:
+        sys.exit("module legend %r: no 'shape', or kinds for user code" % names)
+    box = b.eval("perfport.boxes('heavy')")[0]
+    page = b.eval("perfport.colourOf(%d)" % box["node"])
+    shown = b.eval("(() => { const d = document.createElement('div'); d.style.background = %r; "
+                   "return d.style.background; })()" % page)
+    if next(e["colour"] for e in leg if e["text"] == "shape") != shown:
+        sys.exit("the legend's colour for shape %r is not heavy's %r" % (leg, shown))
+    svg = open(w + "/fg.svg").read()
+    m = re.search(r"<title>heavy \(.*?</title><rect [^>]*fill=\"([^\"]+)\"", svg)
+    lm = re.search(r"<rect [^>]*fill=\"([^\"]+)\"/><text [^>]*>shape</text>", svg)
+    if not m or m.group(1) != page or not lm or lm.group(1) != page:
+        sys.exit("svg colours heavy %r and its legend %r, the page %r" %
+                 (m and m.group(1), lm and lm.group(1), page))
+    b.eval("(() => { const s = document.getElementById('color'); s.value = 'kind'; "
+           "s.dispatchEvent(new Event('change')); })()")
+    kinds = [e["text"] for e in b.eval("perfport.legend()")]
+    if kinds[:4] != ["user", "kernel", "JIT", "inlined"]:
+        sys.exit("kind legend %r" % kinds)
+    print("legend by module %s; by kind %s; svg and page colour shape %s" % (names, kinds, page))
     b.screenshot(art + "/flamegraph-io.png")
 PY
 echo "ok: flamegraph in chromium (screenshots in $ART)"
