@@ -41,7 +41,7 @@ extern "C" {
 #endif
 
 #define PERFPORT_ABI_MAJOR 1
-#define PERFPORT_ABI_MINOR 3
+#define PERFPORT_ABI_MINOR 4
 /* What a plugin puts in perfport_exporter.abi_version. */
 #define PERFPORT_ABI_VERSION ((uint32_t)(PERFPORT_ABI_MAJOR << 16 | PERFPORT_ABI_MINOR))
 
@@ -57,6 +57,9 @@ enum perfport_status {
 				 * as often as the transport retries (--retries); from
 				 * write() it is a failure (the output is discarded) */
 	PERFPORT_ERROR = 2,     /* the plugin has logged why */
+	PERFPORT_USAGE = 3,     /* (ABI 1.4) the user's mistake: a required option missing, a
+				 * value the format cannot use; logged, not retried; perfport
+				 * exits 1 as for any usage error (a 1.3 host: an error) */
 };
 
 /* Counters, in the order of perfport_profile's per-node values. A newer

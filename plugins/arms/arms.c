@@ -518,12 +518,12 @@ static enum perfport_status arms_upload(void *state, const struct perfport_profi
 	if (!a->endpoint || !*a->endpoint || (!a->project && strncmp(a->endpoint, "http", 4))) {
 		h->log(h, PERFPORT_LOG_ERROR, "arms: upload needs -O arms.endpoint=HOST and "
 		       "-O arms.project=NAME (or a full URL as endpoint)");
-		return PERFPORT_ERROR;
+		return PERFPORT_USAGE;
 	}
 	if (strcmp(a->signature, "v1") && (!a->region || !*a->region)) {
 		h->log(h, PERFPORT_LOG_ERROR, "arms: signature v4 needs -O arms.region=REGION "
 		       "(or -O arms.signature=v1)");
-		return PERFPORT_ERROR;
+		return PERFPORT_USAGE;
 	}
 	if (a->max_logs < 1 || a->max_bytes < 1024) {
 		h->log(h, PERFPORT_LOG_ERROR, "arms: max_logs must be >= 1 and max_bytes >= 1024");

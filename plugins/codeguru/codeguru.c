@@ -666,7 +666,7 @@ static enum perfport_status cg_upload(void *state, const struct perfport_profile
 		h->log(h, PERFPORT_LOG_ERROR, "codeguru: upload needs -O codeguru.profiling_group=NAME "
 		       "([A-Za-z0-9_-], 1 to 255 characters)%s%s%s", c->group ? ", not '" : "",
 		       c->group ? c->group : "", c->group ? "'" : "");
-		return PERFPORT_ERROR;
+		return PERFPORT_USAGE;
 	}
 	if (c->region)
 		snprintf(region, sizeof(region), "%s", c->region);
@@ -677,7 +677,7 @@ static enum perfport_status cg_upload(void *state, const struct perfport_profile
 	else if (!config_region(region, sizeof(region))) {
 		h->log(h, PERFPORT_LOG_ERROR, "codeguru: no AWS region: -O codeguru.region=..., "
 		       "AWS_REGION, or region in ~/.aws/config");
-		return PERFPORT_ERROR;
+		return PERFPORT_USAGE;
 	}
 	if (c->endpoint)
 		snprintf(base, sizeof(base), "%s", c->endpoint);

@@ -1107,7 +1107,7 @@ static enum perfport_status sw_upload(void *state, const struct perfport_profile
 	if (!s->task || !*s->task) {
 		h->log(h, PERFPORT_LOG_ERROR, "skywalking: -O skywalking.task=ID is required: the id "
 		       "of the eBPF profiling task created in the OAP");
-		return PERFPORT_ERROR;
+		return PERFPORT_USAGE;
 	}
 	for (size_t i = 0; i < p->nr_frames && !grouped; i++)
 		grouped = perfport_frame_at(p, i)->flags & PERFPORT_FRAME_PROCESS;

@@ -6,6 +6,8 @@
 #define CLI_CLI_H
 
 #include <getopt.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -26,6 +28,27 @@ int cmd_export(int argc, char **argv);
 int cmd_formats(int argc, char **argv);
 int cmd_upload(int argc, char **argv);
 int cmd_resend(int argc, char **argv);
+
+/*
+ * The global options, taken after the command too (as perf and git take
+ * them): add CLI_GLOBAL_SHORT to a command's option string and
+ * CLI_GLOBAL_LONG_OPTIONS to its table, and pass what getopt returns to
+ * cli_global_option() first.
+ */
+#define CLI_GLOBAL_SHORT "vq"
+#define CLI_GLOBAL_LONG_OPTIONS \
+	{ "verbose", no_argument, NULL, 'v' }, { "quiet", no_argument, NULL, 'q' }
+
+/** cli_global_option() - apply -v or -q; false for any other option. */
+bool cli_global_option(int opt);
+
+/**
+ * cli_choices() - " (one of: A, B, C; did you mean 'B'?)" for a @word that
+ * is none of @names (@n), into @buf (@len bytes), the suggestion only when
+ * one is near. Return: @buf.
+ */
+const char *cli_choices(char *buf, size_t len, const char *word, const char *const *names,
+			size_t n);
 
 /**
  * cli_usage_error() - print "perfport CMD: MSG" and a --help hint.

@@ -132,6 +132,7 @@ int cmd_dump(int argc, char **argv)
 		{ "samples", no_argument, NULL, 's' },
 		{ "event", required_argument, NULL, 'e' },
 		{ "unordered", no_argument, NULL, 'u' },
+		CLI_GLOBAL_LONG_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -142,7 +143,7 @@ int cmd_dump(int argc, char **argv)
 	const char *path = "perf.data";
 	int c, ret;
 
-	while ((c = getopt_long(argc, argv, ":i:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":i:h" CLI_GLOBAL_SHORT, opts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			path = optarg;
@@ -160,6 +161,8 @@ int cmd_dump(int argc, char **argv)
 			dump_usage(stdout);
 			return EXIT_FULL;
 		default:
+			if (cli_global_option(c))
+				break;
 			return cli_bad_option("dump", c, argv, opts);
 		}
 	}

@@ -42,6 +42,44 @@ enum { OPT_PLUGIN_DIR = 0x1400, OPT_LABEL, OPT_UPLOAD, OPT_SPOOL, OPT_CA_FILE, O
 	"      --retries N         attempts per request (default 5)\n"
 
 /* A transport option; false if @opt is not one. Sets *@bad on a bad value. */
+#define MAX_FORMAT_NAMES 64
+
+struct names {
+	char *v[MAX_FORMAT_NAMES];
+	size_t n;
+};
+
+static void name_one(void *ctx, const char *path, const struct plugin *pl)
+{
+	struct names *nm = ctx;
+	char *s;
+
+	(void)path;
+	if (!pl || nm->n == MAX_FORMAT_NAMES)
+		return;
+	for (size_t i = 0; i < nm->n; i++)
+		if (!strcmp(nm->v[i], plugin_exporter(pl)->name))
+			return;
+	s = strdup(plugin_exporter(pl)->name);
+	if (s)
+		nm->v[nm->n++] = s;
+}
+
+/* "no format 'F' (one of: ...; did you mean 'G'?)", as a usage error. */
+static int no_format(const char *cmd, const char *f, const struct plugin_paths *paths)
+{
+	struct names nm = { .n = 0 };
+	char buf[1024];
+	int r;
+
+	plugin_list(paths, name_one, &nm);
+	r = cli_usage_error(cmd, "no format '%s'%s", f,
+			    cli_choices(buf, sizeof(buf), f, (const char *const *)nm.v, nm.n));
+	for (size_t i = 0; i < nm.n; i++)
+		free(nm.v[i]);
+	return r;
+}
+
 static bool net_option(int opt, const char *arg, struct net_config *nc, const char **bad)
 {
 	char *end;
@@ -182,9 +220,22 @@ static bool is_input(const char *out, const char *in)
  * Upload with @pl, then say on stdout (when @say) how much the transport
  * delivered for it, so that a post-incident upload ends with a receipt.
  */
+/* The worse of two exit statuses: usage, nothing, spooled, partial, full. */
+static int worst(int a, int b)
+{
+	static const int rank[] = {
+		[EXIT_FULL] = 0, [EXIT_PARTIAL] = 1, [EXIT_SPOOLED] = 2, [EXIT_NOTHING] = 3,
+		[EXIT_USAGE] = 4,
+	};
+
+	return rank[b] > rank[a] ? b : a;
+}
+
+/* One format's upload; its exit status: a failure whose every request is
+ * in the spool is EXIT_SPOOLED, one that lost a request EXIT_NOTHING. */
 static int upload_one(struct plugin *pl, const struct perfport_profile *view, bool say)
 {
-	unsigned req0, req1;
+	unsigned req0, req1, spooled0 = net_spooled(), lost0 = net_lost();
 	uint64_t b0, b1;
 	double kib;
 	int r;
@@ -197,7 +248,11 @@ static int upload_one(struct plugin *pl, const struct perfport_profile *view, bo
 		printf("%s: uploaded: %u request%s, %.*f %s\n", plugin_exporter(pl)->name,
 		       req1 - req0, req1 - req0 == 1 ? "" : "s", kib < 1024 ? 1 : 2,
 		       kib < 1024 ? kib : kib / 1024.0, kib < 1024 ? "KiB" : "MiB");
-	return r;
+	if (!r)
+		return EXIT_FULL;
+	if (r == PP_EUSAGE)
+		return EXIT_USAGE;
+	return net_spooled() > spooled0 && net_lost() == lost0 ? EXIT_SPOOLED : EXIT_NOTHING;
 }
 
 static int export_main(int argc, char **argv, bool upload_cmd)
@@ -213,6 +268,7 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 		{ "upload", no_argument, NULL, OPT_UPLOAD },
 		NET_LONG_OPTIONS,
 		PROFOPTS_LONG_OPTIONS,
+		CLI_GLOBAL_LONG_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -232,8 +288,8 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 	int opt, ret = EXIT_USAGE, built, shown = 0;
 	bool partial = false;
 
-	while ((opt = getopt_long(argc, argv, upload_cmd ? ":i:f:O:h" SYMOPTS_SHORT
-						    : ":i:f:o:O:h" SYMOPTS_SHORT, opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, upload_cmd ? ":i:f:O:h" CLI_GLOBAL_SHORT SYMOPTS_SHORT
+						    : ":i:f:o:O:h" CLI_GLOBAL_SHORT SYMOPTS_SHORT, opts, NULL)) != -1) {
 		if ((upload_cmd && opt == OPT_UPLOAD) || (upload_cmd && opt == 'o')) {
 			cli_usage_error(cmd, "'%s' writes no file: -o and --upload are options of "
 				       "'perfport export'", cmd);
@@ -268,7 +324,8 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 			goto out;
 		default:
 			if (opt != '?' && opt != ':' &&
-			    (net_option(opt, optarg, &nc, &net_bad) || profopts_parse(opt, optarg, &po)))
+			    (cli_global_option(opt) || net_option(opt, optarg, &nc, &net_bad) ||
+			     profopts_parse(opt, optarg, &po)))
 				break;
 			cli_bad_option(cmd, opt, argv, opts);
 			goto out;
@@ -305,7 +362,7 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 		}
 		r = plugin_load(f, &paths, &pl[nr_pl]);
 		if (r == PP_ENOENT) {
-			cli_usage_error(cmd, "no format '%s' ('perfport formats' lists them)", f);
+			no_format(cmd, f, &paths);
 			goto out;
 		}
 		if (r) {
@@ -408,9 +465,7 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 		int r;
 
 		if (upload_cmd) {
-			r = upload_one(pl[i], view, pp_log_get_level() >= PP_LOG_WARN);
-			if (r)
-				ret = net_spooled() ? EXIT_SPOOLED : EXIT_NOTHING;
+			ret = worst(ret, upload_one(pl[i], view, pp_log_get_level() >= PP_LOG_WARN));
 			continue;
 		}
 		if (plugin_is_directory(pl[i])) {
@@ -424,7 +479,7 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 			if (!made_dir && (errno != EEXIST || !is_directory(dir))) {
 				pp_error("cannot make directory '%s': %s", dir,
 					 errno == EEXIST ? strerror(ENOTDIR) : strerror(errno));
-				ret = EXIT_NOTHING;
+				ret = worst(ret, EXIT_NOTHING);
 				continue;
 			}
 			snprintf(file, sizeof(file), "%s/%s", dir, name);
@@ -444,7 +499,7 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 			r = to_stdout ? PP_OK : outfile_open(&of, file);
 		}
 		if (r) {
-			ret = EXIT_NOTHING;
+			ret = worst(ret, EXIT_NOTHING);
 			if (made_dir)
 				rmdir(dir);
 			continue;
@@ -458,7 +513,7 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 		if (!to_stdout && outfile_close(&of, r == 0))
 			r = PP_EIO;
 		if (r) {
-			ret = EXIT_NOTHING;
+			ret = worst(ret, r == PP_EUSAGE ? EXIT_USAGE : EXIT_NOTHING);
 			if (made_dir)
 				rmdir(dir);
 			continue;
@@ -466,9 +521,9 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 		if (plugin_is_directory(pl[i]))
 			snprintf(file, sizeof(file), "%s/", dir);
 		pp_info("%s: '%s'", ex->name, file);
-		if (upload && upload_one(pl[i], view, pp_log_get_level() >= PP_LOG_WARN &&
-						      !(output && strcmp(output, "-") == 0)))
-			ret = net_spooled() ? EXIT_SPOOLED : EXIT_NOTHING;
+		if (upload)
+			ret = worst(ret, upload_one(pl[i], view, pp_log_get_level() >= PP_LOG_WARN &&
+							     !(output && strcmp(output, "-") == 0)));
 	}
 	if (ret == EXIT_FULL && partial) {
 		pp_warn("'%s': read partly: %" PRIu64 " records skipped%s", path,
@@ -505,6 +560,7 @@ int cmd_resend(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		NET_LONG_OPTIONS,
+		CLI_GLOBAL_LONG_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -513,7 +569,7 @@ int cmd_resend(int argc, char **argv)
 	struct net_resend_stats st;
 	int opt, ret;
 
-	while ((opt = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":h" CLI_GLOBAL_SHORT, opts, NULL)) != -1) {
 		if (opt == 'h') {
 			printf("usage: perfport resend [--ca-file FILE] [--timeout S] [--retries N] [DIR]\n"
 			       "\n"
@@ -526,7 +582,8 @@ int cmd_resend(int argc, char **argv)
 			       "  -h, --help              show this help\n");
 			return EXIT_FULL;
 		}
-		if (opt == '?' || opt == ':' || !net_option(opt, optarg, &nc, &bad))
+		if (opt == '?' || opt == ':' ||
+		    !(cli_global_option(opt) || net_option(opt, optarg, &nc, &bad)))
 			return cli_bad_option("resend", opt, argv, opts);
 	}
 	if (bad)
@@ -575,6 +632,7 @@ int cmd_formats(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "plugin-dir", required_argument, NULL, OPT_PLUGIN_DIR },
+		CLI_GLOBAL_LONG_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -584,13 +642,15 @@ int cmd_formats(int argc, char **argv)
 	unsigned n = 0;
 	int opt, r;
 
-	while ((opt = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":h" CLI_GLOBAL_SHORT, opts, NULL)) != -1) {
 		switch (opt) {
 		case OPT_PLUGIN_DIR: plugin_dir = optarg; break;
 		case 'h':
 			formats_usage(stdout);
 			return EXIT_FULL;
 		default:
+			if (cli_global_option(opt))
+				break;
 			return cli_bad_option("formats", opt, argv, opts);
 		}
 	}
@@ -611,7 +671,7 @@ int cmd_formats(int argc, char **argv)
 	}
 	r = plugin_load(argv[optind], &paths, &pl);
 	if (r == PP_ENOENT)
-		return cli_usage_error("formats", "no format '%s'", argv[optind]);
+		return no_format("formats", argv[optind], &paths);
 	if (r)
 		return EXIT_NOTHING;
 	{

@@ -668,6 +668,7 @@ int cmd_info(int argc, char **argv)
 		{ "strict", no_argument, NULL, 's' },
 		{ "no-symbols", no_argument, NULL, 'n' },
 		SYMOPTS_LONG_OPTIONS,
+		CLI_GLOBAL_LONG_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -684,7 +685,7 @@ int cmd_info(int argc, char **argv)
 	int c, ret, shown = 0;
 	size_t nr, nadv;
 
-	while ((c = getopt_long(argc, argv, ":i:h" SYMOPTS_SHORT, opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":i:h" CLI_GLOBAL_SHORT SYMOPTS_SHORT, opts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			path = optarg;
@@ -702,7 +703,7 @@ int cmd_info(int argc, char **argv)
 			info_usage(stdout);
 			return EXIT_FULL;
 		default:
-			if (symopts_parse(c, optarg, &sopts))
+			if (cli_global_option(c) || symopts_parse(c, optarg, &sopts))
 				break;
 			return cli_bad_option("info", c, argv, opts);
 		}

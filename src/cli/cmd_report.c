@@ -748,9 +748,11 @@ static void report_usage(FILE *out)
 enum { OPT_COUNTER = 0x1200, OPT_TOP, OPT_MIN_PERCENT, OPT_NO_TREE, OPT_NO_THREADS, OPT_JSON,
        OPT_WAKERS, OPT_CALLEE, OPT_SORT };
 
-static int parse_counters(const char *s, unsigned *out)
+/* @s's counters into @out; on an unknown one, its name in @bad (@len bytes). */
+static int parse_counters(const char *s, unsigned *out, char *bad, size_t bad_len)
 {
 	*out = 0;
+	bad[0] = '\0';
 	while (s && *s) {
 		const char *c = strchr(s, ',');
 		char name[32];
@@ -762,8 +764,10 @@ static int parse_counters(const char *s, unsigned *out)
 		memcpy(name, s, len);
 		name[len] = '\0';
 		k = counter_parse(name);
-		if (k < 0)
+		if (k < 0) {
+			snprintf(bad, bad_len, "%.31s", name);
 			return -1;
+		}
 		*out |= 1u << k;
 		s = c ? c + 1 : NULL;
 	}
@@ -785,23 +789,32 @@ int cmd_report(int argc, char **argv)
 		{ "inverted", no_argument, NULL, OPT_CALLEE },
 		{ "sort", required_argument, NULL, OPT_SORT },
 		PROFOPTS_LONG_OPTIONS,
+		CLI_GLOBAL_LONG_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct report_opts ro = { .top = 20, .min_percent = 1.0 };
+	char bad[32];
 	struct cli_prof po = { .sym.o.use_proc_kallsyms = true };
 	const char *path = "perf.data", *msg;
 	struct profile *p;
 	char *end;
 	int opt, ret, shown = 0;
 
-	while ((opt = getopt_long(argc, argv, ":i:h" SYMOPTS_SHORT, opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":i:h" CLI_GLOBAL_SHORT SYMOPTS_SHORT, opts, NULL)) != -1) {
 		switch (opt) {
 		case 'i': path = optarg; break;
 		case OPT_COUNTER:
-			if (parse_counters(optarg, &ro.counters))
-				return cli_usage_error("report", "--counter takes counter names "
-						       "separated by commas, not '%s'", optarg);
+			if (parse_counters(optarg, &ro.counters, bad, sizeof(bad))) {
+				const char *names[CNT_COUNT];
+				char buf[512];
+
+				for (int k = 0; k < CNT_COUNT; k++)
+					names[k] = counter_name((enum counter)k);
+				return cli_usage_error("report", "--counter takes counter names separated "
+						       "by commas: '%s' is none%s", bad,
+						       cli_choices(buf, sizeof(buf), bad, names, CNT_COUNT));
+			}
 			break;
 		case OPT_TOP:
 			ro.top = (unsigned)strtoul(optarg, &end, 10);
@@ -832,7 +845,7 @@ int cmd_report(int argc, char **argv)
 			report_usage(stdout);
 			return EXIT_FULL;
 		default:
-			if (profopts_parse(opt, optarg, &po))
+			if (cli_global_option(opt) || profopts_parse(opt, optarg, &po))
 				break;
 			return cli_bad_option("report", opt, argv, opts);
 		}

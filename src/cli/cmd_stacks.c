@@ -112,6 +112,7 @@ int cmd_stacks(int argc, char **argv)
 		{ "input", required_argument, NULL, 'i' },
 		{ "event", required_argument, NULL, 'e' },
 		SYMOPTS_LONG_OPTIONS,
+		CLI_GLOBAL_LONG_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -126,7 +127,7 @@ int cmd_stacks(int argc, char **argv)
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return EXIT_NOTHING;
-	while ((opt = getopt_long(argc, argv, ":i:h" SYMOPTS_SHORT, opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":i:h" CLI_GLOBAL_SHORT SYMOPTS_SHORT, opts, NULL)) != -1) {
 		switch (opt) {
 		case 'i': path = optarg; break;
 		case 'e': c->event = optarg; break;
@@ -135,7 +136,7 @@ int cmd_stacks(int argc, char **argv)
 			free(c);
 			return EXIT_FULL;
 		default:
-			if (symopts_parse(opt, optarg, &sopts))
+			if (cli_global_option(opt) || symopts_parse(opt, optarg, &sopts))
 				break;
 			free(c);
 			return cli_bad_option("stacks", opt, argv, opts);

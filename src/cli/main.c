@@ -15,6 +15,7 @@
 #include <perfport/version.h>
 
 #include "../util/log.h"
+#include "../util/suggest.h"
 #include "cli.h"
 
 struct command {
@@ -56,6 +57,39 @@ static void usage(FILE *out)
 		"exit status: 0 all input read, 1 usage error, 2 nothing usable,\n"
 		"3 partial (some input skipped; a warning says what and where),\n"
 		"4 an upload failed and was kept in the spool ('perfport resend').\n");
+}
+
+bool cli_global_option(int opt)
+{
+	switch (opt) {
+	case 'v':
+		pp_log_set_level(pp_log_get_level() + 1);
+		return true;
+	case 'q':
+		pp_log_set_level(PP_LOG_ERROR);
+		return true;
+	default:
+		return false;
+	}
+}
+
+const char *cli_choices(char *buf, size_t len, const char *word, const char *const *names,
+			size_t n)
+{
+	const char *near = suggest_nearest(word, names, n);
+	size_t used;
+
+	snprintf(buf, len, " (one of:");
+	for (size_t i = 0; i < n; i++) {
+		used = strlen(buf);
+		snprintf(buf + used, len - used, "%s %s", i ? "," : "", names[i]);
+	}
+	used = strlen(buf);
+	if (near)
+		snprintf(buf + used, len - used, "; did you mean '%s'?)", near);
+	else
+		snprintf(buf + used, len - used, ")");
+	return buf;
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
@@ -102,8 +136,20 @@ int cli_bad_option(const char *cmd, int opt, char **argv, const struct option *o
 
 		if (ambiguous)
 			return cli_usage_error(cmd, "option '%.*s' is ambiguous", len, arg);
-		if (!o)
+		if (!o) {
+			const char *names[128], *near;
+			size_t n = 0;
+			char word[128];
+
+			for (const struct option *q = opts; q && q->name && n < 128; q++)
+				names[n++] = q->name;
+			snprintf(word, sizeof(word), "%.*s", len - 2, arg + 2);
+			near = suggest_nearest(word, names, n);
+			if (near)
+				return cli_usage_error(cmd, "unknown option '%.*s'; did you mean '--%s'?",
+						       len, arg, near);
 			return cli_usage_error(cmd, "unknown option '%.*s'", len, arg);
+		}
 		if (opt == ':')
 			return cli_usage_error(cmd, "option '--%s' needs a value", o->name);
 		if (o->has_arg == no_argument && eq)
@@ -186,6 +232,14 @@ int main(int argc, char **argv)
 			return commands[i].run(argc, argv);
 		}
 	}
-	fprintf(stderr, "perfport: '%s' is not a command; see 'perfport --help'\n", argv[optind]);
-	return EXIT_USAGE;
+	{
+		const char *names[sizeof(commands) / sizeof(*commands)];
+		char buf[512];
+
+		for (size_t i = 0; i < sizeof(commands) / sizeof(*commands); i++)
+			names[i] = commands[i].name;
+		return cli_usage_error("", "'%s' is not a command%s", argv[optind],
+				       cli_choices(buf, sizeof(buf), argv[optind], names,
+						   sizeof(commands) / sizeof(*commands)));
+	}
 }

@@ -26,12 +26,18 @@
 
 static struct net_config config;
 static unsigned spooled;
+static unsigned lost;                /* requests that failed and were not kept */
 static unsigned delivered_requests;  /* answered with success, and their bodies' bytes */
 static uint64_t delivered_bytes;
 
 unsigned net_spooled(void)
 {
 	return spooled;
+}
+
+unsigned net_lost(void)
+{
+	return lost;
 }
 
 void net_delivered(unsigned *requests, uint64_t *bytes)
@@ -509,6 +515,8 @@ failed:
 		pp_error("%s %s: %s", rq->method, rq->url, msg);
 	if (rq->spool_tag && !own_fault && spool(rq) == PP_OK)
 		rs->spooled = true;
+	else
+		lost++;
 	return PP_EIO;
 }
 

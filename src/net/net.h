@@ -88,6 +88,9 @@ int net_resend(const char *dir, struct net_resend_stats *st);
 /** net_spooled() - how many requests were kept in the spool so far. */
 unsigned net_spooled(void);
 
+/** net_lost() - how many requests failed and were not kept in the spool. */
+unsigned net_lost(void);
+
 /** net_delivered() - how many requests were delivered so far, and their bodies' bytes. */
 void net_delivered(unsigned *requests, uint64_t *bytes);
 

@@ -17,6 +17,7 @@
 #include "../net/net.h"
 #include "../util/error.h"
 #include "../util/log.h"
+#include "../util/suggest.h"
 #include "../util/outfile.h"
 #include "perfport/version.h"
 #include "plugin.h"
@@ -271,6 +272,34 @@ static char *option_value(const struct perfport_option_def *d, const char *v)
 	}
 }
 
+/* The choice of @choices ("a,b,c") nearest to the first of @value's items
+ * that is none of them, into @out; "" when none is near. */
+static void choice_near(const char *choices, const char *value, char *out, size_t len)
+{
+	char buf[1024], item[128], *names[64], *save = NULL;
+	const char *near;
+	size_t n = 0;
+
+	out[0] = '\0';
+	snprintf(buf, sizeof(buf), "%s", choices);
+	for (char *t = strtok_r(buf, ",", &save); t && n < 64; t = strtok_r(NULL, ",", &save))
+		names[n++] = t;
+	for (const char *p = value; *p;) {
+		size_t k = strcspn(p, ",");
+
+		if (k < sizeof(item) && !in_choices(choices, p, k)) {
+			memcpy(item, p, k);
+			item[k] = '\0';
+			near = suggest_nearest(item, (const char *const *)names, n);
+			if (near)
+				snprintf(out, len, "%s", near);
+			return;
+		}
+		p += k;
+		p += *p == ',';
+	}
+}
+
 int plugin_set_option(struct plugin *pl, const char *key, const char *value)
 {
 	const struct perfport_exporter *ex = pl->ex;
@@ -283,10 +312,15 @@ int plugin_set_option(struct plugin *pl, const char *key, const char *value)
 			continue;
 		v = option_value(d, value);
 		if (!v) {
-			if (d->type == PERFPORT_OPT_ENUM || d->type == PERFPORT_OPT_LIST)
-				pp_error("format '%s': option '%s' takes %s%s, not '%s'", ex->name, key,
+			if (d->type == PERFPORT_OPT_ENUM || d->type == PERFPORT_OPT_LIST) {
+				char near[64] = "";
+
+				choice_near(d->choices, value, near, sizeof(near));
+				pp_error("format '%s': option '%s' takes %s%s, not '%s'%s%s%s", ex->name, key,
 					 d->type == PERFPORT_OPT_LIST ? "a comma-separated list of " : "",
-					 d->choices, value);
+					 d->choices, value, near[0] ? "; did you mean '" : "", near,
+					 near[0] ? "'?" : "");
+			}
 			else
 				pp_error("format '%s': option '%s' takes %s, not '%s'", ex->name, key,
 					 d->type == PERFPORT_OPT_BOOL ? "true or false" :
@@ -297,8 +331,17 @@ int plugin_set_option(struct plugin *pl, const char *key, const char *value)
 		pl->values[i] = v;
 		return PP_OK;
 	}
-	pp_error("format '%s' has no option '%s' (see 'perfport formats %s')", ex->name, key,
-		 ex->name);
+	{
+		const char *names[64], *near;
+		size_t n = 0;
+
+		for (size_t i = 0; i < ex->nr_options && n < 64; i++)
+			names[n++] = ex->options[i].name;
+		near = suggest_nearest(key, names, n);
+		pp_error("format '%s' has no option '%s'%s%s%s (see 'perfport formats %s')", ex->name,
+			 key, near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "",
+			 ex->name);
+	}
 	return PP_EUSAGE;
 }
 
@@ -435,16 +478,20 @@ int plugin_run(struct plugin *pl, const struct perfport_profile *view, FILE *out
 	ret = PP_OK;
 	if (out) {
 		run.format = ex->name;
+		unsigned long errors = pp_log_errors();
+
 		run.dir = plugin_is_directory(pl) ? dir : NULL;
 		st = ex->write(state, view, out);
 		if (st == PERFPORT_RETRY) /* what it wrote is gone: not tried again */
 			pp_error("format '%s': writing failed for now (it asked to be retried; "
 				 "writing is not)", ex->name);
-		else if (st != PERFPORT_OK)
+		else if (st != PERFPORT_OK && pp_log_errors() == errors)
 			pp_error("format '%s': writing failed", ex->name);
 		ret = run_files_close(st != PERFPORT_OK);
 	}
 	if (st == PERFPORT_OK && !ret && upload) {
+		unsigned long errors = pp_log_errors();
+
 		/* RETRY: transient; called again as the transport retries a request */
 		for (unsigned n = 1;; n++) {
 			unsigned long wait;
@@ -457,7 +504,9 @@ int plugin_run(struct plugin *pl, const struct perfport_profile *view, FILE *out
 				ex->name, n + 1, net_attempts(), wait / 1000.0);
 			net_sleep_ms(wait);
 		}
-		if (st != PERFPORT_OK)
+		/* each failure is said once: the plugin or the transport has
+		 * mostly said why already */
+		if (st != PERFPORT_OK && (st == PERFPORT_RETRY || pp_log_errors() == errors))
 			pp_error("format '%s': upload failed%s", ex->name,
 				 st == PERFPORT_RETRY ? " (still asking to be retried)" : "");
 	}
@@ -465,7 +514,7 @@ int plugin_run(struct plugin *pl, const struct perfport_profile *view, FILE *out
 	free(opts);
 	if (ret)
 		return ret;
-	return st == PERFPORT_OK ? PP_OK : PP_EPLUGIN;
+	return st == PERFPORT_OK ? PP_OK : st == PERFPORT_USAGE ? PP_EUSAGE : PP_EPLUGIN;
 }
 
 /* --- listing --- */

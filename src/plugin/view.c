@@ -253,7 +253,7 @@ static void host_log(const struct perfport_host *host, enum perfport_log_level l
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	pp_log(level <= PERFPORT_LOG_DEBUG ? map[level] : PP_LOG_DEBUG, "plugin: %s", msg);
+	pp_log(level <= PERFPORT_LOG_DEBUG ? map[level] : PP_LOG_DEBUG, "%s", msg);
 }
 
 static int host_walk(const struct perfport_profile *p, perfport_walk_fn fn, void *ctx)

@@ -15,6 +15,8 @@ enum pp_log_level {
 /** pp_log_set_level() - show messages up to @level (default PP_LOG_WARN). */
 void pp_log_set_level(int level);
 int pp_log_get_level(void);
+/** pp_log_errors() - how many errors were logged so far (shown or not). */
+unsigned long pp_log_errors(void);
 
 /**
  * pp_log() - print one message line to stderr if @level is shown.

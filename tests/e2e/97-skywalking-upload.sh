@@ -359,7 +359,8 @@ upload authbad -O auth_env=MY_OAP_TOKEN
 unset MY_OAP_TOKEN
 echo "ok: the token goes as Authentication metadata, never logged or spooled; resend reads it again"
 
+# a missing task is a usage error (exit 1)
 rc=0; "$PERFPORT" -q upload -i "$WORK/sw.data" -f skywalking -O "address=${URL#http://}" \
 	2>"$WORK/notask.err" || rc=$?
-[ $rc -eq 2 ] && grep -q "task=ID is required" "$WORK/notask.err" || fail "no task: exit $rc, $(cat "$WORK/notask.err")"
+[ $rc -eq 1 ] && grep -q "task=ID is required" "$WORK/notask.err" || fail "no task: exit $rc, $(cat "$WORK/notask.err")"
 echo "ok: skywalking upload"
