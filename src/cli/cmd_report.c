@@ -18,7 +18,7 @@
 #include "profopts.h"
 #include "report.h"
 
-enum sort_key { SORT_FUNCTION, SORT_MODULE };
+enum sort_key { SORT_FUNCTION, SORT_MODULE, SORT_STATE };
 
 struct report_opts {
 	unsigned counters;           /* bit per counter to show; 0: every one present */
@@ -509,16 +509,90 @@ static void print_wakers(const struct profile *p, const struct report_opts *ro)
 	free(v);
 }
 
+static uint64_t offcpu_ns(const struct profile_counts *c, unsigned mask)
+{
+	uint64_t v = 0;
+
+	for (int k = 0; k < CNT_COUNT; k++)
+		if (report_offcpu((enum counter)k) && (mask & (1u << k)))
+			v += c->ns[k];
+	return v;
+}
+
+static unsigned by_state_mask;
+
+static int by_state_cmp(const void *pa, const void *pb)
+{
+	const struct func_sum *a = pa, *b = pb;
+	uint64_t x = offcpu_ns(&a->self, by_state_mask), y = offcpu_ns(&b->self, by_state_mask);
+
+	if (x != y)
+		return x > y ? -1 : 1;
+	return a->frame < b->frame ? -1 : a->frame > b->frame;
+}
+
+/*
+ * --sort state: one table for the off-CPU counters - where the threads
+ * waited (the innermost user function) and in which state, a column each.
+ */
+static void print_by_state(const struct profile *p, const struct func_sum *fs, size_t nr,
+			   const struct report_opts *ro)
+{
+	struct func_sum *sorted = malloc((nr + 1) * sizeof(*sorted));
+	unsigned mask = 0;
+	uint64_t whole;
+	char label[512];
+
+	if (!sorted)
+		return;
+	for (int c = 0; c < CNT_COUNT; c++)
+		if (report_offcpu((enum counter)c) && (ro->counters & (1u << c)) && p->total[0].count[c])
+			mask |= 1u << c;
+	whole = offcpu_ns(&p->total[0], mask);
+	if (!mask) {
+		free(sorted);
+		return;
+	}
+	memcpy(sorted, fs, nr * sizeof(*sorted));
+	by_state_mask = mask;
+	qsort(sorted, nr, sizeof(*sorted), by_state_cmp);
+	printf("\n## off-CPU: where the threads waited, by state (seconds; the innermost user "
+	       "function)\n%8s %10s", "off%", "off-cpu");
+	for (int c = 0; c < CNT_COUNT; c++)
+		if (mask & (1u << c))
+			printf(" %11s", counter_name((enum counter)c));
+	printf("  function\n");
+	for (size_t i = 0, shown = 0; i < nr && shown < ro->top; i++) {
+		const struct func_sum *f = &sorted[i];
+		uint64_t v = offcpu_ns(&f->self, mask);
+
+		if (!v || p->frames[f->frame].flags & (FRAME_F_PROCESS | FRAME_F_THREAD))
+			continue;
+		shown++;
+		report_frame_label(p, f->frame, label, sizeof(label));
+		printf("%7.2f%% %10.3f", report_pct(v, whole), secs(v));
+		for (int c = 0; c < CNT_COUNT; c++)
+			if (mask & (1u << c))
+				printf(" %11.3f", secs(f->self.ns[c]));
+		printf("  %s\n", label);
+	}
+	free(sorted);
+}
+
 static void print_text(const struct profile *p, const char *path, const struct report_opts *ro)
 {
 	size_t nr = 0;
-	struct func_sum *fs = function_sums(p, ro->sort, true, &nr);
+	struct func_sum *fs = function_sums(p, ro->sort == SORT_MODULE ? SORT_MODULE : SORT_FUNCTION,
+					    true, &nr);
 
 	print_header(p, path);
+	if (ro->sort == SORT_STATE && fs)
+		print_by_state(p, fs, nr, ro);
 	for (int c = 0; c < CNT_COUNT && fs; c++) {
 		if (!(ro->counters & (1u << c)) || !p->total[0].count[c])
 			continue;
-		print_top(p, fs, nr, (enum counter)c, ro);
+		if (ro->sort != SORT_STATE || !report_offcpu((enum counter)c))
+			print_top(p, fs, nr, (enum counter)c, ro);
 		if (ro->no_tree)
 			continue;
 		if (ro->callee) {
@@ -728,7 +802,9 @@ static void report_usage(FILE *out)
 		"      --counter LIST      counters to show: on-cpu, preempted, lock, io, sleep,\n"
 		"                          timed-sleep, idle (default: every one present)\n"
 		"      --top N             functions listed per counter, 1 or more (default 20)\n"
-		"      --sort KEY          top tables by function (default) or module\n"
+		"      --sort KEY          top tables by function (default), module, or state:\n"
+		"                          one off-CPU table, where the threads waited with\n"
+		"                          a column per state\n"
 		"      --callee            the callee (inverted) tree instead of the caller\n"
 		"                          tree: each function where time was spent, its\n"
 		"                          callers below it (also --inverted)\n"
@@ -837,9 +913,11 @@ int cmd_report(int argc, char **argv)
 				ro.sort = SORT_FUNCTION;
 			else if (!strcmp(optarg, "module"))
 				ro.sort = SORT_MODULE;
+			else if (!strcmp(optarg, "state"))
+				ro.sort = SORT_STATE;
 			else
-				return cli_usage_error("report", "--sort takes function or module, not '%s'",
-						       optarg);
+				return cli_usage_error("report", "--sort takes function, module or state, "
+						       "not '%s'", optarg);
 			break;
 		case 'h':
 			report_usage(stdout);

@@ -2,8 +2,9 @@
 # report's views: the caller tree's children largest first (as perf report
 # sorts them); the callee (inverted) tree; top tables by module agreeing with
 # perf report --sort dso; off-CPU self time charged to the user function the
-# thread waited in, not to the scheduler; --top below 1 and an unknown
-# --sort refused.
+# thread waited in, not to the scheduler, and --sort state's one table of it
+# by state; the thread table of a system-wide recording; --top below 1 and an
+# unknown --sort refused.
 . "$(dirname "$0")/lib/common.sh"
 need_perf
 need_python
@@ -84,6 +85,36 @@ grep -A3 "^## lock: top functions by self" "$WORK/caller.txt" | sed -n 3p | grep
 	fail "lock's top function by self is not a user function: $(grep -A3 '^## lock: top functions by self' "$WORK/caller.txt")"
 echo "ok: off-CPU self time where the threads waited"
 
+# --sort state: one off-CPU table, a column per state, each column adding up
+# to its counter's total (every row listed), rows where the threads waited
+"$PERFPORT" -q report -i "$WORK/all.data" --sort state --no-tree --no-threads --top 100000 >"$WORK/state.txt" ||
+	fail "report --sort state: exit $?"
+$PY - "$WORK/state.txt" "$WORK/all.json" <<'PY' || fail "--sort state"
+import json, re, sys
+lines = open(sys.argv[1]).read().split("\n")
+totals = {c: v["ns"] / 1e9 for c, v in json.load(open(sys.argv[2]))["totals"].items()}
+i = next(k for k, l in enumerate(lines) if l.startswith("## off-CPU: where the threads waited, by state"))
+cols = lines[i + 1].split()[2:-1]
+sums, rows = dict.fromkeys(cols, 0.0), 0
+for l in lines[i + 2:]:
+    if not l.strip():
+        break
+    f = l.split()
+    for c, v in zip(cols, f[2:2 + len(cols)]):
+        sums[c] += float(v)
+    rows += 1
+want = [c for c in ("preempted", "lock", "io", "sleep", "timed-sleep") if c in totals]
+if cols != want:
+    sys.exit("columns %s, counters %s" % (cols, want))
+for c in cols:
+    if abs(sums[c] - totals[c]) > 0.0006 * rows + 0.001:
+        sys.exit("%s: the column sums to %.3f s, the total is %.3f s" % (c, sums[c], totals[c]))
+if any(l.startswith("## lock: top") for l in lines):
+    sys.exit("per-counter off-CPU tables printed too")
+print("%d rows, columns %s = the totals" % (rows, ", ".join(cols)))
+PY
+echo "ok: --sort state"
+
 # by module: the on-CPU self shares as perf report --sort dso gives them
 record "$WORK/cpu.data" -g -e cpu-clock/freq=999/ "$WORKLOAD" 0.5 all
 "$PERFPORT" -q report -i "$WORK/cpu.data" --sort module --no-tree --no-threads >"$WORK/module.txt" ||
@@ -119,7 +150,7 @@ echo "ok: --sort module agrees with perf report --sort dso"
 rc=0; "$PERFPORT" -q report -i "$WORK/cpu.data" --top 0 >/dev/null 2>"$WORK/top.err" || rc=$?
 [ $rc -eq 1 ] && grep -q "1 or more" "$WORK/top.err" || fail "--top 0: exit $rc, $(cat "$WORK/top.err")"
 rc=0; "$PERFPORT" -q report -i "$WORK/cpu.data" --sort thread >/dev/null 2>"$WORK/sort.err" || rc=$?
-[ $rc -eq 1 ] && grep -q "function or module" "$WORK/sort.err" || fail "--sort thread: exit $rc"
+[ $rc -eq 1 ] && grep -q "function, module or state" "$WORK/sort.err" || fail "--sort thread: exit $rc"
 echo "ok: --top 0 and an unknown --sort refused"
 
 # the thread table of a system-wide recording without switches: lifetimes
