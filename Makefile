@@ -9,17 +9,17 @@ INCDIR   ?= $(PREFIX)/include
 DESTDIR  ?=
 BUILD    ?= build
 
-PKGS     := libtraceevent libzstd json-c libdw libelf libprotobuf-c zlib libcurl libcrypto
+PKGS     := libtraceevent libzstd json-c libdw libelf libprotobuf-c zlib libcurl libcrypto libarchive
 DEBS     := build-essential pkg-config libtraceevent-dev libzstd-dev libjson-c-dev \
             libcmocka-dev libdw-dev libelf-dev libiberty-dev libprotobuf-c-dev \
             protobuf-c-compiler golang-github-google-pprof-dev zlib1g-dev \
-            libcurl4-openssl-dev libssl-dev liblz4-dev
+            libcurl4-openssl-dev libssl-dev liblz4-dev libarchive-dev
 # what the tests use beyond the build: perf as the oracle, Debian's python3
 # with jsonschema, botocore, lz4 and grpcio, protoc, chromium, openssl; the
 # backends' conformance checkers (../shared/conformance): python3-protobuf,
 # -six, -dateutil and Go for Datakit's own parser; rustc for a Rust workload
 TEST_DEBS := linux-perf python3 python3-jsonschema python3-botocore protobuf-compiler python3-lz4 \
-             python3-grpcio chromium openssl python3-protobuf python3-six python3-dateutil llvm nodejs golang-go \
+             python3-grpcio chromium openssl python3-protobuf python3-six python3-dateutil llvm nodejs debuginfod golang-go \
              rustc
 
 OPT      ?= -O2 -g

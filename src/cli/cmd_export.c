@@ -339,6 +339,10 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 		cli_usage_error(cmd, "-f FORMAT is required ('perfport formats' lists them)");
 		goto out;
 	}
+	if (symopts_archive(&po.sym, path)) {
+		ret = EXIT_NOTHING;
+		goto out;
+	}
 	msg = profopts_finish(&po);
 	if (msg || net_bad) {
 		cli_usage_error(cmd, "%s", msg ? msg : net_bad);

@@ -150,6 +150,10 @@ int cmd_stacks(int argc, char **argv)
 		free(c);
 		return cli_usage_error("stacks", "--jobs takes a number from 1 to 256");
 	}
+	if (symopts_archive(&sopts, path)) {
+		free(c);
+		return EXIT_NOTHING;
+	}
 	ropts.events = c->event;
 	ret = perf_reader_open(path, &ropts, &r);
 	if (ret) {

@@ -18,10 +18,12 @@ enum {
 	OPT_KALLSYMS,
 	OPT_NO_INLINE,
 	OPT_VMLINUX,
+	OPT_ARCHIVE,
 };
 
 struct cli_sym {
 	struct sym_opts o;
+	const char *archive; /* --archive FILE */
 	unsigned jobs;       /* unwinding threads; 0: the CPU count */
 	bool bad_jobs;
 };
@@ -33,6 +35,7 @@ struct cli_sym {
 	{ "buildid-dir", required_argument, NULL, OPT_BUILDID_DIR },      \
 	{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },            \
 	{ "vmlinux", required_argument, NULL, OPT_VMLINUX },              \
+	{ "archive", required_argument, NULL, OPT_ARCHIVE },              \
 	{ "no-inline", no_argument, NULL, OPT_NO_INLINE },                \
 	{ "jobs", required_argument, NULL, 'j' }
 
@@ -45,6 +48,9 @@ struct cli_sym {
 	"                          /proc/kallsyms whose kernel build id matches\n"       \
 	"      --vmlinux FILE      kernel symbols from this image of the recorded\n"     \
 	"                          kernel (refused if its build id differs)\n"            \
+	"      --archive FILE      binaries, debug files and kernel symbols from this\n" \
+	"                          'perf archive' tarball (default: the recording's\n"   \
+	"                          own, FILE.tar.bz2/.gz/.xz/.zst beside it)\n"          \
 	"      --no-inline         do not expand inlined calls into frames\n"            \
 	"  -j, --jobs N            threads unwinding --call-graph dwarf samples\n"       \
 	"                          (default: the CPU count); output as with -j 1\n"
@@ -61,6 +67,7 @@ static inline bool symopts_parse(int opt, const char *arg, struct cli_sym *c)
 	case OPT_KALLSYMS: c->o.kallsyms = arg; return true;
 	case OPT_NO_INLINE: c->o.no_inline = true; return true;
 	case OPT_VMLINUX: c->o.vmlinux = arg; return true;
+	case OPT_ARCHIVE: c->archive = arg; return true;
 	case 'j':
 		n = strtol(arg, &end, 10);
 		c->bad_jobs = *end || n < 1 || n > 256;
@@ -69,6 +76,13 @@ static inline bool symopts_parse(int opt, const char *arg, struct cli_sym *c)
 	default: return false;
 	}
 }
+
+/**
+ * symopts_archive() - unpack the perf archive for @input (--archive, else
+ * one beside it) once per run and point c->o.archive_dir at it; removed at
+ * exit. Return: 0, or -1 when --archive's file cannot be read (logged).
+ */
+int symopts_archive(struct cli_sym *c, const char *input);
 
 /** symopts_jobs() - the thread count to use. */
 static inline unsigned symopts_jobs(const struct cli_sym *c)

@@ -380,6 +380,12 @@ static void load(struct symbolizer *s, uint64_t kernel_text)
 	}
 	for (size_t i = 0; i < rec->size; i++)
 		sprintf(idhex + 2 * i, "%02x", rec->id[i]);
+	if (s->opts.archive_dir) {
+		snprintf(path, sizeof(path), "%s/[kernel.kallsyms]/%s/kallsyms", s->opts.archive_dir,
+			 idhex);
+		if (try_file(s, path, kernel_text, "the perf archive"))
+			return;
+	}
 	snprintf(path, sizeof(path), "%s/[kernel.kallsyms]/%s/kallsyms", s->buildid_dir, idhex);
 	if (try_file(s, path, kernel_text, path))
 		return;

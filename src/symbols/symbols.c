@@ -138,15 +138,23 @@ static char *find_file(const struct symbolizer *s, const struct dso *d, uint8_t 
 			TRY("%s/%s", s->opts.symfs, base + 1);
 	}
 	if (d->build_id_size) {
-		/* perf's cache: DIR/<path>/<id>/elf, DIR/[vdso]/<id>/vdso, and
-		 * DIR/.build-id/xx/rest linking to either directory */
+		/* perf's cache (an unpacked perf archive first): DIR/<path>/<id>/elf,
+		 * DIR/[vdso]/<id>/vdso, and DIR/.build-id/xx/rest linking to either */
+		const char *dirs[2] = { s->opts.archive_dir, s->buildid_dir };
+
 		hex(d->build_id, d->build_id_size, idhex);
-		TRY("%s/.build-id/%.2s/%s/elf", s->buildid_dir, idhex, idhex + 2);
-		TRY("%s/.build-id/%.2s/%s/vdso", s->buildid_dir, idhex, idhex + 2);
-		TRY("%s/.build-id/%.2s/%s", s->buildid_dir, idhex, idhex + 2);
-		TRY("%s%s%s/%s/elf", s->buildid_dir, d->path[0] == '/' ? "" : "/", d->path, idhex);
-		if (d->kind == DSO_VDSO)
-			TRY("%s/[vdso]/%s/vdso", s->buildid_dir, idhex);
+		for (int k = 0; k < 2; k++) {
+			const char *dir = dirs[k];
+
+			if (!dir)
+				continue;
+			TRY("%s%s%s/%s/elf", dir, d->path[0] == '/' ? "" : "/", d->path, idhex);
+			TRY("%s/.build-id/%.2s/%s/elf", dir, idhex, idhex + 2);
+			TRY("%s/.build-id/%.2s/%s/vdso", dir, idhex, idhex + 2);
+			TRY("%s/.build-id/%.2s/%s", dir, idhex, idhex + 2);
+			if (d->kind == DSO_VDSO)
+				TRY("%s/[vdso]/%s/vdso", dir, idhex);
+		}
 	}
 	if (d->path[0] == '/')
 		TRY("%s", d->path);

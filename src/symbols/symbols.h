@@ -50,6 +50,7 @@ struct sym_frame {
 struct sym_opts {
 	const char *symfs;        /* look for recorded paths under this directory */
 	const char *buildid_dir;  /* perf's build-id cache; NULL: $HOME/.debug */
+	const char *archive_dir;  /* an unpacked perf archive, searched first; NULL: none */
 	const char *kallsyms;     /* a kallsyms file for the recorded kernel */
 	const char *vmlinux;      /* an ELF image of the recorded kernel */
 	bool no_inline;           /* do not expand inlined calls */
@@ -120,6 +121,18 @@ const struct sym_stats *sym_stats(const struct symbolizer *s);
 
 /** sym_cause_name() - "no file", "build-id mismatch", ... */
 const char *sym_cause_name(enum sym_cause cause);
+
+/**
+ * sym_archive_unpack() - unpack the perf archive @tarball (perf.data.tar.bz2
+ * and the like) into a new private directory, its path into @root (@len
+ * bytes): a build-id cache for sym_opts.archive_dir. Unsafe entries (absolute,
+ * "..", links out of it, devices) are skipped with a warning.
+ * Return: PP_OK, or an error (logged; @root is then "").
+ */
+int sym_archive_unpack(const char *tarball, char *root, size_t len);
+
+/** sym_archive_remove() - remove what sym_archive_unpack() made at @root. */
+void sym_archive_remove(const char *root);
 
 /** sym_kernel_source() - where kernel names come from ("none" if nowhere). */
 const char *sym_kernel_source(const struct symbolizer *s);

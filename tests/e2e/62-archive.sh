@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Recordings analysed elsewhere: a recording archived with `perf archive`
+# and moved where its binaries are absent (and perf's build-id cache empty)
+# names every frame perf script names with the archive unpacked by hand -
+# perfport reads the tarball beside the recording itself (or --archive FILE),
+# .tar.bz2 and the .gz/.xz/.zst variants, into a private directory removed on
+# exit. A hostile tarball (absolute paths, "..", links out of it) writes
+# nothing outside that directory.
+. "$(dirname "$0")/lib/common.sh"
+need_perf
+need_python
+perf archive --help >/dev/null 2>&1 || [ -x "$(command -v perf)" ] || skip "perf archive is not available"
+
+mkdir -p "$WORK/rec" "$WORK/away" "$WORK/home" "$WORK/empty" "$WORK/byhand/.debug" "$WORK/tmp"
+cp "$TOP/samples/workload.c" "$WORK/rec/"
+(cd "$WORK/rec" && cc -O2 -g -fno-omit-frame-pointer -pthread -o arprog workload.c) || fail "cannot build the workload"
+# the recording host: its own build-id cache; kernel time (io) and user time
+(cd "$WORK/rec" && HOME="$WORK/home" perf record -q -g -F 999 -e cpu-clock -o perf.data ./arprog 0.5 all \
+	>/dev/null 2>&1) || fail "perf record"
+(cd "$WORK/rec" && HOME="$WORK/home" perf archive perf.data >/dev/null 2>&1) || skip "perf archive failed here"
+[ -f "$WORK/rec/perf.data.tar.bz2" ] || skip "perf archive wrote no tarball"
+tar tjf "$WORK/rec/perf.data.tar.bz2" >"$WORK/list.txt"
+grep -q "kallsyms$" "$WORK/list.txt" || fail "the archive has no kallsyms"
+mv "$WORK/rec/perf.data" "$WORK/rec/perf.data.tar.bz2" "$WORK/away/"
+rm -f "$WORK/rec/arprog"
+
+# the oracle: perf script with the archive unpacked by hand into its cache
+tar xjf "$WORK/away/perf.data.tar.bz2" -C "$WORK/byhand/.debug"
+HOME="$WORK/byhand" perf script -i "$WORK/away/perf.data" -F comm,tid,time,event,ip,sym,dso \
+	>"$WORK/away.perf" 2>/dev/null
+grep -q "hot_inner" "$WORK/away.perf" || fail "perf script names nothing from the archive"
+# perfport: nothing but the tarball beside the recording
+HOME="$WORK/empty" TMPDIR="$WORK/tmp" "$PERFPORT" -q stacks -i "$WORK/away/perf.data" >"$WORK/away.ours" ||
+	fail "stacks: exit $?"
+$PY "$CHECK" frames "$WORK/away.ours" "$WORK/away.perf" 99 k=99 || fail "names with the archive"
+[ -z "$(ls -A "$WORK/tmp")" ] || fail "the unpacked archive was left in TMPDIR: $(ls "$WORK/tmp")"
+HOME="$WORK/empty" "$PERFPORT" info -i "$WORK/away/perf.data" >"$WORK/info.txt"
+grep -q "^kernel names:  the perf archive" "$WORK/info.txt" || fail "info: $(grep kernel "$WORK/info.txt")"
+echo "ok: the archive beside the recording names its frames as perf does by hand"
+
+# without it: user frames of the moved binary unknown (a check of the check)
+mkdir -p "$WORK/bare" && cp "$WORK/away/perf.data" "$WORK/bare/"
+HOME="$WORK/empty" "$PERFPORT" -q stacks -i "$WORK/bare/perf.data" >"$WORK/bare.ours"
+grep -q "hot_inner" "$WORK/bare.ours" && fail "named hot_inner without the archive"
+
+# --archive FILE, and the compressions newer perf writes
+bunzip2 -c "$WORK/away/perf.data.tar.bz2" >"$WORK/plain.tar"
+HOME="$WORK/empty" "$PERFPORT" -q stacks -i "$WORK/bare/perf.data" --archive "$WORK/away/perf.data.tar.bz2" \
+	>"$WORK/arch.ours"
+grep -q "hot_inner" "$WORK/arch.ours" || fail "--archive FILE"
+for z in gz xz zst; do
+	case $z in
+	gz) gzip -c "$WORK/plain.tar" >"$WORK/bare/perf.data.tar.gz" ;;
+	xz) command -v xz >/dev/null || continue; xz -c "$WORK/plain.tar" >"$WORK/bare/perf.data.tar.xz" ;;
+	zst) command -v zstd >/dev/null || continue; zstd -q -c "$WORK/plain.tar" >"$WORK/bare/perf.data.tar.zst" ;;
+	esac
+	HOME="$WORK/empty" "$PERFPORT" -q stacks -i "$WORK/bare/perf.data" >"$WORK/z.ours"
+	grep -q "hot_inner" "$WORK/z.ours" || fail "perf.data.tar.$z beside the recording not read"
+	rm -f "$WORK/bare/perf.data.tar.$z"
+	echo "ok: perf.data.tar.$z"
+done
+
+# a hostile tarball: nothing lands outside the private directory
+$PY - "$WORK" <<'PY' || fail "cannot make the hostile tarball"
+import io, tarfile, sys
+w = sys.argv[1]
+with tarfile.open(w + "/evil.tar.gz", "w:gz") as t:
+    for name, kind, arg in (("/tmp/perfport-evil-abs", "file", b"x"), ("../evil-up", "file", b"x"),
+                            ("a/../../evil-dotdot", "file", b"x"), ("out", "link", "../../.."),
+                            ("up", "link", ".."), ("here", "link", "."), ("out/evil-through", "file", b"x"),
+                            ("dev", "char", None), ("ok/file", "file", b"fine")):
+        i = tarfile.TarInfo(name)
+        if kind == "file":
+            i.size = len(arg)
+            t.addfile(i, io.BytesIO(arg))
+        elif kind == "link":
+            i.type, i.linkname = tarfile.SYMTYPE, arg
+            t.addfile(i)
+        else:
+            i.type = tarfile.CHRTYPE
+            t.addfile(i)
+PY
+rm -rf "$WORK/tmp" && mkdir -p "$WORK/tmp/inner"
+rc=0; HOME="$WORK/empty" TMPDIR="$WORK/tmp/inner" "$PERFPORT" stacks -i "$WORK/bare/perf.data" \
+	--archive "$WORK/evil.tar.gz" >/dev/null 2>"$WORK/evil.err" || rc=$?
+[ $rc -eq 0 ] || fail "a hostile archive: exit $rc: $(cat "$WORK/evil.err")"
+grep -q "entries not unpacked" "$WORK/evil.err" || fail "no warning about the refused entries: $(cat "$WORK/evil.err")"
+[ ! -e /tmp/perfport-evil-abs ] && [ ! -e "$WORK/tmp/evil-up" ] && [ ! -e "$WORK/tmp/evil-dotdot" ] &&
+	[ ! -e "$WORK/evil-through" ] && [ -z "$(ls -A "$WORK/tmp/inner")" ] && [ "$(ls -A "$WORK/tmp")" = inner ] ||
+	fail "a hostile archive wrote outside its directory: $(find "$WORK/tmp" /tmp/perfport-evil-abs 2>/dev/null)"
+echo "ok: a hostile archive stays in its directory, which is removed"
