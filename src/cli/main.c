@@ -29,6 +29,7 @@ static const struct command commands[] = {
 	{ "dump", cmd_dump, "print every record, one line each, in time order" },
 	{ "stacks", cmd_stacks, "print every sample with its named stack, as perf script does" },
 	{ "report", cmd_report, "on-CPU and off-CPU time by function, call path and thread" },
+	{ "diff", cmd_diff, "what changed between two recordings: functions, new and vanished stacks" },
 	{ "export", cmd_export, "write the profile in one or more formats, by their plugins" },
 	{ "upload", cmd_upload, "send the profile to a backend, by its format's plugin" },
 	{ "resend", cmd_resend, "send again the uploads kept in the spool" },
@@ -228,7 +229,9 @@ int main(int argc, char **argv)
 		if (strcmp(argv[optind], commands[i].name) == 0) {
 			argv += optind;
 			argc -= optind;
-			optind = 1;
+			/* 0: getopt starts afresh, in its default (permuting) order, not
+			 * in the "+" order that stopped at the command */
+			optind = 0;
 			return commands[i].run(argc, argv);
 		}
 	}

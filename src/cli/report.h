@@ -11,6 +11,24 @@
 
 #include "../profile/profile.h"
 
+enum sort_key { SORT_FUNCTION, SORT_MODULE, SORT_STATE };
+
+/* One line of a top table: a function (a frame), or a module. */
+struct func_sum {
+	uint32_t frame;              /* the frame, or for a module one of its frames */
+	struct profile_counts self, total;
+};
+
+/**
+ * report_function_sums() - the top tables' lines (@nr set), by function or
+ * by module: self and total per counter, a function's total counted once
+ * per stack however often it recurses; @by_wait: off-CPU self time where
+ * the threads waited (the innermost user function), else at each leaf.
+ * Return: an array the caller frees, NULL out of memory.
+ */
+struct func_sum *report_function_sums(const struct profile *p, enum sort_key sort, bool by_wait,
+				      size_t *nr);
+
 static inline double report_pct(uint64_t part, uint64_t whole)
 {
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;

@@ -43,6 +43,104 @@ bool report_offcpu(enum counter c)
 	return c != CNT_ON_CPU && c != CNT_IDLE;
 }
 
+struct funcs_ctx {
+	struct func_sum *f;          /* by key */
+	uint32_t *key;               /* per frame: its line's index in f */
+	uint32_t *active;            /* per key: open nodes with it on the path */
+	uint32_t *waits_in;          /* per depth: the innermost user frame's key, or none */
+	bool by_wait;                /* off-CPU self to where the thread waited */
+};
+
+static void counts_add(struct profile_counts *to, const struct profile_counts *c)
+{
+	for (int i = 0; i < CNT_COUNT; i++) {
+		to->count[i] += c->count[i];
+		to->ns[i] += c->ns[i];
+	}
+}
+
+/*
+ * Total counts a function (module) once per stack, however often it
+ * recurses. Self time off CPU goes to the innermost user function of the
+ * stack, where the thread waited: its leaf is always the scheduler's.
+ */
+static int funcs_visit(void *ctx, const struct profile *p, uint32_t node, bool leave)
+{
+	struct funcs_ctx *c = ctx;
+	uint32_t f = p->nodes[node].frame, d = p->nodes[node].depth, k, w;
+
+	if (f == UINT32_MAX) {
+		c->waits_in[0] = UINT32_MAX;
+		return 0;
+	}
+	k = c->key[f];
+	if (leave) {
+		c->active[k]--;
+		return 0;
+	}
+	w = report_is_user(&p->frames[f]) ? k : c->waits_in[d - 1];
+	c->waits_in[d] = w;
+	for (int i = 0; i < CNT_COUNT; i++) {
+		uint32_t to = c->by_wait && report_offcpu((enum counter)i) && w != UINT32_MAX ? w : k;
+
+		c->f[to].self.count[i] += p->self[node].count[i];
+		c->f[to].self.ns[i] += p->self[node].ns[i];
+	}
+	if (!c->active[k]++)
+		counts_add(&c->f[k].total, &p->total[node]);
+	return 0;
+}
+
+/*
+ * The top tables' lines (@nr set), by function or by module; @by_wait:
+ * off-CPU self time where the threads waited, else at each stack's leaf.
+ */
+struct func_sum *report_function_sums(const struct profile *p, enum sort_key sort, bool by_wait,
+				      size_t *nr)
+{
+	struct funcs_ctx c = { .by_wait = by_wait };
+	uint32_t maxd = 0, nkeys = 0;
+
+	for (size_t i = 0; i < p->nr_nodes; i++)
+		if (p->nodes[i].depth > maxd)
+			maxd = p->nodes[i].depth;
+	c.f = calloc(p->nr_frames + 1, sizeof(*c.f));
+	c.key = calloc(p->nr_frames + 1, sizeof(*c.key));
+	c.active = calloc(p->nr_frames + 1, sizeof(*c.active));
+	c.waits_in = calloc((size_t)maxd + 1, sizeof(*c.waits_in));
+	if (!c.f || !c.key || !c.active || !c.waits_in)
+		goto fail;
+	for (uint32_t i = 0; i < p->nr_frames; i++) {
+		uint32_t k = nkeys;
+
+		/* a module's key is its first frame's; modules are few */
+		if (sort == SORT_MODULE)
+			for (uint32_t j = 0; j < nkeys; j++)
+				if (p->frames[c.f[j].frame].module == p->frames[i].module &&
+				    (p->frames[i].flags & (FRAME_F_PROCESS | FRAME_F_THREAD)) ==
+				    (p->frames[c.f[j].frame].flags & (FRAME_F_PROCESS | FRAME_F_THREAD))) {
+					k = j;
+					break;
+				}
+		if (k == nkeys)
+			c.f[nkeys++].frame = i;
+		c.key[i] = k;
+	}
+	if (profile_walk(p, funcs_visit, &c))
+		goto fail;
+	free(c.key);
+	free(c.active);
+	free(c.waits_in);
+	*nr = nkeys;
+	return c.f;
+fail:
+	free(c.f);
+	free(c.key);
+	free(c.active);
+	free(c.waits_in);
+	return NULL;
+}
+
 /* --- the caller tree --- */
 
 struct caller_print {
