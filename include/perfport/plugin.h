@@ -219,7 +219,18 @@ struct perfport_profile {
 	 * then the stack of the thread that woke it, leaf first; values are the
 	 * blocked time (switch-out to wakeup). Its own offwake is NULL. */
 	const struct perfport_profile *offwake;
+
+	/* --- ABI 1.4 (check struct_size) --- */
+	/* perfport export --base FILE: the baseline recording's profile, built
+	 * with the same options, for differential output (a flame graph coloured
+	 * by change, a pprof with the base subtracted); NULL otherwise. Its own
+	 * base and offwake are NULL. */
+	const struct perfport_profile *base;
 };
+
+/* Whether @p has ABI 1.4's base member (a 1.3 host's profile has not). */
+#define PERFPORT_PROFILE_HAS_BASE(p) \
+	((p)->struct_size >= offsetof(struct perfport_profile, base) + sizeof((p)->base))
 
 static inline const struct perfport_frame *perfport_frame_at(const struct perfport_profile *p,
 							     size_t i)
@@ -347,6 +358,12 @@ struct perfport_pprof_opts {
 	size_t nr_types;
 	size_t type_size;               /* sizeof(struct perfport_pprof_type) */
 	const struct perfport_pprof_type *types;
+
+	/* --- ABI 1.4 --- */
+	/* non-zero: also the samples of the profile's base (export --base),
+	 * their values negated - NEW minus BASE, as go tool pprof -diff_base
+	 * reads two profiles */
+	uint32_t base_negated;
 };
 
 /* An HTTP request for host->http(). */

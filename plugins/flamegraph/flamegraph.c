@@ -13,6 +13,7 @@
  * out), each box with a <title> tooltip, for places that show only images.
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,8 +38,10 @@ static const struct perfport_option_def options[] = {
 	  "on-cpu,preempted,lock,io,sleep,timed-sleep,idle,all",
 	  "the counter shown (first); default on-cpu if it has data, else the first that has; "
 	  "all: every counter but idle" },
-	{ "color", PERFPORT_OPT_ENUM, "module", "module,kind",
-	  "colours by module, or by kind (kernel, user, JIT, inlined)" },
+	{ "color", PERFPORT_OPT_ENUM, "auto", "auto,module,kind,change",
+	  "colours by module, by kind (kernel, user, JIT, inlined), or by change against "
+	  "export --base (red: a larger share than in the base, blue: smaller); auto: change "
+	  "with --base, else module" },
 	{ "icicle", PERFPORT_OPT_BOOL, "false", NULL, "root at the top instead of the bottom" },
 	{ "title", PERFPORT_OPT_STRING, NULL, NULL,
 	  "title (default: the program and host; the command and time span below it)" },
@@ -51,6 +54,7 @@ static const struct perfport_option_def options[] = {
 struct fg {
 	const struct perfport_host *host;
 	bool svg, by_kind, icicle, wakers;
+	int by_change;               /* 1 yes, 0 no, -1 auto: when the profile has a base */
 	const char *counter, *title;
 	long width;
 };
@@ -87,6 +91,17 @@ static int first_counter(const struct fg *g, const struct perfport_profile *p)
 		if (p->counters_present >> c & 1)
 			return (int)c;
 	return -2;
+}
+
+static const struct perfport_profile *base_of(const struct perfport_profile *p)
+{
+	return PERFPORT_PROFILE_HAS_BASE(p) ? p->base : NULL;
+}
+
+/* Colour by change: asked for, or by default when there is a base. */
+static bool change_colours(const struct fg *g, const struct perfport_profile *p)
+{
+	return base_of(p) && g->by_change != 0;
 }
 
 /* Not a program of the recording: perf itself, the idle task. */
@@ -156,7 +171,8 @@ static void default_title(const struct perfport_profile *p, char *buf, size_t ma
 			  !strcmp(perfport_frame_at(p, i)->function, "--- woken by ---");
 	program_name(p, prog, sizeof(prog));
 	snprintf(buf, max, "%s of %s%s%s", offwake ? "Off-wake flame graph (blocked time, waker above)" :
-		 "Flame graph", prog, prog[0] ? " on " : "", p->hostname ? p->hostname : "a perf recording");
+		 base_of(p) ? "Differential flame graph (against the base)" : "Flame graph", prog,
+		 prog[0] ? " on " : "", p->hostname ? p->hostname : "a perf recording");
 }
 
 /* --- html --- */
@@ -228,6 +244,86 @@ static void put_html_string(FILE *out, const char *s)
 	fputc('"', out);
 }
 
+/* --- the base profile (export --base), on this profile's nodes --- */
+
+static bool same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+static uint64_t node_key(uint32_t parent, const struct perfport_frame *f)
+{
+	return str_hash(f->function ? f->function : "") * 31 ^ str_hash(f->module ? f->module : "") ^
+	       (uint64_t)parent * 0x9e3779b97f4a7c15ULL;
+}
+
+/*
+ * The base's self values on @p's nodes, matched by path (each frame's
+ * function and module from the root): out[node * nc + c], nc counters;
+ * lost[c]: the base's values in stacks @p has none of (drawn nowhere).
+ * Return: the array (the caller frees), NULL out of memory.
+ */
+static uint64_t *base_on_nodes(const struct perfport_profile *p, const struct perfport_profile *b,
+			       unsigned nc, uint64_t *lost)
+{
+	size_t cap = 16;
+	uint32_t *slots, *map = malloc((b->nr_nodes + 1) * sizeof(*map));
+	uint64_t *out = calloc(p->nr_nodes * nc + 1, sizeof(*out));
+
+	while (cap < p->nr_nodes * 2)
+		cap *= 2;
+	slots = calloc(cap, sizeof(*slots));
+	if (!slots || !map || !out) {
+		free(slots);
+		free(map);
+		free(out);
+		return NULL;
+	}
+	for (size_t i = 1; i < p->nr_nodes; i++) {
+		const struct perfport_node *n = perfport_node_at(p, i);
+		size_t j;
+
+		if (n->frame >= p->nr_frames)
+			continue;
+		for (j = node_key(n->parent, perfport_frame_at(p, n->frame)) & (cap - 1); slots[j];
+		     j = (j + 1) & (cap - 1))
+			;
+		slots[j] = (uint32_t)i + 1;
+	}
+	map[0] = 0;
+	for (size_t i = 1; i < b->nr_nodes; i++) {
+		const struct perfport_node *n = perfport_node_at(b, i);
+		const struct perfport_frame *f = n->frame < b->nr_frames ? perfport_frame_at(b, n->frame) : NULL;
+		uint32_t up = n->parent < i ? map[n->parent] : UINT32_MAX;
+
+		map[i] = UINT32_MAX;
+		if (f && up != UINT32_MAX)
+			for (size_t j = node_key(up, f) & (cap - 1); slots[j]; j = (j + 1) & (cap - 1)) {
+				uint32_t k = slots[j] - 1;
+				const struct perfport_node *m = perfport_node_at(p, k);
+				const struct perfport_frame *g = perfport_frame_at(p, m->frame);
+
+				if (m->parent == up && same_str(g->function, f->function) &&
+				    same_str(g->module, f->module) && g->flags == f->flags) {
+					map[i] = k;
+					break;
+				}
+			}
+	}
+	for (size_t i = 0; i < b->nr_nodes; i++)
+		for (unsigned c = 0; c < nc && c < b->nr_counters; c++) {
+			uint64_t v = perfport_self_value(b, i, c);
+
+			if (map[i] != UINT32_MAX)
+				out[(size_t)map[i] * nc + c] += v;
+			else
+				lost[c] += v;
+		}
+	free(slots);
+	free(map);
+	return out;
+}
+
 static enum perfport_status write_data(const struct fg *g, const struct perfport_profile *p,
 				       FILE *out)
 {
@@ -278,7 +374,8 @@ static enum perfport_status write_data(const struct fg *g, const struct perfport
 	}
 	fputs("],\"initial\":{\"counter\":", out);
 	put_html_string(out, first == -1 ? "all" : first >= 0 ? p->counter_names[first] : "");
-	fprintf(out, ",\"color\":\"%s\",\"icicle\":%s},\"strings\":[", g->by_kind ? "kind" : "module",
+	fprintf(out, ",\"color\":\"%s\",\"icicle\":%s},\"strings\":[",
+		change_colours(g, p) ? "change" : g->by_kind ? "kind" : "module",
 		g->icicle ? "true" : "false");
 	for (size_t i = 0; i < st.nr; i++) {
 		if (i)
@@ -329,6 +426,56 @@ static enum perfport_status write_data(const struct fg *g, const struct perfport
 			comma = true;
 		}
 		fputs("}", out);
+	}
+	if (base_of(p)) {
+		const struct perfport_profile *b = base_of(p);
+		unsigned nc = p->nr_counters < 64 ? p->nr_counters : 64;
+		uint64_t lost[64] = { 0 }, *bv = base_on_nodes(p, b, nc, lost);
+
+		if (!bv) {
+			free(ids);
+			free(st.v);
+			free(st.slots);
+			return PERFPORT_ERROR;
+		}
+		/* per counter: the base's values on these nodes (pairs), its
+		 * whole total, and what of it lies in stacks not drawn */
+		fputs(",\"base\":{\"values\":{", out);
+		comma = false;
+		for (unsigned c = 0; c < nc; c++) {
+			bool first_pair = true;
+
+			if (!(p->counters_present >> c & 1))
+				continue;
+			fprintf(out, "%s\"%s\":[", comma ? "," : "", p->counter_names[c]);
+			for (size_t i = 0; i < p->nr_nodes; i++) {
+				if (!bv[i * nc + c])
+					continue;
+				fprintf(out, "%s%zu,%" PRIu64, first_pair ? "" : ",", i, bv[i * nc + c]);
+				first_pair = false;
+			}
+			fputs("]", out);
+			comma = true;
+		}
+		fputs("},\"whole\":{", out);
+		comma = false;
+		for (unsigned c = 0; c < nc; c++) {
+			if (!(p->counters_present >> c & 1))
+				continue;
+			fprintf(out, "%s\"%s\":%" PRIu64, comma ? "," : "", p->counter_names[c],
+				c < b->nr_counters && b->nr_nodes ? perfport_total_value(b, 0, c) : 0);
+			comma = true;
+		}
+		fputs("},\"lost\":{", out);
+		comma = false;
+		for (unsigned c = 0; c < nc; c++) {
+			if (!(p->counters_present >> c & 1))
+				continue;
+			fprintf(out, "%s\"%s\":%" PRIu64, comma ? "," : "", p->counter_names[c], lost[c]);
+			comma = true;
+		}
+		fputs("}}", out);
+		free(bv);
 	}
 	fputs("}", out);
 	free(ids);
@@ -522,6 +669,24 @@ static void svg_legend(const struct fg *g, const struct perfport_profile *p, con
 		}
 	}
 	fputs("<g class=\"legend\">", out);
+	if (change_colours(g, p)) {
+		static const char *const sw[][2] = {
+			{ "hsl(0,75%,50%)", "larger share than the base" },
+			{ "hsl(215,75%,50%)", "smaller" },
+			{ "hsl(0,75%,94%)", "as in the base" },
+		};
+
+		for (size_t k = 0; k < 3; k++) {
+			size_t len = strlen(sw[k][1]);
+
+			fprintf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"13\" rx=\"3\" "
+				"fill=\"%s\"/><text x=\"%.1f\" y=\"%.1f\">%s</text>", x, y,
+				7.0 * (double)len + 10, sw[k][0], x + 5, y + 10, sw[k][1]);
+			x += 7.0 * (double)len + 16;
+		}
+		fputs("</g>\n", out);
+		return;
+	}
 	for (size_t k = 0; k < ne && x < width - 60; k++) {
 		const char *text = e[k].kind >= 0 ? kind_names[e[k].kind] : e[k].key;
 		char fill[48];
@@ -555,7 +720,7 @@ static enum perfport_status write_svg(const struct fg *g, const struct perfport_
 				      FILE *out)
 {
 	int c = first_counter(g, p);
-	double width = (double)g->width, *x = NULL;
+	double width = (double)g->width, *x = NULL, *change = NULL, max_change = 0;
 	uint64_t *total = NULL, root;
 	uint32_t depth_max = 0;
 	char title[1024], fill[48], val[64];
@@ -584,6 +749,40 @@ static enum perfport_status write_svg(const struct fg *g, const struct perfport_
 				total[i] += perfport_total_value(p, i, k);
 	}
 	root = total[0];
+	if (change_colours(g, p)) {
+		/* each node's share against the base's at the same path */
+		const struct perfport_profile *b = base_of(p);
+		unsigned nc = p->nr_counters < 64 ? p->nr_counters : 64;
+		uint64_t lost[64] = { 0 }, bwhole = 0, *bv = base_on_nodes(p, b, nc, lost);
+		double *bt = calloc(p->nr_nodes, sizeof(*bt));
+
+		change = calloc(p->nr_nodes, sizeof(*change));
+		if (!bv || !bt || !change) {
+			free(bv);
+			free(bt);
+			free(total);
+			free(x);
+			free(change);
+			return PERFPORT_ERROR;
+		}
+		for (unsigned k = 0; k < nc; k++) {
+			if (c >= 0 ? (int)k != c : (k == PERFPORT_COUNTER_IDLE || !(p->counters_present >> k & 1)))
+				continue;
+			bwhole += k < b->nr_counters && b->nr_nodes ? perfport_total_value(b, 0, k) : 0;
+			for (size_t i = 0; i < p->nr_nodes; i++)
+				bt[i] += (double)bv[i * nc + k];
+		}
+		for (size_t i = p->nr_nodes; i-- > 1;)
+			bt[perfport_node_at(p, i)->parent] += bt[i];
+		for (size_t i = 0; i < p->nr_nodes; i++) {
+			change[i] = (root ? (double)total[i] / (double)root : 0) -
+				    (bwhole ? bt[i] / (double)bwhole : 0);
+			if (i && fabs(change[i]) > max_change)
+				max_change = fabs(change[i]);
+		}
+		free(bv);
+		free(bt);
+	}
 	for (size_t i = 0; i < p->nr_nodes; i++) {
 		const struct perfport_node *n = perfport_node_at(p, i);
 
@@ -621,10 +820,16 @@ static enum perfport_status write_svg(const struct fg *g, const struct perfport_
 			continue;
 		}
 		y = g->icicle ? HEAD + n->depth * ROW : height - (n->depth + 1) * ROW;
-		if (f)
+		if (change) {
+			double t = max_change > 0 ? fabs(change[i]) / max_change : 0;
+
+			snprintf(fill, sizeof(fill), "hsl(%d,75%%,%d%%)", change[i] >= 0 ? 0 : 215,
+				 (int)lround(94 - 44 * (t < 1 ? t : 1)));
+		} else if (f) {
 			colour(g, f, fill, sizeof(fill));
-		else
+		} else {
 			snprintf(fill, sizeof(fill), "#e0e0e0");
+		}
 		format_value(total[i], unit, val, sizeof(val));
 		fputs("<g><title>", out);
 		put_xml(out, f ? f->function : "all", 500);
@@ -645,6 +850,7 @@ static enum perfport_status write_svg(const struct fg *g, const struct perfport_
 		i++;
 	}
 	fputs("</svg>\n", out);
+	free(change);
 	free(total);
 	free(x);
 	return PERFPORT_OK;
@@ -670,8 +876,10 @@ static enum perfport_status fg_init(const struct perfport_host *host,
 			g->svg = !strcmp(v, "svg");
 		else if (!strcmp(k, "counter"))
 			g->counter = v;
-		else if (!strcmp(k, "color"))
+		else if (!strcmp(k, "color")) {
 			g->by_kind = !strcmp(v, "kind");
+			g->by_change = !strcmp(v, "change") ? 1 : !strcmp(v, "auto") ? -1 : 0;
+		}
 		else if (!strcmp(k, "icicle"))
 			g->icicle = !strcmp(v, "true");
 		else if (!strcmp(k, "title"))

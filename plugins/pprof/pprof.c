@@ -71,6 +71,8 @@ static enum perfport_status pprof_write(void *state, const struct perfport_profi
 	if (s->counters && !(o.counters & p->counters_present))
 		s->host->log(s->host, PERFPORT_LOG_WARN,
 			     "pprof: none of the counters asked for has data");
+	/* export --base: NEW minus BASE, as go tool pprof -diff_base reads it */
+	o.base_negated = PERFPORT_PROFILE_HAS_BASE(p) && p->base;
 	st = s->host->pprof(p, &o, &buf, &len);
 	if (st != PERFPORT_OK)
 		return st;

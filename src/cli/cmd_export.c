@@ -26,7 +26,7 @@
 #define MAX_SETTINGS 64
 
 enum { OPT_PLUGIN_DIR = 0x1400, OPT_LABEL, OPT_UPLOAD, OPT_SPOOL, OPT_CA_FILE, OPT_TIMEOUT,
-       OPT_RETRIES };
+       OPT_RETRIES, OPT_BASE };
 
 #define NET_LONG_OPTIONS                                               \
 	{ "spool", required_argument, NULL, OPT_SPOOL },               \
@@ -124,7 +124,7 @@ static void export_usage(FILE *out, bool upload_cmd)
 		fprintf(out,
 			"usage: perfport export [-i FILE] -f FORMAT[,FORMAT...] [-o PATH] [--upload]\n"
 			"                       [-O [FORMAT.]KEY=VALUE]... [--label KEY=VALUE]...\n"
-			"                       [--plugin-dir DIR] [profile options]\n"
+			"                       [--base FILE] [--plugin-dir DIR] [profile options]\n"
 			"\n"
 			"Build the profile of a recording once and write it in each format asked\n"
 			"for, by that format's plugin ('perfport formats' lists them). Formats\n"
@@ -144,7 +144,11 @@ static void export_usage(FILE *out, bool upload_cmd)
 		"                          (default: those names in the current directory);\n"
 		"                          a format that writes several files (datakit)\n"
 		"                          writes a directory: PATH, or PATH/FORMAT\n"
-		"      --upload            also send each to its backend (as 'perfport upload')\n");
+		"      --upload            also send each to its backend (as 'perfport upload')\n"
+		"      --base FILE         a baseline recording, read with the same options,\n"
+		"                          for differential output: the flame graph coloured\n"
+		"                          by each stack's change, pprof with the base\n"
+		"                          subtracted (as go tool pprof -diff_base reads it)\n");
 	fprintf(out,
 		"  -O, --option F.KEY=VAL  a format's option (FORMAT. may be left out with\n"
 		"                          one format); 'perfport formats FORMAT' lists them\n"
@@ -266,6 +270,7 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 		{ "label", required_argument, NULL, OPT_LABEL },
 		{ "plugin-dir", required_argument, NULL, OPT_PLUGIN_DIR },
 		{ "upload", no_argument, NULL, OPT_UPLOAD },
+		{ "base", required_argument, NULL, OPT_BASE },
 		NET_LONG_OPTIONS,
 		PROFOPTS_LONG_OPTIONS,
 		CLI_GLOBAL_LONG_OPTIONS,
@@ -276,7 +281,9 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 	const char *net_bad = NULL;
 	bool upload = upload_cmd;
 	struct cli_prof po = { .sym.o.use_proc_kallsyms = true };
-	const char *path = "perf.data", *output = NULL, *plugin_dir = NULL, *msg;
+	const char *path = "perf.data", *output = NULL, *plugin_dir = NULL, *msg, *base_path = NULL;
+	struct perfport_profile *base_view = NULL;
+	struct profile *base = NULL;
 	const char *labels[MAX_SETTINGS];
 	struct setting settings[MAX_SETTINGS];
 	struct plugin *pl[MAX_FORMATS] = { 0 };
@@ -290,6 +297,11 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 
 	while ((opt = getopt_long(argc, argv, upload_cmd ? ":i:f:O:h" CLI_GLOBAL_SHORT SYMOPTS_SHORT
 						    : ":i:f:o:O:h" CLI_GLOBAL_SHORT SYMOPTS_SHORT, opts, NULL)) != -1) {
+		if (upload_cmd && opt == OPT_BASE) {
+			cli_usage_error(cmd, "--base is an option of 'perfport export': an upload "
+				       "sends one recording");
+			goto out;
+		}
 		if ((upload_cmd && opt == OPT_UPLOAD) || (upload_cmd && opt == 'o')) {
 			cli_usage_error(cmd, "'%s' writes no file: -o and --upload are options of "
 				       "'perfport export'", cmd);
@@ -317,6 +329,7 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 			labels[nr_labels++] = optarg;
 			break;
 		case OPT_PLUGIN_DIR: plugin_dir = optarg; break;
+		case OPT_BASE: base_path = optarg; break;
 		case OPT_UPLOAD: upload = true; break;
 		case 'h':
 			export_usage(stdout, upload_cmd);
@@ -453,6 +466,22 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 		ret = EXIT_NOTHING;
 		goto out;
 	}
+	if (base_path) {
+		int b = profile_build(base_path, &po.o, &base);
+
+		if (!base) {
+			ret = b == PP_EUSAGE ? EXIT_USAGE : EXIT_NOTHING;
+			goto out;
+		}
+		partial = partial || b == PP_EPARTIAL;
+		base_view = view_build(base, &(struct view_opts){ labels, nr_labels });
+		if (!base_view) {
+			pp_error("%s", pp_strerror(PP_ENOMEM));
+			ret = EXIT_NOTHING;
+			goto out;
+		}
+		view->base = base_view;
+	}
 	if (!upload_cmd && nr_pl > 1 && output && mkdir(output, 0777) && errno != EEXIST) {
 		pp_error("cannot make directory '%s': %s", output, strerror(errno));
 		ret = EXIT_NOTHING;
@@ -535,6 +564,8 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 		ret = EXIT_PARTIAL;
 	}
 out:
+	view_free(base_view);
+	profile_free(base);
 	view_free(view);
 	profile_free(p);
 	for (size_t i = 0; i < nr_pl; i++)

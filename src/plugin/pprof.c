@@ -116,7 +116,9 @@ static void idmap_free(struct idmap *m)
 /* --- the encoder --- */
 
 struct enc {
-	const struct perfport_profile *p;
+	const struct perfport_profile *p;        /* whose samples are being added */
+	const struct perfport_profile *mods;     /* whose modules are the mappings */
+	bool negate;                 /* the base's samples: values negated */
 	PbProfile pb;
 	uint64_t counters;           /* included */
 	unsigned nr_values;
@@ -228,9 +230,9 @@ static uint64_t mapping_for(struct enc *e, const char *module)
 {
 	if (!module)
 		return 0;
-	for (size_t i = 0; i < e->p->nr_modules; i++)
-		if (perfport_module_at(e->p, i)->path == module ||
-		    !strcmp(perfport_module_at(e->p, i)->path, module))
+	for (size_t i = 0; i < e->mods->nr_modules; i++)
+		if (perfport_module_at(e->mods, i)->path == module ||
+		    !strcmp(perfport_module_at(e->mods, i)->path, module))
 			return e->mapping_of[i];
 	return 0;
 }
@@ -246,7 +248,10 @@ static uint64_t location_id(struct enc *e, const uint32_t *group, size_t n)
 
 	for (size_t i = 0; i < n; i++)
 		key[i] = group[i];
-	id = idmap_get(&e->locations, key, n, &e->next_location, &fresh);
+	/* frame indexes are the profile's own: the base's keys are marked */
+	if (e->negate && n < 64)
+		key[n] = UINT64_MAX;
+	id = idmap_get(&e->locations, key, e->negate && n < 64 ? n + 1 : n, &e->next_location, &fresh);
 	if (!id) {
 		e->oom = true;
 		return 0;
@@ -409,6 +414,9 @@ static int one_sample(void *ctx, const struct perfport_profile *p, const uint32_
 		free(s);
 		return 0;
 	}
+	if (e->negate)
+		for (size_t t = 0; t < e->nr_values; t++)
+			values[t] = -values[t];
 	perftools__profiles__sample__init(s);
 	skip = group_labels(e, s, frames, depth);
 	/* leaf first; a run of inlined frames and the frame they are inlined
@@ -543,7 +551,7 @@ static size_t main_binary(const struct perfport_profile *p)
 enum perfport_status pprof_encode(const struct perfport_profile *p,
 				  const struct perfport_pprof_opts *o, void **buf, size_t *len)
 {
-	struct enc e = { .p = p };
+	struct enc e = { .p = p, .mods = p };
 	enum perfport_status st = PERFPORT_ERROR;
 	uint64_t on_cpu_period = 0;
 	size_t main_module = 0;
@@ -650,6 +658,16 @@ mappings:
 
 	if (plugin_host()->stacks(p, one_sample, &e) || e.oom)
 		goto out;
+	if (o && o->struct_size >= offsetof(struct perfport_pprof_opts, base_negated) +
+				   sizeof(o->base_negated) && o->base_negated &&
+	    PERFPORT_PROFILE_HAS_BASE(p) && p->base) {
+		e.p = p->base;
+		e.negate = true;
+		if (plugin_host()->stacks(p->base, one_sample, &e) || e.oom)
+			goto out;
+		e.p = p;
+		e.negate = false;
+	}
 
 	/* time, period, comments */
 	e.pb.time_nanos = (int64_t)p->start_ns;
