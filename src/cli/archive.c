@@ -12,8 +12,54 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../net/net.h"
 #include "../util/log.h"
 #include "symopts.h"
+
+#define DEBUGINFOD_PROBE_MS 3000
+
+/*
+ * debuginfod (DEBUGINFOD_URLS), as libdwfl asks it for a file it lacks:
+ * each server probed first, with a short timeout, so that one that is down
+ * or stalled costs a few seconds and one warning, not libdebuginfod's 90 s
+ * per file; the servers that answer keep being asked, each request bounded
+ * (DEBUGINFOD_TIMEOUT 10 s unless set). Done once, before any thread.
+ */
+static void debuginfod_prepare(void)
+{
+	static bool done;
+	const char *urls = getenv("DEBUGINFOD_URLS");
+	char *copy, *save = NULL, keep[4096] = "", dead[1024] = "";
+
+	if (done || !urls || !*urls)
+		return;
+	done = true;
+	copy = strdup(urls);
+	if (!copy)
+		return;
+	for (char *u = strtok_r(copy, " \t", &save); u; u = strtok_r(NULL, " \t", &save)) {
+		char *buf = strlen(keep) < sizeof(keep) - 1 ? keep : NULL;
+
+		if (net_answers(u, DEBUGINFOD_PROBE_MS)) {
+			if (buf)
+				snprintf(keep + strlen(keep), sizeof(keep) - strlen(keep), "%s%s",
+					 keep[0] ? " " : "", u);
+		} else {
+			snprintf(dead + strlen(dead), sizeof(dead) - strlen(dead), "%s'%s'",
+				 dead[0] ? ", " : "", u);
+		}
+	}
+	free(copy);
+	if (dead[0])
+		pp_warn("debuginfod %s did not answer within %d s: not asked for debug files",
+			dead, DEBUGINFOD_PROBE_MS / 1000);
+	if (keep[0])
+		setenv("DEBUGINFOD_URLS", keep, 1);
+	else
+		unsetenv("DEBUGINFOD_URLS");
+	if (keep[0] && !getenv("DEBUGINFOD_TIMEOUT"))
+		setenv("DEBUGINFOD_TIMEOUT", "10", 1);
+}
 
 static char root[PATH_MAX];
 
@@ -54,6 +100,7 @@ int symopts_archive(struct cli_sym *c, const char *input)
 	char found[PATH_MAX + 16];
 	const char *tarball = c->archive;
 
+	debuginfod_prepare();
 	if (root[0]) {
 		c->o.archive_dir = root;
 		return 0;

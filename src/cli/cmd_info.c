@@ -383,6 +383,63 @@ static void add_str(json_object *o, const char *k, const char *v)
 	json_object_object_add(o, k, v ? json_object_new_string(v) : NULL);
 }
 
+/* What would name a module that was not found. */
+static const char *module_hint(const struct sym_where *w)
+{
+	return w->cause == SYM_BUILD_ID ?
+	       "only a file with another build id is here: give the recorded one with --symfs, "
+	       "or run 'perf archive' on the recording host and keep its tarball beside the recording" :
+	       "run 'perf archive' on the recording host and keep its tarball beside the recording "
+	       "(or --archive FILE), or give the files with --symfs DIR";
+}
+
+/* Each module whose frames were looked up: where its symbols came from. */
+static void modules_each(const struct info_ctx *c,
+			 void (*fn)(void *ctx, const struct dso *d, const struct sym_where *w), void *ctx)
+{
+	size_t nr = 0;
+	struct dso *const *d = c->m ? machine_dsos(c->m, &nr) : NULL;
+
+	for (size_t i = 0; i < nr; i++) {
+		struct sym_where w;
+
+		if (d[i]->kind != DSO_USER && d[i]->kind != DSO_VDSO)
+			continue;
+		sym_dso_where(c->sym, d[i], &w);
+		if (w.tried)
+			fn(ctx, d[i], &w);
+	}
+}
+
+static void module_json(void *ctx, const struct dso *d, const struct sym_where *w)
+{
+	json_object *o = json_object_new_object();
+
+	add_str(o, "path", d->path);
+	add_str(o, "source", w->found ? sym_from_name(w->from) : NULL);
+	add_str(o, "file", w->file);
+	add_str(o, "debug_file", w->debug);
+	json_object_object_add(o, "debuginfod", json_object_new_boolean(w->debuginfod));
+	add_str(o, "missing", w->found ? NULL : sym_cause_name(w->cause));
+	add_str(o, "hint", w->found ? NULL : module_hint(w));
+	json_object_array_add(ctx, o);
+}
+
+static void module_text(void *ctx, const struct dso *d, const struct sym_where *w)
+{
+	(void)ctx;
+	if (!w->found) {
+		printf("  %s: not named (%s): %s\n", d->path, sym_cause_name(w->cause), module_hint(w));
+		return;
+	}
+	printf("  %s: %s%s%s", d->path, sym_from_name(w->from),
+	       w->from == SYM_FROM_PATH ? "" : " (", w->from == SYM_FROM_PATH ? "" : w->file);
+	printf("%s", w->from == SYM_FROM_PATH ? "" : ")");
+	if (w->debug)
+		printf(", debug info %s%s", w->debuginfod ? "from debuginfod: " : "", w->debug);
+	putchar('\n');
+}
+
 static void print_json(const char *path, const struct perf_reader *r, const struct info_ctx *c,
 		       const struct advice *adv, size_t nadv)
 {
@@ -523,6 +580,9 @@ static void print_json(const char *path, const struct perf_reader *r, const stru
 		json_object_object_add(o, "dwarf_unwind_truncated", json_object_new_uint64(ss->unwind_truncated));
 		json_object_object_add(o, "dwarf_unwind_failed", json_object_new_uint64(ss->unwind_failed));
 		add_str(o, "kernel_symbols", sym_kernel_source(c->sym));
+		u = json_object_new_array();
+		modules_each(c, module_json, u);
+		json_object_object_add(o, "modules", u);
 		json_object_object_add(root, "symbols", o);
 	}
 	a = json_object_new_array();
@@ -625,6 +685,8 @@ static void print_text(const char *path, const struct perf_reader *r, const stru
 			if (ss->by_cause[k])
 				printf("  unknown, %s: %" PRIu64 "\n", sym_cause_name(k), ss->by_cause[k]);
 		printf("kernel names:  %s\n", sym_kernel_source(c->sym));
+		printf("modules (where their symbols came from):\n");
+		modules_each(c, module_text, NULL);
 	}
 	if (nadv) {
 		printf("\nwarnings:\n");

@@ -40,6 +40,35 @@ unsigned net_lost(void)
 	return lost;
 }
 
+static size_t discard(char *p, size_t size, size_t n, void *ctx)
+{
+	(void)p;
+	(void)ctx;
+	return size * n;
+}
+
+bool net_answers(const char *url, long timeout_ms)
+{
+	CURL *c = curl_easy_init();
+	long status = 0;
+	CURLcode r;
+
+	if (!c)
+		return false;
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	r = curl_easy_perform(c);
+	if (r == CURLE_OK)
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+	curl_easy_cleanup(c);
+	return r == CURLE_OK && status > 0;
+}
+
 void net_delivered(unsigned *requests, uint64_t *bytes)
 {
 	*requests = delivered_requests;

@@ -91,6 +91,13 @@ unsigned net_spooled(void);
 /** net_lost() - how many requests failed and were not kept in the spool. */
 unsigned net_lost(void);
 
+/**
+ * net_answers() - whether the server at @url answers an HTTP request within
+ * @timeout_ms (any status: it is there and not stalled), for probing a
+ * service before handing its URL to a library that would wait longer.
+ */
+bool net_answers(const char *url, long timeout_ms);
+
 /** net_delivered() - how many requests were delivered so far, and their bodies' bytes. */
 void net_delivered(unsigned *requests, uint64_t *bytes);
 

@@ -81,6 +81,7 @@ struct dso_state {
 	size_t dwn_cap, dwn_nr;
 	size_t cache_cap, cache_nr;
 	const char *path;        /* the file used (interned) */
+	uint8_t from;            /* enum sym_from: where it was found */
 };
 
 struct uw_proc;

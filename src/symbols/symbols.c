@@ -116,8 +116,12 @@ static int candidate(const struct dso *d, const char *path)
 	return 1;
 }
 
-/* Find the file for @d. Return: a new path, or NULL with *cause set. */
-static char *find_file(const struct symbolizer *s, const struct dso *d, uint8_t *cause)
+/*
+ * Find the file for @d. Return: a new path (*from: where it was found), or
+ * NULL with *cause set.
+ */
+static char *find_file(const struct symbolizer *s, const struct dso *d, uint8_t *cause,
+		       uint8_t *from)
 {
 	char buf[8448], idhex[2 * PERF_MAX_BUILD_ID + 1];
 	const char *base = strrchr(d->path, '/');
@@ -132,6 +136,7 @@ static char *find_file(const struct symbolizer *s, const struct dso *d, uint8_t 
 		mismatch = mismatch || r < 0;                             \
 	} while (0)
 
+	*from = SYM_FROM_SYMFS;
 	if (s->opts.symfs) {
 		TRY("%s%s%s", s->opts.symfs, d->path[0] == '/' ? "" : "/", d->path);
 		if (base)
@@ -148,6 +153,7 @@ static char *find_file(const struct symbolizer *s, const struct dso *d, uint8_t 
 
 			if (!dir)
 				continue;
+			*from = k ? SYM_FROM_CACHE : SYM_FROM_ARCHIVE;
 			TRY("%s%s%s/%s/elf", dir, d->path[0] == '/' ? "" : "/", d->path, idhex);
 			TRY("%s/.build-id/%.2s/%s/elf", dir, idhex, idhex + 2);
 			TRY("%s/.build-id/%.2s/%s/vdso", dir, idhex, idhex + 2);
@@ -156,6 +162,7 @@ static char *find_file(const struct symbolizer *s, const struct dso *d, uint8_t 
 				TRY("%s/[vdso]/%s/vdso", dir, idhex);
 		}
 	}
+	*from = SYM_FROM_PATH;
 	if (d->path[0] == '/')
 		TRY("%s", d->path);
 #undef TRY
@@ -401,7 +408,7 @@ static const struct fsym *symtab_find(const struct dso_state *st, uint64_t addr)
 int sym_load_dso(struct symbolizer *s, struct dso_state *st, const struct dso *d)
 {
 	uint8_t cause = SYM_NO_FILE;
-	char *path = find_file(s, d, &cause);
+	char *path = find_file(s, d, &cause, &st->from);
 	size_t nphdr;
 	Elf *elf;
 
@@ -870,6 +877,66 @@ void sym_free(struct symbolizer *s)
 	unwind_free(s);
 	strtab_free(&s->strings);
 	free(s);
+}
+
+const char *sym_from_name(enum sym_from f)
+{
+	static const char *const names[] = {
+		[SYM_FROM_SYMFS] = "--symfs", [SYM_FROM_ARCHIVE] = "perf archive",
+		[SYM_FROM_CACHE] = "build-id cache", [SYM_FROM_PATH] = "recorded path",
+	};
+
+	return (unsigned)f < sizeof(names) / sizeof(names[0]) ? names[f] : "?";
+}
+
+void sym_dso_where(struct symbolizer *s, const struct dso *d, struct sym_where *w)
+{
+	struct dso_state *st = d->id < s->nr_states ? &s->states[d->id] : NULL;
+	const char *main_file = NULL, *debug = NULL;
+
+	memset(w, 0, sizeof(*w));
+	if (!st || !st->status)
+		return;
+	w->tried = true;
+	w->found = st->status == 1;
+	w->cause = w->found ? SYM_NAMED : (uint8_t)st->status;
+	if (!w->found)
+		return;
+	w->from = (enum sym_from)st->from;
+	w->file = st->path;
+	/* the debug file libdwfl found for it (looked for now if naming did
+	 * not need it; cached, so not fetched twice) */
+	if (st->mod) {
+		Dwarf_Addr bias;
+		const char *cache = getenv("DEBUGINFOD_CACHE_PATH");
+
+		(void)dwfl_module_getdwarf(st->mod, &bias);
+		if (dwfl_module_info(st->mod, NULL, NULL, NULL, NULL, NULL, &main_file, &debug) &&
+		    debug && (!main_file || strcmp(main_file, debug))) {
+			w->debug = strtab_intern(&s->strings, debug);
+			w->debuginfod = strstr(debug, "/debuginfod_client/") ||
+					(cache && *cache && !strncmp(debug, cache, strlen(cache)));
+		}
+		/* libdwfl does not name a file debuginfod gave it: its cache does */
+		if (!w->debug && d->build_id_size) {
+			const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+			char idhex[2 * PERF_MAX_BUILD_ID + 1], path[4096 + 128];
+			struct stat sb;
+
+			hex(d->build_id, d->build_id_size, idhex);
+			if (cache && *cache)
+				snprintf(path, sizeof(path), "%s/%s/debuginfo", cache, idhex);
+			else if (xdg && *xdg)
+				snprintf(path, sizeof(path), "%s/debuginfod_client/%s/debuginfo", xdg, idhex);
+			else
+				snprintf(path, sizeof(path), "%s/.cache/debuginfod_client/%s/debuginfo",
+					 home ? home : "/root", idhex);
+			if (getenv("DEBUGINFOD_URLS") && !stat(path, &sb) && S_ISREG(sb.st_mode) && sb.st_size) {
+				w->debug = strtab_intern(&s->strings, path);
+				w->debuginfod = true;
+			}
+		}
+	}
 }
 
 const struct sym_stats *sym_stats(const struct symbolizer *s)

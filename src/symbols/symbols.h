@@ -134,6 +134,34 @@ int sym_archive_unpack(const char *tarball, char *root, size_t len);
 /** sym_archive_remove() - remove what sym_archive_unpack() made at @root. */
 void sym_archive_remove(const char *root);
 
+/* Where a module's file was found. */
+enum sym_from {
+	SYM_FROM_SYMFS,      /* --symfs */
+	SYM_FROM_ARCHIVE,    /* the perf archive */
+	SYM_FROM_CACHE,      /* perf's build-id cache */
+	SYM_FROM_PATH,       /* the recorded path, on this machine */
+};
+
+/* What sym_dso_where() says of a module. */
+struct sym_where {
+	bool tried;             /* its frames were looked up */
+	bool found;
+	enum sym_from from;     /* when found */
+	const char *file;       /* the file used, when found */
+	const char *debug;      /* the separate debug file used, or NULL */
+	bool debuginfod;        /* ... fetched from debuginfod */
+	uint8_t cause;          /* enum sym_cause, when not found */
+};
+
+/**
+ * sym_dso_where() - where @d's symbols came from (for info's per-module
+ * lines). Strings are owned by @s.
+ */
+void sym_dso_where(struct symbolizer *s, const struct dso *d, struct sym_where *w);
+
+/** sym_from_name() - "--symfs", "perf archive", "build-id cache", "recorded path". */
+const char *sym_from_name(enum sym_from f);
+
 /** sym_kernel_source() - where kernel names come from ("none" if nowhere). */
 const char *sym_kernel_source(const struct symbolizer *s);
 

@@ -42,6 +42,13 @@ echo "ok: the archive beside the recording names its frames as perf does by hand
 mkdir -p "$WORK/bare" && cp "$WORK/away/perf.data" "$WORK/bare/"
 HOME="$WORK/empty" "$PERFPORT" -q stacks -i "$WORK/bare/perf.data" >"$WORK/bare.ours"
 grep -q "hot_inner" "$WORK/bare.ours" && fail "named hot_inner without the archive"
+# info says, per module, where its symbols came from and what would bring
+# the missing ones
+grep -q "^  $WORK/rec/arprog: perf archive (" "$WORK/info.txt" ||
+	fail "info does not say arprog came from the archive: $(sed -n '/^modules/,$p' "$WORK/info.txt")"
+HOME="$WORK/empty" "$PERFPORT" info -i "$WORK/bare/perf.data" >"$WORK/bare.info"
+grep -q "^  $WORK/rec/arprog: not named (file not found): run 'perf archive' on the recording host" "$WORK/bare.info" ||
+	fail "info does not say how to name arprog: $(sed -n '/^modules/,$p' "$WORK/bare.info")"
 
 # --archive FILE, and the compressions newer perf writes
 bunzip2 -c "$WORK/away/perf.data.tar.bz2" >"$WORK/plain.tar"
