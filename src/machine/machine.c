@@ -12,6 +12,8 @@
  */
 #include "machine.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -22,6 +24,7 @@
 
 struct process {
 	uint32_t pid;
+	const struct dso *jitdump; /* jit-PID.dump, mapped by a JIT that writes one */
 	uint64_t gen;         /* changes with the maps */
 	struct map *maps;     /* sorted by start, not overlapping */
 	size_t nr, cap;
@@ -312,6 +315,17 @@ static struct thread *thread_get(struct machine *m, uint32_t tid, uint32_t pid)
 
 /* --- records --- */
 
+/* A JIT's dump file (the jitdump format perf inject reads): it maps
+ * "jit-PID.dump" so that the recording says where it is. */
+static bool is_jitdump(const char *path, uint32_t pid)
+{
+	const char *b = strrchr(path, '/');
+	char want[32];
+
+	snprintf(want, sizeof(want), "jit-%" PRIu32 ".dump", pid);
+	return !strcmp(b ? b + 1 : path, want);
+}
+
 static int on_mmap(struct machine *m, const struct perf_event *ev)
 {
 	const struct perf_mmap_rec *mm = &ev->u.mmap;
@@ -341,6 +355,8 @@ static int on_mmap(struct machine *m, const struct perf_event *ev)
 		return maps_insert(&m->kernel, &nm);
 	}
 	p = process_get(m, mm->pid);
+	if (p && is_jitdump(nm.dso->path, mm->pid))
+		p->jitdump = nm.dso;
 	return p ? maps_insert(p, &nm) : PP_ENOMEM;
 }
 
@@ -411,7 +427,8 @@ int machine_event(struct machine *m, const struct perf_event *ev)
 static struct raw_frame make_frame(const struct machine *m, const struct process *p,
 				   uint32_t pid, uint64_t addr, uint8_t kind, bool ret)
 {
-	struct raw_frame f = { .addr = addr, .pid = pid, .kind = kind, .ret = ret };
+	struct raw_frame f = { .addr = addr, .pid = pid, .kind = kind, .ret = ret,
+			       .jitdump = p ? p->jitdump : NULL };
 	const struct map *mp;
 
 	if (kind == FRAME_KERNEL) {

@@ -53,6 +53,7 @@ struct raw_frame {
 	uint32_t pid;
 	uint8_t kind;             /* enum frame_kind */
 	bool ret;                 /* a return address: look it up at offset - 1 */
+	const struct dso *jitdump; /* the process's jit-PID.dump, if it mapped one */
 };
 
 struct machine;

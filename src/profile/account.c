@@ -327,9 +327,13 @@ static void frame_where(struct account *a, const struct raw_frame *rf, uint64_t 
 static uint32_t raw_frame_ids(struct account *a, const struct raw_frame *rf, uint64_t ktext,
 			      const uint32_t **ids)
 {
-	uint64_t where = rf->dso ? rf->offset : rf->addr;
+	/* code outside files (JIT, anonymous maps) is named per process, by
+	 * its address: the same offset in two processes is other code */
+	bool per_pid = !rf->dso || rf->dso->kind == DSO_ANON;
+	uint64_t where = rf->dso && !per_pid ? rf->offset : rf->addr;
+	uint32_t pid = per_pid ? rf->pid : 0;
 	uint64_t h = mix64(where ^ mix64((uint64_t)(uintptr_t)rf->dso ^
-					 ((uint64_t)rf->kind << 1 | rf->ret)));
+					 ((uint64_t)rf->kind << 1 | rf->ret) ^ (uint64_t)pid << 32));
 	struct sym_frame f[32];
 	struct rawf_entry *e;
 	size_t k, j;
@@ -343,7 +347,7 @@ static uint32_t raw_frame_ids(struct account *a, const struct raw_frame *rf, uin
 	for (j = h & (a->rawf_cap - 1); a->rawf[j].hash; j = (j + 1) & (a->rawf_cap - 1)) {
 		e = &a->rawf[j];
 		if (e->hash == h && e->where == where && e->dso == rf->dso && e->kind == rf->kind &&
-		    e->ret == rf->ret) {
+		    e->ret == rf->ret && e->pid == pid) {
 			*ids = a->rawf_ids + e->first;
 			return e->n;
 		}
@@ -381,7 +385,7 @@ static uint32_t raw_frame_ids(struct account *a, const struct raw_frame *rf, uin
 			frame_where(a, rf, &a->tree.frames[id].addr, &a->tree.frames[id].base);
 		a->rawf_ids[a->rawf_ids_len + i] = id;
 	}
-	a->rawf[j] = (struct rawf_entry){ .hash = h, .where = where, .dso = rf->dso,
+	a->rawf[j] = (struct rawf_entry){ .hash = h, .where = where, .dso = rf->dso, .pid = pid,
 					  .first = (uint32_t)a->rawf_ids_len, .n = (uint32_t)k,
 					  .kind = rf->kind, .ret = rf->ret };
 	a->nr_rawf++;

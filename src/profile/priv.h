@@ -65,8 +65,9 @@ struct stack_entry {
 /* A raw frame already named: its tree frames, innermost inlined call first. */
 struct rawf_entry {
 	uint64_t hash;                     /* 0: empty slot */
-	uint64_t where;                    /* dso ? file offset : address */
+	uint64_t where;                    /* a file's offset, else the address */
 	const struct dso *dso;
+	uint32_t pid;                      /* outside files: the process; else 0 */
 	uint32_t first, n;                 /* into rawf_ids */
 	uint8_t kind;
 	bool ret;

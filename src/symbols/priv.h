@@ -24,6 +24,7 @@ struct jit_sym {
 
 struct jit_map {
 	uint32_t pid;
+	bool dump_read;      /* its jitdump was read (or there was none to read) */
 	struct jit_sym *syms; /* sorted by start; NULL when the file was not found */
 	size_t nr;
 };
@@ -116,7 +117,9 @@ struct symbolizer {
 
 	/* JIT (jit.c) */
 	struct jit_map *jits;
-	size_t nr_jits;
+	size_t nr_jits, cap_jits;
+	uint32_t *jit_slots;        /* open addressing on pid: index + 1 */
+	size_t jit_slots_cap;
 };
 
 /* symbols.c */

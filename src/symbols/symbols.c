@@ -749,6 +749,13 @@ static size_t resolve_user(struct symbolizer *s, const struct raw_frame *f, stru
 	bool found;
 
 	out->flags = FRAME_F_USER;
+	/* a process that wrote a jitdump: its records name what they cover
+	 * first, inside a file too (V8 describes its builtins, which live in
+	 * the node binary, as perf inject --jit then names them) */
+	if (f->jitdump && jit_lookup(s, f, out)) {
+		out->module = d ? d->path : out->module;
+		return 1;
+	}
 	if (!d) {
 		if (!jit_lookup(s, f, out))
 			out->cause = SYM_NO_MAP;

@@ -200,10 +200,29 @@ if [ "$(uname -m)" = x86_64 ]; then
 	cc -O2 -o "$WORK/jit" "$TOP/tests/e2e/progs/jit.c"
 	record "$WORK/jit.data" -F 999 -e cpu-clock "$WORK/jit" 0.3
 	"$PERFPORT" stacks -i "$WORK/jit.data" >"$WORK/jit.ours"
-	rm -f /tmp/perf-"$(grep -m1 -oE ' [0-9]+/' "$WORK/jit.ours" | tr -d ' /')".map
 	n=$(grep -c "jitted_counting_loop+0x" "$WORK/jit.ours" || true)
 	[ "$n" -gt 50 ] || fail "jit: only $n frames named from the perf map"
 	echo "ok: $n JIT frames named from /tmp/perf-PID.map"
+	# a perf map anyone could have planted is not read: a FIFO (would block),
+	# a link (to /dev/zero: endless), another user's file, a world-writable
+	# one - each refused with a warning, in bounded time, its frames unknown
+	JPID=$(grep -m1 -oE ' [0-9]+/' "$WORK/jit.ours" | tr -d ' /')
+	MAP=/tmp/perf-$JPID.map
+	for kind in fifo link owner writable; do
+		rm -f "$MAP"
+		case $kind in
+		fifo) mkfifo "$MAP" ;;
+		link) ln -s /dev/zero "$MAP" ;;
+		owner) printf '%x 100 planted\n' 0 >"$MAP"; chown nobody "$MAP" 2>/dev/null || { rm -f "$MAP"; continue; } ;;
+		writable) printf '0 ffffffffffff planted\n' >"$MAP"; chmod 666 "$MAP" ;;
+		esac
+		rc=0; timeout 20 "$PERFPORT" stacks -i "$WORK/jit.data" >"$WORK/hostile.ours" 2>"$WORK/hostile.err" || rc=$?
+		rm -f "$MAP"
+		[ $rc -eq 0 ] || fail "a $kind perf map: exit $rc (124: it hung)"
+		grep -q "not read for JIT names" "$WORK/hostile.err" || fail "a $kind perf map: no warning: $(cat "$WORK/hostile.err")"
+		grep -q "planted" "$WORK/hostile.ours" && fail "a $kind perf map's names were used"
+		echo "ok: a $kind perf map refused"
+	done
 else
 	echo "note: the JIT check is x86_64 only"
 fi
@@ -228,8 +247,16 @@ JS
 	n=$(grep -c "JS:\*hotLoop .*(.*jitted-[0-9]*-[0-9]*\.so)" "$WORK/node.ours" || true)
 	[ "$n" -gt 20 ] || fail "perf inject --jit: only $n frames named JS:*hotLoop from the jitted .so"
 	$PY "$CHECK" frames "$WORK/node.ours" "$WORK/node.perf" 98 || fail "node jit: frame names"
-	rm -f "$WORK"/jit-*.dump "$WORK"/jitted-*.so
 	echo "ok: perf inject --jit: $n frames in JS:*hotLoop, names as perf script's"
+	# the same recording without perf inject: the jitdump node mapped
+	# (jit-PID.dump) is read as it is; names as perf script's of the
+	# injected recording, sample by sample
+	HOME="$WORK" "$PERFPORT" stacks -i "$WORK/node.data" >"$WORK/node-raw.ours" || fail "stacks node: exit $?"
+	n=$(grep -c "JS:\*hotLoop " "$WORK/node-raw.ours" || true)
+	[ "$n" -gt 20 ] || fail "jitdump without perf inject: only $n frames named JS:*hotLoop"
+	$PY "$CHECK" frames "$WORK/node-raw.ours" "$WORK/node.perf" 98 || fail "node jitdump: frame names"
+	rm -f "$WORK"/jit-*.dump "$WORK"/jitted-*.so
+	echo "ok: jitdump read without perf inject: $n frames in JS:*hotLoop"
 else
 	echo "note: node is not installed: the perf inject --jit check is not run"
 fi
