@@ -5,6 +5,7 @@
  */
 #include <dirent.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -31,6 +32,7 @@
 
 struct plugin {
 	void *dl;
+	int fd;                      /* the file checked and loaded, open while it is */
 	char *path;
 	const struct perfport_exporter *ex;
 	char **values;               /* per option of the table: set value, or NULL */
@@ -43,6 +45,9 @@ static bool is_dir(const char *p)
 	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* Room is kept for the build tree's and installed directories (3). */
+#define ENV_DIRS_MAX (PLUGIN_MAX_DIRS - 4)
+
 void plugin_paths_default(struct plugin_paths *paths, const char *plugin_dir)
 {
 	static char env_copy[4096], exe_dir[PATH_MAX + 32], rel_dir[PATH_MAX + 64];
@@ -54,12 +59,20 @@ void plugin_paths_default(struct plugin_paths *paths, const char *plugin_dir)
 		paths->dirs[paths->nr++] = plugin_dir;
 	if (env && *env) {
 		char *save = NULL, *d;
+		size_t ignored = 0;
 
 		snprintf(env_copy, sizeof(env_copy), "%s", env);
-		for (d = strtok_r(env_copy, ":", &save); d && paths->nr < 6;
-		     d = strtok_r(NULL, ":", &save))
-			if (*d)
+		for (d = strtok_r(env_copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+			if (!*d)
+				continue;
+			if (paths->nr < ENV_DIRS_MAX)
 				paths->dirs[paths->nr++] = d;
+			else
+				ignored++;
+		}
+		if (ignored)
+			pp_warn("PERFPORT_PLUGIN_PATH: %zu directories past the first %d ignored",
+				ignored, ENV_DIRS_MAX - (plugin_dir ? 1 : 0));
 	}
 	/* the build tree: build/perfport finds build/plugins */
 	n = readlink("/proc/self/exe", exe_dir, PATH_MAX - 1);
@@ -139,10 +152,44 @@ static int check(struct plugin *pl)
 	return PP_OK;
 }
 
+/*
+ * Why the plugin open on @fd (at @path) must not be loaded, as ld.so's
+ * secure mode refuses a library: not a regular file, not owned by root or
+ * this user, writable by others than its owner; or its directory writable
+ * by others (anyone could put a plugin there). NULL: it may be loaded.
+ */
+static const char *unsafe(int fd, const char *path)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return "it cannot be examined";
+	if (!S_ISREG(st.st_mode))
+		return "it is not a regular file";
+	if (st.st_uid != 0 && st.st_uid != geteuid())
+		return "it is owned by another user";
+	if (st.st_mode & (S_IWGRP | S_IWOTH))
+		return "it is writable by others than its owner";
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+	if (!dir[0])
+		snprintf(dir, sizeof(dir), "/");
+	if (stat(dir, &st))
+		return "its directory cannot be examined";
+	if (st.st_uid != 0 && st.st_uid != geteuid())
+		return "its directory is owned by another user";
+	if ((st.st_mode & S_IWOTH) || ((st.st_mode & S_IWGRP) && st.st_gid != getegid()))
+		return "its directory is writable by other users";
+	return NULL;
+}
+
 int plugin_load_file(const char *path, struct plugin **out)
 {
 	struct plugin *pl = calloc(1, sizeof(*pl));
-	int ret;
+	char fdpath[64];
+	const char *why;
+	int ret, fd;
 
 	*out = NULL;
 	if (!pl)
@@ -152,7 +199,28 @@ int plugin_load_file(const char *path, struct plugin **out)
 		free(pl);
 		return PP_ENOMEM;
 	}
-	pl->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	/* checked before dlopen() runs any of its code, and loaded from the
+	 * very file checked (by its descriptor: no swap in between) */
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		ret = refuse(pl, errno == ELOOP ? "it is a symbolic link" : "cannot open it: %s",
+			     strerror(errno));
+		goto fail;
+	}
+	why = unsafe(fd, path);
+	if (why) {
+		close(fd);
+		ret = refuse(pl, "%s", why);
+		goto fail;
+	}
+	/* the descriptor stays open while the plugin is loaded: ld.so knows a
+	 * library by its name, and another plugin on the same number would
+	 * be taken for this one */
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
+	pl->dl = dlopen(fdpath, RTLD_NOW | RTLD_LOCAL);
+	if (!pl->dl && access("/proc/self/fd", F_OK))
+		pl->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);   /* no /proc */
+	pl->fd = fd;
 	if (!pl->dl) {
 		ret = refuse(pl, "cannot load it: %s", dlerror());
 		goto fail;
@@ -204,6 +272,8 @@ void plugin_unload(struct plugin *pl)
 	free(pl->values);
 	if (pl->dl)
 		dlclose(pl->dl);
+	if (pl->fd > 0)
+		close(pl->fd);
 	free(pl->path);
 	free(pl);
 }

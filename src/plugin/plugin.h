@@ -17,8 +17,10 @@
 struct plugin;
 
 /* Where plugins are looked for, in order. */
+#define PLUGIN_MAX_DIRS 16
+
 struct plugin_paths {
-	const char *dirs[8];
+	const char *dirs[PLUGIN_MAX_DIRS];
 	size_t nr;
 };
 

@@ -361,6 +361,51 @@ expect_refusal "a bad option value" "option 'value' takes ns,ms,samples, not 'ho
 	-f folded -O value=hours
 expect_refusal "an option for a format not asked for" "'pprof' is not one of the formats" \
 	-f folded -O pprof.x=1
+
+# unsafe plugins are refused before any of their code runs (a constructor
+# that would leave a mark): a file others may write, a symbolic link, a
+# directory others may write - as ld.so's secure mode refuses a library
+cat >"$WORK/ctor.c" <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+__attribute__((constructor)) static void mark(void)
+{
+	FILE *f = fopen(getenv("CTOR_MARK"), "w");
+	if (f)
+		fclose(f);
+}
+C
+build_plugin count -DABI=PERFPORT_ABI_VERSION '-DSIZE=sizeof(struct perfport_exporter)'
+cc -std=gnu11 -fPIC -shared -o "$WORK/ctor.o.so" "$WORK/ctor.c" || fail "building the constructor"
+mkdir -p "$WORK/unsafe"
+for kind in file-writable link dir-writable; do
+	rm -rf "$WORK/unsafe" && mkdir -p "$WORK/unsafe" && chmod 755 "$WORK/unsafe"
+	cc -std=gnu11 -Wall -Werror -I"$TOP/include" -fPIC -shared -fvisibility=hidden \
+		-DABI=PERFPORT_ABI_VERSION '-DSIZE=sizeof(struct perfport_exporter)' \
+		-o "$WORK/unsafe/real.so" "$WORK/count.c" "$WORK/ctor.c" || fail "building the marked plugin"
+	case $kind in
+	file-writable) mv "$WORK/unsafe/real.so" "$WORK/unsafe/count.so"; chmod 666 "$WORK/unsafe/count.so" ;;
+	link) ln -s real.so "$WORK/unsafe/count.so" ;;
+	dir-writable) mv "$WORK/unsafe/real.so" "$WORK/unsafe/count.so"; chmod 777 "$WORK/unsafe" ;;
+	esac
+	rm -f "$WORK/mark"
+	rc=0; CTOR_MARK="$WORK/mark" "$PERFPORT" export --plugin-dir "$WORK/unsafe" -i "$WORK/pt.data" \
+		-f count -o "$WORK/unsafe.out" >/dev/null 2>"$WORK/err" || rc=$?
+	[ $rc -ne 0 ] && grep -q "plugin '$WORK/unsafe/count.so' refused" "$WORK/err" ||
+		fail "an unsafe plugin ($kind) was loaded: exit $rc, $(cat "$WORK/err")"
+	[ ! -e "$WORK/mark" ] || fail "an unsafe plugin's ($kind) constructor ran"
+	echo "ok: unsafe plugin ($kind) refused before its code ran: $(grep -o "refused: .*" "$WORK/err")"
+done
+chmod 755 "$WORK/unsafe"
+
+# PERFPORT_PLUGIN_PATH with many entries: the rest ignored with a warning,
+# the built-in plugins still found
+many=$(for i in $(seq 20); do printf '%s/none%d:' "$WORK" "$i"; done)
+rc=0; PERFPORT_PLUGIN_PATH="$many" "$PERFPORT" export -i "$WORK/pt.data" -f folded -o "$WORK/many.folded" \
+	2>"$WORK/err" || rc=$?
+[ $rc -eq 0 ] && [ -s "$WORK/many.folded" ] || fail "PERFPORT_PLUGIN_PATH with 20 entries: exit $rc, $(cat "$WORK/err")"
+grep -q "PERFPORT_PLUGIN_PATH: .* ignored" "$WORK/err" || fail "no warning for the ignored directories"
+echo "ok: PERFPORT_PLUGIN_PATH with 20 entries"
 expect_refusal "an unknown format" "no format 'nosuch'" -f nosuch
 
 # the recording is never overwritten: -o naming it (directly or by a link)
