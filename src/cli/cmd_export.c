@@ -39,7 +39,10 @@ enum { OPT_PLUGIN_DIR = 0x1400, OPT_LABEL, OPT_UPLOAD, OPT_SPOOL, OPT_CA_FILE, O
 	"                          $XDG_STATE_HOME/perfport/spool)\n"                         \
 	"      --ca-file FILE      trust these CA certificates (TLS is always verified)\n"   \
 	"      --timeout S         give one attempt S seconds (default 60)\n"                \
-	"      --retries N         attempts per request (default 5)\n"
+	"      --retries N         attempts per request (default 5); between two, a\n"      \
+	"                          backoff or the server's Retry-After, at most S: a\n"     \
+	"                          request takes at most 2 x N x S seconds, then is kept\n" \
+	"                          in the spool\n"
 
 /* A transport option; false if @opt is not one. Sets *@bad on a bad value. */
 #define MAX_FORMAT_NAMES 64

@@ -96,9 +96,18 @@ const char *net_spool_dir(void)
 
 /* --- one attempt --- */
 
-/* libcurl's body callback: into a struct buf */
+/* What is kept of a reply: the services answer in kilobytes; a server
+ * that streams without end is cut off here. */
+#define REPLY_MAX (4u << 20)
+
+/* libcurl's body callback: into a struct buf, at most REPLY_MAX bytes
+ * (beyond that the transfer is aborted: a write error) */
 static size_t on_body(char *data, size_t size, size_t n, void *ctx)
 {
+	struct buf *b = ctx;
+
+	if (b->len + size * n > REPLY_MAX)
+		return 0;
 	return buf_add(ctx, data, size * n) ? size * n : 0;
 }
 
@@ -335,8 +344,8 @@ static CURLcode attempt(const struct net_request *rq, const struct aws_creds *cr
 	curl_easy_setopt(c, CURLOPT_HEADERDATA, h);
 	curl_easy_setopt(c, CURLOPT_USERAGENT, "perfport");
 	rc = curl_easy_perform(c);
-	if (rc == CURLE_OK)
-		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
+	/* the status too when the reply broke off after it */
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
 	explicit_bzero(userpwd, sizeof(userpwd));
 	explicit_bzero(token, sizeof(token));
 	curl_slist_free_all(hdrs);
@@ -457,6 +466,7 @@ static const char *grpc_status_name(int st)
 int net_send(const struct net_request *rq, struct net_response *rs)
 {
 	unsigned max = net_attempts();
+	unsigned long timeout_ms = (unsigned long)(config.timeout_s ? config.timeout_s : 60L) * 1000;
 	struct aws_creds cr = { 0 };
 	char msg[256] = "", *secret = NULL;
 	bool own_fault = false;
@@ -506,13 +516,35 @@ int net_send(const struct net_request *rq, struct net_response *rs)
 			delivered_bytes += rq->body_len;
 			return PP_OK;
 		}
+		if (rc != CURLE_OK && status >= 200 && status < 300) {
+			/* the server took it (its status said so) and the reply
+			 * broke off, or went on past REPLY_MAX: sending it again
+			 * would deliver it twice */
+			if (!rq->grpc) {
+				pp_warn("%s %s: HTTP %ld, then the reply %s: taken as delivered",
+					rq->method, rq->url, status,
+					rc == CURLE_WRITE_ERROR ? "went on past 4 MiB" : "broke off");
+				explicit_bzero(&cr, sizeof(cr));
+				secret_free(secret);
+				delivered_requests++;
+				delivered_bytes += rq->body_len;
+				return PP_OK;
+			}
+			snprintf(msg, sizeof(msg), "HTTP %ld, then the reply %s before the call's outcome: "
+				 "not sent again (it may have been taken)", status,
+				 rc == CURLE_WRITE_ERROR ? "went on past 4 MiB" : "broke off");
+			own_fault = true;
+			break;
+		}
 		if (rc == CURLE_OK && rq->grpc && status == 200) {
 			/* the call's own outcome: retry what a busy or restarting server says */
 			snprintf(msg, sizeof(msg), "gRPC status %d (%s)%s%s", h.grpc_status,
 				 grpc_status_name(h.grpc_status), *h.grpc_message ? ": " : "",
 				 h.grpc_message);
-			if (h.grpc_status >= 0 && h.grpc_status != 14 && h.grpc_status != 4 &&
-			    h.grpc_status != 8) {
+			/* no grpc-status: the reply ended before the call's outcome,
+			 * which may have been taken - not sent again */
+			if (h.grpc_status < 0 || (h.grpc_status != 14 && h.grpc_status != 4 &&
+						  h.grpc_status != 8)) {
 				own_fault = true;
 				break;
 			}
@@ -531,8 +563,12 @@ int net_send(const struct net_request *rq, struct net_response *rs)
 		if (n == max)
 			break;
 		wait = net_backoff_ms(n);
+		/* a server's Retry-After is honoured up to --timeout: one
+		 * request never waits longer in all than its attempts could last */
 		if (h.retry_after >= 0)
-			wait = (unsigned long)(h.retry_after > 120 ? 120 : h.retry_after) * 1000;
+			wait = (unsigned long)h.retry_after * 1000;
+		if (wait > timeout_ms)
+			wait = timeout_ms;
 		pp_warn("%s %s: %s; attempt %u of %u in %.1f s", rq->method, rq->url, msg, n + 1, max,
 			wait / 1000.0);
 		sleep_ms(wait);

@@ -130,4 +130,31 @@ rc=0; "$PERFPORT" resend >"$WORK/resend.stdout" 2>"$WORK/resend.stderr" || rc=$?
 [ -z "$(ls "$WORK/state/perfport/spool")" ] || fail "the spool is not empty after resend"
 check_last
 echo "ok: spooled, resent whole"
+
+# misbehaving servers: a 200 whose body never ends is taken as delivered
+# after 4 MiB of it (not buffered without end, not sent again); a reply that
+# drops after its 200 status is not sent again (Datakit has no idempotency
+# token: a second post is a second profile); a Retry-After of ten minutes
+# waits at most --timeout, the request then spooled
+start_server endless
+t0=$(date +%s)
+upload endless --timeout 20
+[ $rc -eq 0 ] || fail "an endless 200: exit $rc, $(cat "$WORK/endless.stderr")"
+[ ! -e "$WORK/srv/req-1.json" ] || fail "an endless 200 was sent again"
+grep -q "went on past 4 MiB: taken as delivered" "$WORK/endless.stderr" || fail "$(cat "$WORK/endless.stderr")"
+echo "ok: an endless 200 body: delivered once, in $(( $(date +%s) - t0 )) s"
+start_server drop
+upload drop
+[ $rc -eq 0 ] || fail "a reply dropped after 200: exit $rc, $(cat "$WORK/drop.stderr")"
+sleep 0.3
+[ ! -e "$WORK/srv/req-1.json" ] || fail "a reply dropped after its 200 was sent again"
+echo "ok: a reply that drops after its 200: sent once"
+start_server later
+rm -rf "$WORK/state/perfport/spool"
+t0=$(date +%s)
+upload later --timeout 3 --retries 2
+t=$(( $(date +%s) - t0 ))
+[ $rc -eq 4 ] || fail "Retry-After 600: exit $rc, want 4"
+[ "$t" -le 12 ] || fail "Retry-After 600 with --timeout 3 --retries 2 took $t s"
+echo "ok: Retry-After 600 with --timeout 3 --retries 2: $t s, spooled"
 echo "ok: datakit upload"

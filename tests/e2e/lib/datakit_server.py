@@ -88,6 +88,25 @@ class Handler(loopback.Handler):
                        "bytes": len(body), "time": time.time()}, f)
         if errs:
             return self.answer(400, {"error_code": "datakit.badRequest", "message": "; ".join(errs)})
+        if step == "endless":      # 200, then a body that never ends
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.end_headers()
+            try:
+                while True:
+                    self.wfile.write(b"x" * 65536)
+            except OSError:
+                return
+        if step == "drop":         # 200, then the connection drops mid-reply
+            self.send_response(200)
+            self.send_header("Content-Length", "100")
+            self.end_headers()
+            self.wfile.write(b"partial")
+            self.wfile.flush()
+            return self.reset()
+        if step == "later":        # 503 with a Retry-After of ten minutes
+            return self.answer(503, {"error_code": "busy", "message": "come back later"},
+                               {"Retry-After": "600"})
         code = int(step)
         if code == 200:
             return self.answer(200, None)
