@@ -3,6 +3,8 @@
  * net.c - HTTP requests through libcurl: retries, signing, the spool.
  */
 #include <ctype.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <curl/curl.h>
 #include <openssl/evp.h>
 #include <dirent.h>
@@ -604,38 +606,69 @@ static int mkdirs(const char *path)
 
 static bool write_file(const char *path, const void *data, size_t len)
 {
-	FILE *f = fopen(path, "w");
-	bool ok;
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	const char *p = data;
+	size_t done = 0;
+	bool ok = fd >= 0;
 
-	if (!f)
-		return false;
-	ok = fwrite(data, 1, len, f) == len;
-	return fclose(f) == 0 && ok;
+	while (ok && done < len) {
+		ssize_t w = write(fd, p + done, len - done);
+
+		if (w <= 0)
+			ok = false;
+		else
+			done += (size_t)w;
+	}
+	if (fd >= 0) {
+		ok = ok && fsync(fd) == 0;
+		ok = close(fd) == 0 && ok;
+	}
+	return ok;
+}
+
+/* Remove an entry directory and its two files (the names it may hold). */
+static void remove_entry(const char *entry)
+{
+	char file[PATH_MAX + 16];
+
+	snprintf(file, sizeof(file), "%s/request", entry);
+	unlink(file);
+	snprintf(file, sizeof(file), "%s/body", entry);
+	unlink(file);
+	rmdir(entry);
 }
 
 /*
  * An entry is a directory: "request" (method, URL, signing spec, one header
- * per line; never a credential) and "body" (the exact bytes).
+ * per line; never a credential; then the body's size and "end") and "body"
+ * (the exact bytes). It is written under a hidden name and renamed whole,
+ * so a kill or a full disk leaves no half entry that a resend would take;
+ * "end" and the size tell a damaged one.
  */
 static int spool(const struct net_request *rq)
 {
 	const char *dir = net_spool_dir();
-	char path[PATH_MAX], file[PATH_MAX + 16];
+	char path[PATH_MAX], tmp[PATH_MAX], file[PATH_MAX + 16], *text = NULL;
 	struct timespec now;
+	size_t tlen = 0;
 	FILE *f;
+	int tries = 0;
 
-	clock_gettime(CLOCK_REALTIME, &now);
-	snprintf(path, sizeof(path), "%s/%lld%03ld-%s-%04x", dir, (long long)now.tv_sec,
-		 now.tv_nsec / 1000000, rq->spool_tag, jitter(0x10000));
-	if (mkdirs(path)) {
-		pp_error("cannot keep the request in the spool '%s': %s", path, strerror(errno));
+	if (mkdirs(dir)) {
+		pp_error("cannot keep the request in the spool '%s': %s", dir, strerror(errno));
 		return PP_EIO;
 	}
-	snprintf(file, sizeof(file), "%s/body", path);
+	clock_gettime(CLOCK_REALTIME, &now);
+	snprintf(tmp, sizeof(tmp), "%s/.new-%lld%03ld-%d-%04x", dir, (long long)now.tv_sec,
+		 now.tv_nsec / 1000000, (int)getpid(), jitter(0x10000));
+	if (mkdir(tmp, 0700)) {
+		pp_error("cannot keep the request in the spool '%s': %s", tmp, strerror(errno));
+		return PP_EIO;
+	}
+	snprintf(file, sizeof(file), "%s/body", tmp);
 	if (!write_file(file, rq->body ? rq->body : "", rq->body_len))
 		goto fail;
-	snprintf(file, sizeof(file), "%s/request", path);
-	f = fopen(file, "w");
+	f = open_memstream(&text, &tlen);
 	if (!f)
 		goto fail;
 	fprintf(f, "method %s\nurl %s\nsigv4 %s\nsls %s\n", rq->method, rq->url,
@@ -646,42 +679,78 @@ static int spool(const struct net_request *rq)
 		fprintf(f, "secret %s\n", rq->secret_header); /* the variable's name only */
 	for (size_t i = 0; rq->headers && rq->headers[i]; i++)
 		fprintf(f, "header %s\n", rq->headers[i]);
+	fprintf(f, "size %zu\nend\n", rq->body_len);
 	if (fclose(f))
+		goto fail;
+	snprintf(file, sizeof(file), "%s/request", tmp);
+	if (!write_file(file, text, tlen))
+		goto fail;
+	free(text);
+	text = NULL;
+	/* its name taken exclusively: a rename never replaces a directory
+	 * that holds files */
+	do {
+		snprintf(path, sizeof(path), "%s/%lld%03ld-%s-%04x", dir, (long long)now.tv_sec,
+			 now.tv_nsec / 1000000, rq->spool_tag, jitter(0x10000));
+	} while (rename(tmp, path) && (errno == EEXIST || errno == ENOTEMPTY) && ++tries < 16);
+	if (tries == 16 || access(path, F_OK))
 		goto fail;
 	pp_warn("the request was kept in '%s'; 'perfport resend' sends it again", path);
 	spooled++;
 	return PP_OK;
 fail:
-	pp_error("cannot keep the request in the spool '%s': %s", path, strerror(errno));
+	pp_error("cannot keep the request in the spool '%s': %s", dir, strerror(errno));
+	free(text);
+	remove_entry(tmp);
 	return PP_EIO;
 }
 
 static char *read_all(const char *path, size_t *len)
 {
-	FILE *f = fopen(path, "r");
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	struct buf b = { 0 };
 	char chunk[65536];
-	size_t n;
+	ssize_t n;
 
-	if (!f)
+	if (fd < 0)
 		return NULL;
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		if (on_body(chunk, 1, n, &b) != n)
+	while ((n = read(fd, chunk, sizeof(chunk))) > 0)
+		if (!buf_add(&b, chunk, (size_t)n))
 			break;
-	fclose(f);
+	close(fd);
+	if (n != 0 || b.err) {
+		free(b.p);
+		return NULL;
+	}
 	if (!b.p)
 		b.p = calloc(1, 1);
 	*len = b.len;
 	return b.p;
 }
 
+/* An entry that cannot be sent as it is: moved aside, never sent. */
+static void set_aside(const char *entry, const char *why)
+{
+	char aside[PATH_MAX + 16];
+	const char *base = strrchr(entry, '/');
+
+	snprintf(aside, sizeof(aside), "%.*s/damaged-%s", base ? (int)(base - entry) : 1,
+		 base ? entry : ".", base ? base + 1 : entry);
+	if (rename(entry, aside))
+		pp_warn("'%s' %s and cannot be moved aside: %s", entry, why, strerror(errno));
+	else
+		pp_warn("'%s' %s: moved aside to '%s', not sent", entry, why, aside);
+}
+
+/* 0 sent, -1 failed (kept), 1 damaged (set aside) */
 static int resend_one(const char *entry)
 {
 	char file[PATH_MAX + 16], *req, *body, *save = NULL;
 	const char *headers[64];
-	size_t nh = 0, len, blen;
+	size_t nh = 0, len, blen, size = SIZE_MAX;
 	struct net_request rq = { 0 };
 	struct net_response rs;
+	bool end = false;
 	int ret;
 
 	snprintf(file, sizeof(file), "%s/request", entry);
@@ -691,8 +760,7 @@ static int resend_one(const char *entry)
 	if (!req || !body) {
 		free(req);
 		free(body);
-		pp_error("'%s': not a spool entry", entry);
-		return PP_EFORMAT;
+		return 1;
 	}
 	for (char *l = strtok_r(req, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
 		if (!strncmp(l, "method ", 7))
@@ -709,29 +777,25 @@ static int resend_one(const char *entry)
 			rq.secret_header = l + 7;
 		else if (!strncmp(l, "header ", 7) && nh < 63)
 			headers[nh++] = l + 7;
+		else if (!strncmp(l, "size ", 5))
+			size = (size_t)strtoull(l + 5, NULL, 10);
+		else if (!strcmp(l, "end"))
+			end = true;
 	}
 	headers[nh] = NULL;
 	rq.headers = headers;
 	rq.body = body;
 	rq.body_len = blen;
-	if (!rq.method || !rq.url) {
-		pp_error("'%s': not a spool entry", entry);
-		ret = PP_EFORMAT;
-	} else {
-		ret = net_send(&rq, &rs);
-		free(rs.body);
+	if (!rq.method || !rq.url || !end || size != blen) {
+		free(req);
+		free(body);
+		return 1;          /* cut short: sent, it could go unsigned or half */
 	}
-	if (ret == PP_OK) {
-		snprintf(file, sizeof(file), "%s/request", entry);
-		unlink(file);
-		snprintf(file, sizeof(file), "%s/body", entry);
-		unlink(file);
-		rmdir(entry);
-		pp_info("'%s': delivered", entry);
-	}
+	ret = net_send(&rq, &rs);
+	free(rs.body);
 	free(req);
 	free(body);
-	return ret;
+	return ret == PP_OK ? 0 : -1;
 }
 
 static int by_name(const struct dirent **a, const struct dirent **b)
@@ -758,16 +822,61 @@ int net_resend(const char *dir, struct net_resend_stats *st)
 	}
 	st->exists = true;
 	for (int i = 0; i < n; i++) {
-		char entry[PATH_MAX];
+		const char *name = list[i]->d_name;
+		char entry[PATH_MAX], claim[PATH_MAX];
 
-		if (list[i]->d_name[0] != '.') {
-			snprintf(entry, sizeof(entry), "%s/%s", dir, list[i]->d_name);
-			if (resend_one(entry) == PP_OK) {
-				st->delivered++;
-			} else {
-				st->kept++;
-				ret = PP_EIO;
+		/* a claim whose resend died: back in the spool */
+		if (!strncmp(name, ".claim-", 7)) {
+			long pid = strtol(name + 7, NULL, 10);
+			const char *orig = strchr(name + 7, '-');
+
+			if (pid > 0 && orig && kill((pid_t)pid, 0) && errno == ESRCH) {
+				snprintf(claim, sizeof(claim), "%s/%s", dir, name);
+				snprintf(entry, sizeof(entry), "%s/%s", dir, orig + 1);
+				if (!rename(claim, entry))
+					pp_warn("'%s': an interrupted resend's claim, back in the spool",
+						entry);
 			}
+		}
+		free(list[i]);
+	}
+	free(list);
+	n = scandir(dir, &list, NULL, by_name);
+	if (n < 0) {
+		pp_error("cannot read the spool '%s': %s", dir, strerror(errno));
+		return PP_EIO;
+	}
+	for (int i = 0; i < n; i++) {
+		const char *name = list[i]->d_name;
+		char entry[PATH_MAX], claim[PATH_MAX];
+		int r;
+
+		if (name[0] == '.' || !strncmp(name, "damaged-", 8)) {
+			free(list[i]);
+			continue;
+		}
+		/* claimed by renaming: of two resends at once, one sends it */
+		snprintf(entry, sizeof(entry), "%s/%s", dir, name);
+		snprintf(claim, sizeof(claim), "%s/.claim-%d-%s", dir, (int)getpid(), name);
+		if (rename(entry, claim)) {
+			free(list[i]);
+			continue;
+		}
+		r = resend_one(claim);
+		if (r == 0) {
+			remove_entry(claim);
+			pp_info("'%s': delivered", entry);
+			st->delivered++;
+		} else if (r > 0) {
+			rename(claim, entry);
+			set_aside(entry, "is damaged (cut short)");
+			st->kept++;
+			ret = PP_EIO;
+		} else {
+			if (rename(claim, entry))
+				pp_warn("'%s': cannot be put back: %s", claim, strerror(errno));
+			st->kept++;
+			ret = PP_EIO;
 		}
 		free(list[i]);
 	}

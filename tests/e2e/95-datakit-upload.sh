@@ -157,4 +157,48 @@ t=$(( $(date +%s) - t0 ))
 [ $rc -eq 4 ] || fail "Retry-After 600: exit $rc, want 4"
 [ "$t" -le 12 ] || fail "Retry-After 600 with --timeout 3 --retries 2 took $t s"
 echo "ok: Retry-After 600 with --timeout 3 --retries 2: $t s, spooled"
+
+# the spool under stress: 20 entries and two resends at once deliver each
+# once (an entry is claimed by renaming it); an entry cut short (a kill
+# mid-write of an older perfport, a full disk) is moved aside, never sent;
+# a spool on a full filesystem leaves no partial entry
+one=$(ls "$WORK/state/perfport/spool" | head -1)
+[ -n "$one" ] || fail "no spooled entry to copy"
+for i in $(seq -w 1 19); do
+	cp -r "$WORK/state/perfport/spool/$one" "$WORK/state/perfport/spool/${one%-*}-c0$i"
+done
+start_server 200 "$(cat "$WORK/srv/port")"     # where the entries were meant to go
+rc1=0; rc2=0
+"$PERFPORT" -q resend >/dev/null 2>"$WORK/r1.err" & P1=$!
+"$PERFPORT" -q resend >/dev/null 2>"$WORK/r2.err" & P2=$!
+wait $P1 || rc1=$?
+wait $P2 || rc2=$?
+sleep 0.3
+got=$(ls "$WORK/srv" | grep -c '^req-[0-9]*\.json$' || true)
+[ "$got" -eq 20 ] || fail "two resends of 20 entries: $got deliveries ($rc1, $rc2)"
+[ -z "$(ls -A "$WORK/state/perfport/spool")" ] || fail "the spool is not empty: $(ls -A "$WORK/state/perfport/spool")"
+echo "ok: two resends at once: 20 entries, 20 deliveries"
+mkdir -p "$WORK/state/perfport/spool/1-datakit-cut"
+printf 'method POST\nurl %s/v1/write/profiling\nsig' "$URL" >"$WORK/state/perfport/spool/1-datakit-cut/request"
+printf 'x' >"$WORK/state/perfport/spool/1-datakit-cut/body"
+start_server 200
+rc=0; "$PERFPORT" resend >/dev/null 2>"$WORK/cut.err" || rc=$?
+[ $rc -ne 0 ] && grep -q "moved aside" "$WORK/cut.err" || fail "a cut entry: exit $rc, $(cat "$WORK/cut.err")"
+[ ! -e "$WORK/srv/req-0.json" ] || fail "a cut entry was sent"
+[ -d "$WORK/state/perfport/spool/damaged-1-datakit-cut" ] || fail "the cut entry was not moved aside"
+rm -rf "$WORK/state/perfport/spool/damaged-1-datakit-cut"
+echo "ok: an entry cut short is moved aside, not sent"
+if mkdir -p "$WORK/full" && mount -t tmpfs -o size=4k tmpfs "$WORK/full" 2>/dev/null; then
+	start_server 500
+	rc=0; "$PERFPORT" -q upload -i "$WORK/sw.data" -f datakit -O "url=$URL" --retries 1 --spool "$WORK/full/spool" \
+		2>"$WORK/full.err" || rc=$?
+	left=$(ls -A "$WORK/full/spool" 2>/dev/null || true)
+	umount "$WORK/full"
+	[ $rc -eq 2 ] || fail "a full spool: exit $rc, want 2: $(cat "$WORK/full.err")"
+	[ -z "$left" ] || fail "a full spool kept a partial entry: $left"
+	grep -q "cannot keep the request" "$WORK/full.err" || fail "a full spool: $(cat "$WORK/full.err")"
+	echo "ok: a full spool filesystem: nothing half kept, exit 2"
+else
+	echo "(cannot mount a small tmpfs here: the full-spool case is not tried)"
+fi
 echo "ok: datakit upload"
