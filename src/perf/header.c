@@ -515,6 +515,8 @@ int perf_header_read_file(struct perf_reader *r)
 	struct perf_header_info *h = &r->hdr;
 	uint8_t fh[PERF_FILE_HEADER_SIZE];
 	uint64_t hdr_size, attr_size, attrs_off, attrs_size, nr_attrs;
+	uint64_t (*taken)[2] = NULL;       /* sections read: offset, size */
+	size_t nr_taken = 0;
 	uint8_t *attrs = NULL;
 	int ret;
 
@@ -553,16 +555,39 @@ int perf_header_read_file(struct perf_reader *r)
 			 attrs_off, pp_strerror(ret));
 		return ret;
 	}
+	/* the ids sections taken so far: perf writes each attr's apart, so
+	 * one that overlaps another (or the attrs) is refused - the file's
+	 * bytes are then held once, however many attrs point at them */
+	taken = calloc(nr_attrs + 1, sizeof(*taken));
+	if (!taken) {
+		ret = PP_ENOMEM;
+		goto out;
+	}
+	taken[0][0] = attrs_off;
+	taken[0][1] = nr_attrs * attr_size;
+	nr_taken = 1;
 	for (uint64_t i = 0; i < nr_attrs; i++) {
 		const uint8_t *a = attrs + i * attr_size;
 		uint64_t ids_off = load_u64(a + attr_size - 16, h->swapped);
 		uint64_t ids_size = load_u64(a + attr_size - 8, h->swapped);
 		uint8_t *ids = NULL;
+		bool overlap = false;
 
-		if (ids_size % 8 || read_section(r, ids_off, ids_size, &ids)) {
+		for (size_t k = 0; k < nr_taken && ids_size && !overlap; k++)
+			overlap = ids_off < taken[k][0] + taken[k][1] && taken[k][0] < ids_off + ids_size &&
+				  ids_off + ids_size > ids_off;
+		if (overlap) {
+			pp_warn("ids of event %" PRIu64 " at offset %" PRIu64 " (%" PRIu64 " bytes) overlap "
+				"another section: not read", i, ids_off, ids_size);
+			ids_size = 0;
+		} else if (ids_size % 8 || read_section(r, ids_off, ids_size, &ids)) {
 			pp_warn("ids of event %" PRIu64 " at offset %" PRIu64 " are unreadable",
 				i, ids_off);
 			ids_size = 0;
+		} else if (ids_size) {
+			taken[nr_taken][0] = ids_off;
+			taken[nr_taken][1] = ids_size;
+			nr_taken++;
 		}
 		ret = perf_evsel_add(r, a, attr_size - 16, ids, ids_size / 8, h->swapped);
 		free(ids);
@@ -591,6 +616,7 @@ int perf_header_read_file(struct perf_reader *r)
 	}
 	ret = read_features(r, h->data_offset + h->data_size);
 out:
+	free(taken);
 	free(attrs);
 	return ret;
 }

@@ -61,3 +61,40 @@ grep -q "offset $off" <("$PERFPORT" info -i "$WORK/zero" 2>&1) || fail "zero: of
 # Usage errors are 1.
 expect 1 "unexpected argument" -- info extra
 echo "ok: bad input"
+
+# Hostile headers (issue 21): 2,000 attrs whose ids sections all point at
+# one 512 KiB region (copied once per attr, this took gigabytes); the
+# region is read once, the rest refused with a warning, in bounded memory
+$PY - "$good" "$WORK/ids.data" <<'PY'
+import struct, sys
+src = bytearray(open(sys.argv[1], "rb").read())
+magic, hdr_size, attr_size, attrs_off, attrs_size, data_off, data_size = struct.unpack_from("<8sQQQQQQ", src, 0)
+attr = bytes(src[attrs_off:attrs_off + attr_size])
+n = 2000
+ids_off = hdr_size + n * attr_size
+ids_size = 512 * 1024
+out = bytearray(src[:hdr_size])
+for i in range(n):
+    a = bytearray(attr)
+    struct.pack_into("<QQ", a, attr_size - 16, ids_off, ids_size)
+    out += a
+out += bytes(range(256)) * (ids_size // 256)
+new_data_off = len(out)
+out += src[data_off:data_off + data_size]
+struct.pack_into("<QQQQ", out, 24, hdr_size, n * attr_size, new_data_off, data_size)
+# no feature sections
+struct.pack_into("<32s", out, 72, bytes(32))
+open(sys.argv[2], "wb").write(out)
+PY
+# peak memory and time of the child, measured by Python's getrusage
+read -r kb secs < <($PY - "$PERFPORT" "$WORK/ids.data" "$WORK/ids.err" <<'PY'
+import resource, subprocess, sys, time
+t = time.time()
+with open(sys.argv[3], "w") as err:
+    subprocess.run([sys.argv[1], "info", "-i", sys.argv[2]], stdout=subprocess.DEVNULL, stderr=err)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, "%.2f" % (time.time() - t))
+PY
+)
+[ "$kb" -lt 300000 ] || fail "2,000 attrs sharing one ids section: $kb KB"
+grep -q "overlap another section: not read" "$WORK/ids.err" || fail "no warning for the shared ids: $(head -3 "$WORK/ids.err")"
+echo "ok: 2,000 attrs sharing one ids section: $kb KB, $secs s"
