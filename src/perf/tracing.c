@@ -12,6 +12,8 @@
  */
 #include "priv.h"
 
+#include <ctype.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +75,71 @@ static bool t_expect(struct tcur *c, const char *word)
 	return p && memcmp(p, word, strlen(word) + 1) == 0;
 }
 
+/* Whether the field @name (@len bytes) is declared in @text's field lines
+ * ("field:TYPE NAME[N];"). */
+static bool field_declared(const char *text, size_t size, const char *name, size_t len)
+{
+	const char *end = text + size;
+
+	for (const char *p = text; p && p < end; p = memchr(p, '\n', (size_t)(end - p)), p = p ? p + 1 : p) {
+		const char *f = memmem(p, (size_t)(end - p), "field:", 6), *semi, *q;
+
+		if (!f)
+			return false;
+		semi = memchr(f, ';', (size_t)(end - f));
+		if (!semi)
+			return false;
+		q = semi;
+		if (q > f && q[-1] == ']')          /* an array: NAME[N] */
+			while (q > f && *q != '[')
+				q--;
+		if (q - f >= (ptrdiff_t)len && !memcmp(q - len, name, len) &&
+		    (q - len == f || !(isalnum((unsigned char)q[-len - 1]) || q[-len - 1] == '_')))
+			return true;
+		p = semi;
+	}
+	return false;
+}
+
+/*
+ * @text with its print format checked first: libtraceevent's parser
+ * dereferences NULL on an argument naming a field the format does not
+ * declare (inside __print_flags; perf 6.1 crashes on it too). Such a print
+ * format is dropped (only the state letters of sched_switch are read from
+ * it, and they have a default); the fields are kept. Return: @text, or a
+ * copy to free (*@copy set).
+ */
+static const char *checked_format(const char *text, size_t *size, char **copy)
+{
+	const char *pf = memmem(text, *size, "print fmt:", 10);
+
+	*copy = NULL;
+	if (!pf)
+		return text;
+	for (const char *p = pf; (p = memmem(p, *size - (size_t)(p - text), "REC->", 5)); ) {
+		size_t n = 0;
+
+		p += 5;
+		while (p + n < text + *size && (isalnum((unsigned char)p[n]) || p[n] == '_'))
+			n++;
+		if (!n || !field_declared(text, (size_t)(pf - text), p, n)) {
+			size_t keep = (size_t)(pf - text);
+
+			*copy = malloc(keep + 32);
+			if (!*copy)
+				return NULL;
+			memcpy(*copy, text, keep);
+			memcpy(*copy + keep, "print fmt: \"\"\n", 14);
+			*size = keep + 14;
+			pp_warn("event format: its print format names the undeclared field '%.*s': "
+				"the print format is not read", (int)(n < 64 ? n : 64), p);
+			return *copy;
+		}
+		p += n;
+	}
+	return text;
+}
+
 static int parse_formats(struct tep_handle *tep, struct tcur *c, const char *sys,
 			 unsigned *failed)
 {
@@ -81,11 +148,16 @@ static int parse_formats(struct tep_handle *tep, struct tcur *c, const char *sys
 	for (uint32_t i = 0; i < count && !c->bad; i++) {
 		uint64_t size = t_num(c, 8);
 		const uint8_t *text = t_take(c, size);
+		const char *fmt;
+		size_t len = (size_t)size;
+		char *copy;
 
 		if (!text)
 			break;
-		if (tep_parse_event(tep, (const char *)text, size, sys) != 0)
+		fmt = checked_format((const char *)text, &len, &copy);
+		if (!fmt || tep_parse_event(tep, fmt, len, sys) != 0)
 			(*failed)++;
+		free(copy);
 	}
 	return c->bad ? -1 : 0;
 }

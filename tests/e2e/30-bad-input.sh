@@ -98,3 +98,28 @@ PY
 [ "$kb" -lt 300000 ] || fail "2,000 attrs sharing one ids section: $kb KB"
 grep -q "overlap another section: not read" "$WORK/ids.err" || fail "no warning for the shared ids: $(head -3 "$WORK/ids.err")"
 echo "ok: 2,000 attrs sharing one ids section: $kb KB, $secs s"
+
+# A sched_switch format whose print format names an undeclared field inside
+# __print_flags: libtraceevent's parser dereferences NULL on it (perf 6.1
+# crashes too); the print format is not handed over, the fields are read
+$PY - "$TOP/samples/offcpu.perf.data" "$WORK/badfmt.data" <<'PY'
+import sys
+d = bytearray(open(sys.argv[1], "rb").read())
+i = d.find(b"__print_flags(REC->prev_state")
+assert i > 0, "no __print_flags in the sample's sched_switch format"
+d[i:i + 29] = b"__print_flags(REC->prev_stxte"
+open(sys.argv[2], "wb").write(d)
+PY
+for cmd in info report; do
+	expect 0 "$cmd: an undeclared field in a print format" -- $cmd -i "$WORK/badfmt.data"
+	grep -q "undeclared field 'prev_stxte'" "$WORK/err" || fail "no warning: $(cat "$WORK/err")"
+done
+"$PERFPORT" -q report -i "$WORK/badfmt.data" --json --no-tree >"$WORK/badfmt.json"
+"$PERFPORT" -q report -i "$TOP/samples/offcpu.perf.data" --json --no-tree >"$WORK/goodfmt.json"
+$PY - "$WORK/badfmt.json" "$WORK/goodfmt.json" <<'PY' || fail "states differ without the print format"
+import json, sys
+a, b = (json.load(open(f))["totals"] for f in sys.argv[1:3])
+if a != b:
+    sys.exit("totals %s vs %s" % (a, b))
+PY
+echo "ok: the same states without the print format"
