@@ -26,8 +26,10 @@ struct process {
 	uint32_t pid;
 	const struct dso *jitdump; /* jit-PID.dump, mapped by a JIT that writes one */
 	uint64_t gen;         /* changes with the maps */
-	struct map *maps;     /* sorted by start, not overlapping */
-	size_t nr, cap;
+	struct map *maps;     /* sorted by start, not overlapping: buf + head */
+	size_t nr;
+	struct map *buf;      /* owns the array; room before maps (head) and after */
+	size_t head, cap;     /* cap: the whole buffer */
 };
 
 struct thread {
@@ -49,6 +51,8 @@ struct machine {
 	struct process kernel; /* kernel and module maps */
 	struct dso **dsos;
 	size_t nr_dsos, cap_dsos;
+	uint32_t *dso_slots;   /* open addressing on the path: index + 1 */
+	size_t dso_slots_cap;
 	uint64_t kernel_text;
 	struct dso *kernel_dso;
 };
@@ -146,6 +150,36 @@ static const struct perf_build_id *header_build_id(const struct machine *m, cons
 	return NULL;
 }
 
+static uint64_t path_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+	return h ^ h >> 29;
+}
+
+static int dso_slots_grow(struct machine *m)
+{
+	size_t cap = m->dso_slots_cap ? m->dso_slots_cap * 2 : 64;
+	uint32_t *s = calloc(cap, sizeof(*s));
+
+	if (!s)
+		return PP_ENOMEM;
+	/* in creation order: each chain keeps the order of its dsos */
+	for (size_t i = 0; i < m->nr_dsos; i++) {
+		size_t j = path_hash(m->dsos[i]->path) & (cap - 1);
+
+		while (s[j])
+			j = (j + 1) & (cap - 1);
+		s[j] = (uint32_t)i + 1;
+	}
+	free(m->dso_slots);
+	m->dso_slots = s;
+	m->dso_slots_cap = cap;
+	return PP_OK;
+}
+
 static struct dso *dso_get(struct machine *m, const char *recorded, bool kernel_side,
 			   const uint8_t *build_id, uint8_t build_id_size)
 {
@@ -165,8 +199,16 @@ static struct dso *dso_get(struct machine *m, const char *recorded, bool kernel_
 		build_id = hb->id;
 		build_id_size = hb->size;
 	}
-	for (size_t i = 0; i < m->nr_dsos; i++) {
-		d = m->dsos[i];
+	/* by path through a hash (100,000 distinct files were quadratic);
+	 * a path's dsos sit in one probe chain, the first match wins as in
+	 * the order they were made */
+	if ((m->nr_dsos + 1) * 2 > m->dso_slots_cap && dso_slots_grow(m)) {
+		free(path);
+		return NULL;
+	}
+	for (size_t j = path_hash(path) & (m->dso_slots_cap - 1); m->dso_slots[j];
+	     j = (j + 1) & (m->dso_slots_cap - 1)) {
+		d = m->dsos[m->dso_slots[j] - 1];
 		if (strcmp(d->path, path) == 0 &&
 		    (!build_id_size || !d->build_id_size ||
 		     (d->build_id_size == build_id_size &&
@@ -203,6 +245,13 @@ static struct dso *dso_get(struct machine *m, const char *recorded, bool kernel_
 		memcpy(d->build_id, build_id, d->build_id_size);
 	}
 	m->dsos[m->nr_dsos++] = d;
+	{
+		size_t j = path_hash(path) & (m->dso_slots_cap - 1);
+
+		while (m->dso_slots[j])
+			j = (j + 1) & (m->dso_slots_cap - 1);
+		m->dso_slots[j] = (uint32_t)m->nr_dsos;
+	}
 	return d;
 }
 
@@ -210,11 +259,47 @@ static struct dso *dso_get(struct machine *m, const char *recorded, bool kernel_
 
 static uint64_t map_generation; /* unique across processes and machines */
 
+/* Room for one more map before the first or after the last. */
+static int maps_room(struct process *p)
+{
+	size_t cap = (p->nr + 1) * 2 + 16, head = cap / 4;
+	struct map *b = malloc(cap * sizeof(*b));
+
+	if (!b)
+		return PP_ENOMEM;
+	if (p->nr)
+		memcpy(b + head, p->maps, p->nr * sizeof(*b));
+	free(p->buf);
+	p->buf = b;
+	p->maps = b + head;
+	p->head = head;
+	p->cap = cap;
+	return PP_OK;
+}
+
 static int maps_insert(struct process *p, const struct map *nm)
 {
 	struct map *out;
 	size_t n = 0;
 
+	/* the common cases in O(1): a map below all others (the kernel
+	 * hands out mmap addresses top-down) or above them all */
+	if (!p->nr || nm->end <= p->maps[0].start || nm->start >= p->maps[p->nr - 1].end) {
+		bool front = p->nr && nm->end <= p->maps[0].start;
+
+		if ((front ? !p->head : p->head + p->nr == p->cap) && maps_room(p))
+			return PP_ENOMEM;
+		if (front) {
+			p->maps--;
+			p->head--;
+			p->maps[0] = *nm;
+		} else {
+			p->maps[p->nr] = *nm;
+		}
+		p->nr++;
+		p->gen = ++map_generation;
+		return PP_OK;
+	}
 	/* At most one old map is split in two: room for nr + 2. */
 	out = malloc((p->nr + 2) * sizeof(*out));
 	if (!out)
@@ -247,9 +332,10 @@ static int maps_insert(struct process *p, const struct map *nm)
 		out[at] = *nm;
 		n++;
 	}
-	free(p->maps);
-	p->maps = out;
+	free(p->buf);
+	p->buf = p->maps = out;
 	p->nr = n;
+	p->head = 0;
 	p->cap = n;
 	p->gen = ++map_generation;
 	return PP_OK;
@@ -276,7 +362,7 @@ static void process_free(void *v)
 {
 	struct process *p = v;
 
-	free(p->maps);
+	free(p->buf);
 	free(p);
 }
 
@@ -389,9 +475,9 @@ int machine_event(struct machine *m, const struct perf_event *ev)
 			return PP_ENOMEM;
 		strncpy(t->comm, ev->u.comm.comm, sizeof(t->comm) - 1);
 		if (ev->u.comm.exec && (p = u32map_get(&m->procs, ev->u.comm.pid))) {
-			free(p->maps); /* a new program: a new address space */
-			p->maps = NULL;
-			p->nr = p->cap = 0;
+			free(p->buf); /* a new program: a new address space */
+			p->buf = p->maps = NULL;
+			p->nr = p->cap = p->head = 0;
 			p->gen = ++map_generation;
 		}
 		return PP_OK;
@@ -410,11 +496,12 @@ int machine_event(struct machine *m, const struct perf_event *ev)
 		if (!p)
 			return PP_ENOMEM;
 		if (parent && parent->nr) {
-			p->maps = malloc(parent->nr * sizeof(*p->maps));
+			p->buf = p->maps = malloc(parent->nr * sizeof(*p->maps));
 			if (!p->maps)
 				return PP_ENOMEM;
 			memcpy(p->maps, parent->maps, parent->nr * sizeof(*p->maps));
 			p->nr = p->cap = parent->nr;
+			p->head = 0;
 			p->gen = ++map_generation;
 		}
 		return PP_OK;
@@ -579,12 +666,13 @@ void machine_free(struct machine *m)
 		return;
 	u32map_free(&m->procs, process_free);
 	u32map_free(&m->threads, free);
-	free(m->kernel.maps);
+	free(m->kernel.buf);
 	for (size_t i = 0; i < m->nr_dsos; i++) {
 		free(m->dsos[i]->path);
 		free(m->dsos[i]);
 	}
 	free(m->dsos);
+	free(m->dso_slots);
 	free(m);
 }
 

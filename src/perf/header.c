@@ -488,7 +488,12 @@ static int read_features(struct perf_reader *r, uint64_t feat_off)
 		i++;
 		ret = read_section(r, off, size, &sec);
 		if (ret) {
-			perf_skip(r, off, f, size, "feature section outside the file");
+			/* skipped: what of it lies in the file, not what it claimed
+			 * (a section "1 TB long" skips nothing that is there) */
+			uint64_t in_file = off < h->file_size ? h->file_size - off : 0;
+
+			perf_skip(r, off, f, size < in_file ? size : in_file,
+				  "feature section outside the file");
 			continue;
 		}
 		ret = perf_feature_parse(r, f, sec, size);

@@ -123,3 +123,17 @@ if a != b:
     sys.exit("totals %s vs %s" % (a, b))
 PY
 echo "ok: the same states without the print format"
+
+# A feature section claiming 1 TB: skipped, and reported as what of it the
+# file holds, not the size it claimed
+$PY - "$good" "$WORK/feat.data" <<'PY'
+import struct, sys
+d = bytearray(open(sys.argv[1], "rb").read())
+doff, dsize = struct.unpack_from("<QQ", d, 40)
+off, size = struct.unpack_from("<QQ", d, doff + dsize)
+struct.pack_into("<QQ", d, doff + dsize, off, 1 << 40)
+open(sys.argv[2], "wb").write(d)
+PY
+expect 3 "a feature section of 1 TB" -- info --json -i "$WORK/feat.data"
+$PY -c 'import json,sys; j = json.load(open(sys.argv[1])); sys.exit(0 if 0 < j["skipped_bytes"] <= int(sys.argv[2]) else "skipped_bytes %d" % j["skipped_bytes"])' \
+	"$WORK/out" "$(stat -c %s "$WORK/feat.data")" || fail "the 1 TB section is reported with its claimed size"
