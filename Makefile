@@ -207,7 +207,7 @@ fuzz:
 	clang -std=gnu11 -D_GNU_SOURCE $(WARN) -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Iinclude -Isrc \
 		-o build-fuzz/fuzz_reader tests/fuzz/fuzz_reader.c build-fuzz/libperfport-core.a $(LIBS)
 	tests/fuzz/seed.sh build-fuzz/seeds
-	LSAN_OPTIONS=suppressions=tests/fuzz/lsan.supp build-fuzz/fuzz_reader -max_total_time=$(FUZZ_SECONDS) -max_len=1048576 \
+	LSAN_OPTIONS=suppressions=tests/fuzz/lsan.supp build-fuzz/fuzz_reader -max_total_time=$(FUZZ_SECONDS) -max_len=262144 \
 		build-fuzz/corpus build-fuzz/seeds
 
 bench: all

@@ -93,9 +93,13 @@ static bool field_declared(const char *text, size_t size, const char *name, size
 		if (q > f && q[-1] == ']')          /* an array: NAME[N] */
 			while (q > f && *q != '[')
 				q--;
-		if (q - f >= (ptrdiff_t)len && !memcmp(q - len, name, len) &&
-		    (q - len == f || !(isalnum((unsigned char)q[-len - 1]) || q[-len - 1] == '_')))
-			return true;
+		if (q - f >= (ptrdiff_t)len) {
+			const char *start = q - len;   /* where the name would begin */
+
+			if (!memcmp(start, name, len) &&
+			    (start == f || !(isalnum((unsigned char)start[-1]) || start[-1] == '_')))
+				return true;
+		}
 		p = semi;
 	}
 	return false;

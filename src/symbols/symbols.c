@@ -137,6 +137,10 @@ static char *find_file(const struct symbolizer *s, const struct dso *d, uint8_t 
 	} while (0)
 
 	*from = SYM_FROM_SYMFS;
+	if (s->opts.no_files) {
+		*cause = SYM_NO_FILE;
+		return NULL;
+	}
 	if (s->opts.symfs) {
 		TRY("%s%s%s", s->opts.symfs, d->path[0] == '/' ? "" : "/", d->path);
 		if (base)

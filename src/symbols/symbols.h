@@ -55,6 +55,8 @@ struct sym_opts {
 	const char *vmlinux;      /* an ELF image of the recorded kernel */
 	bool no_inline;           /* do not expand inlined calls */
 	bool use_proc_kallsyms;   /* allow /proc/kallsyms when the kernel matches (default on) */
+	bool no_files;            /* open no file the recording names (the fuzzer: its
+				   * inputs name this machine's libraries, slow to load) */
 };
 
 struct sym_stats {

@@ -185,7 +185,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static unsigned calls;
 	struct perf_reader_opts o = { .ordered = true, .queue_limit = 1 << 20 };
-	struct sym_opts so = { .buildid_dir = "/nonexistent", .use_proc_kallsyms = false };
+	/* the files a recording names are this machine's, not the input:
+	 * loading libc's debug info on every run cost most of the time
+	 * (PERFPORT_FUZZ_FILES=1 loads them all the same) */
+	struct sym_opts so = { .buildid_dir = "/nonexistent", .use_proc_kallsyms = false,
+			       .no_files = !getenv("PERFPORT_FUZZ_FILES") };
 	static struct fuzz_ctx c;
 	struct perf_reader *r;
 
