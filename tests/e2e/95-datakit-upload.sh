@@ -178,6 +178,22 @@ got=$(ls "$WORK/srv" | grep -c '^req-[0-9]*\.json$' || true)
 [ "$got" -eq 20 ] || fail "two resends of 20 entries: $got deliveries ($rc1, $rc2)"
 [ -z "$(ls -A "$WORK/state/perfport/spool")" ] || fail "the spool is not empty: $(ls -A "$WORK/state/perfport/spool")"
 echo "ok: two resends at once: 20 entries, 20 deliveries"
+# a resend killed while sending: its claim goes back to the spool at the
+# next resend, which delivers the entry once
+start_server 500
+upload killed --retries 1
+[ $rc -eq 4 ] || fail "an entry to kill a resend over: exit $rc"
+start_server stall "$(cat "$WORK/srv/port")"
+"$PERFPORT" -q resend --timeout 60 >/dev/null 2>&1 & KP=$!
+for _ in $(seq 100); do [ -e "$WORK/srv/req-0.json" ] && break; sleep 0.1; done
+kill -9 $KP; wait $KP 2>/dev/null || true
+ls -A "$WORK/state/perfport/spool" | grep -q '^\.claim-' || fail "no claim left by the killed resend: $(ls -A "$WORK/state/perfport/spool")"
+start_server 200 "$(cat "$WORK/srv/port")"
+rc=0; "$PERFPORT" resend >/dev/null 2>"$WORK/killed.err" || rc=$?
+[ $rc -eq 0 ] && [ -e "$WORK/srv/req-0.json" ] && [ ! -e "$WORK/srv/req-1.json" ] ||
+	fail "after a killed resend: exit $rc, $(ls "$WORK/srv"), $(cat "$WORK/killed.err")"
+[ -z "$(ls -A "$WORK/state/perfport/spool")" ] || fail "the spool is not empty: $(ls -A "$WORK/state/perfport/spool")"
+echo "ok: a resend killed mid-send: the next one delivers the entry once"
 mkdir -p "$WORK/state/perfport/spool/1-datakit-cut"
 printf 'method POST\nurl %s/v1/write/profiling\nsig' "$URL" >"$WORK/state/perfport/spool/1-datakit-cut/request"
 printf 'x' >"$WORK/state/perfport/spool/1-datakit-cut/body"

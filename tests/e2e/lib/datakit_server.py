@@ -104,6 +104,9 @@ class Handler(loopback.Handler):
             self.wfile.write(b"partial")
             self.wfile.flush()
             return self.reset()
+        if step == "stall":        # takes the request and never answers
+            time.sleep(600)
+            return None
         if step == "later":        # 503 with a Retry-After of ten minutes
             return self.answer(503, {"error_code": "busy", "message": "come back later"},
                                {"Retry-After": "600"})
