@@ -38,6 +38,7 @@ struct upool {
 	upool_fn fn;
 	void *ctx;
 	struct slot *batch[2];
+	size_t nr_slots;          /* in each batch: BATCH, or 1 for one job */
 	size_t nr[2];
 	unsigned fill;            /* the batch being filled */
 	bool in_flight;           /* the other batch is with the workers */
@@ -228,8 +229,11 @@ struct upool *upool_new(unsigned jobs, const struct sym_opts *opts,
 	p->m = m;
 	p->fn = fn;
 	p->ctx = ctx;
-	p->batch[0] = calloc(BATCH, sizeof(struct slot));
-	p->batch[1] = calloc(BATCH, sizeof(struct slot));
+	/* one job unwinds in place in slot 0: 2 x 256 slots of 8 KiB each
+	 * were zeroed for nothing on every profile built */
+	p->nr_slots = p->jobs > 1 ? BATCH : 1;
+	p->batch[0] = calloc(p->nr_slots, sizeof(struct slot));
+	p->batch[1] = calloc(p->nr_slots, sizeof(struct slot));
 	p->workers = calloc(p->jobs, sizeof(*p->workers));
 	if (!p->batch[0] || !p->batch[1] || !p->workers)
 		goto fail;
@@ -292,7 +296,7 @@ void upool_free(struct upool *p)
 	for (unsigned i = 0; p->workers && i < p->jobs; i++)
 		sym_free(p->workers[i].sym);
 	for (int b = 0; b < 2; b++) {
-		for (size_t i = 0; p->batch[b] && i < BATCH; i++)
+		for (size_t i = 0; p->batch[b] && i < p->nr_slots; i++)
 			free(p->batch[b][i].rec);
 		free(p->batch[b]);
 	}
