@@ -46,7 +46,79 @@ struct folded {
 	char *line;
 	size_t cap;
 	int err;
+	/* the lines, merged: two stacks can print alike (frames that differ
+	 * only in what a line does not show: a module, a kind) */
+	struct fline { char *s; uint64_t v; } *lines;
+	size_t nr_lines, cap_lines;
+	uint32_t *slots;      /* open addressing on the text: index + 1 */
+	size_t slots_cap;
 };
+
+static uint64_t text_hash(const char *s, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
+	return h ^ h >> 29;
+}
+
+/* Add @v to the line @s (@n bytes), made if new. false out of memory. */
+static bool line_add(struct folded *f, const char *s, size_t n, uint64_t v)
+{
+	size_t j;
+
+	if ((f->nr_lines + 1) * 2 > f->slots_cap) {
+		size_t cap = f->slots_cap ? f->slots_cap * 2 : 1024;
+		uint32_t *sl = calloc(cap, sizeof(*sl));
+
+		if (!sl)
+			return false;
+		for (size_t i = 0; i < f->nr_lines; i++) {
+			for (j = text_hash(f->lines[i].s, strlen(f->lines[i].s)) & (cap - 1); sl[j];
+			     j = (j + 1) & (cap - 1))
+				;
+			sl[j] = (uint32_t)i + 1;
+		}
+		free(f->slots);
+		f->slots = sl;
+		f->slots_cap = cap;
+	}
+	for (j = text_hash(s, n) & (f->slots_cap - 1); f->slots[j]; j = (j + 1) & (f->slots_cap - 1)) {
+		struct fline *l = &f->lines[f->slots[j] - 1];
+
+		if (!strncmp(l->s, s, n) && !l->s[n]) {
+			l->v += v;
+			return true;
+		}
+	}
+	if (f->nr_lines == f->cap_lines) {
+		size_t cap = f->cap_lines ? f->cap_lines * 2 : 1024;
+		struct fline *nl = realloc(f->lines, cap * sizeof(*nl));
+
+		if (!nl)
+			return false;
+		f->lines = nl;
+		f->cap_lines = cap;
+	}
+	f->lines[f->nr_lines].s = strndup(s, n);
+	if (!f->lines[f->nr_lines].s)
+		return false;
+	f->lines[f->nr_lines].v = v;
+	f->slots[j] = (uint32_t)++f->nr_lines;
+	return true;
+}
+
+static void lines_free(struct folded *f)
+{
+	for (size_t i = 0; i < f->nr_lines; i++)
+		free(f->lines[i].s);
+	free(f->lines);
+	free(f->slots);
+	f->lines = NULL;
+	f->slots = NULL;
+	f->nr_lines = f->cap_lines = f->slots_cap = 0;
+}
 
 static bool is_true(const char *v)
 {
@@ -171,7 +243,7 @@ static int one_stack(void *ctx, const struct perfport_profile *p, const uint32_t
 			}
 		}
 	}
-	if (fprintf(f->out, "%.*s %" PRIu64 "\n", (int)at, f->line, v) < 0) {
+	if (!line_add(f, f->line, at, v)) {
 		f->err = 1;
 		return -1;
 	}
@@ -219,9 +291,17 @@ static enum perfport_status folded_write(void *state, const struct perfport_prof
 	if (!f->counters)
 		f->host->log(f->host, PERFPORT_LOG_WARN, "folded: none of the counters asked for is known");
 	if (f->host->stacks(p, one_stack, f) || f->err) {
+		lines_free(f);
 		f->host->log(f->host, PERFPORT_LOG_ERROR, "folded: cannot write the stacks");
 		return PERFPORT_ERROR;
 	}
+	for (size_t i = 0; i < f->nr_lines; i++)
+		if (fprintf(out, "%s %" PRIu64 "\n", f->lines[i].s, f->lines[i].v) < 0) {
+			lines_free(f);
+			f->host->log(f->host, PERFPORT_LOG_ERROR, "folded: cannot write the stacks");
+			return PERFPORT_ERROR;
+		}
+	lines_free(f);
 	return PERFPORT_OK;
 }
 
