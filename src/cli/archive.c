@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * archive.c - the perf archive beside a recording (or --archive FILE),
- * unpacked once per run into a private directory that the symbolizer
- * searches first, and removed when perfport exits (or is interrupted).
+ * archive.c - where symbols may come from besides this machine, set up
+ * once per run (symopts_prepare()): the perf archive beside a recording (or
+ * --archive FILE), unpacked into a private directory that the symbolizer
+ * searches first and removed when perfport exits (or is interrupted); and
+ * the debuginfod servers libdwfl will ask, probed first.
  */
 #include <limits.h>
 #include <signal.h>
@@ -95,7 +97,7 @@ static bool beside(const char *input, char *out, size_t len)
 	return false;
 }
 
-int symopts_archive(struct cli_sym *c, const char *input)
+int symopts_prepare(struct cli_sym *c, const char *input)
 {
 	char found[PATH_MAX + 16];
 	const char *tarball = c->archive;

@@ -15,7 +15,9 @@
 
 #include "../profile/profile.h"
 #include "../util/error.h"
+#include "../util/hash.h"
 #include "../util/log.h"
+#include "../util/strtab.h"
 #include "cli.h"
 #include "profopts.h"
 #include "report.h"
@@ -25,59 +27,52 @@ enum { BASE = 0, NEW = 1 };
 /* A function (by name and module) or a stack (by its frames' names), with
  * its value in each recording. */
 struct item {
-	char *key;                   /* "function\x1fmodule", or the stack's frames joined */
+	const char *key;             /* interned: "function\x1fmodule", or the stack's frames */
 	uint64_t self[2], total[2];
 };
 
+/* Items by key: the keys interned, so a slot compares pointers. */
 struct items {
+	struct strtab keys;
 	struct item *v;
 	size_t nr, cap;
-	uint32_t *slots;             /* open addressing: index + 1 */
+	uint32_t *slots;             /* open addressing on the key's address: index + 1 */
 	size_t slots_cap;
 	bool oom;
 };
 
-static uint64_t key_hash(const char *s)
+static size_t slot_of(const uint32_t *slots, size_t cap, const struct item *v, const char *key)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
+	size_t j = mix64((uint64_t)(uintptr_t)key) & (cap - 1);
 
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-	return h ^ h >> 29;
-}
-
-static int grow_slots(struct items *t)
-{
-	size_t cap = t->slots_cap ? t->slots_cap * 2 : 1024;
-	uint32_t *s = calloc(cap, sizeof(*s));
-
-	if (!s)
-		return -1;
-	for (size_t i = 0; i < t->slots_cap; i++) {
-		size_t j;
-
-		if (!t->slots[i])
-			continue;
-		for (j = key_hash(t->v[t->slots[i] - 1].key) & (cap - 1); s[j]; j = (j + 1) & (cap - 1))
-			;
-		s[j] = t->slots[i];
-	}
-	free(t->slots);
-	t->slots = s;
-	t->slots_cap = cap;
-	return 0;
+	while (slots[j] && v[slots[j] - 1].key != key)
+		j = (j + 1) & (cap - 1);
+	return j;
 }
 
 /* The item of @key, added if new; NULL out of memory (t->oom set). */
-static struct item *item_of(struct items *t, const char *key)
+static struct item *item_of(struct items *t, const char *text)
 {
+	const char *key = strtab_intern(&t->keys, text);
 	size_t j;
 
-	if ((t->nr + 1) * 2 > t->slots_cap && grow_slots(t))
+	if (!key)
 		goto oom;
-	for (j = key_hash(key) & (t->slots_cap - 1); t->slots[j]; j = (j + 1) & (t->slots_cap - 1))
-		if (!strcmp(t->v[t->slots[j] - 1].key, key))
-			return &t->v[t->slots[j] - 1];
+	if ((t->nr + 1) * 2 > t->slots_cap) {
+		size_t cap = t->slots_cap ? t->slots_cap * 2 : 1024;
+		uint32_t *s = calloc(cap, sizeof(*s));
+
+		if (!s)
+			goto oom;
+		for (size_t i = 0; i < t->nr; i++)
+			s[slot_of(s, cap, t->v, t->v[i].key)] = (uint32_t)i + 1;
+		free(t->slots);
+		t->slots = s;
+		t->slots_cap = cap;
+	}
+	j = slot_of(t->slots, t->slots_cap, t->v, key);
+	if (t->slots[j])
+		return &t->v[t->slots[j] - 1];
 	if (t->nr == t->cap) {
 		size_t cap = t->cap ? t->cap * 2 : 1024;
 		struct item *n = realloc(t->v, cap * sizeof(*n));
@@ -87,9 +82,7 @@ static struct item *item_of(struct items *t, const char *key)
 		t->v = n;
 		t->cap = cap;
 	}
-	t->v[t->nr] = (struct item){ .key = strdup(key) };
-	if (!t->v[t->nr].key)
-		goto oom;
+	t->v[t->nr] = (struct item){ .key = key };
 	t->slots[j] = (uint32_t)++t->nr;
 	return &t->v[t->nr - 1];
 oom:
@@ -99,8 +92,7 @@ oom:
 
 static void items_free(struct items *t)
 {
-	for (size_t i = 0; i < t->nr; i++)
-		free(t->v[i].key);
+	strtab_free(&t->keys);
 	free(t->v);
 	free(t->slots);
 }
@@ -444,7 +436,7 @@ int cmd_diff(int argc, char **argv)
 				       "unexpected argument '%s'", argv[optind + 2]);
 	path[BASE] = argv[optind];
 	path[NEW] = argv[optind + 1];
-	if (symopts_archive(&po.sym, path[NEW]))
+	if (symopts_prepare(&po.sym, path[NEW]))
 		return EXIT_NOTHING;
 	msg = profopts_finish(&po);
 	if (msg)

@@ -355,7 +355,7 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 		cli_usage_error(cmd, "-f FORMAT is required ('perfport formats' lists them)");
 		goto out;
 	}
-	if (symopts_archive(&po.sym, path)) {
+	if (symopts_prepare(&po.sym, path)) {
 		ret = EXIT_NOTHING;
 		goto out;
 	}

@@ -774,7 +774,7 @@ int cmd_info(int argc, char **argv)
 		return cli_usage_error("info", "unexpected argument '%s'", argv[optind]);
 	if (sopts.bad_jobs)
 		return cli_usage_error("info", "--jobs takes a number from 1 to 256");
-	if (symbols && symopts_archive(&sopts, path))
+	if (symbols && symopts_prepare(&sopts, path))
 		return EXIT_NOTHING;
 
 	ropts.progress = cli_progress;

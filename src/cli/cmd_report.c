@@ -824,7 +824,7 @@ int cmd_report(int argc, char **argv)
 	}
 	if (optind < argc)
 		return cli_usage_error("report", "unexpected argument '%s'", argv[optind]);
-	if (symopts_archive(&po.sym, path))
+	if (symopts_prepare(&po.sym, path))
 		return EXIT_NOTHING;
 	msg = profopts_finish(&po);
 	if (msg)

@@ -150,7 +150,7 @@ int cmd_stacks(int argc, char **argv)
 		free(c);
 		return cli_usage_error("stacks", "--jobs takes a number from 1 to 256");
 	}
-	if (symopts_archive(&sopts, path)) {
+	if (symopts_prepare(&sopts, path)) {
 		free(c);
 		return EXIT_NOTHING;
 	}

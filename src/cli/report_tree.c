@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/hash.h"
 #include "report.h"
 
 #define MAX_INDENT 120
@@ -223,7 +224,7 @@ struct itree {
 
 static uint64_t ihash(uint32_t parent, uint32_t frame)
 {
-	return ((uint64_t)parent * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)frame * 0xc2b2ae3d27d4eb4fULL);
+	return mix64((uint64_t)parent << 32 | frame);
 }
 
 static int islots_grow(struct itree *t)

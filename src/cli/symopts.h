@@ -78,11 +78,13 @@ static inline bool symopts_parse(int opt, const char *arg, struct cli_sym *c)
 }
 
 /**
- * symopts_archive() - unpack the perf archive for @input (--archive, else
- * one beside it) once per run and point c->o.archive_dir at it; removed at
- * exit. Return: 0, or -1 when --archive's file cannot be read (logged).
+ * symopts_prepare() - once per run, before any thread: probe the debuginfod
+ * servers of DEBUGINFOD_URLS (one that does not answer is dropped, with a
+ * warning), and unpack the perf archive for @input (--archive, else one
+ * beside it) into a private directory c->o.archive_dir points at, removed
+ * at exit. Return: 0, or -1 when --archive's file cannot be read (logged).
  */
-int symopts_archive(struct cli_sym *c, const char *input);
+int symopts_prepare(struct cli_sym *c, const char *input);
 
 /** symopts_jobs() - the thread count to use. */
 static inline unsigned symopts_jobs(const struct cli_sym *c)
