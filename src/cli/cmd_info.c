@@ -150,6 +150,7 @@ static int on_event(void *ctx, const struct perf_event *ev)
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
 	case PERF_RECORD_EXIT:
+	case PERF_RECORD_NAMESPACES:
 		if (c->m && upool_machine_event(c->pool, c->m, ev))
 			c->oom = true;
 		break;
@@ -384,8 +385,12 @@ static void add_str(json_object *o, const char *k, const char *v)
 }
 
 /* What would name a module that was not found. */
-static const char *module_hint(const struct sym_where *w)
+static const char *module_hint(const struct dso *d, const struct sym_where *w)
 {
+	if (d->mapper && d->mapper->mnt && !d->mapper->mnt->host && w->cause != SYM_BUILD_ID)
+		return "it was in a container's filesystem (another mount namespace) and no process "
+		       "of that container runs here now: run 'perf archive' on the recording host "
+		       "while the container runs, or give its root filesystem with --symfs DIR";
 	return w->cause == SYM_BUILD_ID ?
 	       "only a file with another build id is here: give the recorded one with --symfs, "
 	       "or run 'perf archive' on the recording host and keep its tarball beside the recording" :
@@ -421,7 +426,7 @@ static void module_json(void *ctx, const struct dso *d, const struct sym_where *
 	add_str(o, "debug_file", w->debug);
 	json_object_object_add(o, "debuginfod", json_object_new_boolean(w->debuginfod));
 	add_str(o, "missing", w->found ? NULL : sym_cause_name(w->cause));
-	add_str(o, "hint", w->found ? NULL : module_hint(w));
+	add_str(o, "hint", w->found ? NULL : module_hint(d, w));
 	json_object_array_add(ctx, o);
 }
 
@@ -429,7 +434,7 @@ static void module_text(void *ctx, const struct dso *d, const struct sym_where *
 {
 	(void)ctx;
 	if (!w->found) {
-		printf("  %s: not named (%s): %s\n", d->path, sym_cause_name(w->cause), module_hint(w));
+		printf("  %s: not named (%s): %s\n", d->path, sym_cause_name(w->cause), module_hint(d, w));
 		return;
 	}
 	printf("  %s: %s%s%s", d->path, sym_from_name(w->from),

@@ -9,6 +9,10 @@
  * pid != ppid) starts with a copy of its parent's maps; an exec (COMM with
  * the exec flag) starts an empty address space. Kernel and module maps
  * (pid -1) are shared by every process.
+ *
+ * Containers: a process's mount namespace (NAMESPACES records) goes with
+ * the files it maps, so that one path in two namespaces is two files, and
+ * src/symbols/ can look for a container's files in its own root.
  */
 #include "machine.h"
 
@@ -23,7 +27,7 @@
 #define MISC_MMAP_DATA (1U << 13)
 
 struct process {
-	uint32_t pid;
+	struct proc_info info;  /* first: what later stages see */
 	const struct dso *jitdump; /* jit-PID.dump, mapped by a JIT that writes one */
 	uint64_t gen;         /* changes with the maps */
 	struct map *maps;     /* sorted by start, not overlapping: buf + head */
@@ -55,6 +59,10 @@ struct machine {
 	size_t dso_slots_cap;
 	uint64_t kernel_text;
 	struct dso *kernel_dso;
+	uint64_t host_pid_ns;     /* pid 1's pid namespace, else the first seen */
+	struct u32map mnt_by_ino; /* (u32) inode -> struct mount_ns */
+	struct mount_ns **mnts;   /* in order seen */
+	size_t nr_mnts, cap_mnts;
 };
 
 /* --- u32 map --- */
@@ -180,8 +188,15 @@ static int dso_slots_grow(struct machine *m)
 	return PP_OK;
 }
 
+/* One path in two mount namespaces is two files; unknown matches any. */
+static bool same_mount_ns(const struct proc_info *a, const struct proc_info *b)
+{
+	return !a || !b || !a->mnt || !b->mnt || a->mnt == b->mnt;
+}
+
 static struct dso *dso_get(struct machine *m, const char *recorded, bool kernel_side,
-			   const uint8_t *build_id, uint8_t build_id_size)
+			   const uint8_t *build_id, uint8_t build_id_size,
+			   const struct proc_info *mapper)
 {
 	size_t len = strlen(recorded);
 	const struct perf_build_id *hb;
@@ -209,7 +224,7 @@ static struct dso *dso_get(struct machine *m, const char *recorded, bool kernel_
 	for (size_t j = path_hash(path) & (m->dso_slots_cap - 1); m->dso_slots[j];
 	     j = (j + 1) & (m->dso_slots_cap - 1)) {
 		d = m->dsos[m->dso_slots[j] - 1];
-		if (strcmp(d->path, path) == 0 &&
+		if (strcmp(d->path, path) == 0 && same_mount_ns(d->mapper, mapper) &&
 		    (!build_id_size || !d->build_id_size ||
 		     (d->build_id_size == build_id_size &&
 		      memcmp(d->build_id, build_id, build_id_size) == 0))) {
@@ -240,6 +255,7 @@ static struct dso *dso_get(struct machine *m, const char *recorded, bool kernel_
 	d->id = (unsigned)m->nr_dsos;
 	d->path = path;
 	d->kind = dso_kind_of(path, kernel_side);
+	d->mapper = kernel_side ? NULL : mapper;
 	if (build_id_size) {
 		d->build_id_size = build_id_size > PERF_MAX_BUILD_ID ? PERF_MAX_BUILD_ID : build_id_size;
 		memcpy(d->build_id, build_id, d->build_id_size);
@@ -375,7 +391,7 @@ static struct process *process_get(struct machine *m, uint32_t pid)
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
-	p->pid = pid;
+	p->info.pid = pid;
 	if (u32map_put(&m->procs, pid, p)) {
 		free(p);
 		return NULL;
@@ -401,15 +417,101 @@ static struct thread *thread_get(struct machine *m, uint32_t tid, uint32_t pid)
 
 /* --- records --- */
 
-/* A JIT's dump file (the jitdump format perf inject reads): it maps
- * "jit-PID.dump" so that the recording says where it is. */
-static bool is_jitdump(const char *path, uint32_t pid)
+/*
+ * A JIT's dump file (the jitdump format perf inject reads): it maps
+ * "jit-PID.dump" so that the recording says where it is. PID is the JIT's
+ * pid as it sees it: in a container, its pid namespace's. Return: PID, or
+ * 0 when @path is not one.
+ */
+static uint32_t jitdump_pid(const char *path)
 {
 	const char *b = strrchr(path, '/');
-	char want[32];
+	char *end;
+	unsigned long v;
 
-	snprintf(want, sizeof(want), "jit-%" PRIu32 ".dump", pid);
-	return !strcmp(b ? b + 1 : path, want);
+	b = b ? b + 1 : path;
+	if (strncmp(b, "jit-", 4) || b[4] < '0' || b[4] > '9')
+		return 0;
+	v = strtoul(b + 4, &end, 10);
+	if (strcmp(end, ".dump") || !v || v > UINT32_MAX)
+		return 0;
+	return (uint32_t)v;
+}
+
+/* --- namespaces --- */
+
+static struct mount_ns *mount_ns_get(struct machine *m, uint64_t dev, uint64_t ino)
+{
+	struct mount_ns *n = u32map_get(&m->mnt_by_ino, (uint32_t)ino);
+
+	if (n)
+		return n->ino == ino && n->dev == dev ? n : NULL; /* a clash: not known */
+	if (m->nr_mnts == m->cap_mnts) {
+		size_t cap = m->cap_mnts ? m->cap_mnts * 2 : 8;
+		struct mount_ns **v = realloc(m->mnts, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		m->mnts = v;
+		m->cap_mnts = cap;
+	}
+	n = calloc(1, sizeof(*n));
+	if (!n || u32map_put(&m->mnt_by_ino, (uint32_t)ino, n)) {
+		free(n);
+		return NULL;
+	}
+	n->dev = dev;
+	n->ino = ino;
+	m->mnts[m->nr_mnts++] = n;
+	return n;
+}
+
+static void mount_ns_free(void *v)
+{
+	struct mount_ns *n = v;
+
+	free(n->pids);
+	free(n);
+}
+
+static int on_namespaces(struct machine *m, const struct perf_ns_rec *ns)
+{
+	struct process *p;
+	struct mount_ns *mn;
+
+	if (ns->pid != ns->tid || !ns->mnt_ino)
+		return PP_OK; /* threads share their process's */
+	p = process_get(m, ns->pid);
+	if (!p)
+		return PP_ENOMEM;
+	p->info.pid_ns = ns->pid_ino;
+	if (ns->pid_ino && (ns->pid == 1 || !m->host_pid_ns))
+		m->host_pid_ns = ns->pid_ino;
+	p->info.other_pid_ns = ns->pid_ino && ns->pid_ino != m->host_pid_ns;
+	mn = mount_ns_get(m, ns->mnt_dev, ns->mnt_ino);
+	if (!mn) {
+		p->info.mnt = NULL;
+		return PP_OK;
+	}
+	if (ns->pid == 1 || m->nr_mnts == 1) {
+		for (size_t i = 0; i < m->nr_mnts; i++)
+			m->mnts[i]->host = false;
+		mn->host = true; /* init's, else the first seen */
+	}
+	if (p->info.mnt != mn) {
+		if (mn->nr == mn->cap) {
+			size_t cap = mn->cap ? mn->cap * 2 : 8;
+			uint32_t *v = realloc(mn->pids, cap * sizeof(*v));
+
+			if (!v)
+				return PP_ENOMEM;
+			mn->pids = v;
+			mn->cap = cap;
+		}
+		mn->pids[mn->nr++] = ns->pid;
+	}
+	p->info.mnt = mn;
+	return PP_OK;
 }
 
 static int on_mmap(struct machine *m, const struct perf_event *ev)
@@ -419,6 +521,7 @@ static int on_mmap(struct machine *m, const struct perf_event *ev)
 	bool kernel_side = mm->pid == UINT32_MAX || cpumode == PERF_RECORD_MISC_KERNEL;
 	struct process *p;
 	struct map nm;
+	uint32_t nspid;
 
 	if (ev->type == PERF_RECORD_MMAP && (ev->misc & MISC_MMAP_DATA))
 		return PP_OK;
@@ -430,7 +533,11 @@ static int on_mmap(struct machine *m, const struct perf_event *ev)
 		nm.end = mm->start + mm->len;
 	nm.start = mm->start;
 	nm.pgoff = mm->pgoff;
-	nm.dso = dso_get(m, mm->filename, kernel_side, mm->build_id, mm->build_id_size);
+	p = kernel_side ? NULL : process_get(m, mm->pid);
+	if (!kernel_side && !p)
+		return PP_ENOMEM;
+	nm.dso = dso_get(m, mm->filename, kernel_side, mm->build_id, mm->build_id_size,
+			 p ? &p->info : NULL);
 	if (!nm.dso)
 		return PP_ENOMEM;
 	if (kernel_side) {
@@ -440,10 +547,13 @@ static int on_mmap(struct machine *m, const struct perf_event *ev)
 		}
 		return maps_insert(&m->kernel, &nm);
 	}
-	p = process_get(m, mm->pid);
-	if (p && is_jitdump(nm.dso->path, mm->pid))
+	if ((nspid = jitdump_pid(nm.dso->path))) {
+		/* a JIT names its dump after its own pid, in its pid namespace */
 		p->jitdump = nm.dso;
-	return p ? maps_insert(p, &nm) : PP_ENOMEM;
+		if (nspid != mm->pid || !p->info.nspid)
+			p->info.nspid = nspid;
+	}
+	return maps_insert(p, &nm);
 }
 
 bool machine_event_applies(const struct perf_event *ev)
@@ -454,6 +564,7 @@ bool machine_event_applies(const struct perf_event *ev)
 	case PERF_RECORD_COMM:
 	case PERF_RECORD_FORK:
 	case PERF_RECORD_EXIT:
+	case PERF_RECORD_NAMESPACES:
 		return true;
 	default:
 		return false;
@@ -474,7 +585,15 @@ int machine_event(struct machine *m, const struct perf_event *ev)
 		if (!t)
 			return PP_ENOMEM;
 		strncpy(t->comm, ev->u.comm.comm, sizeof(t->comm) - 1);
-		if (ev->u.comm.exec && (p = u32map_get(&m->procs, ev->u.comm.pid))) {
+		if (ev->u.comm.tid == ev->u.comm.pid) {
+			p = process_get(m, ev->u.comm.pid);
+			if (!p)
+				return PP_ENOMEM;
+			memcpy(p->info.comm, t->comm, sizeof(p->info.comm));
+		} else {
+			p = u32map_get(&m->procs, ev->u.comm.pid);
+		}
+		if (ev->u.comm.exec && p) {
 			free(p->buf); /* a new program: a new address space */
 			p->buf = p->maps = NULL;
 			p->nr = p->cap = p->head = 0;
@@ -495,6 +614,14 @@ int machine_event(struct machine *m, const struct perf_event *ev)
 		p = process_get(m, ev->u.task.pid);
 		if (!p)
 			return PP_ENOMEM;
+		p->info.ppid = ev->u.task.ppid;
+		memcpy(p->info.comm, t->comm, sizeof(p->info.comm));
+		if (parent) {
+			/* its own NAMESPACES record follows when they are recorded */
+			p->info.mnt = parent->info.mnt;
+			p->info.pid_ns = parent->info.pid_ns;
+			p->info.other_pid_ns = parent->info.other_pid_ns;
+		}
 		if (parent && parent->nr) {
 			p->buf = p->maps = malloc(parent->nr * sizeof(*p->maps));
 			if (!p->maps)
@@ -506,6 +633,8 @@ int machine_event(struct machine *m, const struct perf_event *ev)
 		}
 		return PP_OK;
 	}
+	case PERF_RECORD_NAMESPACES:
+		return on_namespaces(m, &ev->u.ns);
 	default:
 		return PP_OK;
 	}
@@ -515,7 +644,7 @@ static struct raw_frame make_frame(const struct machine *m, const struct process
 				   uint32_t pid, uint64_t addr, uint8_t kind, bool ret)
 {
 	struct raw_frame f = { .addr = addr, .pid = pid, .kind = kind, .ret = ret,
-			       .jitdump = p ? p->jitdump : NULL };
+			       .jitdump = p ? p->jitdump : NULL, .proc = p ? &p->info : NULL };
 	const struct map *mp;
 
 	if (kind == FRAME_KERNEL) {
@@ -666,6 +795,8 @@ void machine_free(struct machine *m)
 		return;
 	u32map_free(&m->procs, process_free);
 	u32map_free(&m->threads, free);
+	u32map_free(&m->mnt_by_ino, mount_ns_free);
+	free(m->mnts);
 	free(m->kernel.buf);
 	for (size_t i = 0; i < m->nr_dsos; i++) {
 		free(m->dsos[i]->path);
@@ -685,6 +816,12 @@ struct dso *const *machine_dsos(const struct machine *m, size_t *nr)
 uint64_t machine_kernel_text(const struct machine *m)
 {
 	return m->kernel_text;
+}
+
+const struct mount_ns *const *machine_mount_ns(const struct machine *m, size_t *nr)
+{
+	*nr = m->nr_mnts;
+	return (const struct mount_ns *const *)m->mnts;
 }
 
 const char *machine_comm(const struct machine *m, uint32_t tid)

@@ -23,6 +23,30 @@ enum dso_kind {
 	DSO_SPECIAL,    /* [vsyscall], [uprobes], ... */
 };
 
+/*
+ * A mount namespace the recording names (NAMESPACES records: perf record
+ * --namespaces): the processes seen in it, so that its files can be found
+ * through one that still runs when the recording is read on its own host.
+ */
+struct mount_ns {
+	uint64_t dev, ino;        /* the namespace's identity (nsfs) */
+	uint32_t *pids;           /* the processes recorded in it, oldest first */
+	size_t nr, cap;
+	bool host;                /* the recording host's own: pid 1's, or the first seen */
+};
+
+/* What the recording says of a process, for finding its files. */
+struct proc_info {
+	uint32_t pid;             /* as recorded (the recording's pid namespace) */
+	uint32_t ppid;            /* its parent, 0 unknown */
+	uint32_t nspid;           /* its pid in its own pid namespace (the N of a
+				   * jit-N.dump it mapped), 0 unknown */
+	uint64_t pid_ns;          /* its pid namespace's inode, 0 not recorded */
+	bool other_pid_ns;        /* recorded in a pid namespace not the host's */
+	const struct mount_ns *mnt; /* its mount namespace, NULL not recorded */
+	char comm[16];            /* its main thread's command name */
+};
+
 /* A mapped file, shared by every map and process that maps it. */
 struct dso {
 	unsigned id;              /* dense, from 0: index for later stages' caches */
@@ -30,6 +54,7 @@ struct dso {
 	char *path;               /* as recorded, " (deleted)" removed */
 	uint8_t build_id[PERF_MAX_BUILD_ID];
 	uint8_t build_id_size;    /* 0: the recording did not say */
+	const struct proc_info *mapper; /* the first process that mapped it (user files) */
 };
 
 struct map {
@@ -54,6 +79,7 @@ struct raw_frame {
 	uint8_t kind;             /* enum frame_kind */
 	bool ret;                 /* a return address: look it up at offset - 1 */
 	const struct dso *jitdump; /* the process's jit-PID.dump, if it mapped one */
+	const struct proc_info *proc; /* the process (user frames), NULL unknown */
 };
 
 struct machine;
@@ -68,8 +94,8 @@ struct machine *machine_new(const struct perf_header_info *hdr);
 void machine_free(struct machine *m);
 
 /**
- * machine_event() - apply a record: COMM, FORK, EXIT, MMAP, MMAP2. Others
- * are ignored. Records must come in time order.
+ * machine_event() - apply a record: COMM, FORK, EXIT, MMAP, MMAP2,
+ * NAMESPACES. Others are ignored. Records must come in time order.
  * Return: 0, or PP_ENOMEM.
  */
 int machine_event(struct machine *m, const struct perf_event *ev);
@@ -112,6 +138,12 @@ struct dso *const *machine_dsos(const struct machine *m, size_t *nr);
 
 /** machine_kernel_text() - the recorded runtime address of _text, or 0. */
 uint64_t machine_kernel_text(const struct machine *m);
+
+/**
+ * machine_mount_ns() - every mount namespace the recording names; @nr
+ * receives the count. Owned by the machine.
+ */
+const struct mount_ns *const *machine_mount_ns(const struct machine *m, size_t *nr);
 
 /** machine_comm() - a thread's command name, or NULL. Owned by the machine. */
 const char *machine_comm(const struct machine *m, uint32_t tid);

@@ -146,6 +146,12 @@ struct perf_lost_rec {           /* LOST and LOST_SAMPLES */
 	uint64_t lost;
 };
 
+struct perf_ns_rec {             /* NAMESPACES: the namespaces a thread is in */
+	uint32_t pid, tid;
+	uint64_t pid_dev, pid_ino;  /* 0 0: not given */
+	uint64_t mnt_dev, mnt_ino;
+};
+
 struct perf_ksymbol_rec {
 	uint64_t addr;
 	uint32_t len;
@@ -170,6 +176,7 @@ struct perf_event {
 		struct perf_switch_rec sw;
 		struct perf_lost_rec lost;
 		struct perf_ksymbol_rec ksym;
+		struct perf_ns_rec ns;
 	} u;
 };
 

@@ -308,6 +308,26 @@ int perf_record_decode(const struct perf_reader *r, uint8_t *rec, uint32_t size,
 			ev->u.sw.next_prev_tid = load_u32(body + 4, false);
 		}
 		break;
+	case PERF_RECORD_NAMESPACES: {
+		uint64_t nr;
+
+		NEED(16);
+		ev->u.ns.pid = load_u32(body, false);
+		ev->u.ns.tid = load_u32(body + 4, false);
+		nr = load_u64(body + 8, false);
+		if (nr > (uint64_t)(end - body - 16) / 16)
+			return -1;
+		/* link_info[] by the kernel's index: 3 pid, 5 mnt */
+		if (nr > 3) {
+			ev->u.ns.pid_dev = load_u64(body + 16 + 3 * 16, false);
+			ev->u.ns.pid_ino = load_u64(body + 16 + 3 * 16 + 8, false);
+		}
+		if (nr > 5) {
+			ev->u.ns.mnt_dev = load_u64(body + 16 + 5 * 16, false);
+			ev->u.ns.mnt_ino = load_u64(body + 16 + 5 * 16 + 8, false);
+		}
+		break;
+	}
 	case PERF_RECORD_KSYMBOL:
 		NEED(16);
 		ev->u.ksym.addr = load_u64(body, false);

@@ -4,7 +4,9 @@
  * - /tmp/perf-PID.map, the file Node (--perf-basic-prof), Python 3.12
  *   (-X perf) and the JVM's perf-map-agent write: one "START SIZE NAME"
  *   line per function, START and SIZE in hex; looked up under --symfs
- *   first;
+ *   first; in a container, PID is its pid namespace's and /tmp its own
+ *   (nsroot.c); when that PID is unknown, the one map there naming the
+ *   address is used;
  * - the jitdump file (jit-PID.dump: Node --perf-prof, the JVM's agent) the
  *   process mapped, read as it is, without `perf inject --jit`: its
  *   CODE_LOAD and CODE_MOVE records. Code whose address range more than one
@@ -15,6 +17,7 @@
  * and of bounded size, as perf checks a perf map: any local user can write
  * /tmp. Each pid's files are read once; pids are found by hash.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -107,20 +110,8 @@ static bool add_sym(struct symbolizer *s, struct jit_map *m, size_t *cap, uint64
 	return true;
 }
 
-static void load_perf_map(struct symbolizer *s, struct jit_map *m, size_t *cap)
+static void parse_perf_map(struct symbolizer *s, struct jit_map *m, size_t *cap, char *buf)
 {
-	char path[4096];
-	char *buf = NULL;
-	size_t len = 0;
-
-	if (s->opts.symfs) {
-		snprintf(path, sizeof(path), "%s/tmp/perf-%" PRIu32 ".map", s->opts.symfs, m->pid);
-		buf = read_trusted(path, &len);
-	}
-	if (!buf) {
-		snprintf(path, sizeof(path), "/tmp/perf-%" PRIu32 ".map", m->pid);
-		buf = read_trusted(path, &len);
-	}
 	for (char *line = buf, *next; line && *line; line = next) {
 		uint64_t start, size;
 		int pos;
@@ -135,6 +126,98 @@ static void load_perf_map(struct symbolizer *s, struct jit_map *m, size_t *cap)
 		if (!add_sym(s, m, cap, start, size, line + pos))
 			break;
 	}
+}
+
+/* Does the perf map text @buf have an entry covering @addr? */
+static bool map_covers(const char *buf, uint64_t addr)
+{
+	for (const char *line = buf; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+		uint64_t start, size;
+
+		if (sscanf(line, "%" SCNx64 " %" SCNx64, &start, &size) == 2 && addr >= start &&
+		    addr - start < size)
+			return true;
+	}
+	return false;
+}
+
+#define MAP_SCAN_MAX 64   /* perf maps looked at when the pid they are named by is unknown */
+
+/*
+ * A JIT in a pid namespace of its own whose pid there is unknown (it ended,
+ * and mapped no jitdump to say): the one perf map in @dir that names
+ * @addr, if exactly one does. NULL otherwise.
+ */
+static char *scan_perf_maps(const char *dir, uint64_t addr, size_t *len)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char *found = NULL, path[4096];
+	size_t n = 0, flen = 0, looked = 0;
+
+	if (!d)
+		return NULL;
+	while ((e = readdir(d)) && looked < MAP_SCAN_MAX) {
+		size_t l = strlen(e->d_name), blen = 0;
+		char *buf;
+
+		if (strncmp(e->d_name, "perf-", 5) || l < 10 || strcmp(e->d_name + l - 4, ".map"))
+			continue;
+		looked++;
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) >= sizeof(path))
+			continue;
+		buf = read_trusted(path, &blen);
+		if (buf && map_covers(buf, addr)) {
+			n++;
+			if (!found) {
+				found = buf;
+				flen = blen;
+				pp_debug("'%s' names the JIT code at %#" PRIx64, path, addr);
+				continue;
+			}
+		}
+		free(buf);
+	}
+	closedir(d);
+	if (n != 1) {
+		if (n > 1)
+			pp_debug("%zu perf maps in '%s' name %#" PRIx64 ": none is used", n, dir, addr);
+		free(found);
+		return NULL;
+	}
+	*len = flen;
+	return found;
+}
+
+/*
+ * The process's perf map: /tmp/perf-PID.map, PID as the JIT sees its own
+ * (in a container: its pid namespace's), under --symfs first, then in the
+ * process's root (a container's /tmp) or this machine's /tmp.
+ */
+static void load_perf_map(struct symbolizer *s, struct jit_map *m, size_t *cap,
+			  const struct raw_frame *f)
+{
+	uint32_t nspid = f->proc ? sym_ns_pid(s, f->proc) : m->pid;
+	char path[4096], root[64] = "";
+	char *buf = NULL;
+	size_t len = 0;
+	bool rooted = f->proc && sym_ns_root(s, f->proc, root, sizeof(root));
+
+	if (s->opts.symfs && nspid) {
+		snprintf(path, sizeof(path), "%s/tmp/perf-%" PRIu32 ".map", s->opts.symfs, nspid);
+		buf = read_trusted(path, &len);
+	}
+	if (!buf && !rooted && sym_ns_foreign(f->proc))
+		return; /* the container's /tmp is not ours, and none of it runs */
+	if (!buf && nspid) {
+		snprintf(path, sizeof(path), "%s/tmp/perf-%" PRIu32 ".map", root, nspid);
+		buf = read_trusted(path, &len);
+	}
+	if (!buf && !nspid) {
+		snprintf(path, sizeof(path), "%s/tmp", root);
+		buf = scan_perf_maps(path, f->ret ? f->addr - 1 : f->addr, &len);
+	}
+	parse_perf_map(s, m, cap, buf);
 	free(buf);
 }
 
@@ -157,9 +240,11 @@ static uint64_t rd64(const unsigned char *p, bool swap)
 	return swap ? __builtin_bswap64(v) : v;
 }
 
-static void load_jitdump(struct symbolizer *s, struct jit_map *m, size_t *cap, const char *path)
+static void load_jitdump(struct symbolizer *s, struct jit_map *m, size_t *cap,
+			 const struct dso *dump)
 {
-	char full[4096];
+	const char *path = dump->path;
+	char full[4096], root[64];
 	size_t len = 0, off;
 	unsigned char *buf = NULL;
 	bool swap;
@@ -169,8 +254,12 @@ static void load_jitdump(struct symbolizer *s, struct jit_map *m, size_t *cap, c
 		snprintf(full, sizeof(full), "%s%s", s->opts.symfs, path);
 		buf = (unsigned char *)read_trusted(full, &len);
 	}
-	if (!buf)
+	if (!buf && dump->mapper && sym_ns_root(s, dump->mapper, root, sizeof(root))) {
+		snprintf(full, sizeof(full), "%s%s", root, path); /* a container's */
+		buf = (unsigned char *)read_trusted(full, &len);
+	} else if (!buf && !sym_ns_foreign(dump->mapper)) {
 		buf = (unsigned char *)read_trusted(path, &len);
+	}
 	if (!buf || len < 40)
 		goto out;
 	swap = rd32(buf, false) != JITDUMP_MAGIC;
@@ -232,8 +321,10 @@ static void drop_ambiguous(struct jit_map *m)
 	}
 }
 
-static struct jit_map *load(struct symbolizer *s, uint32_t pid, const struct dso *jitdump)
+static struct jit_map *load(struct symbolizer *s, const struct raw_frame *f)
 {
+	uint32_t pid = f->pid;
+	const struct dso *jitdump = f->jitdump;
 	struct jit_map *m;
 	size_t cap = 0;
 
@@ -267,9 +358,9 @@ static struct jit_map *load(struct symbolizer *s, uint32_t pid, const struct dso
 	m = &s->jits[s->nr_jits];
 	memset(m, 0, sizeof(*m));
 	m->pid = pid;
-	load_perf_map(s, m, &cap);
+	load_perf_map(s, m, &cap, f);
 	if (!m->nr && jitdump) {
-		load_jitdump(s, m, &cap, jitdump->path);
+		load_jitdump(s, m, &cap, jitdump);
 		m->dump_read = true;
 	}
 	if (m->nr) {
@@ -295,7 +386,7 @@ static void reload_jitdump(struct symbolizer *s, struct jit_map *m, const struct
 	free(m->syms);
 	m->syms = NULL;
 	m->nr = 0;
-	load_jitdump(s, m, &cap, jitdump->path);
+	load_jitdump(s, m, &cap, jitdump);
 	if (m->nr) {
 		qsort(m->syms, m->nr, sizeof(*m->syms), cmp_jit);
 		drop_ambiguous(m);
@@ -320,7 +411,7 @@ bool jit_lookup(struct symbolizer *s, const struct raw_frame *f, struct sym_fram
 	size_t lo;
 
 	if (!m)
-		m = load(s, f->pid, f->jitdump);
+		m = load(s, f);
 	else if (f->jitdump && !m->dump_read && !m->nr)
 		reload_jitdump(s, m, f->jitdump);    /* mapped after the first lookup */
 	if (!m || !m->nr)

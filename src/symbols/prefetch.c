@@ -228,7 +228,12 @@ bool prefetch_take(struct symbolizer *s, const struct dso *d, struct dso_state *
 	pthread_mutex_lock(&pf->lock);
 	while (it->state == PF_LOADING)
 		pthread_cond_wait(&pf->changed, &pf->lock);
-	if (it->state == PF_DONE) {
+	if (it->state == PF_DONE && it->st.status != 1 && d->mapper) {
+		/* not found at the listed path: the process's own root (a
+		 * container's) may have it; the caller looks */
+		sym_dso_release(&it->st);
+		memset(&it->st, 0, sizeof(it->st));
+	} else if (it->state == PF_DONE) {
 		*st = it->st;
 		taken = true;
 	}

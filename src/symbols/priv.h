@@ -7,6 +7,7 @@
 
 #include <elfutils/libdwfl.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../util/strtab.h"
 #include "symbols.h"
@@ -87,6 +88,14 @@ struct dso_state {
 
 struct uw_proc;
 
+#define NS_SEEN_MAX 32
+
+/* A mount namespace's running process, once found (0: none runs). */
+struct ns_seen {
+	const struct mount_ns *mn;
+	uint32_t pid;
+};
+
 struct symbolizer {
 	struct sym_opts opts;
 	const struct perf_header_info *hdr;
@@ -120,6 +129,14 @@ struct symbolizer {
 	size_t nr_jits, cap_jits;
 	uint32_t *jit_slots;        /* open addressing on pid: index + 1 */
 	size_t jit_slots_cap;
+
+	/* containers (nsroot.c) */
+	struct {
+		bool host_checked, same_host; /* the recording is from this host and boot */
+		struct stat self_mnt;       /* our own mount namespace */
+		struct ns_seen seen[NS_SEEN_MAX];
+		size_t nr_seen;
+	} ns;
 };
 
 /* symbols.c */
@@ -165,6 +182,24 @@ static inline size_t sym_count_at_or_below(const void *base, size_t n, size_t st
 	}
 	return lo;
 }
+
+/* nsroot.c */
+/*
+ * sym_ns_root() - where @pi's files can be read on this host now:
+ * "/proc/PID/root" of a running process of its mount namespace, when that
+ * is not ours. Return: 1 with @root filled, 0 when there is none (another
+ * host or boot, none runs, or its files are ours at their recorded paths).
+ */
+int sym_ns_root(struct symbolizer *s, const struct proc_info *pi, char *root, size_t n);
+/* Is @pi known (NAMESPACES) to be in a mount namespace not the host's? */
+bool sym_ns_foreign(const struct proc_info *pi);
+/*
+ * sym_ns_pid() - @pi's pid in its own pid namespace (what a JIT names its
+ * files after): from the recording (a jit-N.dump it mapped), the running
+ * process's NSpid, or its recorded pid when it shares the host's pid
+ * namespace. Return: the pid, 0 unknown.
+ */
+uint32_t sym_ns_pid(struct symbolizer *s, const struct proc_info *pi);
 
 /* unwind.c */
 void unwind_free(struct symbolizer *s);

@@ -120,7 +120,7 @@ static int candidate(const struct dso *d, const char *path)
  * Find the file for @d. Return: a new path (*from: where it was found), or
  * NULL with *cause set.
  */
-static char *find_file(const struct symbolizer *s, const struct dso *d, uint8_t *cause,
+static char *find_file(struct symbolizer *s, const struct dso *d, uint8_t *cause,
 		       uint8_t *from)
 {
 	char buf[8448], idhex[2 * PERF_MAX_BUILD_ID + 1];
@@ -166,8 +166,18 @@ static char *find_file(const struct symbolizer *s, const struct dso *d, uint8_t 
 				TRY("%s/[vdso]/%s/vdso", dir, idhex);
 		}
 	}
+	if (d->mapper && d->path[0] == '/') {
+		/* a container's file: through its root while one of it runs */
+		char root[64];
+
+		*from = SYM_FROM_NSROOT;
+		if (sym_ns_root(s, d->mapper, root, sizeof(root)))
+			TRY("%s%s", root, d->path);
+	}
+	/* a container's path on the host is another file, unless its build
+	 * id says it is the same */
 	*from = SYM_FROM_PATH;
-	if (d->path[0] == '/')
+	if (d->path[0] == '/' && (d->build_id_size || !sym_ns_foreign(d->mapper)))
 		TRY("%s", d->path);
 #undef TRY
 	*cause = mismatch ? SYM_BUILD_ID : SYM_NO_FILE;
@@ -895,6 +905,7 @@ const char *sym_from_name(enum sym_from f)
 	static const char *const names[] = {
 		[SYM_FROM_SYMFS] = "--symfs", [SYM_FROM_ARCHIVE] = "perf archive",
 		[SYM_FROM_CACHE] = "build-id cache", [SYM_FROM_PATH] = "recorded path",
+		[SYM_FROM_NSROOT] = "container root",
 	};
 
 	return (unsigned)f < sizeof(names) / sizeof(names[0]) ? names[f] : "?";

@@ -142,6 +142,7 @@ enum sym_from {
 	SYM_FROM_ARCHIVE,    /* the perf archive */
 	SYM_FROM_CACHE,      /* perf's build-id cache */
 	SYM_FROM_PATH,       /* the recorded path, on this machine */
+	SYM_FROM_NSROOT,     /* a running container's root (/proc/PID/root) */
 };
 
 /* What sym_dso_where() says of a module. */

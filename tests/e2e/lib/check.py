@@ -19,6 +19,10 @@
                                            one constant load offset (perf prints offsets
                                            into binaries it cannot find)
                                            (SCRIPT from: perf script -F time,ip)
+  check.py jitmap  STACKS.txt PID MAP MIN%  frames of PID's threads inside an entry of
+                                           the JIT's own perf map MAP carry that entry's
+                                           name (return addresses looked up at - 1;
+                                           frames in mapped files are left out)
   check.py tpfields DUMP.txt  SCRIPT.txt   sched_switch fields, sample by sample
                                            (SCRIPT from: perf script -F time,trace --ns)
 
@@ -374,6 +378,59 @@ def plt(ours_path, perf_path, objdump_path, binary):
     print("ok: samples in PLT entries named as objdump names them:", dict(seen))
 
 
+def jitmap(ours_path, pid, map_path, minimum):
+    entries = []
+    with open(map_path, errors="replace") as f:
+        for line in f:
+            parts = line.rstrip("\n").split(" ", 2)
+            if len(parts) == 3:
+                try:
+                    entries.append((int(parts[0], 16), int(parts[1], 16), parts[2]))
+                except ValueError:
+                    pass
+    entries.sort()
+    starts = [e[0] for e in entries]
+    import bisect
+    head = re.compile(r"^\S.*? (-?\d+)/(-?\d+) \d+\.\d{6}:")
+    good = total = 0
+    bad = collections.Counter()
+    pid_of_block, first = None, False
+    with open(ours_path, errors="replace") as f:
+        for line in f:
+            if not line.strip():
+                pid_of_block = None
+                continue
+            m = head.match(line)
+            if m:
+                pid_of_block, first = m.group(1), True
+                continue
+            if pid_of_block != pid:
+                continue
+            fm = FRAME.match(line)
+            if not fm:
+                continue
+            addr = int(fm.group(1), 16) - (0 if first else 1)
+            first = False
+            mod = fm.group(3)
+            if mod.startswith("/") and not mod.startswith("//anon") and not mod.startswith("/memfd:"):
+                continue  # in a file: named from it (node's map repeats its builtins)
+            i = bisect.bisect_right(starts, addr) - 1
+            if i < 0 or addr >= entries[i][0] + entries[i][1]:
+                continue
+            total += 1
+            name = re.sub(r"\+0x[0-9a-f]+$", "", fm.group(2))
+            if name == entries[i][2]:
+                good += 1
+            else:
+                bad[(name, entries[i][2])] += 1
+    if total < 20:
+        fail(f"pid {pid}: only {total} frames in JIT code of {map_path}")
+    share = 100.0 * good / total
+    print(f"pid {pid}: {good} of {total} JIT frames named as its perf map names them ({share:.1f}%)")
+    if share < float(minimum):
+        fail(f"pid {pid}: {share:.2f}% < {minimum}%: {bad.most_common(4)}")
+
+
 def main():
     if len(sys.argv) < 3:
         print(__doc__)
@@ -381,7 +438,7 @@ def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     {"counts": counts, "order": order, "stats": stats, "json": check_json,
      "tpfields": tpfields, "frames": frames, "reach": reach, "perfparser": perfparser,
-     "addrs": addrs, "plt": plt}[cmd](*args)
+     "addrs": addrs, "plt": plt, "jitmap": jitmap}[cmd](*args)
 
 
 if __name__ == "__main__":
