@@ -243,7 +243,7 @@ static uint64_t rd64(const unsigned char *p, bool swap)
 static void load_jitdump(struct symbolizer *s, struct jit_map *m, size_t *cap,
 			 const struct dso *dump)
 {
-	const char *path = dump->path;
+	const char *path = dump->path, *used = path;
 	char full[4096], root[64];
 	size_t len = 0, off;
 	unsigned char *buf = NULL;
@@ -253,12 +253,15 @@ static void load_jitdump(struct symbolizer *s, struct jit_map *m, size_t *cap,
 	if (s->opts.symfs) {
 		snprintf(full, sizeof(full), "%s%s", s->opts.symfs, path);
 		buf = (unsigned char *)read_trusted(full, &len);
+		used = full;
 	}
 	if (!buf && dump->mapper && sym_ns_root(s, dump->mapper, root, sizeof(root))) {
 		snprintf(full, sizeof(full), "%s%s", root, path); /* a container's */
 		buf = (unsigned char *)read_trusted(full, &len);
+		used = full;
 	} else if (!buf && !sym_ns_foreign(dump->mapper)) {
 		buf = (unsigned char *)read_trusted(path, &len);
+		used = path;
 	}
 	if (!buf || len < 40)
 		goto out;
@@ -294,7 +297,7 @@ static void load_jitdump(struct symbolizer *s, struct jit_map *m, size_t *cap,
 		}
 		off += size;
 	}
-	pp_debug("'%s': %zu JIT code records", path, m->nr);
+	pp_debug("'%s': %zu JIT code records", used, m->nr);
 out:
 	free(buf);
 }
