@@ -83,9 +83,9 @@ SH
 chmod +x "$CTR/ctr.sh"
 CTR_PID=
 PIDNS_PID=
-stop_ctr() { # unshare --kill-child: its namespace's init, and so all of it, goes with it
+stop_ctr() { # SIGKILL: unshare --fork ignores SIGTERM while it waits; --kill-child then takes its namespace's init, and so all of it
 	local p
-	for p in $CTR_PID $PIDNS_PID; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+	for p in $CTR_PID $PIDNS_PID; do kill -KILL "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
 	CTR_PID= PIDNS_PID=
 }
 trap 'stop_ctr; rm -rf "$WORK" "$BOX" $HOST_MAP' EXIT
