@@ -34,6 +34,11 @@ struct process {
 	size_t nr;
 	struct map *buf;      /* owns the array; room before maps (head) and after */
 	size_t head, cap;     /* cap: the whole buffer */
+	/* maps inserted between others since the last merge: sorted, not
+	 * overlapping each other, and over maps (a newer map wins) */
+	struct map *recent;
+	size_t nr_recent, cap_recent;
+	bool dirty;           /* on the machine's list of processes to settle */
 };
 
 struct thread {
@@ -63,6 +68,9 @@ struct machine {
 	struct u32map mnt_by_ino; /* (u32) inode -> struct mount_ns */
 	struct mount_ns **mnts;   /* in order seen */
 	size_t nr_mnts, cap_mnts;
+	/* processes with recent maps not merged yet (machine_maps_settle) */
+	struct process **dirty;
+	size_t nr_dirty, cap_dirty;
 };
 
 /* --- u32 map --- */
@@ -293,14 +301,158 @@ static int maps_room(struct process *p)
 	return PP_OK;
 }
 
-static int maps_insert(struct process *p, const struct map *nm)
+/*
+ * Overlay @r (@nr_r maps, sorted, not overlapping) on @a (@nr_a, likewise):
+ * the maps of @a cut where @r's lie, merged with @r in order into @out
+ * (room for nr_a + 2 * nr_r). Return: the number written.
+ */
+static size_t maps_overlay(const struct map *a, size_t nr_a, const struct map *r, size_t nr_r,
+			   struct map *out)
+{
+	size_t n = 0, i = 0, j = 0, k = 0;
+
+	/* a piece of an old map is [cur, end) of a[i], past every r before it */
+	while (i < nr_a) {
+		uint64_t cur = a[i].start;
+
+		while (k < nr_r && r[k].end <= cur)
+			k++;
+		for (size_t x = k; cur < a[i].end; x++) {
+			uint64_t e = x < nr_r && r[x].start < a[i].end ? r[x].start : a[i].end;
+
+			if (e > cur) {
+				/* the new maps that start before this piece come first */
+				while (j < nr_r && r[j].start < cur)
+					out[n++] = r[j++];
+				out[n] = a[i];
+				out[n].start = cur;
+				out[n].end = e;
+				out[n].pgoff = a[i].pgoff + (cur - a[i].start);
+				n++;
+			}
+			if (x >= nr_r || r[x].start >= a[i].end)
+				break;
+			cur = r[x].end;
+		}
+		i++;
+	}
+	while (j < nr_r)
+		out[n++] = r[j++];
+	return n;
+}
+
+/* Merge the recent maps into the main array (one linear pass). */
+static int maps_flush(struct process *p)
 {
 	struct map *out;
-	size_t n = 0;
 
+	if (!p->nr_recent)
+		return PP_OK;
+	out = malloc((p->nr + 2 * p->nr_recent + 1) * sizeof(*out));
+	if (!out)
+		return PP_ENOMEM;
+	p->nr = maps_overlay(p->maps, p->nr, p->recent, p->nr_recent, out);
+	free(p->buf);
+	p->buf = p->maps = out;
+	p->head = 0;
+	p->cap = p->nr;
+	p->nr_recent = 0;
+	return PP_OK;
+}
+
+/*
+ * A map that lands between others: into the recent maps (a sorted array
+ * kept about the square root of the main one's size, where an insertion
+ * moves that many entries), merged into the main array when they grow past
+ * it. Lookups search the recent maps first. n insertions in any order cost
+ * O(n sqrt n) moves, not the O(n^2) of copying the array each time.
+ */
+static int recent_insert(struct machine *m, struct process *p, const struct map *nm)
+{
+	size_t lo = 0, hi, limit = 64;
+	struct map left = { 0 }, right = { 0 };
+	bool has_left = false, has_right = false;
+
+	while (limit * limit < p->nr)
+		limit *= 2;
+	/* the recent maps nm overlaps: [lo, hi) */
+	while (lo < p->nr_recent && p->recent[lo].end <= nm->start)
+		lo++;
+	hi = lo;
+	while (hi < p->nr_recent && p->recent[hi].start < nm->end)
+		hi++;
+	if (hi > lo && p->recent[lo].start < nm->start) {
+		left = p->recent[lo];
+		left.end = nm->start;
+		has_left = true;
+	}
+	if (hi > lo && p->recent[hi - 1].end > nm->end) {
+		right = p->recent[hi - 1];
+		right.pgoff += nm->end - right.start;
+		right.start = nm->end;
+		has_right = true;
+	}
+	{
+		size_t add = 1 + has_left + has_right, need = p->nr_recent - (hi - lo) + add;
+
+		if (need > p->cap_recent) {
+			size_t cap = p->cap_recent ? p->cap_recent * 2 : 16;
+			struct map *n;
+
+			while (cap < need)
+				cap *= 2;
+			n = realloc(p->recent, cap * sizeof(*n));
+			if (!n)
+				return PP_ENOMEM;
+			p->recent = n;
+			p->cap_recent = cap;
+		}
+		memmove(p->recent + lo + add, p->recent + hi, (p->nr_recent - hi) * sizeof(*p->recent));
+		if (has_left)
+			p->recent[lo++] = left;
+		p->recent[lo++] = *nm;
+		if (has_right)
+			p->recent[lo] = right;
+		p->nr_recent = need;
+	}
+	p->gen = ++map_generation;
+	if (p->nr_recent > limit)
+		return maps_flush(p);
+	if (!p->dirty) {
+		if (m->nr_dirty == m->cap_dirty) {
+			size_t cap = m->cap_dirty ? m->cap_dirty * 2 : 16;
+			struct process **d = realloc(m->dirty, cap * sizeof(*d));
+
+			if (!d)
+				return maps_flush(p);
+			m->dirty = d;
+			m->cap_dirty = cap;
+		}
+		m->dirty[m->nr_dirty++] = p;
+		p->dirty = true;
+	}
+	return PP_OK;
+}
+
+int machine_maps_settle(struct machine *m)
+{
+	int ret = PP_OK;
+
+	for (size_t i = 0; i < m->nr_dirty; i++) {
+		if (maps_flush(m->dirty[i]))
+			ret = PP_ENOMEM;
+		m->dirty[i]->dirty = false;
+	}
+	m->nr_dirty = 0;
+	return ret;
+}
+
+static int maps_insert(struct machine *m, struct process *p, const struct map *nm)
+{
 	/* the common cases in O(1): a map below all others (the kernel
 	 * hands out mmap addresses top-down) or above them all */
-	if (!p->nr || nm->end <= p->maps[0].start || nm->start >= p->maps[p->nr - 1].end) {
+	if (!p->nr_recent &&
+	    (!p->nr || nm->end <= p->maps[0].start || nm->start >= p->maps[p->nr - 1].end)) {
 		bool front = p->nr && nm->end <= p->maps[0].start;
 
 		if ((front ? !p->head : p->head + p->nr == p->cap) && maps_room(p))
@@ -316,68 +468,39 @@ static int maps_insert(struct process *p, const struct map *nm)
 		p->gen = ++map_generation;
 		return PP_OK;
 	}
-	/* At most one old map is split in two: room for nr + 2. */
-	out = malloc((p->nr + 2) * sizeof(*out));
-	if (!out)
-		return PP_ENOMEM;
-	for (size_t i = 0; i < p->nr; i++) {
-		const struct map *o = &p->maps[i];
-
-		if (o->end <= nm->start || o->start >= nm->end) {
-			out[n++] = *o;
-			continue;
-		}
-		if (o->start < nm->start) {
-			out[n] = *o;
-			out[n++].end = nm->start;
-		}
-		if (o->end > nm->end) {
-			out[n] = *o;
-			out[n].start = nm->end;
-			out[n].pgoff = o->pgoff + (nm->end - o->start);
-			n++;
-		}
-	}
-	/* Insert in order. */
-	{
-		size_t at = 0;
-
-		while (at < n && out[at].start < nm->start)
-			at++;
-		memmove(out + at + 1, out + at, (n - at) * sizeof(*out));
-		out[at] = *nm;
-		n++;
-	}
-	free(p->buf);
-	p->buf = p->maps = out;
-	p->nr = n;
-	p->head = 0;
-	p->cap = n;
-	p->gen = ++map_generation;
-	return PP_OK;
+	return recent_insert(m, p, nm);
 }
 
-static const struct map *maps_find(const struct process *p, uint64_t addr)
+static const struct map *maps_search(const struct map *maps, size_t nr, uint64_t addr)
 {
-	size_t lo = 0, hi = p->nr;
+	size_t lo = 0, hi = nr;
 
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 
-		if (p->maps[mid].end <= addr)
+		if (maps[mid].end <= addr)
 			lo = mid + 1;
-		else if (p->maps[mid].start > addr)
+		else if (maps[mid].start > addr)
 			hi = mid;
 		else
-			return &p->maps[mid];
+			return &maps[mid];
 	}
 	return NULL;
+}
+
+/* The map of @addr: a recent one (newer) over the main array's. */
+static const struct map *maps_find(const struct process *p, uint64_t addr)
+{
+	const struct map *r = p->nr_recent ? maps_search(p->recent, p->nr_recent, addr) : NULL;
+
+	return r ? r : maps_search(p->maps, p->nr, addr);
 }
 
 static void process_free(void *v)
 {
 	struct process *p = v;
 
+	free(p->recent);
 	free(p->buf);
 	free(p);
 }
@@ -545,7 +668,7 @@ static int on_mmap(struct machine *m, const struct perf_event *ev)
 			m->kernel_text = mm->pgoff; /* start == pgoff == runtime _text */
 			m->kernel_dso = nm.dso;
 		}
-		return maps_insert(&m->kernel, &nm);
+		return maps_insert(m, &m->kernel, &nm);
 	}
 	if ((nspid = jitdump_pid(nm.dso->path))) {
 		/* a JIT names its dump after its own pid, in its pid namespace */
@@ -553,7 +676,7 @@ static int on_mmap(struct machine *m, const struct perf_event *ev)
 		if (nspid != mm->pid || !p->info.nspid)
 			p->info.nspid = nspid;
 	}
-	return maps_insert(p, &nm);
+	return maps_insert(m, p, &nm);
 }
 
 bool machine_event_applies(const struct perf_event *ev)
@@ -597,6 +720,7 @@ int machine_event(struct machine *m, const struct perf_event *ev)
 			free(p->buf); /* a new program: a new address space */
 			p->buf = p->maps = NULL;
 			p->nr = p->cap = p->head = 0;
+			p->nr_recent = 0;
 			p->gen = ++map_generation;
 		}
 		return PP_OK;
@@ -622,6 +746,8 @@ int machine_event(struct machine *m, const struct perf_event *ev)
 			p->info.pid_ns = parent->info.pid_ns;
 			p->info.other_pid_ns = parent->info.other_pid_ns;
 		}
+		if (parent && maps_flush(parent))
+			return PP_ENOMEM;
 		if (parent && parent->nr) {
 			p->buf = p->maps = malloc(parent->nr * sizeof(*p->maps));
 			if (!p->maps)
@@ -798,6 +924,8 @@ void machine_free(struct machine *m)
 	u32map_free(&m->mnt_by_ino, mount_ns_free);
 	free(m->mnts);
 	free(m->kernel.buf);
+	free(m->kernel.recent);
+	free(m->dirty);
 	for (size_t i = 0; i < m->nr_dsos; i++) {
 		free(m->dsos[i]->path);
 		free(m->dsos[i]);

@@ -125,6 +125,16 @@ size_t machine_user_frames(const struct machine *m, uint32_t pid, const uint64_t
 			   size_t n, struct raw_frame *out, size_t max);
 
 /**
+ * machine_maps_settle() - merge the maps that landed between others since
+ * the last call into each process's sorted array, so that
+ * machine_process_maps() returns them all. Call it on the thread that feeds
+ * machine_event(), while no other thread reads the machine (the unwinding
+ * pool does, before its workers start). Lookups (machine_user_frames) see
+ * every map without it. Return: 0 or PP_ENOMEM.
+ */
+int machine_maps_settle(struct machine *m);
+
+/**
  * machine_process_maps() - a process's executable maps, sorted by start.
  * @gen: receives a number that changes whenever the maps change.
  * Return: the maps (owned by the machine, valid until the next

@@ -34,7 +34,7 @@ struct worker {
  */
 struct upool {
 	unsigned jobs;
-	const struct machine *m;
+	struct machine *m;
 	upool_fn fn;
 	void *ctx;
 	struct slot *batch[2];
@@ -128,8 +128,11 @@ static int land(struct upool *p, bool next)
 		pthread_mutex_unlock(&p->lock);
 		p->in_flight = false;
 	}
-	if (next)
+	if (next) {
+		/* the workers are idle: the maps they will read are made whole */
+		machine_maps_settle(p->m);
 		launch(p);
+	}
 	for (size_t i = 0; i < p->nr[b] && !ret; i++)
 		ret = p->fn(p->ctx, &p->batch[b][i].ev, p->batch[b][i].pcs, p->batch[b][i].n);
 	p->nr[b] = 0;
@@ -145,6 +148,7 @@ int upool_flush(struct upool *p)
 	ret = land(p, false);
 	if (ret || !p->nr[p->fill])
 		return ret;
+	machine_maps_settle(p->m);
 	launch(p);
 	return land(p, false);
 }
@@ -183,7 +187,7 @@ int upool_add(struct upool *p, const struct perf_event *ev)
 		struct slot *one = &p->batch[0][0];
 
 		one->n = 0;
-		if (needs_unwind(ev))
+		if (needs_unwind(ev) && !machine_maps_settle(p->m))
 			one->n = sym_unwind(p->workers[0].sym, p->m, ev, one->pcs, MAX_PCS);
 		return p->fn(p->ctx, ev, one->pcs, one->n);
 	}
@@ -217,7 +221,7 @@ int upool_add(struct upool *p, const struct perf_event *ev)
 }
 
 struct upool *upool_new(unsigned jobs, const struct sym_opts *opts,
-			const struct perf_header_info *hdr, const struct machine *m,
+			const struct perf_header_info *hdr, struct machine *m,
 			upool_fn fn, void *ctx)
 {
 	struct upool *p = calloc(1, sizeof(*p));

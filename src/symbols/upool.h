@@ -35,7 +35,7 @@ struct upool;
  * Return: the pool (free with upool_free()), or NULL out of memory.
  */
 struct upool *upool_new(unsigned jobs, const struct sym_opts *opts,
-			const struct perf_header_info *hdr, const struct machine *m,
+			const struct perf_header_info *hdr, struct machine *m,
 			upool_fn fn, void *ctx);
 
 /**

@@ -43,7 +43,7 @@ static uint64_t name_frames(struct fuzz_ctx *c, const struct perf_event *ev)
 	uint64_t acc = 0;
 
 	if (ev->sample.user_stack) {
-		size_t u = sym_unwind(c->sym, c->m, ev, c->pcs, 128);
+		size_t u = machine_maps_settle(c->m) ? 0 : sym_unwind(c->sym, c->m, ev, c->pcs, 128);
 
 		n = machine_kernel_frames(c->m, ev, c->frames, 128);
 		n += machine_user_frames(c->m, ev->sample.pid, c->pcs, u, c->frames + n, 256 - n);

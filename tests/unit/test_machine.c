@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -119,9 +120,90 @@ static void test_jitdump_nspid(void **state)
 	machine_free(m);
 }
 
+#define PAGES 2048
+
+static uint32_t lcg(uint32_t *x)
+{
+	*x = *x * 1103515245u + 12345u;
+	return *x >> 8;
+}
+
+/* Every page of the space against a painter's model: the newest map
+ * covering it names it, at its own file offset. */
+static void check_pages(struct machine *m, const int *owner, const uint64_t *start,
+			const uint64_t *pgoff, char paths[][32])
+{
+	for (uint64_t pg = 0; pg < PAGES; pg++) {
+		uint64_t addr = 0x10000000 + pg * 0x1000 + 0x10;
+		struct raw_frame f;
+
+		assert_int_equal(machine_user_frames(m, 42, &addr, 1, &f, 1), 1);
+		if (owner[pg] < 0) {
+			assert_null(f.dso);
+			continue;
+		}
+		assert_non_null(f.dso);
+		assert_string_equal(f.dso->path, paths[owner[pg] % 8]);
+		assert_int_equal(f.offset, addr - start[owner[pg]] + pgoff[owner[pg]]);
+	}
+}
+
+/* Maps landing between others, overlapping, in any order (issue 21: the
+ * array was copied at each one): lookups stay right while they arrive and
+ * after they are merged, and the merged array is sorted and disjoint. */
+static void test_maps_any_order(void **state)
+{
+	struct machine *m = machine_new(&hdr);
+	static int owner[PAGES];
+	static uint64_t start[4000], pgoff[4000];
+	char paths[8][32];
+	uint32_t seed = 7;
+	const struct map *maps;
+	size_t nr;
+	uint64_t gen;
+
+	(void)state;
+	assert_non_null(m);
+	for (int i = 0; i < 8; i++)
+		snprintf(paths[i], sizeof(paths[i]), "/lib/l%d.so", i);
+	for (int i = 0; i < PAGES; i++)
+		owner[i] = -1;
+	for (int i = 0; i < 4000; i++) {
+		struct perf_event ev = { .type = PERF_RECORD_MMAP2 };
+		uint64_t pg = lcg(&seed) % PAGES, len = 1 + lcg(&seed) % (i % 10 == 0 ? 200 : 6);
+
+		if (pg + len > PAGES)
+			len = PAGES - pg;
+		start[i] = 0x10000000 + pg * 0x1000;
+		pgoff[i] = (uint64_t)(lcg(&seed) % 64) * 0x1000;
+		ev.u.mmap.pid = ev.u.mmap.tid = 42;
+		ev.u.mmap.start = start[i];
+		ev.u.mmap.len = len * 0x1000;
+		ev.u.mmap.pgoff = pgoff[i];
+		ev.u.mmap.prot = PROT_READ | PROT_EXEC;
+		ev.u.mmap.filename = paths[i % 8];
+		assert_int_equal(machine_event(m, &ev), 0);
+		for (uint64_t k = pg; k < pg + len; k++)
+			owner[k] = i;
+		if (i % 499 == 0)
+			check_pages(m, owner, start, pgoff, paths);
+	}
+	check_pages(m, owner, start, pgoff, paths);
+	assert_int_equal(machine_maps_settle(m), 0);
+	maps = machine_process_maps(m, 42, &nr, &gen);
+	assert_true(nr > 0);
+	for (size_t i = 1; i < nr; i++) {
+		assert_true(maps[i - 1].start < maps[i - 1].end);
+		assert_true(maps[i - 1].end <= maps[i].start);
+	}
+	check_pages(m, owner, start, pgoff, paths);
+	machine_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_maps_any_order),
 		cmocka_unit_test(test_mount_namespaces),
 		cmocka_unit_test(test_jitdump_nspid),
 	};
