@@ -3,6 +3,7 @@
  * net.c - HTTP requests through libcurl: retries, signing, the spool.
  */
 #include <ctype.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <curl/curl.h>
@@ -42,6 +43,60 @@ unsigned net_lost(void)
 	return lost;
 }
 
+/*
+ * libcurl, loaded with dlopen() when the first request is made: linked,
+ * its thirty-odd libraries (TLS, HTTP/2, LDAP, Kerberos...) would be
+ * mapped and relocated at the start of every command, most of which never
+ * send anything.
+ */
+static struct {
+	bool tried, ok;
+	CURLcode (*global_init)(long flags);
+	CURL *(*easy_init)(void);
+	CURLcode (*easy_setopt)(CURL *c, CURLoption o, ...);
+	CURLcode (*easy_perform)(CURL *c);
+	CURLcode (*easy_getinfo)(CURL *c, CURLINFO i, ...);
+	void (*easy_cleanup)(CURL *c);
+	const char *(*easy_strerror)(CURLcode rc);
+	struct curl_slist *(*slist_append)(struct curl_slist *l, const char *s);
+	void (*slist_free_all)(struct curl_slist *l);
+} lc;
+
+/* Load libcurl once. Return: false (said why) when it cannot be used. */
+static bool curl_load(void)
+{
+	static const char *const names[] = { "libcurl.so.4", "libcurl.so" };
+	void *h = NULL;
+
+	if (lc.tried)
+		return lc.ok;
+	lc.tried = true;
+	for (size_t i = 0; !h && i < sizeof(names) / sizeof(names[0]); i++)
+		h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		pp_error("cannot load libcurl to send anything: %s (apt-get install libcurl4)",
+			 dlerror());
+		return false;
+	}
+#define CURL_SYM(field, name) \
+	(*(void **)&lc.field = dlsym(h, name)) != NULL
+	lc.ok = CURL_SYM(global_init, "curl_global_init") && CURL_SYM(easy_init, "curl_easy_init") &&
+		CURL_SYM(easy_setopt, "curl_easy_setopt") &&
+		CURL_SYM(easy_perform, "curl_easy_perform") &&
+		CURL_SYM(easy_getinfo, "curl_easy_getinfo") &&
+		CURL_SYM(easy_cleanup, "curl_easy_cleanup") &&
+		CURL_SYM(easy_strerror, "curl_easy_strerror") &&
+		CURL_SYM(slist_append, "curl_slist_append") &&
+		CURL_SYM(slist_free_all, "curl_slist_free_all");
+#undef CURL_SYM
+	if (!lc.ok) {
+		pp_error("the libcurl found lacks a function perfport uses: %s", dlerror());
+		return false;
+	}
+	lc.global_init(CURL_GLOBAL_DEFAULT);
+	return true;
+}
+
 static size_t discard(char *p, size_t size, size_t n, void *ctx)
 {
 	(void)p;
@@ -51,23 +106,23 @@ static size_t discard(char *p, size_t size, size_t n, void *ctx)
 
 bool net_answers(const char *url, long timeout_ms)
 {
-	CURL *c = curl_easy_init();
+	CURL *c = curl_load() ? lc.easy_init() : NULL;
 	long status = 0;
 	CURLcode r;
 
 	if (!c)
 		return false;
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-	r = curl_easy_perform(c);
+	lc.easy_setopt(c, CURLOPT_URL, url);
+	lc.easy_setopt(c, CURLOPT_NOBODY, 1L);
+	lc.easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
+	lc.easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
+	lc.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	lc.easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
+	lc.easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	r = lc.easy_perform(c);
 	if (r == CURLE_OK)
-		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-	curl_easy_cleanup(c);
+		lc.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+	lc.easy_cleanup(c);
 	return r == CURLE_OK && status > 0;
 }
 
@@ -255,14 +310,14 @@ static struct curl_slist *sls_headers(const struct net_request *rq, const struct
 		if (own)
 			continue;
 		snprintf(line, sizeof(line), "%s: %s", sr.headers[i].key, sr.headers[i].value);
-		hdrs = curl_slist_append(hdrs, line);
+		hdrs = lc.slist_append(hdrs, line);
 		if (strcasecmp(sr.headers[i].key, "x-acs-security-token"))
 			pp_debug("> %s", line);
 		else
 			pp_debug("> x-acs-security-token: (redacted)");
 	}
 	snprintf(line, sizeof(line), "Authorization: %s", auth);
-	hdrs = curl_slist_append(hdrs, line);
+	hdrs = lc.slist_append(hdrs, line);
 	pp_debug("> Authorization: %.*s (redacted)", (int)strcspn(auth, " "), auth);
 	explicit_bzero(line, sizeof(line));
 	explicit_bzero(auth, sizeof(auth));
@@ -277,7 +332,7 @@ static CURLcode attempt(const struct net_request *rq, const struct aws_creds *cr
 	struct curl_slist *hdrs = NULL;
 	char token[4200], userpwd[512];
 	CURLcode rc = CURLE_OUT_OF_MEMORY;
-	CURL *c = curl_easy_init();
+	CURL *c = lc.easy_init();
 
 	*status = 0;
 	h->retry_after = -1;
@@ -286,18 +341,18 @@ static CURLcode attempt(const struct net_request *rq, const struct aws_creds *cr
 	if (!c)
 		return rc;
 	if (rq->grpc) {
-		hdrs = curl_slist_append(hdrs, "Content-Type: application/grpc");
-		hdrs = curl_slist_append(hdrs, "TE: trailers");
-		curl_easy_setopt(c, CURLOPT_HTTP_VERSION, strncmp(rq->url, "http://", 7) == 0
+		hdrs = lc.slist_append(hdrs, "Content-Type: application/grpc");
+		hdrs = lc.slist_append(hdrs, "TE: trailers");
+		lc.easy_setopt(c, CURLOPT_HTTP_VERSION, strncmp(rq->url, "http://", 7) == 0
 				 ? (long)CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE
 				 : (long)CURL_HTTP_VERSION_2TLS);
 	}
 	for (size_t i = 0; rq->headers && rq->headers[i]; i++) {
-		hdrs = curl_slist_append(hdrs, rq->headers[i]);
+		hdrs = lc.slist_append(hdrs, rq->headers[i]);
 		pp_debug("> %s", rq->headers[i]);
 	}
 	if (secret) {
-		hdrs = curl_slist_append(hdrs, secret);
+		hdrs = lc.slist_append(hdrs, secret);
 		pp_debug("> %.*s: (redacted, from $%s)", (int)strcspn(secret, ":"), secret,
 			 strchr(rq->secret_header, '=') + 1);
 	}
@@ -308,50 +363,50 @@ static CURLcode attempt(const struct net_request *rq, const struct aws_creds *cr
 		pp_debug("> X-Amz-Security-Token: (redacted)");
 	if (rq->aws_sigv4 && cr->session_token[0]) {
 		snprintf(token, sizeof(token), "X-Amz-Security-Token: %s", cr->session_token);
-		hdrs = curl_slist_append(hdrs, token);
+		hdrs = lc.slist_append(hdrs, token);
 	}
 	if (rq->sls_sign) {
 		struct curl_slist *signed_hdrs = sls_headers(rq, cr, hdrs);
 
 		if (!signed_hdrs) {
-			curl_slist_free_all(hdrs);
-			curl_easy_cleanup(c);
+			lc.slist_free_all(hdrs);
+			lc.easy_cleanup(c);
 			return CURLE_AUTH_ERROR;
 		}
 		hdrs = signed_hdrs;
 	}
-	curl_easy_setopt(c, CURLOPT_URL, rq->url);
-	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, rq->method);
+	lc.easy_setopt(c, CURLOPT_URL, rq->url);
+	lc.easy_setopt(c, CURLOPT_CUSTOMREQUEST, rq->method);
 	if (rq->body) {
 		/* curl 7.88 hashes a read-callback body as empty: POSTFIELDS it is */
-		curl_easy_setopt(c, CURLOPT_POSTFIELDS, rq->body);
-		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)rq->body_len);
+		lc.easy_setopt(c, CURLOPT_POSTFIELDS, rq->body);
+		lc.easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)rq->body_len);
 	}
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+	lc.easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
 	if (rq->aws_sigv4) {
 		snprintf(userpwd, sizeof(userpwd), "%s:%s", cr->key_id, cr->secret);
-		curl_easy_setopt(c, CURLOPT_AWS_SIGV4, rq->aws_sigv4);
-		curl_easy_setopt(c, CURLOPT_USERPWD, userpwd);
+		lc.easy_setopt(c, CURLOPT_AWS_SIGV4, rq->aws_sigv4);
+		lc.easy_setopt(c, CURLOPT_USERPWD, userpwd);
 	}
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, config.connect_timeout_s ? config.connect_timeout_s : 10L);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, config.timeout_s ? config.timeout_s : 60L);
-	curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L); /* never off */
-	curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
+	lc.easy_setopt(c, CURLOPT_CONNECTTIMEOUT, config.connect_timeout_s ? config.connect_timeout_s : 10L);
+	lc.easy_setopt(c, CURLOPT_TIMEOUT, config.timeout_s ? config.timeout_s : 60L);
+	lc.easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L); /* never off */
+	lc.easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
 	if (config.ca_file)
-		curl_easy_setopt(c, CURLOPT_CAINFO, config.ca_file);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, b);
-	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(c, CURLOPT_HEADERDATA, h);
-	curl_easy_setopt(c, CURLOPT_USERAGENT, "perfport");
-	rc = curl_easy_perform(c);
+		lc.easy_setopt(c, CURLOPT_CAINFO, config.ca_file);
+	lc.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	lc.easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+	lc.easy_setopt(c, CURLOPT_WRITEDATA, b);
+	lc.easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+	lc.easy_setopt(c, CURLOPT_HEADERDATA, h);
+	lc.easy_setopt(c, CURLOPT_USERAGENT, "perfport");
+	rc = lc.easy_perform(c);
 	/* the status too when the reply broke off after it */
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
+	lc.easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
 	explicit_bzero(userpwd, sizeof(userpwd));
 	explicit_bzero(token, sizeof(token));
-	curl_slist_free_all(hdrs);
-	curl_easy_cleanup(c);
+	lc.slist_free_all(hdrs);
+	lc.easy_cleanup(c);
 	return rc;
 }
 
@@ -472,14 +527,11 @@ int net_send(const struct net_request *rq, struct net_response *rs)
 	struct aws_creds cr = { 0 };
 	char msg[256] = "", *secret = NULL;
 	bool own_fault = false;
-	static bool inited;
 
 	memset(rs, 0, sizeof(*rs));
 	rs->grpc_status = -1;
-	if (!inited) {
-		curl_global_init(CURL_GLOBAL_DEFAULT);
-		inited = true;
-	}
+	if (!curl_load())
+		goto failed; /* kept in the spool: resent once libcurl is there */
 	if (rq->secret_header && !(secret = secret_line(rq->secret_header))) {
 		own_fault = true;
 		goto failed;
@@ -551,7 +603,7 @@ int net_send(const struct net_request *rq, struct net_response *rs)
 				break;
 			}
 		} else if (rc != CURLE_OK) {
-			snprintf(msg, sizeof(msg), "%s", curl_easy_strerror(rc));
+			snprintf(msg, sizeof(msg), "%s", lc.easy_strerror(rc));
 		} else {
 			char sm[200];
 

@@ -7,6 +7,7 @@
 #define CHUNK_SIZE (1u << 20)
 
 struct oq_chunk {
+	size_t size;          /* bytes of data */
 	size_t used;
 	size_t live;          /* items not yet popped */
 	struct oq_chunk *next;
@@ -21,16 +22,25 @@ struct oq_run {
 	struct oq_run *next_free;
 };
 
-static struct oq_chunk *chunk_get(struct oqueue *q)
+/* A chunk for at least @need bytes: a spare one, or a new one; new ones
+ * start small (a short recording, a fuzzer's input, needs little) and
+ * double up to CHUNK_SIZE. */
+static struct oq_chunk *chunk_get(struct oqueue *q, size_t need)
 {
 	struct oq_chunk *c = q->spare;
 
-	if (c) {
+	if (c && c->size >= need) {
 		q->spare = c->next;
 	} else {
-		c = malloc(sizeof(*c) + CHUNK_SIZE);
+		size_t size = q->chunk_size ? q->chunk_size : CHUNK_SIZE / 16;
+
+		while (size < need)
+			size *= 2;
+		c = malloc(sizeof(*c) + size);
 		if (!c)
 			return NULL;
+		c->size = size;
+		q->chunk_size = size * 2 < CHUNK_SIZE ? size * 2 : CHUNK_SIZE;
 	}
 	c->used = 0;
 	c->live = 0;
@@ -195,10 +205,10 @@ int oq_push(struct oqueue *q, uint64_t time, uint64_t offset, const void *rec,
 			return -1;
 		fresh = true;
 	}
-	if (!q->cur || q->cur->used + need > CHUNK_SIZE) {
+	if (!q->cur || q->cur->used + need > q->cur->size) {
 		struct oq_chunk *old = q->cur;
 
-		q->cur = chunk_get(q);
+		q->cur = chunk_get(q, need);
 		if (!q->cur) {
 			q->cur = old;
 			goto fail;

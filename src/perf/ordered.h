@@ -3,7 +3,7 @@
  * ordered.h - the time-ordering queue: copies of records waiting until the
  * FINISHED_ROUND rule says nothing earlier can still arrive.
  *
- * Record copies are kept in 1 MiB chunks, each preceded by its struct
+ * Record copies are kept in chunks (64 KiB, doubling up to 1 MiB), each preceded by its struct
  * oq_item; a chunk is recycled when its last record has been delivered.
  * Their 16-byte entries (time, item) go into runs, each already in order:
  * perf writes each CPU's buffer in order, so a round arrives as a few
@@ -51,6 +51,7 @@ struct oqueue {
 	uint64_t seq;
 	size_t bytes;         /* held: items with their copies, plus heap entries */
 	struct oq_chunk *cur; /* being filled */
+	size_t chunk_size;    /* of the next new chunk: grows to 1 MiB */
 	struct oq_chunk *spare;
 };
 

@@ -29,6 +29,7 @@
 #include "../util/log.h"
 
 #define WINDOW (1u << 20)      /* input window: fits the cache it is parsed from */
+#define WINDOW_START (1u << 16)
 #define MAX_RECORD (1u << 16)
 #define MAX_TRACING_DATA (256u << 20)
 #define PROGRESS_STEP (16u << 20)
@@ -160,6 +161,8 @@ static void progress(struct perf_reader *r, bool final)
  */
 static ssize_t window_fill(struct perf_reader *r, struct rstream *s, size_t need)
 {
+	bool full = s->len == s->cap; /* the source held at least a window more */
+
 	if (s->len - s->pos >= need)
 		return (ssize_t)(s->len - s->pos);
 	if (s->pos) {
@@ -169,13 +172,15 @@ static ssize_t window_fill(struct perf_reader *r, struct rstream *s, size_t need
 		s->len -= s->pos;
 		s->pos = 0;
 	}
-	if (need > s->cap) {
-		uint8_t *n = realloc(s->buf, need);
+	/* a stream that outgrew the first window: the full window from now on */
+	if (need > s->cap || (full && s->cap < WINDOW)) {
+		size_t cap = full && need < WINDOW ? WINDOW : need;
+		uint8_t *n = realloc(s->buf, cap);
 
 		if (!n)
 			return -1;
 		s->buf = n;
-		s->cap = need;
+		s->cap = cap;
 	}
 	while (s->len < need) {
 		ssize_t n = src_read(r, s->buf + s->len, s->cap - s->len);
@@ -678,6 +683,9 @@ static int process_stream(struct perf_reader *r, struct rstream *s, bool inner)
 			s->pos += size + (size_t)payload;
 		} else {
 			if ((uintptr_t)rec & 7) {
+				/* made when first needed: most files keep records aligned */
+				if (!r->scratch && !(r->scratch = aligned_alloc(8, MAX_RECORD)))
+					return PP_ENOMEM;
 				memcpy(r->scratch, rec, size);
 				rec = r->scratch;
 			}
@@ -703,10 +711,9 @@ static int reader_alloc(const struct perf_reader_opts *opts, struct perf_reader 
 		r->opts = *opts;
 	r->fd = -1;
 	r->src_end = UINT64_MAX;
-	r->scratch = aligned_alloc(8, MAX_RECORD);
-	r->in.cap = WINDOW;
+	r->in.cap = WINDOW_START; /* grows to WINDOW once the input needs more */
 	r->in.buf = malloc(r->in.cap);
-	if (!r->scratch || !r->in.buf) {
+	if (!r->in.buf) {
 		perf_reader_close(r);
 		return PP_ENOMEM;
 	}

@@ -12,6 +12,7 @@
 #define _XOPEN_SOURCE 700
 #include <archive.h>
 #include <archive_entry.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -95,6 +96,53 @@ static int make_parents(char *path, size_t root_len)
 	return 0;
 }
 
+/*
+ * libarchive, loaded with dlopen() when a perf archive is unpacked: linked,
+ * it and what it needs (libxml2, ICU, the C++ runtime...) would be mapped
+ * at the start of every command.
+ */
+static struct {
+	bool tried, ok;
+	struct archive *(*read_new)(void);
+	int (*read_free)(struct archive *a);
+	int (*read_support_filter_all)(struct archive *a);
+	int (*read_support_format_tar)(struct archive *a);
+	int (*read_open_filename)(struct archive *a, const char *name, size_t block);
+	int (*read_next_header)(struct archive *a, struct archive_entry **e);
+	int (*read_data_block)(struct archive *a, const void **buf, size_t *len, la_int64_t *off);
+	const char *(*error_string)(struct archive *a);
+	const char *(*entry_pathname)(struct archive_entry *e);
+	__LA_MODE_T (*entry_filetype)(struct archive_entry *e);
+	const char *(*entry_symlink)(struct archive_entry *e);
+} la;
+
+/* Load libarchive once. Return: false (said why) when it cannot be used. */
+static bool archive_load(void)
+{
+	void *h;
+
+	if (la.tried)
+		return la.ok;
+	la.tried = true;
+	h = dlopen("libarchive.so.13", RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		h = dlopen("libarchive.so", RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		pp_error("cannot load libarchive to unpack a perf archive: %s "
+			 "(apt-get install libarchive13)", dlerror());
+		return false;
+	}
+#define LA_SYM(field) (*(void **)&la.field = dlsym(h, "archive_" #field)) != NULL
+	la.ok = LA_SYM(read_new) && LA_SYM(read_free) && LA_SYM(read_support_filter_all) &&
+		LA_SYM(read_support_format_tar) && LA_SYM(read_open_filename) &&
+		LA_SYM(read_next_header) && LA_SYM(read_data_block) && LA_SYM(error_string) &&
+		LA_SYM(entry_pathname) && LA_SYM(entry_filetype) && LA_SYM(entry_symlink);
+#undef LA_SYM
+	if (!la.ok)
+		pp_error("the libarchive found lacks a function perfport uses: %s", dlerror());
+	return la.ok;
+}
+
 static int write_file(struct archive *a, const char *path)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -105,7 +153,7 @@ static int write_file(struct archive *a, const char *path)
 
 	if (fd < 0)
 		return -1;
-	while ((r = archive_read_data_block(a, &buf, &len, &off)) == ARCHIVE_OK) {
+	while ((r = la.read_data_block(a, &buf, &len, &off)) == ARCHIVE_OK) {
 		if (lseek(fd, (off_t)off, SEEK_SET) < 0 || write(fd, buf, len) != (ssize_t)len) {
 			close(fd);
 			return -1;
@@ -118,31 +166,33 @@ static int write_file(struct archive *a, const char *path)
 
 int sym_archive_unpack(const char *tarball, char *root, size_t len)
 {
-	struct archive *a = archive_read_new();
+	struct archive *a = archive_load() ? la.read_new() : NULL;
 	struct archive_entry *e;
 	const char *tmp = getenv("TMPDIR");
 	unsigned files = 0, skipped = 0;
 	int ret = PP_EIO, r;
 
-	if (!a)
-		return PP_ENOMEM;
+	if (!a) {
+		root[0] = '\0';
+		return la.ok ? PP_ENOMEM : PP_EIO;
+	}
 	snprintf(root, len, "%s/perfport-archive.XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(root)) {
 		pp_error("cannot make a directory for '%s': %s", tarball, strerror(errno));
 		root[0] = '\0';
-		archive_read_free(a);
+		la.read_free(a);
 		return PP_EIO;
 	}
-	archive_read_support_filter_all(a);
-	archive_read_support_format_tar(a);
-	if (archive_read_open_filename(a, tarball, 1 << 16) != ARCHIVE_OK) {
-		pp_error("cannot read '%s': %s", tarball, archive_error_string(a));
+	la.read_support_filter_all(a);
+	la.read_support_format_tar(a);
+	if (la.read_open_filename(a, tarball, 1 << 16) != ARCHIVE_OK) {
+		pp_error("cannot read '%s': %s", tarball, la.error_string(a));
 		goto out;
 	}
-	while ((r = archive_read_next_header(a, &e)) == ARCHIVE_OK) {
-		const char *name = archive_entry_pathname(e);
+	while ((r = la.read_next_header(a, &e)) == ARCHIVE_OK) {
+		const char *name = la.entry_pathname(e);
 		char path[PATH_MAX * 2];
-		int type = archive_entry_filetype(e);
+		int type = la.entry_filetype(e);
 
 		if (!name || !path_ok(name) || strlen(root) + strlen(name) + 2 > PATH_MAX) {
 			skipped++;
@@ -161,16 +211,16 @@ int sym_archive_unpack(const char *tarball, char *root, size_t len)
 				skipped++;
 			else
 				files++;
-		} else if (type == AE_IFLNK && archive_entry_symlink(e) &&
-			   link_ok(name, archive_entry_symlink(e))) {
-			if (symlink(archive_entry_symlink(e), path))
+		} else if (type == AE_IFLNK && la.entry_symlink(e) &&
+			   link_ok(name, la.entry_symlink(e))) {
+			if (symlink(la.entry_symlink(e), path))
 				skipped++;
 		} else {
 			skipped++;
 		}
 	}
 	if (r != ARCHIVE_EOF) {
-		pp_warn("'%s': read partly: %s", tarball, archive_error_string(a));
+		pp_warn("'%s': read partly: %s", tarball, la.error_string(a));
 		if (!files)
 			goto out;
 	}
@@ -180,7 +230,7 @@ int sym_archive_unpack(const char *tarball, char *root, size_t len)
 	pp_info("'%s': %u files unpacked into '%s'", tarball, files, root);
 	ret = PP_OK;
 out:
-	archive_read_free(a);
+	la.read_free(a);
 	if (ret) {
 		sym_archive_remove(root);
 		root[0] = '\0';

@@ -8,105 +8,118 @@
  * recorded kernel map starts at the runtime _text, so a kallsyms of the same
  * kernel from another boot (another KASLR offset) still fits.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
 #include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/utsname.h>
 #include <string.h>
 
 #include "../util/log.h"
+#include "../util/mem.h"
 #include "priv.h"
 
-#define KCACHE 16384 /* kernel look-up cache slots */
+#define KCACHE 4096 /* kernel look-up cache slots */
 
 /* By address; at one address the best alias first (kallsyms has no sizes). */
-static int cmp_ksym(const void *a, const void *b)
+static int cmp_ksym(const void *a, const void *b, void *names)
 {
 	const struct ksym *x = a, *y = b;
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
-	return sym_alias_order(false, x->bind, x->name, false, y->bind, y->name);
+	return sym_alias_order(false, x->bind, (const char *)names + x->name, false, y->bind,
+			       (const char *)names + y->name);
 }
 
-/* Sort, then keep the best symbol of each address. */
+/* Sort (when the file was not in order already: kallsyms mostly is), then
+ * keep the best symbol of each address. */
 static void ksyms_sort(struct symbolizer *s)
 {
 	size_t k = 0;
+	bool sorted = true;
 
-	qsort(s->ksyms, s->nr_ksyms, sizeof(*s->ksyms), cmp_ksym);
+	for (size_t i = 1; i < s->nr_ksyms && sorted; i++)
+		sorted = cmp_ksym(&s->ksyms[i - 1], &s->ksyms[i], s->ksym_names) <= 0;
+	if (!sorted)
+		qsort_r(s->ksyms, s->nr_ksyms, sizeof(*s->ksyms), cmp_ksym, s->ksym_names);
 	for (size_t i = 0; i < s->nr_ksyms; i++)
 		if (!k || s->ksyms[k - 1].addr != s->ksyms[i].addr)
 			s->ksyms[k++] = s->ksyms[i];
 	s->nr_ksyms = k;
 }
 
-static int hexval(int c)
+/* hex digit values, 0xff for anything else */
+static const uint8_t hexdigit[256] = {
+	['0'] = 0, ['1'] = 1, ['2'] = 2, ['3'] = 3, ['4'] = 4, ['5'] = 5, ['6'] = 6, ['7'] = 7,
+	['8'] = 8, ['9'] = 9, ['a'] = 10, ['b'] = 11, ['c'] = 12, ['d'] = 13, ['e'] = 14,
+	['f'] = 15, ['A'] = 10, ['B'] = 11, ['C'] = 12, ['D'] = 13, ['E'] = 14, ['F'] = 15,
+};
+
+static bool is_hex(unsigned char c)
 {
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c |= 0x20;
-	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+	return hexdigit[c] || c == '0';
 }
 
 /*
  * Parse "ADDR TYPE NAME[\t[module]]" lines; keep text symbols. The names
- * are copied once into one block (a kallsyms has ~10^5 lines).
+ * are copied once into one block (a kallsyms has ~10^5 lines). One pass,
+ * a byte at a time: this runs before the first kernel frame is named.
  */
 int kallsyms_parse(struct symbolizer *s, const char *text, size_t len, uint64_t *text_addr)
 {
-	const char *p = text, *end = text + len;
-	size_t cap = 0, used = 0;
+	const unsigned char *p = (const unsigned char *)text, *end = p + len;
+	size_t cap = 1, used = 0;
 	bool nonzero = false;
-	char *names = malloc(len + 1);
+	char *names;
 
 	*text_addr = 0;
-	if (!names)
+	/* a symbol a line at most: the arrays are made once, their pages
+	 * faulted in together (the names fill most of theirs) */
+	for (const char *q = text; (q = memchr(q, '\n', (size_t)(text + len - q))); q++)
+		cap++;
+	free(s->ksyms);
+	s->ksyms = malloc(cap * sizeof(*s->ksyms));
+	names = malloc(len + 1);
+	if (!names || !s->ksyms) {
+		free(names);
+		free(s->ksyms);
+		s->ksyms = NULL;
 		return -1;
+	}
+	mem_populate(names, len / 2);
+	mem_populate(s->ksyms, cap * sizeof(*s->ksyms) / 2);
 	while (p < end) {
-		const char *le = memchr(p, '\n', (size_t)(end - p)), *q = p, *name;
+		const unsigned char *name, *q;
 		uint64_t addr = 0;
+		int digits = 0;
+		unsigned char type;
 		size_t nl;
-		int digits = 0, v;
-		char type;
 
-		if (!le)
-			le = end;
-		while (q < le && (v = hexval((unsigned char)*q)) >= 0 && digits < 16) {
-			addr = addr << 4 | (uint64_t)v;
-			q++;
+		while (p < end && digits < 16 && is_hex(*p)) {
+			addr = addr << 4 | hexdigit[*p++];
 			digits++;
 		}
-		if (!digits || q + 3 > le || q[0] != ' ' || q[2] != ' ')
+		if (!digits || end - p < 3 || p[0] != ' ' || p[2] != ' ')
 			goto next;
-		type = q[1];
-		name = q + 3;
-		nl = strcspn(name, " \t\n");
-		if (name + nl > le)
-			nl = (size_t)(le - name);
+		type = p[1];
+		name = q = p + 3;
+		while (q < end && *q != ' ' && *q != '\t' && *q != '\n')
+			q++;
+		nl = (size_t)(q - name);
+		p = q;
 		if (!nl)
 			goto next;
 		if (nl == 5 && memcmp(name, "_text", 5) == 0)
 			*text_addr = addr;
-		if (strchr("tTwW", type)) {
-			if (s->nr_ksyms == cap) {
-				struct ksym *k;
-
-				cap = cap ? cap * 2 : 65536;
-				k = realloc(s->ksyms, cap * sizeof(*k));
-				if (!k) {
-					free(names);
-					return -1;
-				}
-				s->ksyms = k;
-			}
+		if ((type == 't' || type == 'T' || type == 'w' || type == 'W') && s->nr_ksyms < cap) {
 			memcpy(names + used, name, nl);
 			names[used + nl] = 0;
-			s->ksyms[s->nr_ksyms].addr = addr;
-			s->ksyms[s->nr_ksyms].name = names + used;
+			s->ksyms[s->nr_ksyms] = (struct ksym){ .addr = addr, .name = (uint32_t)used };
 			s->ksyms[s->nr_ksyms].bind = type == 'w' || type == 'W' ? STB_WEAK
 						     : type == 'T' ? STB_GLOBAL : STB_LOCAL;
 			used += nl + 1;
@@ -114,7 +127,9 @@ int kallsyms_parse(struct symbolizer *s, const char *text, size_t len, uint64_t 
 			nonzero = nonzero || addr;
 		}
 next:
-		p = le + 1;
+		while (p < end && *p != '\n')
+			p++;
+		p++;
 	}
 	if (!nonzero) {
 		/* kptr_restrict hides the addresses: unusable. */
@@ -125,25 +140,43 @@ next:
 		return -1;
 	}
 	s->ksym_names = names;
+	s->ksym_names_len = used;
 	ksyms_sort(s);
 	return 0;
 }
 
-static char *slurp(const char *path, size_t *len)
+/*
+ * The text of @path: mapped when it is a regular file (no copy, and the
+ * page cache's pages mapped many at a time), else read whole (/proc files
+ * have no size). Release with text_release().
+ */
+static char *text_get(const char *path, size_t *len, bool *mapped)
 {
-	FILE *f = fopen(path, "r");
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
 	size_t cap = 1 << 20, n = 0;
 	char *buf;
 
-	if (!f)
+	*mapped = false;
+	if (fd < 0)
 		return NULL;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+
+		if (m != MAP_FAILED) {
+			close(fd);
+			*mapped = true;
+			*len = (size_t)st.st_size;
+			return m;
+		}
+	}
 	buf = malloc(cap);
 	while (buf) {
-		size_t r = fread(buf + n, 1, cap - n, f);
+		ssize_t r = read(fd, buf + n, cap - n);
 
-		n += r;
-		if (r == 0)
+		if (r <= 0)
 			break;
+		n += (size_t)r;
 		if (n == cap) {
 			char *b = realloc(buf, cap * 2);
 
@@ -156,16 +189,25 @@ static char *slurp(const char *path, size_t *len)
 			cap *= 2;
 		}
 	}
-	fclose(f);
+	close(fd);
 	*len = n;
 	return buf;
+}
+
+static void text_release(char *text, size_t len, bool mapped)
+{
+	if (mapped)
+		munmap(text, len);
+	else
+		free(text);
 }
 
 /* The build id in /sys/kernel/notes (ELF notes: namesz, descsz, type). */
 static int running_kernel_build_id(uint8_t *id)
 {
-	size_t len, pos = 0;
-	char *buf = slurp("/sys/kernel/notes", &len);
+	size_t len = 0, pos = 0;
+	bool mapped = false;
+	char *buf = text_get("/sys/kernel/notes", &len, &mapped);
 	int n = 0;
 
 	while (buf && pos + 12 <= len) {
@@ -192,7 +234,8 @@ static int running_kernel_build_id(uint8_t *id)
 			pos = desc_end;
 		}
 	}
-	free(buf);
+	if (buf)
+		text_release(buf, len, mapped);
 	return n;
 }
 
@@ -204,14 +247,157 @@ static const struct perf_build_id *recorded_kernel_id(const struct symbolizer *s
 	return NULL;
 }
 
-/* Move every symbol by the difference between the recorded and the file's _text. */
+/* The difference between the recorded and the file's _text: looked-up
+ * addresses are moved by it (the symbols stay as the file has them). */
 static void place(struct symbolizer *s, uint64_t kernel_text, uint64_t text_addr)
 {
-	if (kernel_text && text_addr && kernel_text != text_addr) {
-		uint64_t delta = kernel_text - text_addr;
+	s->ksym_delta = kernel_text && text_addr ? kernel_text - text_addr : 0;
+}
 
-		for (size_t i = 0; i < s->nr_ksyms; i++)
-			s->ksyms[i].addr += delta; /* same order: a constant shift */
+/* --- perfport's cache of parsed kallsyms files ---
+ *
+ * A kallsyms text of ~10^5 lines takes tens of milliseconds to parse, each
+ * time, for a file that never changes (perf's build-id cache keeps one per
+ * kernel). Once parsed, the sorted symbols and their names are written to
+ * $XDG_CACHE_HOME/perfport/kallsyms-HASH (~/.cache/perfport), keyed by the
+ * source's path, device, inode, size and modification time, and later
+ * mapped as they are: no parsing, no copy. A cache that does not match or
+ * does not hold together is ignored (and rewritten).
+ */
+
+#define KSYM_CACHE_MAGIC "PPKSYM01"
+
+struct ksym_cache_hdr {
+	char magic[8];
+	uint64_t dev, ino, size, mtime_ns;   /* the kallsyms it was made from */
+	uint64_t text_addr;
+	uint64_t nr, names_len;
+	uint64_t path_len;                   /* the source's path follows, padded to 8 */
+};
+
+_Static_assert(sizeof(struct ksym) == 16, "struct ksym is the cache's record");
+
+static bool ksym_cache_path(const char *src, char *out, size_t size, bool make)
+{
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	uint64_t h = 1469598103934665603ull;
+	char dir[4096];
+
+	if (xdg && *xdg)
+		snprintf(dir, sizeof(dir), "%s/perfport", xdg);
+	else if (home && *home)
+		snprintf(dir, sizeof(dir), "%s/.cache/perfport", home);
+	else
+		return false;
+	if (make) {
+		char parent[4096];
+		char *slash;
+
+		snprintf(parent, sizeof(parent), "%s", dir);
+		slash = strrchr(parent, '/');
+		if (slash && slash != parent) {
+			*slash = 0;
+			(void)mkdir(parent, 0700);
+		}
+		if (mkdir(dir, 0700) && errno != EEXIST)
+			return false;
+	}
+	for (const unsigned char *c = (const unsigned char *)src; *c; c++)
+		h = (h ^ *c) * 1099511628211ull;
+	return snprintf(out, size, "%s/kallsyms-%016" PRIx64, dir, h) < (int)size;
+}
+
+static uint64_t mtime_ns(const struct stat *st)
+{
+	return (uint64_t)st->st_mtim.tv_sec * 1000000000ull + (uint64_t)st->st_mtim.tv_nsec;
+}
+
+/* The symbols of @src from the cache. Return: true when used. */
+static bool ksym_cache_load(struct symbolizer *s, const char *src, const struct stat *st,
+			    uint64_t *text_addr)
+{
+	char path[4096 + 64];
+	const struct ksym_cache_hdr *h;
+	size_t plen = strlen(src), off;
+	struct stat cs;
+	uint8_t *m;
+	int fd;
+
+	if (!ksym_cache_path(src, path, sizeof(path), false))
+		return false;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &cs) || !S_ISREG(cs.st_mode) || cs.st_uid != geteuid() ||
+	    (size_t)cs.st_size < sizeof(*h)) {
+		close(fd);
+		return false;
+	}
+	m = mmap(NULL, (size_t)cs.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return false;
+	h = (const struct ksym_cache_hdr *)m;
+	off = sizeof(*h) + ((plen + 7) & ~(size_t)7);
+	if (memcmp(h->magic, KSYM_CACHE_MAGIC, 8) != 0 || h->dev != (uint64_t)st->st_dev ||
+	    h->ino != (uint64_t)st->st_ino || h->size != (uint64_t)st->st_size ||
+	    h->mtime_ns != mtime_ns(st) || h->path_len != plen || !h->nr || !h->names_len ||
+	    h->nr > UINT32_MAX || h->names_len > UINT32_MAX ||
+	    off + h->nr * sizeof(struct ksym) + h->names_len != (uint64_t)cs.st_size ||
+	    memcmp(m + sizeof(*h), src, plen) != 0 || m[cs.st_size - 1] != 0) {
+		munmap(m, (size_t)cs.st_size);
+		return false;
+	}
+	s->ksym_map = m;
+	s->ksym_map_len = (size_t)cs.st_size;
+	s->ksyms = (struct ksym *)(m + off);
+	s->nr_ksyms = h->nr;
+	s->ksym_names = (char *)(m + off + h->nr * sizeof(struct ksym));
+	s->ksym_names_len = h->names_len;
+	*text_addr = h->text_addr;
+	return true;
+}
+
+static bool write_all(int fd, const void *p, size_t n)
+{
+	for (const char *c = p; n;) {
+		ssize_t w = write(fd, c, n);
+
+		if (w <= 0)
+			return false;
+		c += w;
+		n -= (size_t)w;
+	}
+	return true;
+}
+
+/* Keep the parsed symbols of @src for the next run; failing is harmless. */
+static void ksym_cache_save(const struct symbolizer *s, const char *src, const struct stat *st,
+			    uint64_t text_addr)
+{
+	struct ksym_cache_hdr h = { .dev = (uint64_t)st->st_dev, .ino = (uint64_t)st->st_ino,
+				    .size = (uint64_t)st->st_size, .mtime_ns = mtime_ns(st),
+				    .text_addr = text_addr, .nr = s->nr_ksyms,
+				    .names_len = s->ksym_names_len, .path_len = strlen(src) };
+	char path[4096 + 64], tmp[4096 + 96];
+	static const char zero[8];
+	int fd;
+	bool ok;
+
+	if (!s->nr_ksyms || !s->ksym_names_len || !ksym_cache_path(src, path, sizeof(path), true))
+		return;
+	memcpy(h.magic, KSYM_CACHE_MAGIC, 8);
+	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return;
+	ok = write_all(fd, &h, sizeof(h)) && write_all(fd, src, h.path_len) &&
+	     write_all(fd, zero, (8 - h.path_len % 8) % 8) &&
+	     write_all(fd, s->ksyms, s->nr_ksyms * sizeof(*s->ksyms)) &&
+	     write_all(fd, s->ksym_names, s->ksym_names_len);
+	if (close(fd) || !ok || rename(tmp, path)) {
+		unlink(tmp);
+		pp_debug("cannot keep the parsed kernel symbols in '%s'", path);
 	}
 }
 
@@ -220,15 +406,28 @@ static bool try_file(struct symbolizer *s, const char *path, uint64_t kernel_tex
 {
 	uint64_t text_addr;
 	size_t len;
-	char *buf = slurp(path, &len);
+	bool mapped, regular;
+	struct stat st;
+	char *buf;
 	int ret;
 
+	/* a regular file with a size can be cached (not /proc/kallsyms) */
+	regular = stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0;
+	if (regular && ksym_cache_load(s, path, &st, &text_addr)) {
+		place(s, kernel_text, text_addr);
+		s->kernel_source = strtab_intern(&s->strings, what);
+		pp_info("kernel symbols from %s (parsed before, from perfport's cache)", what);
+		return true;
+	}
+	buf = text_get(path, &len, &mapped);
 	if (!buf)
 		return false;
 	ret = kallsyms_parse(s, buf, len, &text_addr);
-	free(buf);
+	text_release(buf, len, mapped);
 	if (ret)
 		return false;
+	if (regular)
+		ksym_cache_save(s, path, &st, text_addr);
 	place(s, kernel_text, text_addr);
 	s->kernel_source = strtab_intern(&s->strings, what);
 	pp_info("kernel symbols from %s", what);
@@ -245,17 +444,18 @@ static bool same_boot(struct symbolizer *s, uint64_t kernel_text)
 	struct utsname u;
 	uint64_t text_addr;
 	size_t len;
+	bool mapped;
 	char *buf;
 	int ret;
 
 	if (!kernel_text || !s->hdr || !s->hdr->osrelease || uname(&u) != 0 ||
 	    strcmp(u.release, s->hdr->osrelease) != 0)
 		return false;
-	buf = slurp("/proc/kallsyms", &len);
+	buf = text_get("/proc/kallsyms", &len, &mapped);
 	if (!buf)
 		return false;
 	ret = kallsyms_parse(s, buf, len, &text_addr);
-	free(buf);
+	text_release(buf, len, mapped);
 	if (ret || text_addr != kernel_text) {
 		if (!ret)
 			snprintf(s->kernel_why, sizeof(s->kernel_why),
@@ -283,7 +483,7 @@ static bool try_vmlinux(struct symbolizer *s, const char *path, uint64_t kernel_
 	uint8_t id[PERF_MAX_BUILD_ID];
 	int n = sym_file_build_id(path, id, sizeof(id));
 	uint64_t text_addr = 0;
-	size_t cap = 0;
+	size_t cap = 0, names_used = 0, names_cap = 0;
 	Elf_Scn *scn = NULL;
 	Elf *elf;
 	int fd;
@@ -329,11 +529,28 @@ static bool try_vmlinux(struct symbolizer *s, const char *path, uint64_t kernel_
 					break;
 				s->ksyms = k;
 			}
-			s->ksyms[s->nr_ksyms].addr = sym.st_value;
-			s->ksyms[s->nr_ksyms].bind = (uint8_t)GELF_ST_BIND(sym.st_info);
-			s->ksyms[s->nr_ksyms].name = strtab_intern(&s->strings, name);
-			if (s->ksyms[s->nr_ksyms].name)
+			{
+				size_t nl = strlen(name) + 1;
+
+				if (names_used + nl > names_cap) {
+					size_t nc = names_cap ? names_cap * 2 : 1 << 20;
+					char *nn;
+
+					while (nc < names_used + nl)
+						nc *= 2;
+					nn = realloc(s->ksym_names, nc);
+					if (!nn)
+						break;
+					s->ksym_names = nn;
+					names_cap = nc;
+				}
+				memcpy(s->ksym_names + names_used, name, nl);
+				s->ksyms[s->nr_ksyms] = (struct ksym){ .addr = sym.st_value,
+								       .name = (uint32_t)names_used };
+				s->ksyms[s->nr_ksyms].bind = (uint8_t)GELF_ST_BIND(sym.st_info);
+				names_used += nl;
 				s->nr_ksyms++;
+			}
 		}
 	}
 	if (elf)
@@ -343,6 +560,7 @@ static bool try_vmlinux(struct symbolizer *s, const char *path, uint64_t kernel_
 		pp_warn("'%s' has no function symbols", path);
 		return false;
 	}
+	s->ksym_names_len = names_used;
 	ksyms_sort(s);
 	place(s, kernel_text, text_addr);
 	s->kernel_source = strtab_intern(&s->strings, path);
@@ -428,7 +646,7 @@ void kernel_resolve(struct symbolizer *s, const struct raw_frame *f, uint64_t ke
 			goto found;
 		}
 	}
-	lo = sym_count_at_or_below(s->ksyms, s->nr_ksyms, sizeof(*s->ksyms), addr);
+	lo = sym_count_at_or_below(s->ksyms, s->nr_ksyms, sizeof(*s->ksyms), addr - s->ksym_delta);
 	if (lo == 0 || lo == s->nr_ksyms) {
 		/* below the first, or past the last symbol (no end known) */
 		out->cause = SYM_NO_SYMBOL;
@@ -441,16 +659,28 @@ void kernel_resolve(struct symbolizer *s, const struct raw_frame *f, uint64_t ke
 		kc->idx = (uint32_t)lo;
 	}
 found:
-	out->function = s->ksyms[lo - 1].name;
-	out->sym_offset = f->addr - s->ksyms[lo - 1].addr;
+	if (s->ksyms[lo - 1].name >= s->ksym_names_len) {
+		out->cause = SYM_NO_SYMBOL; /* a damaged cache: never read past the names */
+		return;
+	}
+	out->function = s->ksym_names + s->ksyms[lo - 1].name;
+	out->sym_offset = f->addr - s->ksym_delta - s->ksyms[lo - 1].addr;
 	out->cause = SYM_NAMED;
 }
 
 void kernel_free(struct symbolizer *s)
 {
 	free(s->kcache);
-	free(s->ksym_names);
-	free(s->ksyms);
+	s->kcache = NULL;
+	if (s->ksym_map) {
+		munmap(s->ksym_map, s->ksym_map_len);
+	} else {
+		free(s->ksym_names);
+		free(s->ksyms);
+	}
+	s->ksym_map = NULL;
+	s->ksym_names = NULL;
+	s->ksym_names_len = 0;
 	s->ksyms = NULL;
 	s->nr_ksyms = 0;
 }

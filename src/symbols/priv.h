@@ -12,10 +12,12 @@
 #include "../util/strtab.h"
 #include "symbols.h"
 
+/* A kernel symbol: 16 bytes, the layout of perfport's kallsyms cache. */
 struct ksym {
-	uint64_t addr;
-	const char *name;    /* interned */
+	uint64_t addr;       /* as the kallsyms or vmlinux has it (ksym_delta aside) */
+	uint32_t name;       /* offset into ksym_names */
 	uint8_t bind;        /* STB_GLOBAL, STB_WEAK or STB_LOCAL */
+	uint8_t pad[3];
 };
 
 struct jit_sym {
@@ -107,9 +109,13 @@ struct symbolizer {
 
 	/* kernel (kallsyms.c) */
 	bool kernel_tried;
-	struct ksym *ksyms;         /* sorted by addr, already placed at the recorded base */
+	struct ksym *ksyms;         /* sorted by addr */
 	size_t nr_ksyms;
 	char *ksym_names;           /* the names, NUL-separated, one block */
+	size_t ksym_names_len;
+	uint64_t ksym_delta;        /* recorded base minus the file's (KASLR) */
+	void *ksym_map;             /* non-NULL: ksyms and names are in this cache mapping */
+	size_t ksym_map_len;
 	struct kcache {             /* direct-mapped: addr -> index into ksyms + 1 */
 		uint64_t addr;
 		uint32_t idx;

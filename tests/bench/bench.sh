@@ -102,6 +102,22 @@ printf '#!/bin/sh\nperf script -i "$1" 2>/dev/null | awk -f "$2"\n' >"$dir/colla
 theirs=$(measure sh "$dir/collapse.sh" "$data" "$dir/collapse.awk")
 report "perfport export folded,pprof" "perf script | awk collapse" "$ours" "$theirs"
 
+# Issue 20's -g figures: the export against the bare record walk, perf
+# report's own tree, and hotspot's perfparser (Debian's hotspot package).
+walk=$(measure "$PERFPORT" info --no-symbols -i "$data")
+exp=$(measure "$PERFPORT" export -f folded -o "$dir/g.folded" -i "$data")
+report "perfport export -f folded" "perfport info --no-symbols" "$exp" "$walk"
+theirs=$(measure perf report --stdio --no-children -i "$data")
+report "perfport export -f folded" "perf report --no-children" "$exp" "$theirs"
+perfparser=$(ls /usr/lib/*/libexec/hotspot-perfparser /usr/libexec/hotspot-perfparser 2>/dev/null | head -1 || true)
+if [ -n "$perfparser" ]; then
+	theirs=$(measure "$perfparser" --input "$data" --output "$dir/perfparser.out")
+	report "perfport export -f folded" "hotspot-perfparser" "$exp" "$theirs"
+else
+	echo "hotspot's perfparser: skipped (apt-get install hotspot)"
+	echo
+fi
+
 ours=$(measure "$PERFPORT" dump --samples -i "$data")
 theirs=$(measure perf script -i "$data")
 report "perfport dump --samples" "perf script" "$ours" "$theirs"
@@ -139,3 +155,30 @@ theirs=$(measure perf report --stdio -i "$data")
 report "perfport info -j 1 (unwind)" "perf report --stdio" "$one" "$theirs"
 report "perfport info -j 2 (unwind)" "perf report --stdio" "$two" "$theirs"
 report "perfport info -j 2 (unwind)" "perfport info -j 1" "$two" "$one"
+exp2=$(measure "$PERFPORT" export -f folded -j 2 -o "$dir/d.folded" -i "$data")
+theirs=$(measure perf report --stdio --no-children -i "$data")
+report "perfport export -j 2 (unwind)" "perf report --no-children" "$exp2" "$theirs"
+
+# Memory flat in file size: one workload recorded with 64 KiB DWARF stack
+# copies (quick to fill a disk) to ~100 MB and to ~2 GB; peak RSS of the
+# export of each, and their ratio (BENCH_BIG_MB=0 skips it).
+big_mb=${BENCH_BIG_MB:-2048}
+if [ "$big_mb" -gt 0 ]; then
+	for want in 100 "$big_mb"; do
+		f="$dir/flat-$want.perf.data"
+		if [ ! -f "$f" ] || [ $(( $(stat -c %s "$f") >> 20 )) -lt $(( want * 9 / 10 )) ]; then
+			secs=$(( want / 90 )); [ "$secs" -ge 1 ] || secs=1   # ~100-150 MB/s of stack copies
+			echo "recording ~$want MB (--call-graph dwarf,65528, $secs s) ..."
+			perf record -q --call-graph dwarf,65528 -F 1500 -e cpu-clock -o "$f" -- \
+				"$dir/workload" "$secs" >/dev/null 2>&1
+		fi
+	done
+	small="$dir/flat-100.perf.data" large="$dir/flat-$big_mb.perf.data"
+	/usr/bin/time -f "%M" -o "$dir/time" "$PERFPORT" export -f folded -o "$dir/f.folded" -i "$small" >/dev/null 2>&1 || true
+	ms=$(tail -1 "$dir/time")
+	/usr/bin/time -f "%M" -o "$dir/time" "$PERFPORT" export -f folded -o "$dir/f.folded" -i "$large" >/dev/null 2>&1 || true
+	ml=$(tail -1 "$dir/time")
+	awk -v a="$ms" -v b="$ml" -v sa="$(stat -c %s "$small")" -v sb="$(stat -c %s "$large")" 'BEGIN {
+		printf "peak RSS, export -f folded: %.0f MB file %.0f MB, %.0f MB file %.0f MB\n", sa / 1048576, a / 1024, sb / 1048576, b / 1024
+		printf "ratio (large / small peak RSS): %.2fx\n\n", b / a }'
+fi

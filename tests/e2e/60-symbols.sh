@@ -177,6 +177,33 @@ else
 	echo "note: --vmlinux not checked (no kernel build id in the recording, or no binutils)"
 fi
 
+# A kallsyms file is parsed once: its symbols are kept in perfport's cache
+# ($XDG_CACHE_HOME/perfport) and mapped the next time, naming the same
+# frames; a damaged cache or a changed file is not used (and is rewritten)
+if [ "$(awk '$3 == "_text" { print $1 }' /proc/kallsyms)" != 0000000000000000 ]; then
+	cp /proc/kallsyms "$WORK/ks"
+	kc() { XDG_CACHE_HOME="$WORK/xc" "$PERFPORT" -v stacks --kallsyms "$WORK/ks" -i "$WORK/fp.data" \
+		2>"$WORK/kc.err" | grep -E '^	ffff' >"$WORK/kc.$1"; }
+	kc 1
+	grep -q "parsed before" "$WORK/kc.err" && fail "kallsyms cache: used before it was made"
+	c=$(ls "$WORK"/xc/perfport/kallsyms-* 2>/dev/null | head -1)
+	[ -n "$c" ] || fail "kallsyms cache: not written"
+	kc 2
+	grep -q "parsed before, from perfport's cache" "$WORK/kc.err" || fail "kallsyms cache: not used: $(grep kernel "$WORK/kc.err")"
+	cmp -s "$WORK/kc.1" "$WORK/kc.2" || fail "kallsyms cache: other names: $(diff "$WORK/kc.1" "$WORK/kc.2" | head -3)"
+	[ "$(grep -vc '\[unknown\]' "$WORK/kc.2")" -gt 0 ] || fail "kallsyms cache: no kernel frame named"
+	size=$(stat -c %s "$c")
+	truncate -s $((size / 2)) "$c"
+	kc 3
+	grep -q "parsed before" "$WORK/kc.err" && fail "kallsyms cache: a damaged cache was used"
+	cmp -s "$WORK/kc.1" "$WORK/kc.3" || fail "kallsyms cache: a damaged cache changed the names"
+	[ "$(stat -c %s "$c")" = "$size" ] || fail "kallsyms cache: not rewritten after damage"
+	touch -d '1 hour ago' "$WORK/ks"
+	kc 4
+	grep -q "parsed before" "$WORK/kc.err" && fail "kallsyms cache: used for a changed file"
+	echo "ok: kallsyms parsed once and mapped from perfport's cache after; damaged or stale caches ignored"
+fi
+
 # Rebuilt after recording, with perf's build-id cache out of the way: the
 # recorded build id no longer matches, so no frame of it may carry a name.
 cp "$WORKLOAD" "$WORK/rebuilt"

@@ -6,7 +6,7 @@ set -euo pipefail
 : "${CORPUS:=$TOP/../shared/corpus}"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/perfport-test.XXXXXX")
 SERVER_PID=
-trap '[ -z "$SERVER_PID" ] || kill "$SERVER_PID" 2>/dev/null; rm -rf "$WORK"' EXIT
+trap '[ -z "$SERVER_PID" ] || kill "$SERVER_PID" 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$WORK"' EXIT
 PY=/usr/bin/python3
 CHECK="$TOP/tests/e2e/lib/check.py"
 
