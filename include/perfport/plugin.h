@@ -41,7 +41,7 @@ extern "C" {
 #endif
 
 #define PERFPORT_ABI_MAJOR 1
-#define PERFPORT_ABI_MINOR 4
+#define PERFPORT_ABI_MINOR 5
 /* What a plugin puts in perfport_exporter.abi_version. */
 #define PERFPORT_ABI_VERSION ((uint32_t)(PERFPORT_ABI_MAJOR << 16 | PERFPORT_ABI_MINOR))
 
@@ -142,6 +142,20 @@ struct perfport_slice_value {
 	uint64_t count, value;
 };
 
+/* One sample or off-CPU interval of the tree, in time (ABI 1.5, for formats
+ * with PERFPORT_EXPORTER_SAMPLES). Together they make up the tree's self
+ * counts and values exactly. */
+struct perfport_sample {
+	uint64_t time_ns;           /* epoch: when sampled, or when the interval began */
+	uint64_t value;             /* added to @node's self value for @counter: the
+				     * sample's weight, or the interval's length in ns
+				     * (within the exported window) */
+	uint32_t node;              /* a node with a self count */
+	uint32_t tid;               /* the thread (perfport_profile.threads has it) */
+	uint32_t counter;           /* enum perfport_counter */
+	uint32_t count;             /* added to the self count: 1 */
+};
+
 /* A file frames were found in (perfport_frame.module is its path). */
 struct perfport_module {
 	const char *path;
@@ -226,11 +240,23 @@ struct perfport_profile {
 	 * by change, a pprof with the base subtracted); NULL otherwise. Its own
 	 * base and offwake are NULL. */
 	const struct perfport_profile *base;
+
+	/* --- ABI 1.5 (check struct_size: PERFPORT_PROFILE_HAS_SAMPLES) --- */
+	/* For formats with PERFPORT_EXPORTER_SAMPLES: every sample and off-CPU
+	 * interval of the tree with its time and thread, sorted by time then
+	 * tid (none otherwise, and none in offwake and base). */
+	size_t nr_samples;
+	size_t sample_size;
+	const struct perfport_sample *samples;
 };
 
 /* Whether @p has ABI 1.4's base member (a 1.3 host's profile has not). */
 #define PERFPORT_PROFILE_HAS_BASE(p) \
 	((p)->struct_size >= offsetof(struct perfport_profile, base) + sizeof((p)->base))
+
+/* Whether @p has ABI 1.5's samples (a 1.4 host's profile has not). */
+#define PERFPORT_PROFILE_HAS_SAMPLES(p) \
+	((p)->struct_size >= offsetof(struct perfport_profile, samples) + sizeof((p)->samples))
 
 static inline const struct perfport_frame *perfport_frame_at(const struct perfport_profile *p,
 							     size_t i)
@@ -261,6 +287,12 @@ static inline const struct perfport_slice_value *perfport_slice_value_at(const s
 {
 	return (const struct perfport_slice_value *)((const char *)p->slice_values +
 						       i * p->slice_value_size);
+}
+
+static inline const struct perfport_sample *perfport_sample_at(const struct perfport_profile *p,
+							       size_t i)
+{
+	return (const struct perfport_sample *)((const char *)p->samples + i * p->sample_size);
 }
 
 static inline const struct perfport_module *perfport_module_at(const struct perfport_profile *p,
@@ -521,6 +553,10 @@ enum {
 	/* (ABI 1.3) The format's upload sends data by time (perfport_profile's
 	 * slice values): the host keeps them, in slices of 5 s, when uploading. */
 	PERFPORT_EXPORTER_TIME_SLICES = 1 << 2,
+	/* (ABI 1.5) The format shows samples in time (a timeline, timestamps
+	 * per sample): the host keeps every sample and interval
+	 * (perfport_profile.samples), on write and upload. */
+	PERFPORT_EXPORTER_SAMPLES = 1 << 3,
 };
 
 /* The one symbol an exporter exports. */

@@ -450,6 +450,9 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 	for (size_t i = 0; i < nr_pl && upload; i++)
 		if (plugin_wants_slices(pl[i]))
 			po.o.slice_ns = PLUGIN_SLICE_NS;
+	for (size_t i = 0; i < nr_pl; i++)
+		if (plugin_wants_samples(pl[i]))
+			po.o.timeline = true;
 	po.o.progress = cli_progress;
 	po.o.progress_ctx = &shown;
 	po.o.warn_estimated_time = true; /* the formats carry the times */
@@ -470,7 +473,11 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 		goto out;
 	}
 	if (base_path) {
-		int b = profile_build(base_path, &po.o, &base);
+		struct profile_opts bo = po.o;
+		int b;
+
+		bo.timeline = false;     /* the base is a tree, never a timeline */
+		b = profile_build(base_path, &bo, &base);
 
 		if (!base) {
 			ret = b == PP_EUSAGE ? EXIT_USAGE : EXIT_NOTHING;

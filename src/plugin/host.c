@@ -513,6 +513,12 @@ bool plugin_wants_slices(const struct plugin *pl)
 	       (pl->ex->flags & PERFPORT_EXPORTER_TIME_SLICES);
 }
 
+bool plugin_wants_samples(const struct plugin *pl)
+{
+	return PERFPORT_HAS(pl->ex, struct perfport_exporter, flags) &&
+	       (pl->ex->flags & PERFPORT_EXPORTER_SAMPLES);
+}
+
 int plugin_run(struct plugin *pl, const struct perfport_profile *view, FILE *out,
 	       const char *dir, bool upload)
 {
@@ -540,10 +546,13 @@ int plugin_run(struct plugin *pl, const struct perfport_profile *view, FILE *out
 			opts[i].value = pl->values[i] ? pl->values[i] : d->default_value;
 		}
 	}
-	if (ex->init(plugin_host(), opts, ex->nr_options, &state) != PERFPORT_OK) {
-		pp_error("format '%s': init failed", ex->name);
+	st = ex->init(plugin_host(), opts, ex->nr_options, &state);
+	if (st != PERFPORT_OK) {
+		/* USAGE: the user's options, which the plugin has said what is wrong with */
+		if (st != PERFPORT_USAGE)
+			pp_error("format '%s': init failed", ex->name);
 		free(opts);
-		return PP_EPLUGIN;
+		return st == PERFPORT_USAGE ? PP_EUSAGE : PP_EPLUGIN;
 	}
 	ret = PP_OK;
 	if (out) {

@@ -73,6 +73,9 @@ bool plugin_wants_threads(const struct plugin *pl);
 /** plugin_wants_slices() - does the format upload by time (PERFPORT_EXPORTER_TIME_SLICES)? */
 bool plugin_wants_slices(const struct plugin *pl);
 
+/** plugin_wants_samples() - does the format show samples in time (PERFPORT_EXPORTER_SAMPLES)? */
+bool plugin_wants_samples(const struct plugin *pl);
+
 /* The slice length perfport keeps for such formats: 5 s, SkyWalking Rover's
  * flush interval. */
 #define PLUGIN_SLICE_NS 5000000000ull

@@ -38,6 +38,7 @@ struct view {
 	struct perfport_thread *threads;
 	struct perfport_label *labels;
 	struct perfport_module *modules;
+	struct perfport_sample *samples;
 	char *label_buf;
 	char profile_id[37];
 	struct perfport_profile *offwake;
@@ -84,11 +85,12 @@ struct perfport_profile *view_build(const struct profile *p, const struct view_o
 	v->threads = calloc(p->nr_threads + 1, sizeof(*v->threads));
 	v->labels = calloc(o->nr_labels + 1, sizeof(*v->labels));
 	v->modules = calloc(p->nr_modules + 1, sizeof(*v->modules));
+	v->samples = calloc(p->nr_timed + 1, sizeof(*v->samples));
 	for (size_t i = 0; i < o->nr_labels; i++)
 		lb += strlen(o->labels[i]) + 1;
 	v->label_buf = malloc(lb + 1);
 	if (!v->frames || !v->nodes || !v->events || !v->threads || !v->labels || !v->modules ||
-	    !v->label_buf) {
+	    !v->label_buf || !v->samples) {
 		view_free(&v->p);
 		return NULL;
 	}
@@ -149,6 +151,14 @@ struct perfport_profile *view_build(const struct profile *p, const struct view_o
 		v->modules[i] = (struct perfport_module){ p->modules[i].path, p->modules[i].build_id,
 						  p->modules[i].start, p->modules[i].limit,
 						  p->modules[i].file_offset };
+	for (size_t i = 0; i < p->nr_timed; i++) {
+		const struct profile_timed *t = &p->timed[i];
+
+		v->samples[i] = (struct perfport_sample){
+			.time_ns = epoch(m, t->time), .value = t->ns, .node = t->node,
+			.tid = t->tid, .counter = t->counter, .count = t->count,
+		};
+	}
 	uuid4(v->profile_id);
 
 	v->p = (struct perfport_profile){
@@ -192,6 +202,9 @@ struct perfport_profile *view_build(const struct profile *p, const struct view_o
 		.nr_slice_values = p->nr_slices,
 		.slice_value_size = sizeof(struct perfport_slice_value),
 		.slice_values = (const struct perfport_slice_value *)p->slices,
+		.nr_samples = p->nr_timed,
+		.sample_size = sizeof(struct perfport_sample),
+		.samples = v->samples,
 	};
 	if (p->nr_waker_nodes) {
 		/* the off-wake tree as a profile of its own, the rest shared */
@@ -206,6 +219,8 @@ struct perfport_profile *view_build(const struct profile *p, const struct view_o
 		w.nr_slices = 0;
 		w.slices = NULL;
 		w.slice_ns = 0;
+		w.nr_timed = 0;
+		w.timed = NULL;
 		w.nr_waker_nodes = 0;
 		v->offwake = view_build(&w, o);
 		if (!v->offwake) {
@@ -235,6 +250,7 @@ void view_free(struct perfport_profile *pp)
 	free(v->threads);
 	free(v->labels);
 	free(v->modules);
+	free(v->samples);
 	free(v->label_buf);
 	view_free(v->offwake);
 	free(v);

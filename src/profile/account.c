@@ -179,11 +179,20 @@ static uint64_t clip(const struct account *a, uint64_t b, uint64_t e)
  * --time), and its count goes to the slice it ends in.
  */
 static void count_at(struct account *a, uint32_t node, enum counter c, uint64_t count, uint64_t ns,
-		     uint64_t b, uint64_t e)
+		     uint64_t b, uint64_t e, uint32_t tid)
 {
 	uint64_t len = a->opts->slice_ns, left = ns;
 
 	tree_add(&a->tree, node, c, count, ns);
+	if (a->opts->timeline && !a->err) {
+		struct profile_timed r = {
+			.time = a->filter.has_time && b < a->filter.t0 ? a->filter.t0 : b,
+			.ns = ns, .tid = tid, .counter = (uint32_t)c, .count = (uint32_t)count,
+		};
+
+		if (tree_add_timed(&a->tree, node, &r))
+			a->err = PP_ENOMEM;
+	}
 	if (!len || a->err)
 		return;
 	if (!a->slice_origin)
@@ -259,7 +268,7 @@ static size_t raw_frames(struct account *a, const struct perf_event *ev, const u
 
 static int rawf_grow(struct account *a)
 {
-	size_t cap = a->rawf_cap ? a->rawf_cap * 2 : 4096;
+	size_t cap = a->rawf_cap ? a->rawf_cap * 2 : 256;
 	struct rawf_entry *n = calloc(cap, sizeof(*n));
 
 	if (!n)
@@ -443,7 +452,7 @@ static int keys_reserve(struct account *a, size_t n)
 
 static int stacks_grow(struct account *a)
 {
-	size_t cap = a->stacks_cap ? a->stacks_cap * 2 : 4096;
+	size_t cap = a->stacks_cap ? a->stacks_cap * 2 : 256;
 	struct stack_entry *n = calloc(cap, sizeof(*n));
 
 	if (!n)
@@ -792,7 +801,7 @@ static void iv_close(struct account *a, struct acct_thread *th, uint64_t end, en
 	th->c.count[th->out_cnt]++;
 	th->c.ns[th->out_cnt] += d;
 	if (th->out_node != TREE_NONE)
-		count_at(a, th->out_node, th->out_cnt, 1, d, out, end);
+		count_at(a, th->out_node, th->out_cnt, 1, d, out, end, th->tid);
 	if (wake && th->out_state != 'R' && th->out_node != TREE_NONE && th->waker_node != TREE_NONE)
 		offwake_add(a, th->out_node, th->waker_node, th->out_cnt, clip(a, out, wake));
 }
@@ -921,7 +930,7 @@ static void on_cpu_sample(struct account *a, struct acct_src *src, const struct 
 	node = stack_node(a, ev, pcs, n, th);
 	if (node == TREE_NONE)
 		return;
-	count_at(a, node, c, 1, w, ev->sample.time, ev->sample.time);
+	count_at(a, node, c, 1, w, ev->sample.time, ev->sample.time, th->tid);
 	th->c.count[c]++;
 	th->c.ns[c] += w;
 	src->used++;
@@ -990,7 +999,8 @@ static void offcpu_sample(struct account *a, struct acct_src *src, const struct 
 	if (node == TREE_NONE)
 		return;
 	c = classify(a, 'S', node);
-	count_at(a, node, c, 1, ev->sample.period, ev->sample.time, ev->sample.time);
+	count_at(a, node, c, 1, ev->sample.period, ev->sample.time, ev->sample.time,
+		 th->tid);
 	th->c.count[c]++;
 	th->c.ns[c] += ev->sample.period;
 	th->blocked_ns += ev->sample.period;

@@ -467,6 +467,8 @@ static int finish(struct profile *p, struct profile_priv *pv, struct build_ctx *
 	if (ret)
 		return ret;
 	p->slices = pv->slices;
+	p->timed = pv->tree.timed;
+	p->nr_timed = pv->tree.nr_timed;
 	p->slice_ns = o->slice_ns;
 	p->slice_origin = a->slice_origin;
 	if (a->wtree_ready) {

@@ -71,6 +71,19 @@ struct profile_opts {
 	 * ns of the recording (profile.slices), for formats that send data by
 	 * time (SkyWalking's flushes, CodeGuru's reporting periods) */
 	uint64_t slice_ns;
+	/* also keep every sample and off-CPU interval with its time and thread
+	 * (profile.timed), for formats that show a timeline */
+	bool timeline;
+};
+
+/* One sample or off-CPU interval as it was counted (profile_opts.timeline). */
+struct profile_timed {
+	uint64_t time;              /* perf clock: the sample, or the interval's start */
+	uint64_t ns;                /* what it added to its node's self value */
+	uint32_t node;
+	uint32_t tid;
+	uint32_t counter;           /* enum counter */
+	uint32_t count;             /* what it added to the self count (1) */
 };
 
 /* A node's self count and value for one counter in one time slice. */
@@ -209,6 +222,10 @@ struct profile {
 	uint64_t slice_ns, slice_origin;
 	size_t nr_slices;
 	const struct profile_slice *slices;
+	/* with profile_opts.timeline: every sample and interval, sorted by time
+	 * (then tid); intervals clipped to the --time window */
+	size_t nr_timed;
+	const struct profile_timed *timed;
 	size_t nr_frames;
 	const struct profile_frame *frames;
 	size_t nr_nodes;

@@ -56,6 +56,7 @@ void tree_release(struct tree *t)
 	free(t->node_slots);
 	free(t->slices);
 	free(t->slice_slots);
+	free(t->timed);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -254,6 +255,22 @@ int tree_add_slice(struct tree *t, uint32_t slice, uint32_t node, enum counter c
 	return 0;
 }
 
+int tree_add_timed(struct tree *t, uint32_t node, const struct profile_timed *r)
+{
+	if (t->nr_timed == t->cap_timed) {
+		size_t cap = t->cap_timed ? t->cap_timed * 2 : 4096;
+		struct profile_timed *n = realloc(t->timed, cap * sizeof(*n));
+
+		if (!n)
+			return PP_ENOMEM;
+		t->timed = n;
+		t->cap_timed = cap;
+	}
+	t->timed[t->nr_timed] = *r;
+	t->timed[t->nr_timed++].node = node;
+	return 0;
+}
+
 int tree_strip(struct tree *t, uint32_t flags)
 {
 	uint32_t *map = malloc((t->nr_nodes ? t->nr_nodes : 1) * sizeof(*map));
@@ -287,6 +304,14 @@ int tree_strip(struct tree *t, uint32_t flags)
 				   s->ns))
 			goto fail;
 	}
+	/* the timed records move over with their nodes renumbered */
+	for (size_t i = 0; i < t->nr_timed; i++)
+		t->timed[i].node = map[t->timed[i].node];
+	n.timed = t->timed;
+	n.nr_timed = t->nr_timed;
+	n.cap_timed = t->cap_timed;
+	t->timed = NULL;
+	t->nr_timed = t->cap_timed = 0;
 	free(map);
 	n.strings = t->strings;
 	memset(&t->strings, 0, sizeof(t->strings));
@@ -337,7 +362,35 @@ static int finish_slices(const struct tree *t, const uint32_t *newid,
 	return 0;
 }
 
-int tree_finish(const struct tree *t, struct profile_frame **frames_out, size_t *nr_frames,
+static int timed_cmp(const void *a, const void *b)
+{
+	const struct profile_timed *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return (x->node > y->node) - (x->node < y->node);
+}
+
+/* The timed records with @newid's node numbers, sorted by time (a record
+ * counts 1, so its node is never pruned). */
+static void finish_timed(struct tree *t, const uint32_t *newid)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < t->nr_timed; i++) {
+		if (newid[t->timed[i].node] == TREE_NONE)
+			continue;
+		t->timed[n] = t->timed[i];
+		t->timed[n++].node = newid[t->timed[i].node];
+	}
+	t->nr_timed = n;
+	if (n > 1)
+		qsort(t->timed, n, sizeof(*t->timed), timed_cmp);
+}
+
+int tree_finish(struct tree *t, struct profile_frame **frames_out, size_t *nr_frames,
 		struct profile_node **nodes_out, struct profile_counts **self_out,
 		struct profile_counts **total_out, size_t *nr_nodes,
 		struct profile_slice **slices_out, size_t *nr_slices)
@@ -422,6 +475,7 @@ int tree_finish(const struct tree *t, struct profile_frame **frames_out, size_t 
 	}
 	if (finish_slices(t, newid, slices_out, nr_slices))
 		goto out;
+	finish_timed(t, newid);
 	*frames_out = frames;
 	*nr_frames = nf;
 	*nodes_out = nodes;

@@ -36,6 +36,8 @@ struct tree {
 	size_t nr_slices, cap_slices;
 	uint32_t *slice_slots;          /* open addressing on (slice, node, counter): index + 1 */
 	size_t slice_slots_cap;
+	struct profile_timed *timed;    /* samples and intervals by time (tree_add_timed) */
+	size_t nr_timed, cap_timed;
 };
 
 /** tree_init() - an empty tree holding only the root. Return: 0 or PP_ENOMEM. */
@@ -79,6 +81,12 @@ int tree_add_slice(struct tree *t, uint32_t slice, uint32_t node, enum counter c
 		   uint64_t count, uint64_t ns);
 
 /**
+ * tree_add_timed() - also keep what tree_add() added for @node as one
+ * timed record (@r->node is set to @node). Return: 0 or PP_ENOMEM.
+ */
+int tree_add_timed(struct tree *t, uint32_t node, const struct profile_timed *r);
+
+/**
  * tree_strip() - rebuild @t without the frames that have any of @flags
  * (FRAME_F_KERNEL for --no-kernel): each such node's counts and children
  * go to its nearest kept ancestor. The strings stay with @t.
@@ -93,9 +101,10 @@ int tree_strip(struct tree *t, uint32_t flags);
  * @frames, @nodes, @self, @total: set to arrays the caller frees.
  * @slices: set to the slice values with their nodes renumbered, sorted by
  * slice, node and counter (NULL when there are none); the caller frees it.
+ * The tree's timed records are renumbered in place and sorted by time.
  * Return: 0 or PP_ENOMEM. The tree's strings stay with the tree.
  */
-int tree_finish(const struct tree *t, struct profile_frame **frames, size_t *nr_frames,
+int tree_finish(struct tree *t, struct profile_frame **frames, size_t *nr_frames,
 		struct profile_node **nodes, struct profile_counts **self,
 		struct profile_counts **total, size_t *nr_nodes,
 		struct profile_slice **slices, size_t *nr_slices);

@@ -61,6 +61,14 @@ static void test_tree_finish(void **state)
 	assert_int_equal(tree_add_slice(&t, 1, path(&t, b, 3), CNT_LOCK, 1, 1000), 0);
 	assert_int_equal(tree_add_slice(&t, 1, path(&t, b, 3), CNT_LOCK, 1, 500), 0);
 	assert_int_equal(tree_add_slice(&t, 2, path(&t, c, 2), CNT_LOCK, 0, 0), 0);
+	/* in time, out of order: the lock interval (tid 9) at 50, zeta's at 70
+	 * and 20 (tid 7) */
+	assert_int_equal(tree_add_timed(&t, path(&t, b, 3), &(struct profile_timed){
+		.time = 50, .ns = 1000, .tid = 9, .counter = CNT_LOCK, .count = 1 }), 0);
+	assert_int_equal(tree_add_timed(&t, path(&t, a, 2), &(struct profile_timed){
+		.time = 70, .ns = 100, .tid = 7, .counter = CNT_ON_CPU, .count = 1 }), 0);
+	assert_int_equal(tree_add_timed(&t, path(&t, a, 2), &(struct profile_timed){
+		.time = 20, .ns = 200, .tid = 7, .counter = CNT_ON_CPU, .count = 1 }), 0);
 	path(&t, c, 2); /* nothing counted */
 	assert_int_equal(tree_finish(&t, &frames, &nf, &nodes, &self, &total, &nn, &slices, &ns), 0);
 	assert_int_equal(nn, 5); /* root, main, alpha, leaf, zeta */
@@ -94,6 +102,17 @@ static void test_tree_finish(void **state)
 	assert_int_equal(slices[2].slice, 4);
 	assert_int_equal(slices[2].node, 4);
 	assert_int_equal(slices[2].count, 2);
+	/* timed records: renumbered (leaf 3, zeta 4) and sorted by time */
+	assert_int_equal(t.nr_timed, 3);
+	assert_int_equal(t.timed[0].time, 20);
+	assert_int_equal(t.timed[0].node, 4);
+	assert_int_equal(t.timed[0].ns, 200);
+	assert_int_equal(t.timed[1].time, 50);
+	assert_int_equal(t.timed[1].node, 3);
+	assert_int_equal(t.timed[1].tid, 9);
+	assert_int_equal(t.timed[1].counter, CNT_LOCK);
+	assert_int_equal(t.timed[2].time, 70);
+	assert_int_equal(t.timed[2].node, 4);
 	free(slices);
 	free(frames);
 	free(nodes);
