@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "../util/log.h"
+#include "../util/cachedir.h"
 #include "../util/mem.h"
 #include "priv.h"
 
@@ -279,29 +280,11 @@ _Static_assert(sizeof(struct ksym) == 16, "struct ksym is the cache's record");
 
 static bool ksym_cache_path(const char *src, char *out, size_t size, bool make)
 {
-	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
 	uint64_t h = 1469598103934665603ull;
 	char dir[4096];
 
-	if (xdg && *xdg)
-		snprintf(dir, sizeof(dir), "%s/perfport", xdg);
-	else if (home && *home)
-		snprintf(dir, sizeof(dir), "%s/.cache/perfport", home);
-	else
+	if (!cache_dir(dir, sizeof(dir), NULL, make))
 		return false;
-	if (make) {
-		char parent[4096];
-		char *slash;
-
-		snprintf(parent, sizeof(parent), "%s", dir);
-		slash = strrchr(parent, '/');
-		if (slash && slash != parent) {
-			*slash = 0;
-			(void)mkdir(parent, 0700);
-		}
-		if (mkdir(dir, 0700) && errno != EEXIST)
-			return false;
-	}
 	for (const unsigned char *c = (const unsigned char *)src; *c; c++)
 		h = (h ^ *c) * 1099511628211ull;
 	return snprintf(out, size, "%s/kallsyms-%016" PRIx64, dir, h) < (int)size;

@@ -229,4 +229,13 @@ const char *dwname_qualified(struct symbolizer *s, Dwarf_Die *die);
 bool jit_lookup(struct symbolizer *s, const struct raw_frame *f, struct sym_frame *out);
 void jit_free(struct symbolizer *s);
 
+/**
+ * sym_debug_uncompressed() - the separate debug file of build id @id as an
+ * uncompressed copy from perfport's cache, made now from the distribution's
+ * compressed one (/usr/lib/debug/.build-id/) when missing (debugcache.c).
+ * @name: set to the original's path (malloc'd, libdwfl frees it).
+ * Return: the copy's descriptor, or -1: libdwfl's own search then.
+ */
+int sym_debug_uncompressed(const unsigned char *id, size_t id_len, char **name);
+
 #endif /* SYMBOLS_PRIV_H */

@@ -51,9 +51,28 @@ const char *sym_cause_name(enum sym_cause cause)
 
 static char *debuginfo_path;
 
+/* libdwfl's search for a separate debug file, after perfport's cache of
+ * uncompressed copies (debugcache.c). The copy must come first: once
+ * libdwfl's own search finds a file by build id it keeps that file's
+ * handle, whatever descriptor this returns. */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+			  Dwarf_Addr base, const char *file_name, const char *debuglink_file,
+			  GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	const unsigned char *id;
+	GElf_Addr vaddr;
+	int n = dwfl_module_build_id(mod, &id, &vaddr);
+	int fd = n > 0 ? sym_debug_uncompressed(id, (size_t)n, debuginfo_file_name) : -1;
+
+	if (fd >= 0)
+		return fd;
+	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
+					    debuglink_file, debuglink_crc, debuginfo_file_name);
+}
+
 static const Dwfl_Callbacks dwfl_callbacks = {
 	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = find_debuginfo,
 	.debuginfo_path = &debuginfo_path,
 };
 

@@ -204,6 +204,41 @@ if [ "$(awk '$3 == "_text" { print $1 }' /proc/kallsyms)" != 0000000000000000 ];
 	echo "ok: kallsyms parsed once and mapped from perfport's cache after; damaged or stale caches ignored"
 fi
 
+# A distribution's compressed debug file (libc6-dbg) is inflated once into
+# perfport's cache and read from there after; the names are those libdw
+# gives from the original, the copy holds no compressed section, and a
+# damaged copy is not used (it is made again)
+libc=$(awk '$NF ~ /\/libc\.so\.6$/ { print $NF; exit }' /proc/self/maps)
+lid=$(readelf -n "$libc" 2>/dev/null | awk '/Build ID/ { print $3 }')
+ldbg=/usr/lib/debug/.build-id/${lid:0:2}/${lid:2}.debug
+if [ -n "$lid" ] && [ -f "$ldbg" ] && readelf -SW "$ldbg" 2>/dev/null | grep -q ' \.debug_info .* C '; then
+	: >"$WORK/nodir" # a cache directory that cannot be made: libdw reads the original
+	dc() { XDG_CACHE_HOME="$1" "$PERFPORT" -vv export -f folded -O annotate=false -o "$WORK/dc.$2" \
+		-i "$WORK/fp.data" 2>"$WORK/dc.err" || fail "export with cache $1: exit $?"; }
+	dc "$WORK/nodir" 0
+	grep -q "__GI_\|libc" "$WORK/dc.0" || grep -q "pthread\|lll_" "$WORK/dc.0" || fail "debug cache: no libc frame in the recording"
+	dc "$WORK/dcache" 1
+	copy="$WORK/dcache/perfport/debug/$lid.debug"
+	[ -f "$copy" ] || fail "debug cache: no copy made ($(grep -i debug "$WORK/dc.err" | head -2))"
+	grep -q "inflated once" "$WORK/dc.err" || fail "debug cache: the copy was not said to be made"
+	cmp -s "$WORK/dc.0" "$WORK/dc.1" || fail "debug cache: other names while making the copy: $(diff "$WORK/dc.0" "$WORK/dc.1" | head -3)"
+	! readelf -SW "$copy" | grep -q ' \.debug_[a-z_]* .* [A-Z]*C[A-Z]* ' || fail "debug cache: the copy still has compressed sections"
+	[ "$(readelf -n "$copy" | awk '/Build ID/ { print $3 }')" = "$lid" ] || fail "debug cache: the copy's build id"
+	dc "$WORK/dcache" 2
+	grep -q "from perfport's uncompressed copy" "$WORK/dc.err" || fail "debug cache: the copy was not used"
+	cmp -s "$WORK/dc.0" "$WORK/dc.2" || fail "debug cache: the copy names otherwise: $(diff "$WORK/dc.0" "$WORK/dc.2" | head -3)"
+	XDG_CACHE_HOME="$WORK/dcache" "$PERFPORT" info -i "$WORK/fp.data" 2>/dev/null | grep -q "debug info $ldbg" ||
+		fail "debug cache: info does not name the original debug file"
+	size=$(stat -c %s "$copy")
+	truncate -s $((size / 3)) "$copy"
+	dc "$WORK/dcache" 3
+	cmp -s "$WORK/dc.0" "$WORK/dc.3" || fail "debug cache: a damaged copy changed the names"
+	[ "$(stat -c %s "$copy")" = "$size" ] || fail "debug cache: a damaged copy was not made again"
+	echo "ok: $ldbg inflated once into perfport's cache, then read from the copy; same names; a damaged copy made again"
+else
+	echo "note: the debug file cache not checked (no compressed debug file for libc: apt-get install libc6-dbg)"
+fi
+
 # Rebuilt after recording, with perf's build-id cache out of the way: the
 # recorded build id no longer matches, so no frame of it may carry a name.
 cp "$WORKLOAD" "$WORK/rebuilt"
