@@ -141,13 +141,8 @@ static bool copy_bytes(int from, int to)
 			return false;
 		if (r == 0)
 			return true;
-		for (ssize_t w = 0; w < r;) {
-			ssize_t k = write(to, buf + w, (size_t)(r - w));
-
-			if (k <= 0)
-				return false;
-			w += k;
-		}
+		if (!cache_write(to, buf, (size_t)r))
+			return false;
 		off += r;
 	}
 }
@@ -249,7 +244,7 @@ static void save_source_name(const char *copy, const char *orig)
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return;
-	if (write(fd, orig, len) != (ssize_t)len || close(fd) || rename(tmp, side))
+	if (!cache_write(fd, orig, len) || close(fd) || rename(tmp, side))
 		unlink(tmp);
 }
 
@@ -265,8 +260,7 @@ int sym_debug_uncompressed(const unsigned char *id, size_t id_len, char **name)
 
 	if (!id_len || id_len > PERF_MAX_BUILD_ID || !cache_dir(dir, sizeof(dir), "debug", false))
 		return -1;
-	for (size_t i = 0; i < id_len; i++)
-		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	sym_hex(id, id_len, hex);
 	snprintf(path, sizeof(path), "%s/%s.debug", dir, hex);
 	copy = open_copy(path, id, id_len);
 	if (copy >= 0) {

@@ -341,19 +341,6 @@ static bool ksym_cache_load(struct symbolizer *s, const char *src, const struct 
 	return true;
 }
 
-static bool write_all(int fd, const void *p, size_t n)
-{
-	for (const char *c = p; n;) {
-		ssize_t w = write(fd, c, n);
-
-		if (w <= 0)
-			return false;
-		c += w;
-		n -= (size_t)w;
-	}
-	return true;
-}
-
 /* Keep the parsed symbols of @src for the next run; failing is harmless. */
 static void ksym_cache_save(const struct symbolizer *s, const char *src, const struct stat *st,
 			    uint64_t text_addr)
@@ -374,10 +361,10 @@ static void ksym_cache_save(const struct symbolizer *s, const char *src, const s
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return;
-	ok = write_all(fd, &h, sizeof(h)) && write_all(fd, src, h.path_len) &&
-	     write_all(fd, zero, (8 - h.path_len % 8) % 8) &&
-	     write_all(fd, s->ksyms, s->nr_ksyms * sizeof(*s->ksyms)) &&
-	     write_all(fd, s->ksym_names, s->ksym_names_len);
+	ok = cache_write(fd, &h, sizeof(h)) && cache_write(fd, src, h.path_len) &&
+	     cache_write(fd, zero, (8 - h.path_len % 8) % 8) &&
+	     cache_write(fd, s->ksyms, s->nr_ksyms * sizeof(*s->ksyms)) &&
+	     cache_write(fd, s->ksym_names, s->ksym_names_len);
 	if (close(fd) || !ok || rename(tmp, path)) {
 		unlink(tmp);
 		pp_debug("cannot keep the parsed kernel symbols in '%s'", path);
@@ -579,8 +566,7 @@ static void load(struct symbolizer *s, uint64_t kernel_text)
 				 "/proc/kallsyms, or record without --no-buildid");
 		return;
 	}
-	for (size_t i = 0; i < rec->size; i++)
-		sprintf(idhex + 2 * i, "%02x", rec->id[i]);
+	sym_hex(rec->id, rec->size, idhex);
 	if (s->opts.archive_dir) {
 		snprintf(path, sizeof(path), "%s/[kernel.kallsyms]/%s/kallsyms", s->opts.archive_dir,
 			 idhex);

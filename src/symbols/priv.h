@@ -229,6 +229,9 @@ const char *dwname_qualified(struct symbolizer *s, Dwarf_Die *die);
 bool jit_lookup(struct symbolizer *s, const struct raw_frame *f, struct sym_frame *out);
 void jit_free(struct symbolizer *s);
 
+/** sym_hex() - @n bytes of @id in lowercase hex into @out (2n + 1 bytes). */
+void sym_hex(const uint8_t *id, size_t n, char *out);
+
 /**
  * sym_debug_uncompressed() - the separate debug file of build id @id as an
  * uncompressed copy from perfport's cache, made now from the distribution's

@@ -108,7 +108,7 @@ int sym_file_build_id(const char *path, uint8_t *id, size_t max)
 	return (int)n;
 }
 
-static void hex(const uint8_t *id, size_t n, char *out)
+void sym_hex(const uint8_t *id, size_t n, char *out)
 {
 	for (size_t i = 0; i < n; i++)
 		sprintf(out + 2 * i, "%02x", id[i]);
@@ -170,7 +170,7 @@ static char *find_file(struct symbolizer *s, const struct dso *d, uint8_t *cause
 		 * DIR/[vdso]/<id>/vdso, and DIR/.build-id/xx/rest linking to either */
 		const char *dirs[2] = { s->opts.archive_dir, s->buildid_dir };
 
-		hex(d->build_id, d->build_id_size, idhex);
+		sym_hex(d->build_id, d->build_id_size, idhex);
 		for (int k = 0; k < 2; k++) {
 			const char *dir = dirs[k];
 
@@ -964,7 +964,7 @@ void sym_dso_where(struct symbolizer *s, const struct dso *d, struct sym_where *
 			char idhex[2 * PERF_MAX_BUILD_ID + 1], path[4096 + 128];
 			struct stat sb;
 
-			hex(d->build_id, d->build_id_size, idhex);
+			sym_hex(d->build_id, d->build_id_size, idhex);
 			if (cache && *cache)
 				snprintf(path, sizeof(path), "%s/%s/debuginfo", cache, idhex);
 			else if (xdg && *xdg)

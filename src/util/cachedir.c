@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* mkdir -p @path (mode 0700 for what is made) */
 static bool make_dirs(const char *path)
@@ -41,4 +42,17 @@ bool cache_dir(char *out, size_t size, const char *sub, bool make)
 	if (n < 0 || (size_t)n >= size)
 		return false;
 	return !make || make_dirs(out);
+}
+
+bool cache_write(int fd, const void *p, size_t n)
+{
+	for (const char *c = p; n;) {
+		ssize_t w = write(fd, c, n);
+
+		if (w <= 0)
+			return false;
+		c += (size_t)w;
+		n -= (size_t)w;
+	}
+	return true;
 }

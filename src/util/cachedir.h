@@ -20,4 +20,10 @@
  */
 bool cache_dir(char *out, size_t size, const char *sub, bool make);
 
+/**
+ * cache_write() - write all @n bytes at @p to @fd (a cache file being made).
+ * Return: false on any error (the caller drops the file).
+ */
+bool cache_write(int fd, const void *p, size_t n);
+
 #endif /* UTIL_CACHEDIR_H */
