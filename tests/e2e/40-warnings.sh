@@ -7,7 +7,9 @@ need_python
 need_tracepoint
 build_workload
 
-warnings() { "$PERFPORT" info --json -i "$1" | $PY -c 'import json,sys; [print(w) for w in json.load(sys.stdin)["warnings"]]'; }
+# one write, so a reader that stops at its first match (grep -q) cannot make
+# it fail with EPIPE under pipefail (PYTHONUNBUFFERED makes print() write per line)
+warnings() { "$PERFPORT" info --json -i "$1" | $PY -c 'import json,sys; sys.stdout.write("".join(w + "\n" for w in json.load(sys.stdin)["warnings"]))'; }
 
 record "$WORK/good.data" -g -e cpu-clock/freq=999/ -e sched:sched_switch "$WORKLOAD" 0.3 cpu
 [ -z "$(warnings "$WORK/good.data")" ] || fail "warnings on a good recording: $(warnings "$WORK/good.data")"
