@@ -396,7 +396,10 @@ int tree_finish(struct tree *t, struct profile_frame **frames_out, size_t *nr_fr
 		struct profile_slice **slices_out, size_t *nr_slices)
 {
 	size_t n = t->nr_nodes, kept = 0, nf = 0, sp = 0;
-	struct profile_counts *tot = calloc(n, sizeof(*tot));
+	/* a node is kept when something was counted at it or below: a byte
+	 * each, not a second array of counts (on a VM every page first
+	 * touched is a trap; the totals are summed in the new order below) */
+	uint8_t *live = calloc(n, 1);
 	uint32_t *nkids = calloc(n + 1, sizeof(uint32_t));
 	uint32_t *kids = malloc(n * sizeof(uint32_t));
 	uint32_t *fill = calloc(n + 1, sizeof(uint32_t));
@@ -408,22 +411,22 @@ int tree_finish(struct tree *t, struct profile_frame **frames_out, size_t *nr_fr
 	struct profile_frame *frames = NULL;
 	int ret = PP_ENOMEM;
 
-	if (!tot || !nkids || !kids || !fill || !stack || !newid || !fmap)
+	if (!live || !nkids || !kids || !fill || !stack || !newid || !fmap)
 		goto out;
-	/* children always come after their parents: sum bottom-up */
+	/* children always come after their parents: bottom-up */
 	for (size_t i = n; i-- > 0;) {
-		counts_add(&tot[i], &t->self[i]);
+		live[i] |= !counts_zero(&t->self[i]);
 		if (i)
-			counts_add(&tot[t->nodes[i].parent], &tot[i]);
+			live[t->nodes[i].parent] |= live[i];
 	}
 	/* kept children of each node, grouped by parent (counting sort) */
 	for (size_t i = 1; i < n; i++)
-		if (!counts_zero(&tot[i]))
+		if (live[i])
 			nkids[t->nodes[i].parent + 1]++;
 	for (size_t i = 0; i < n; i++)
 		nkids[i + 1] += nkids[i];
 	for (size_t i = 1; i < n; i++)
-		if (!counts_zero(&tot[i])) {
+		if (live[i]) {
 			uint32_t p = t->nodes[i].parent;
 
 			kids[nkids[p] + fill[p]++] = (uint32_t)i;
@@ -433,7 +436,7 @@ int tree_finish(struct tree *t, struct profile_frame **frames_out, size_t *nr_fr
 			qsort_r(kids + nkids[i], nkids[i + 1] - nkids[i], sizeof(uint32_t),
 				child_cmp, (void *)t);
 	for (size_t i = 1; i < n; i++)
-		kept += !counts_zero(&tot[i]);
+		kept += live[i];
 	kept++;
 	nodes = malloc(kept * sizeof(*nodes));
 	self = malloc(kept * sizeof(*self));
@@ -460,11 +463,14 @@ int tree_finish(struct tree *t, struct profile_frame **frames_out, size_t *nr_fr
 		}
 		nodes[k].frame = of == TREE_NONE ? TREE_NONE : fmap[of];
 		self[k] = t->self[o];
-		total[k] = tot[o];
+		total[k] = t->self[o];
 		k++;
 		for (uint32_t c = nkids[o + 1]; c > nkids[o];)
 			stack[sp++] = kids[--c];
 	}
+	/* pre-order: a parent comes before its children, so sum bottom-up */
+	for (size_t i = kept; i-- > 1;)
+		counts_add(&total[nodes[i].parent], &total[i]);
 	/* a subtree ends where the next node at its depth or above starts */
 	for (size_t i = kept; i-- > 0;) {
 		uint32_t e = (uint32_t)(i + 1);
@@ -497,6 +503,6 @@ out:
 	free(fill);
 	free(kids);
 	free(nkids);
-	free(tot);
+	free(live);
 	return ret;
 }

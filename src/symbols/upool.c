@@ -178,6 +178,24 @@ static void rebase(struct perf_event *ev, const struct perf_event *orig, const u
 #undef REBASE
 }
 
+/*
+ * The two batches, made at the first sample to unwind: 2 x 256 slots of
+ * ~8 KiB would otherwise be mapped for every profile, and a recording
+ * without --call-graph dwarf never uses them (on a VM each first touch of
+ * a page is a trap: freeing them read one word from each of 512 pages).
+ */
+static int batches_alloc(struct upool *p)
+{
+	p->batch[0] = calloc(p->nr_slots, sizeof(struct slot));
+	p->batch[1] = calloc(p->nr_slots, sizeof(struct slot));
+	if (p->batch[0] && p->batch[1])
+		return 0;
+	free(p->batch[0]);
+	free(p->batch[1]);
+	p->batch[0] = p->batch[1] = NULL;
+	return PP_ENOMEM;
+}
+
 int upool_add(struct upool *p, const struct perf_event *ev)
 {
 	struct slot *s;
@@ -193,6 +211,8 @@ int upool_add(struct upool *p, const struct perf_event *ev)
 	}
 	if (!p->nr[p->fill] && !p->in_flight && !needs_unwind(ev))
 		return p->fn(p->ctx, ev, NULL, 0); /* nothing to unwind, nothing before it */
+	if (!p->batch[0] && batches_alloc(p))
+		return PP_ENOMEM;
 	s = &p->batch[p->fill][p->nr[p->fill]];
 	if (ev->size > s->cap) {
 		uint32_t cap = (ev->size + 4095) & ~4095u;
@@ -236,10 +256,8 @@ struct upool *upool_new(unsigned jobs, const struct sym_opts *opts,
 	/* one job unwinds in place in slot 0: 2 x 256 slots of 8 KiB each
 	 * were zeroed for nothing on every profile built */
 	p->nr_slots = p->jobs > 1 ? BATCH : 1;
-	p->batch[0] = calloc(p->nr_slots, sizeof(struct slot));
-	p->batch[1] = calloc(p->nr_slots, sizeof(struct slot));
 	p->workers = calloc(p->jobs, sizeof(*p->workers));
-	if (!p->batch[0] || !p->batch[1] || !p->workers)
+	if (!p->workers || (p->jobs == 1 && batches_alloc(p)))
 		goto fail;
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->go, NULL);
@@ -260,6 +278,8 @@ struct upool *upool_new(unsigned jobs, const struct sym_opts *opts,
 		if (pthread_create(&p->workers[n].thread, NULL, worker_main, &p->workers[n]))
 			break;
 	p->threads = n;
+	if (!n && batches_alloc(p))
+		goto fail;
 	if (!n)
 		p->jobs = 1; /* no thread could start: unwind in place */
 	return p;
