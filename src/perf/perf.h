@@ -62,6 +62,9 @@ struct perf_evsel {
 	int is_pos;              /* u64 index of the id from a trailer's end, or -1 */
 	int time_pos;            /* u64 index of TIME in a sample, or -1 */
 	unsigned trailer_size;   /* bytes of the sample_id_all trailer */
+	/* samples hold only fixed u64 slots and a callchain (cpu-clock -g and
+	 * most sampling events): perf_sample_parse() takes a shorter path */
+	bool simple;
 };
 
 struct perf_branch_entry_rec {

@@ -498,6 +498,88 @@ static void test_sample_all_fields(void **state)
 	}
 }
 
+/*
+ * The shorter parse of events with only fixed slots and a callchain gives
+ * what the general one gives, on every such layout, for whole, cut and
+ * lying (callchain too long) samples.
+ */
+static void test_sample_simple_same(void **state)
+{
+	static const uint64_t bits[] = {
+		PERF_SAMPLE_IDENTIFIER, PERF_SAMPLE_IP, PERF_SAMPLE_TID, PERF_SAMPLE_TIME,
+		PERF_SAMPLE_ADDR, PERF_SAMPLE_ID, PERF_SAMPLE_STREAM_ID, PERF_SAMPLE_CPU,
+		PERF_SAMPLE_PERIOD, PERF_SAMPLE_CALLCHAIN,
+	};
+	const size_t nbits = sizeof(bits) / sizeof(bits[0]);
+	uint64_t body[64];
+	unsigned seed = 12345;
+	size_t tried = 0;
+
+	(void)state;
+	for (uint32_t m = 0; m < (1u << nbits); m++) {
+		struct perf_evsel e = { 0 };
+
+		for (size_t b = 0; b < nbits; b++)
+			if (m & (1u << b))
+				e.attr.sample_type |= bits[b];
+		perf_evsel_layout(&e);
+		assert_true(e.simple);
+		for (int round = 0; round < 6; round++) {
+			for (size_t i = 0; i < 64; i++) {
+				seed = seed * 1103515245u + 12345u;
+				body[i] = ((uint64_t)seed << 32) ^ seed ^ i;
+			}
+			/* a callchain length that fits, or one that lies */
+			{
+				size_t at = (size_t)__builtin_popcountll(e.attr.sample_type &
+									 ~(uint64_t)PERF_SAMPLE_CALLCHAIN);
+
+				body[at] = round == 5 ? 1000 : (uint64_t)(round * 3);
+			}
+			for (size_t len = 0; len <= 8 * 40; len += (round & 1) ? 4 : 8) {
+				struct perf_sample a, g;
+				int ra, rg;
+
+				e.simple = true;
+				ra = perf_sample_parse(&e, body, len, false, &a);
+				e.simple = false;
+				rg = perf_sample_parse(&e, body, len, false, &g);
+				assert_int_equal(ra, rg);
+				tried++;
+				if (ra)
+					continue;
+				assert_int_equal(a.id, g.id);
+				assert_int_equal(a.ip, g.ip);
+				assert_int_equal(a.pid, g.pid);
+				assert_int_equal(a.tid, g.tid);
+				assert_int_equal(a.time, g.time);
+				assert_int_equal(a.addr, g.addr);
+				assert_int_equal(a.stream_id, g.stream_id);
+				assert_int_equal(a.cpu, g.cpu);
+				assert_int_equal(a.period, g.period);
+				assert_int_equal(a.callchain_nr, g.callchain_nr);
+				assert_ptr_equal(a.callchain, g.callchain);
+				assert_null(a.raw);
+				assert_null(a.branch);
+				assert_null(a.user_stack);
+				assert_int_equal(a.read.nr, 0);
+			}
+		}
+	}
+	assert_true(tried > 100000);
+	/* anything else takes the general parse */
+	{
+		struct perf_evsel e = { 0 };
+
+		e.attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_RAW;
+		perf_evsel_layout(&e);
+		assert_false(e.simple);
+		e.attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER;
+		perf_evsel_layout(&e);
+		assert_false(e.simple);
+	}
+}
+
 static void test_layout_positions(void **state)
 {
 	struct perf_evsel e = { 0 };
@@ -815,6 +897,7 @@ int main(void)
 		cmocka_unit_test(test_sample_all_fields),
 		cmocka_unit_test(test_layout_positions),
 		cmocka_unit_test(test_attr_sizes),
+		cmocka_unit_test(test_sample_simple_same),
 		cmocka_unit_test(test_zstd_split),
 		cmocka_unit_test(test_truncation),
 		cmocka_unit_test(test_unknown_records),
