@@ -175,8 +175,7 @@ static int parse_simple(const struct perf_evsel *e, const uint8_t *p, size_t len
 			struct perf_sample *s)
 {
 	uint64_t t = e->attr.sample_type;
-	size_t slots = (size_t)__builtin_popcountll(t & ~(uint64_t)PERF_SAMPLE_CALLCHAIN) +
-		       !!(t & PERF_SAMPLE_CALLCHAIN);
+	size_t slots = (size_t)__builtin_popcountll(t); /* a callchain's is its length */
 	size_t words = len / 8, i = 0;
 
 	if (words < slots)

@@ -52,15 +52,12 @@ const char *sym_cause_name(enum sym_cause cause)
 
 static char *debuginfo_path;
 
-/* libdwfl's search for a separate debug file, after perfport's cache of
- * uncompressed copies (debugcache.c). The copy must come first: once
- * libdwfl's own search finds a file by build id it keeps that file's
- * handle, whatever descriptor this returns. */
 /* libdwfl's search path when Dwfl_Callbacks.debuginfo_path is unset */
 #define DEBUGINFO_PATH_DEFAULT ":.debug:/usr/lib/debug"
 
-/* Is there a regular file at dir/sub/name, other than the main file @main? */
-static bool regular_at(const struct stat *main, const char *dir, const char *sub, const char *name)
+/* Is there a regular file at dir/sub/name, other than the main file @main_file? */
+static bool regular_at(const struct stat *main_file, const char *dir, const char *sub,
+		       const char *name)
 {
 	char path[4096];
 	struct stat st;
@@ -71,7 +68,7 @@ static bool regular_at(const struct stat *main, const char *dir, const char *sub
 	if (n < 0 || (size_t)n >= sizeof(path))
 		return true;
 	return !stat(path, &st) && S_ISREG(st.st_mode) &&
-	       !(st.st_dev == main->st_dev && st.st_ino == main->st_ino);
+	       !(st.st_dev == main_file->st_dev && st.st_ino == main_file->st_ino);
 }
 
 /*
@@ -175,6 +172,10 @@ static bool debuginfod_configured(void)
 	return urls && *urls;
 }
 
+/* libdwfl's search for a separate debug file, after perfport's cache of
+ * uncompressed copies (debugcache.c). The copy must come first: once
+ * libdwfl's own search finds a file by build id it keeps that file's
+ * handle, whatever descriptor this returns. */
 static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
 			  Dwarf_Addr base, const char *file_name, const char *debuglink_file,
 			  GElf_Word debuglink_crc, char **debuginfo_file_name)
