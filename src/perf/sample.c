@@ -157,13 +157,6 @@ static int parse_regs(struct cur *c, uint64_t mask, uint64_t *abi, uint64_t *oma
 	return c->bad ? -1 : 0;
 }
 
-/* Two u32 in one u64 slot, first the one at the lower address. */
-static void u32_pair(const uint8_t *p, uint32_t *a, uint32_t *b)
-{
-	memcpy(a, p, 4);
-	memcpy(b, p + 4, 4);
-}
-
 /*
  * A native sample of a "simple" event (perf_evsel_layout()): fixed u64
  * slots, then maybe a callchain. The same result as the general parse
@@ -181,13 +174,15 @@ static int parse_simple(const struct perf_evsel *e, const uint8_t *p, size_t len
 	if (words < slots)
 		return 1;
 	*s = (struct perf_sample){ .pid = UINT32_MAX, .tid = UINT32_MAX, .cpu = UINT32_MAX };
-#define SLOT(v) memcpy(&(v), p + 8 * i++, 8)
+#define SLOT(v) ((v) = load_u64(p + 8 * i++, false))
+	/* TID and CPU: two u32 in one slot, the first at the lower address */
+#define PAIR(a, b) ((a) = load_u32(p + 8 * i, false), (b) = load_u32(p + 8 * i++ + 4, false))
 	if (t & PERF_SAMPLE_IDENTIFIER)
 		SLOT(s->id);
 	if (t & PERF_SAMPLE_IP)
 		SLOT(s->ip);
 	if (t & PERF_SAMPLE_TID)
-		u32_pair(p + 8 * i++, &s->pid, &s->tid);
+		PAIR(s->pid, s->tid);
 	if (t & PERF_SAMPLE_TIME)
 		SLOT(s->time);
 	if (t & PERF_SAMPLE_ADDR)
@@ -199,7 +194,8 @@ static int parse_simple(const struct perf_evsel *e, const uint8_t *p, size_t len
 	if (t & PERF_SAMPLE_CPU) {
 		uint32_t res;
 
-		u32_pair(p + 8 * i++, &s->cpu, &res);
+		PAIR(s->cpu, res);
+		(void)res;
 	}
 	if (t & PERF_SAMPLE_PERIOD)
 		SLOT(s->period);
@@ -209,6 +205,7 @@ static int parse_simple(const struct perf_evsel *e, const uint8_t *p, size_t len
 			return -1;
 		s->callchain = (const uint64_t *)(p + 8 * i);
 	}
+#undef PAIR
 #undef SLOT
 	return 0;
 }

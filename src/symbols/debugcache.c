@@ -37,10 +37,14 @@
  * the time it saves is worth. */
 #define DEBUGCACHE_MAX (512ull << 20)
 
-static bool is_debug_section(Elf *elf, size_t shstrndx, const GElf_Shdr *sh)
+/* Is @scn a compressed .debug_* section holding data? @sh is set. */
+static bool compressed_debug(Elf *elf, size_t shstrndx, Elf_Scn *scn, GElf_Shdr *sh)
 {
-	const char *name = elf_strptr(elf, shstrndx, sh->sh_name);
+	const char *name;
 
+	if (!gelf_getshdr(scn, sh) || !(sh->sh_flags & SHF_COMPRESSED) || sh->sh_type == SHT_NOBITS)
+		return false;
+	name = elf_strptr(elf, shstrndx, sh->sh_name);
 	return name && strncmp(name, ".debug_", 7) == 0;
 }
 
@@ -65,8 +69,7 @@ static uint64_t compressed_size(Elf *elf, uint8_t *id, size_t *id_len)
 		GElf_Shdr sh;
 		GElf_Chdr ch;
 
-		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_COMPRESSED) ||
-		    sh.sh_type == SHT_NOBITS || !is_debug_section(elf, shstrndx, &sh))
+		if (!compressed_debug(elf, shstrndx, scn, &sh))
 			continue;
 		if (!gelf_getchdr(scn, &ch))
 			return 0; /* not a compression libelf knows: leave it */
@@ -170,8 +173,7 @@ static bool inflate_sections(int fd)
 		GElf_Shdr sh;
 		uint64_t align;
 
-		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_COMPRESSED) ||
-		    sh.sh_type == SHT_NOBITS || !is_debug_section(elf, shstrndx, &sh))
+		if (!compressed_debug(elf, shstrndx, scn, &sh))
 			continue;
 		if (elf_compress(scn, 0, 0) != 1 || !gelf_getshdr(scn, &sh))
 			goto out;

@@ -94,7 +94,7 @@ static bool debug_file_may_exist(Dwfl_Module *mod, const char *file_name, const 
 	char *path = strdup(debuginfo_path ? debuginfo_path : DEBUGINFO_PATH_DEFAULT);
 	const char *base = strrchr(file_name, '/') ? strrchr(file_name, '/') + 1 : file_name;
 	const char *names[3];
-	char dir[4096], debug_name[512], bid[2 * 64 + 16];
+	char dir[4096], debug_name[512], hex[2 * 64 + 1];
 	struct stat main_st;
 	bool found = false;
 	size_t nn = 0;
@@ -117,12 +117,10 @@ static bool debug_file_may_exist(Dwfl_Module *mod, const char *file_name, const 
 	/* the main file's directory: "" for a bare name, "/" at the root */
 	memcpy(dir, file_name, (size_t)(base - file_name));
 	dir[base - file_name > 1 ? base - file_name - 1 : base - file_name] = '\0';
-	if (idn > 0 && idn <= 64) {
-		for (int i = 0; i < idn; i++)
-			sprintf(bid + 2 * i + (i > 0), i == 0 ? "%02x/" : "%02x", id[i]);
-	} else {
+	if (idn > 0 && idn <= 64)
+		sym_hex(id, (size_t)idn, hex);
+	else
 		idn = 0;
-	}
 	/* elements may be empty (the main file's directory): not strtok */
 	for (char *next = path, *el; !found && (el = next);) {
 		next = strchr(el, ':');
@@ -152,13 +150,12 @@ static bool debug_file_may_exist(Dwfl_Module *mod, const char *file_name, const 
 			snprintf(dwz, sizeof(dwz), "%s/.dwz", el);
 			found = !stat(dwz, &st) && S_ISDIR(st.st_mode);
 		}
-		if (!found && *el == '/' && idn) {
-			char sub[sizeof(bid) + 16];
+		for (int dbg = 0; !found && *el == '/' && idn && dbg < 2; dbg++) {
+			char sub[sizeof(hex) + 32];
 
-			snprintf(sub, sizeof(sub), ".build-id/%s", bid);
-			found = regular_at(&main_st, el, "", sub) ||
-				(snprintf(sub, sizeof(sub), ".build-id/%s.debug", bid) > 0 &&
-				 regular_at(&main_st, el, "", sub));
+			snprintf(sub, sizeof(sub), ".build-id/%.2s/%s%s", hex, hex + 2,
+				 dbg ? ".debug" : "");
+			found = regular_at(&main_st, el, "", sub);
 		}
 	}
 	free(path);
