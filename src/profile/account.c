@@ -822,9 +822,9 @@ static void iv_evidence(struct account *a, struct acct_thread *th, uint64_t t, u
 	if (th->wake_time > th->out_time && th->wake_time <= t) {
 		end = th->wake_time;
 		how = IV_INFERRED;
-	} else if (a->system_wide && cpu < a->nr_cpus && a->cpu_last[cpu] > th->out_time &&
-		   a->cpu_last[cpu] <= t) {
-		end = a->cpu_last[cpu];
+	} else if (a->system_wide && cpu < a->nr_cpus && a->cpus[cpu].last > th->out_time &&
+		   a->cpus[cpu].last <= t) {
+		end = a->cpus[cpu].last;
 		how = IV_INFERRED;
 	} else if (a->system_wide) {
 		how = IV_INFERRED;
@@ -868,25 +868,91 @@ static void iv_open(struct account *a, struct acct_thread *th, uint64_t t, char 
 
 /* --- records --- */
 
-static void cpu_seen(struct account *a, uint32_t cpu, uint64_t t)
+/* The state of @cpu, NULL when the number is unknown or absurd (or memory ran out). */
+static struct acct_cpu *cpu_at(struct account *a, uint32_t cpu)
 {
 	if (cpu >= a->nr_cpus) {
 		size_t n = a->nr_cpus ? a->nr_cpus : 8;
-		uint64_t *c;
+		struct acct_cpu *c;
 
 		if (cpu >= 4096)
-			return;
+			return NULL;
 		while (n <= cpu)
 			n *= 2;
-		c = realloc(a->cpu_last, n * sizeof(*c));
+		c = realloc(a->cpus, n * sizeof(*c));
 		if (!c)
-			return;
-		memset(c + a->nr_cpus, 0, (n - a->nr_cpus) * sizeof(*c));
-		a->cpu_last = c;
+			return NULL;
+		for (size_t i = a->nr_cpus; i < n; i++)
+			c[i] = (struct acct_cpu){ .pid = UINT32_MAX, .tid = UINT32_MAX };
+		a->cpus = c;
 		a->nr_cpus = n;
 	}
-	if (t > a->cpu_last[cpu])
-		a->cpu_last[cpu] = t;
+	return &a->cpus[cpu];
+}
+
+static void cpu_seen(struct account *a, uint32_t cpu, uint64_t t)
+{
+	struct acct_cpu *c = cpu_at(a, cpu);
+
+	if (c && t > c->last)
+		c->last = t;
+}
+
+/* From here on, task @pid/@tid (UINT32_MAX: unknown) runs on @cpu. */
+static void cpu_running(struct account *a, uint32_t cpu, uint32_t pid, uint32_t tid)
+{
+	struct acct_cpu *c = cpu_at(a, cpu);
+
+	if (c) {
+		c->pid = pid;
+		c->tid = tid;
+	}
+}
+
+/*
+ * The task of @ev (a sample, or a record's sample_id), its tid filled in
+ * when the recording left it out: the kernel writes tid -1 (and pid -1 once
+ * the whole process is gone) for a task already released but not yet
+ * switched out for the last time, an exiting thread's final moments
+ * (perf_event_pid_type() on a task that is not pid_alive). That task is the
+ * one running on the CPU: a sched_switch names it in prev_pid; otherwise it
+ * is the task last seen there, if its process agrees. Returns @ev, or
+ * @fixed holding a copy of @ev with the task filled in.
+ */
+static const struct perf_event *sample_task(struct account *a, const struct acct_src *src,
+					    const struct perf_event *ev, struct perf_event *fixed)
+{
+	const struct perf_sample *s = &ev->sample;
+	uint32_t pid = s->pid, tid = UINT32_MAX;
+	uint64_t v;
+
+	if (s->tid != UINT32_MAX)
+		return ev;
+	if (src && src->role == ROLE_SCHED_SWITCH && src->prev_pid &&
+	    !perf_tp_read_u64(src->prev_pid, s, &v) && v <= UINT32_MAX - 1) {
+		tid = (uint32_t)v;
+	} else if (s->cpu < a->nr_cpus && a->cpus[s->cpu].tid != UINT32_MAX &&
+		   a->cpus[s->cpu].tid != 0) {  /* the idle task never exits */
+		const struct acct_cpu *c = &a->cpus[s->cpu];
+
+		if (pid != UINT32_MAX && c->pid != UINT32_MAX && c->pid != pid)
+			return ev;      /* not the task it knows of */
+		tid = c->tid;
+		if (pid == UINT32_MAX)
+			pid = c->pid;
+	}
+	if (tid == UINT32_MAX)
+		return ev;
+	if (pid == UINT32_MAX) {
+		const struct acct_thread *th = thread_find(a, tid);
+
+		if (th)
+			pid = th->pid;
+	}
+	*fixed = *ev;
+	fixed->sample.pid = pid;
+	fixed->sample.tid = tid;
+	return fixed;
 }
 
 static bool in_time(const struct account *a, uint64_t t)
@@ -976,12 +1042,14 @@ static void switch_sample(struct account *a, struct acct_src *src, const struct 
 		if (prev == th && !prev->filtered)
 			syscall_evidence(a, prev, s, node, state);
 	}
-	if (next_pid != UINT64_MAX && next_pid != 0) {
-		next = thread_find(a, (uint32_t)next_pid);
+	if (next_pid < UINT32_MAX) {
+		next = next_pid ? thread_find(a, (uint32_t)next_pid) : NULL;
 		if (next) {
 			iv_close(a, next, s->time, IV_EXACT);
 			run_begin(next, s->time);
 		}
+		cpu_running(a, s->cpu, next ? next->pid : next_pid ? UINT32_MAX : 0,
+			    (uint32_t)next_pid);
 	}
 }
 
@@ -1039,7 +1107,8 @@ struct acct_src *acct_src(struct account *a, const struct perf_evsel *e)
 
 static void sample(struct account *a, const struct perf_event *ev, const uint64_t *pcs, size_t n)
 {
-	const struct perf_sample *s = &ev->sample;
+	const struct perf_sample *s;
+	struct perf_event fixed;
 	struct acct_src *src;
 	struct acct_thread *th;
 	uint64_t v;
@@ -1047,8 +1116,13 @@ static void sample(struct account *a, const struct perf_event *ev, const uint64_
 	src = acct_src(a, ev->evsel);
 	if (!src || src->role == ROLE_IGNORED)
 		return;
-	if (src->role != ROLE_OFFCPU_TIME)
-		note_time(a, s->time);
+	if (src->role != ROLE_OFFCPU_TIME) {
+		/* the sample's task was on its CPU (a switch then says who is next) */
+		ev = sample_task(a, src, ev, &fixed);
+		note_time(a, ev->sample.time);
+		cpu_running(a, ev->sample.cpu, ev->sample.pid, ev->sample.tid);
+	}
+	s = &ev->sample;
 	th = thread_get(a, s->pid, s->tid, s->time);
 	if (!th)
 		return;
@@ -1089,10 +1163,21 @@ static void sample(struct account *a, const struct perf_event *ev, const uint64_
 
 static void switch_record(struct account *a, const struct perf_event *ev)
 {
-	const struct perf_sample *s = &ev->sample;
+	const struct perf_sample *s;
+	struct perf_event fixed;
 	struct acct_thread *th;
 
-	if (!ev->has_sample_id || !s->tid)
+	if (!ev->has_sample_id)
+		return;
+	ev = sample_task(a, NULL, ev, &fixed);
+	s = &ev->sample;
+	if (!ev->u.sw.out)
+		cpu_running(a, s->cpu, s->pid, s->tid);
+	else if (ev->type == PERF_RECORD_SWITCH_CPU_WIDE)
+		cpu_running(a, s->cpu, ev->u.sw.next_prev_pid, ev->u.sw.next_prev_tid);
+	else
+		cpu_running(a, s->cpu, UINT32_MAX, UINT32_MAX);
+	if (!s->tid)
 		return;
 	note_time(a, s->time);
 	th = thread_get(a, s->pid, s->tid, s->time);
@@ -1271,7 +1356,7 @@ void acct_release(struct account *a)
 	free(a->srcs);
 	free(a->threads);
 	free(a->tid_slots);
-	free(a->cpu_last);
+	free(a->cpus);
 	free(a->stacks);
 	free(a->keys);
 	free(a->rawf);

@@ -73,6 +73,12 @@ struct rawf_entry {
 	bool ret;
 };
 
+/* What is known of one CPU at the current point of the pass. */
+struct acct_cpu {
+	uint64_t last;                     /* time of its last event */
+	uint32_t pid, tid;                 /* the task running there; tid UINT32_MAX: unknown */
+};
+
 struct account {
 	const struct profile_opts *opts;
 	const struct machine *m;
@@ -95,7 +101,7 @@ struct account {
 	uint32_t *tid_slots;               /* tid -> thread index + 1 (the newest) */
 	size_t tid_slots_cap;
 
-	uint64_t *cpu_last;                /* per CPU: time of its last event */
+	struct acct_cpu *cpus;             /* by CPU number */
 	size_t nr_cpus;
 
 	struct stack_entry *stacks;        /* open addressing */

@@ -3,7 +3,8 @@
 # recorded per task with --switch-events and system-wide with sched_switch
 # and sched_wakeup: the 3:1 on-CPU split, each thread's off-CPU time in its
 # state, on + off CPU = the lifetime perf's own fork/exit records give, and
-# system-wide off-CPU time per thread against perf sched timehist.
+# system-wide off-CPU time per thread against perf sched timehist; samples
+# of exiting threads the kernel wrote with tid -1 given to their thread.
 . "$(dirname "$0")/lib/common.sh"
 need_python
 need_perf
@@ -34,6 +35,22 @@ for try in 1 2 3; do
 	[ $rc -eq 3 ] || break
 done
 [ $rc -eq 0 ] || fail "system-wide accounting (checker exit $rc, try $try)"
+
+# threads exiting one after another (progs/churn.c): their last samples,
+# after the kernel released them, carry tid -1 and count for the thread
+# running on that CPU (a run with no such cpu-clock sample is recorded again)
+cc -O2 -g -fno-omit-frame-pointer -pthread -o "$WORK/churn" "$TOP/tests/e2e/progs/churn.c" ||
+	fail "cannot build progs/churn.c"
+for try in 1 2 3; do
+	record "$WORK/churn.data" -a -F 4000 -e cpu-clock -e sched:sched_switch -g -- "$WORK/churn" 3000
+	perf script -i "$WORK/churn.data" -F pid,tid,cpu,time,event,trace >"$WORK/churn.script" 2>/dev/null
+	"$PERFPORT" -q report --json -i "$WORK/churn.data" >"$WORK/churn.json" || fail "report exit $?"
+	pid=$($PY -c 'import json,sys; print([t["pid"] for t in json.load(open(sys.argv[1]))["threads"] if t["comm"] == "churn" and t["pid"] == t["tid"]][0])' "$WORK/churn.json") ||
+		fail "no churn process in the report"
+	rc=0; $PY "$ACHECK" released "$WORK/churn.json" "$WORK/churn.script" "$pid" || rc=$?
+	[ $rc -eq 3 ] || break
+done
+[ $rc -eq 0 ] || fail "samples of released threads (checker exit $rc, try $try)"
 
 # two runs on one file give byte-identical output, with and without threads
 "$PERFPORT" report -i "$WORK/sw.data" -j 1 --group-by thread >"$WORK/a.txt" 2>/dev/null

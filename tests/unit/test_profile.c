@@ -373,6 +373,93 @@ static void test_first_run(void **state)
 	free(w.b);
 }
 
+/*
+ * The kernel writes tid -1 (pid -1 once the process is gone) in samples of
+ * an exiting task after it was released: the task running on that CPU, the
+ * last one seen there or switched in, is the sample's thread, unless its
+ * process disagrees or the CPU was idle.
+ */
+static struct pdw released_file(void)
+{
+	const uint64_t st = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
+	static const struct {
+		uint32_t type;
+		uint16_t misc;
+		uint32_t pid, tid, cpu, np, nt;   /* np/nt: SWITCH_CPU_WIDE's next/prev */
+		uint64_t time;
+	} rec[] = {
+		{ PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, 200, 201, 0, 0, 0, 1000 },
+		{ PERF_RECORD_SWITCH_CPU_WIDE, 0, 300, 301, 1, 0, 0, 1500 },      /* in */
+		{ PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL, 200, UINT32_MAX, 0, 0, 0, 2000 },
+		{ PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL, 300, UINT32_MAX, 1, 0, 0, 2500 },
+		{ PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL, 999, UINT32_MAX, 0, 0, 0, 3000 },
+		{ PERF_RECORD_SWITCH_CPU_WIDE, PERF_MISC_SWITCH_OUT, 300, 301, 1, 0, 0, 4000 },
+		{ PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL, UINT32_MAX, UINT32_MAX, 1, 0, 0, 4500 },
+	};
+	struct pdw w = { 0 };
+	size_t data_off, at;
+
+	pdw_bytes(&w, "PERFILE2", 8);
+	pdw_u64(&w, 104);
+	pdw_u64(&w, 128 + 16);
+	for (int i = 0; i < 10; i++)
+		pdw_u64(&w, 0);
+	pdw_attr(&w, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, 100000, st,
+		 PERF_ATTR_FLAG_SAMPLE_ID_ALL, 0, 0, 0, 0, 0);
+	pdw_u64(&w, 0);
+	pdw_u64(&w, 0);
+	data_off = w.n;
+	for (size_t i = 0; i < sizeof(rec) / sizeof(rec[0]); i++) {
+		at = pdw_begin(&w, rec[i].type, rec[i].misc);
+		if (rec[i].type == PERF_RECORD_SAMPLE) {
+			pdw_u64(&w, 0xffffffff81000000ULL);
+		} else {
+			pdw_u32(&w, rec[i].np);
+			pdw_u32(&w, rec[i].nt);
+		}
+		pdw_u32(&w, rec[i].pid);        /* sample or sample_id: pid, tid, time, cpu */
+		pdw_u32(&w, rec[i].tid);
+		pdw_u64(&w, rec[i].time);
+		pdw_u32(&w, rec[i].cpu);
+		pdw_u32(&w, 0);
+		pdw_end(&w, at);
+	}
+	pdw_patch_u64(&w, 24, 104);
+	pdw_patch_u64(&w, 32, 128 + 16);
+	pdw_patch_u64(&w, 40, data_off);
+	pdw_patch_u64(&w, 48, w.n - data_off);
+	return w;
+}
+
+static void test_released_task(void **state)
+{
+	struct pdw w = released_file();
+	struct profile_opts o = { .jobs = 1, .sym.buildid_dir = "/nonexistent" };
+	struct profile *p = NULL;
+	uint64_t n201 = 0, n301 = 0, nnone = 0, all = 0;
+
+	(void)state;
+	assert_int_equal(profile_build_mem(w.b, w.n, "released", &o, &p), 0);
+	assert_non_null(p);
+	for (size_t i = 0; i < p->nr_threads; i++) {
+		const struct profile_thread *t = &p->threads[i];
+
+		all += t->c.count[CNT_ON_CPU];
+		if (t->tid == 201)
+			n201 = t->c.count[CNT_ON_CPU];
+		else if (t->tid == 301)
+			n301 = t->c.count[CNT_ON_CPU];
+		else if (t->tid == UINT32_MAX)
+			nnone = t->c.count[CNT_ON_CPU];
+	}
+	assert_int_equal(all, 5);
+	assert_int_equal(n201, 2);      /* last seen on CPU 0 */
+	assert_int_equal(n301, 1);      /* switched in on CPU 1 */
+	assert_int_equal(nnone, 2);     /* pid 999 is not 201's; CPU 1 went idle */
+	profile_free(p);
+	free(w.b);
+}
+
 /* Syscall evidence: entry points named, arguments from the sampled
  * registers by mask, timeouts deciding timed or not. */
 static void test_syscall_evidence(void **state)
@@ -464,6 +551,7 @@ int main(void)
 		cmocka_unit_test(test_counter_names),
 		cmocka_unit_test(test_offcpu_time),
 		cmocka_unit_test(test_first_run),
+		cmocka_unit_test(test_released_task),
 		cmocka_unit_test(test_syscall_evidence),
 		cmocka_unit_test(test_syscall_uring),
 	};

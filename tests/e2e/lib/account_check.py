@@ -3,6 +3,8 @@
 workload is known to do and against perf's own records.
 
 usage: account_check.py MODE REPORT.json TASKS.txt [TIMEHIST.txt SCHED.txt]
+       account_check.py switches REPORT.json SCRIPT.txt
+       account_check.py released REPORT.json SCRIPT.txt PID
   MODE       per-task or system-wide (tolerance for lifetimes: 2% or 5%)
   TASKS.txt  perf script --show-task-events -F tid,time output: thread
              names, forks and exits (an independent reading of the file)
@@ -97,9 +99,54 @@ def switches(report, script):
     print("ok")
 
 
+def released(report, script, pid):
+    """Samples of a thread the kernel has released carry tid -1: each counts
+    for the task running on its CPU then, the one the last sample there
+    was of or the last sched_switch there switched in (perf script -F
+    pid,tid,cpu,time,event,trace of cpu-clock and sched_switch). Per thread
+    of process PID, perfport's on-CPU sample counts equal that reading's.
+    Exit 3: no cpu-clock sample with tid -1 in the recording."""
+    line_re = re.compile(r"\s*(-?\d+)/(-?\d+)\s+\[(\d+)\]\s+[\d.]+:\s+(\S+):(.*)")
+    cur, want, unknown = {}, {}, 0
+    for line in open(script):
+        m = line_re.match(line)
+        if not m:
+            continue
+        p, tid, cpu, event, rest = (int(m.group(1)), int(m.group(2)), int(m.group(3)),
+                                    m.group(4), m.group(5))
+        if event == "cpu-clock":
+            if tid == -1:
+                unknown += p == pid
+                tid = cur.get(cpu, -1)
+            if p == pid:
+                want[tid] = want.get(tid, 0) + 1
+            cur[cpu] = tid
+        elif event == "sched:sched_switch":
+            cur[cpu] = int(re.search(r"next_pid=(-?\d+)", rest).group(1))
+    if not unknown:
+        print("released: no cpu-clock sample with tid -1 this time")
+        sys.exit(3)
+    rep = json.load(open(report))
+    got = {t["tid"] if t["tid"] < 2**31 else -1: t["counters"].get("on-cpu", {}).get("count", 0)
+           for t in rep["threads"] if t["pid"] == pid}
+    got = {t: n for t, n in got.items() if n}
+    if -1 in got:
+        fail("thread -1 in the report: %d samples" % got[-1])
+    if got != want:
+        diff = {t: (got.get(t), want.get(t)) for t in set(got) | set(want)
+                if got.get(t) != want.get(t)}
+        fail("on-CPU samples per thread differ (perfport, reference): %s" % diff)
+    if failures:
+        sys.exit(1)
+    print("released ok: %d samples with tid -1 among %d of %d threads" %
+          (unknown, sum(want.values()), len(want)))
+
+
 def main():
     if sys.argv[1] == "switches":
         return switches(sys.argv[2], sys.argv[3])
+    if sys.argv[1] == "released":
+        return released(sys.argv[2], sys.argv[3], int(sys.argv[4]))
     mode, report, task_file = sys.argv[1:4]
     tol = 0.02 if mode == "per-task" else 0.05
     rep = json.load(open(report))

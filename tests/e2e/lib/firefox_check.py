@@ -125,7 +125,9 @@ def main():
             fail("thread %r: not one thread of the recording" % tid)
         seen_tids.add(tid)
         t = threads[tid]
-        if (th["pid"], th["name"], th["isMainThread"]) != (str(t["pid"]), t["comm"], t["pid"] == t["tid"]):
+        # a thread whose comm the recording never gave is named "[unknown]"
+        name = t["comm"] if t["comm"] is not None else "[unknown]"
+        if (th["pid"], th["name"], th["isMainThread"]) != (str(t["pid"]), name, t["pid"] == t["tid"]):
             fail("thread %d: pid %r name %r main %r" % (tid, th["pid"], th["name"], th["isMainThread"]))
         smp = th["samples"]
         n = columns(smp, ("stack", "time", "weight", "threadCPUDelta"), "thread %d samples" % tid)
