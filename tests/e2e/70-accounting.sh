@@ -43,7 +43,7 @@ cc -O2 -g -fno-omit-frame-pointer -pthread -o "$WORK/churn" "$TOP/tests/e2e/prog
 	fail "cannot build progs/churn.c"
 for try in 1 2 3; do
 	record "$WORK/churn.data" -a -F 4000 -e cpu-clock -e sched:sched_switch -g -- "$WORK/churn" 3000
-	perf script -i "$WORK/churn.data" -F pid,tid,cpu,time,event,trace >"$WORK/churn.script" 2>/dev/null
+	perf script -i "$WORK/churn.data" --show-task-events -F pid,tid,cpu,time,event,trace >"$WORK/churn.script" 2>/dev/null
 	"$PERFPORT" -q report --json -i "$WORK/churn.data" >"$WORK/churn.json" || fail "report exit $?"
 	pid=$($PY -c 'import json,sys; print([t["pid"] for t in json.load(open(sys.argv[1]))["threads"] if t["comm"] == "churn" and t["pid"] == t["tid"]][0])' "$WORK/churn.json") ||
 		fail "no churn process in the report"

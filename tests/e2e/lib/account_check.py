@@ -101,45 +101,67 @@ def switches(report, script):
 
 def released(report, script, pid):
     """Samples of a thread the kernel has released carry tid -1: each counts
-    for the task running on its CPU then, the one the last sample there
-    was of or the last sched_switch there switched in (perf script -F
-    pid,tid,cpu,time,event,trace of cpu-clock and sched_switch). Per thread
-    of process PID, perfport's on-CPU sample counts equal that reading's.
-    Exit 3: no cpu-clock sample with tid -1 in the recording."""
+    for the task running on its CPU then, as perf's own records show it
+    (perf script --show-task-events -F pid,tid,cpu,time,event,trace of
+    cpu-clock and sched_switch): the task of the CPU's last sample, or the
+    one its last sched_switch switched in, when that task is of the same
+    process and not the idle task; else it stays on tid -1 (a switch perf
+    throttled away leaves the CPU's task unknown). Per thread of process
+    PID, perfport's on-CPU sample counts equal that reading's, and its
+    thread of tid -1 holds the samples of any process left unknown.
+    Exit 3: no cpu-clock sample with tid -1 was given to a thread."""
     line_re = re.compile(r"\s*(-?\d+)/(-?\d+)\s+\[(\d+)\]\s+[\d.]+:\s+(\S+):(.*)")
-    cur, want, unknown = {}, {}, 0
+    task_re = re.compile(r"PERF_RECORD_FORK\((\d+):(\d+)\)|PERF_RECORD_COMM(?: exec)?: .*:(\d+)/(\d+)\s*$")
+    cur, pid_of, want = {}, {}, {}
+    unknown = given = left = 0
     for line in open(script):
+        m = task_re.search(line)
+        if m:
+            p, tid = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+            pid_of[int(tid)] = int(p)
+            continue
         m = line_re.match(line)
         if not m:
             continue
         p, tid, cpu, event, rest = (int(m.group(1)), int(m.group(2)), int(m.group(3)),
                                     m.group(4), m.group(5))
+        if tid != -1:
+            pid_of[tid] = p
         if event == "cpu-clock":
             if tid == -1:
-                unknown += p == pid
-                tid = cur.get(cpu, -1)
-            if p == pid:
+                unknown += 1
+                cp, ct = cur.get(cpu, (None, -1))
+                if ct not in (-1, 0) and cp in (None, p):
+                    tid = ct
+                    given += 1
+                else:
+                    left += 1
+            if p == pid and tid != -1:
                 want[tid] = want.get(tid, 0) + 1
-            cur[cpu] = tid
+            if tid != -1:
+                cur[cpu] = (p, tid)
         elif event == "sched:sched_switch":
-            cur[cpu] = int(re.search(r"next_pid=(-?\d+)", rest).group(1))
-    if not unknown:
-        print("released: no cpu-clock sample with tid -1 this time")
+            nxt = int(re.search(r"next_pid=(-?\d+)", rest).group(1))
+            cur[cpu] = (0 if nxt == 0 else pid_of.get(nxt), nxt)
+    if not given:
+        print("released: no cpu-clock sample with tid -1 to give this time (%d seen)" % unknown)
         sys.exit(3)
     rep = json.load(open(report))
-    got = {t["tid"] if t["tid"] < 2**31 else -1: t["counters"].get("on-cpu", {}).get("count", 0)
-           for t in rep["threads"] if t["pid"] == pid}
-    got = {t: n for t, n in got.items() if n}
-    if -1 in got:
-        fail("thread -1 in the report: %d samples" % got[-1])
+    def on_cpu(t):
+        return t["counters"].get("on-cpu", {}).get("count", 0)
+    got = {t["tid"]: on_cpu(t) for t in rep["threads"]
+           if t["pid"] == pid and t["tid"] < 2**31 and on_cpu(t)}
+    got_left = sum(on_cpu(t) for t in rep["threads"] if t["tid"] == 2**32 - 1)
+    if got_left != left:  # one thread of tid -1 holds what no process's thread could take
+        fail("%d samples left on tid -1, not %d" % (got_left, left))
     if got != want:
         diff = {t: (got.get(t), want.get(t)) for t in set(got) | set(want)
                 if got.get(t) != want.get(t)}
         fail("on-CPU samples per thread differ (perfport, reference): %s" % diff)
     if failures:
         sys.exit(1)
-    print("released ok: %d samples with tid -1 among %d of %d threads" %
-          (unknown, sum(want.values()), len(want)))
+    print("released ok: %d of %d samples with tid -1 given to their thread; process %d: %d samples, "
+          "%d threads" % (given, unknown, pid, sum(want.values()), len(want)))
 
 
 def main():
