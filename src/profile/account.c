@@ -86,6 +86,9 @@ static struct acct_thread *thread_new(struct account *a, uint32_t pid, uint32_t 
 	}
 	if ((a->nr_threads + 1) * 2 > a->tid_slots_cap && tid_slots_grow(a))
 		return NULL;
+	for (size_t i = 0; i < a->nr_cpus; i++)   /* a CPU's task may be the older one */
+		if (a->cpus[i].tid == tid)
+			a->cpus[i].thread = 0;
 	th = &a->threads[a->nr_threads];
 	memset(th, 0, sizeof(*th));
 	th->pid = pid;
@@ -892,21 +895,45 @@ static struct acct_cpu *cpu_at(struct account *a, uint32_t cpu)
 
 static void cpu_seen(struct account *a, uint32_t cpu, uint64_t t)
 {
-	struct acct_cpu *c = cpu_at(a, cpu);
+	struct acct_cpu *c = cpu < a->nr_cpus ? &a->cpus[cpu] : cpu_at(a, cpu);
 
 	if (c && t > c->last)
 		c->last = t;
 }
 
-/* From here on, task @pid/@tid (UINT32_MAX: unknown) runs on @cpu. */
-static void cpu_running(struct account *a, uint32_t cpu, uint32_t pid, uint32_t tid)
+/* From here on, task @pid/@tid (UINT32_MAX: unknown) runs on @cpu; @th is
+ * its entry if known. */
+static void cpu_running(struct account *a, uint32_t cpu, uint32_t pid, uint32_t tid,
+			const struct acct_thread *th)
 {
-	struct acct_cpu *c = cpu_at(a, cpu);
+	struct acct_cpu *c = cpu < a->nr_cpus ? &a->cpus[cpu] : cpu_at(a, cpu);
 
 	if (c) {
 		c->pid = pid;
 		c->tid = tid;
+		c->thread = th ? (uint32_t)(th - a->threads) + 1 : 0;
 	}
+}
+
+/* thread_get() for the task of a sample taken on @cpu, which is running
+ * there from now: consecutive samples on a CPU are mostly of one task. */
+static struct acct_thread *thread_on_cpu(struct account *a, uint32_t cpu, uint32_t pid,
+					 uint32_t tid, uint64_t t)
+{
+	struct acct_thread *th;
+
+	if (cpu < a->nr_cpus && a->cpus[cpu].thread && a->cpus[cpu].tid == tid) {
+		th = &a->threads[a->cpus[cpu].thread - 1];
+		if (pid != UINT32_MAX) {
+			a->cpus[cpu].pid = pid;
+			if (th->pid == UINT32_MAX)
+				th->pid = pid;
+		}
+		return th;
+	}
+	th = thread_get(a, pid, tid, t);
+	cpu_running(a, cpu, pid, tid, th);
+	return th;
 }
 
 /*
@@ -1049,7 +1076,7 @@ static void switch_sample(struct account *a, struct acct_src *src, const struct 
 			run_begin(next, s->time);
 		}
 		cpu_running(a, s->cpu, next ? next->pid : next_pid ? UINT32_MAX : 0,
-			    (uint32_t)next_pid);
+			    (uint32_t)next_pid, next);
 	}
 }
 
@@ -1118,12 +1145,15 @@ static void sample(struct account *a, const struct perf_event *ev, const uint64_
 		return;
 	if (src->role != ROLE_OFFCPU_TIME) {
 		/* the sample's task was on its CPU (a switch then says who is next) */
-		ev = sample_task(a, src, ev, &fixed);
-		note_time(a, ev->sample.time);
-		cpu_running(a, ev->sample.cpu, ev->sample.pid, ev->sample.tid);
+		if (ev->sample.tid == UINT32_MAX)
+			ev = sample_task(a, src, ev, &fixed);
+		s = &ev->sample;
+		note_time(a, s->time);
+		th = thread_on_cpu(a, s->cpu, s->pid, s->tid, s->time);
+	} else {
+		s = &ev->sample;
+		th = thread_get(a, s->pid, s->tid, s->time);
 	}
-	s = &ev->sample;
-	th = thread_get(a, s->pid, s->tid, s->time);
 	if (!th)
 		return;
 	if (s->time > th->end)
@@ -1172,11 +1202,11 @@ static void switch_record(struct account *a, const struct perf_event *ev)
 	ev = sample_task(a, NULL, ev, &fixed);
 	s = &ev->sample;
 	if (!ev->u.sw.out)
-		cpu_running(a, s->cpu, s->pid, s->tid);
+		cpu_running(a, s->cpu, s->pid, s->tid, NULL);
 	else if (ev->type == PERF_RECORD_SWITCH_CPU_WIDE)
-		cpu_running(a, s->cpu, ev->u.sw.next_prev_pid, ev->u.sw.next_prev_tid);
+		cpu_running(a, s->cpu, ev->u.sw.next_prev_pid, ev->u.sw.next_prev_tid, NULL);
 	else
-		cpu_running(a, s->cpu, UINT32_MAX, UINT32_MAX);
+		cpu_running(a, s->cpu, UINT32_MAX, UINT32_MAX, NULL);
 	if (!s->tid)
 		return;
 	note_time(a, s->time);

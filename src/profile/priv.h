@@ -77,6 +77,7 @@ struct rawf_entry {
 struct acct_cpu {
 	uint64_t last;                     /* time of its last event */
 	uint32_t pid, tid;                 /* the task running there; tid UINT32_MAX: unknown */
+	uint32_t thread;                   /* its entry in threads + 1; 0: not looked up */
 };
 
 struct account {
