@@ -15,6 +15,7 @@
 #include <perfport/version.h>
 
 #include "../util/log.h"
+#include "../util/mem.h"
 #include "../util/suggest.h"
 #include "cli.h"
 
@@ -195,6 +196,8 @@ int main(int argc, char **argv)
 	};
 	int verbosity = PP_LOG_WARN, c;
 
+	/* before anything is allocated: the heap grows on huge pages */
+	mem_heap_hugepages(64);
 	/*
 	 * '+' stops at the command name: its options are its own. Each parser's
 	 * string starts with ':' (a missing value returns ':') and opterr is

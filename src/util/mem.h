@@ -19,4 +19,14 @@
  */
 void mem_populate(void *p, size_t n);
 
+/**
+ * mem_heap_hugepages() - grow the malloc heap ahead (@mb MiB) and advise it
+ * for transparent huge pages, so that what the program allocates from it is
+ * faulted in 2 MiB at a time rather than 4 KiB. For programs (main()), not
+ * libraries: it sets malloc's policy for the whole process (allocations up
+ * to 32 MiB come from the heap, which is not trimmed). Does nothing unless
+ * glibc's malloc owns the heap and the kernel's THP mode is "madvise".
+ */
+void mem_heap_hugepages(size_t mb);
+
 #endif /* UTIL_MEM_H */
