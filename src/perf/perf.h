@@ -65,6 +65,7 @@ struct perf_evsel {
 	/* samples hold only fixed u64 slots and a callchain (cpu-clock -g and
 	 * most sampling events): perf_sample_parse() takes a shorter path */
 	bool simple;
+	uint8_t simple_slots;    /* then: how many slots (the callchain's length is one) */
 };
 
 struct perf_branch_entry_rec {

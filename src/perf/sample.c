@@ -98,6 +98,7 @@ void perf_evsel_layout(struct perf_evsel *e)
 					PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID |
 					PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
 					PERF_SAMPLE_CALLCHAIN));
+	e->simple_slots = (uint8_t)__builtin_popcountll(t); /* once: no popcnt on baseline x86-64 */
 
 	e->trailer_size = 0;
 	if (e->attr.flags & PERF_ATTR_FLAG_SAMPLE_ID_ALL) {
@@ -168,7 +169,7 @@ static int parse_simple(const struct perf_evsel *e, const uint8_t *p, size_t len
 			struct perf_sample *s)
 {
 	uint64_t t = e->attr.sample_type;
-	size_t slots = (size_t)__builtin_popcountll(t); /* a callchain's is its length */
+	size_t slots = e->simple_slots;
 	size_t words = len / 8, i = 0;
 
 	if (words < slots)
