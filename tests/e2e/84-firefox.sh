@@ -81,7 +81,8 @@ state = {"User": "on-cpu", "Kernel": "on-cpu", "JIT": "on-cpu", "Preempted": "pr
          "Lock": "lock", "I/O": "io", "Sleep": "sleep", "Timed sleep": "timed-sleep", "Idle": "idle"}
 for t in listed:
     tr = threads[t["tid"]]
-    if (t["pid"], t["name"]) != (str(tr["pid"]), tr["comm"]):
+    # a thread the recording never named (samples left on tid -1) is "[unknown]"
+    if (t["pid"], t["name"]) != (str(tr["pid"]), tr["comm"] if tr["comm"] is not None else "[unknown]"):
         sys.exit("thread %d: pid %r name %r" % (t["tid"], t["pid"], t["name"]))
     s = json.load(open("%s/pq-samples-%s.json" % (w, t["threadHandle"])))
     got = collections.Counter()

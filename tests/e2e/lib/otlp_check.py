@@ -160,7 +160,8 @@ def check(req, tree, folded_dir, expect):
             if tid not in threads:
                 fail("%s: thread.id %r is no thread of the recording" % (counter, tid))
             t = threads[tid]
-            if (a.get("process.pid"), a.get("thread.name")) != (t["pid"], t["comm"]):
+            # a thread the recording never named (tid -1) has an empty name
+            if (a.get("process.pid"), a.get("thread.name")) != (t["pid"], t["comm"] or ""):
                 fail("%s: thread %d attributes %r, the recording's pid %d comm %r" % (counter, tid, a, t["pid"], t["comm"]))
             count += len(sm.values)
             value += sum(sm.values)
