@@ -25,7 +25,11 @@ for i in $(seq 50); do   # it blocks opening the FIFO: main() has run
 	sleep 0.1
 done
 [ -r "/proc/$pid/smaps" ] && awk '/^[0-9a-f]+-[0-9a-f]+ .*\[heap\]/ { print "heap: " $1 }' "/proc/$pid/smaps"
-: >"$WORK/in"             # an empty input: perfport says so and exits
+# an empty input: perfport says so and exits (the writer's open would block
+# forever if perfport were gone: bounded)
+timeout 10 bash -c ': >"$1"' _ "$WORK/in" || :
+for i in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+kill "$pid" 2>/dev/null || :
 wait "$pid" || :
 grep -q . "$WORK/out" || fail "no complaint about an empty input"
 [ "$advised" = yes ] || fail "perfport's heap is not advised for huge pages"
