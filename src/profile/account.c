@@ -871,31 +871,35 @@ static void iv_open(struct account *a, struct acct_thread *th, uint64_t t, char 
 
 /* --- records --- */
 
-/* The state of @cpu, NULL when the number is unknown or absurd (or memory ran out). */
-static struct acct_cpu *cpu_at(struct account *a, uint32_t cpu)
+/* Room for CPU @cpu's state; NULL for an absurd number or no memory. */
+static struct acct_cpu *cpu_grow(struct account *a, uint32_t cpu)
 {
-	if (cpu >= a->nr_cpus) {
-		size_t n = a->nr_cpus ? a->nr_cpus : 8;
-		struct acct_cpu *c;
+	size_t n = a->nr_cpus ? a->nr_cpus : 8;
+	struct acct_cpu *c;
 
-		if (cpu >= 4096)
-			return NULL;
-		while (n <= cpu)
-			n *= 2;
-		c = realloc(a->cpus, n * sizeof(*c));
-		if (!c)
-			return NULL;
-		for (size_t i = a->nr_cpus; i < n; i++)
-			c[i] = (struct acct_cpu){ .pid = UINT32_MAX, .tid = UINT32_MAX };
-		a->cpus = c;
-		a->nr_cpus = n;
-	}
+	if (cpu >= 4096)
+		return NULL;
+	while (n <= cpu)
+		n *= 2;
+	c = realloc(a->cpus, n * sizeof(*c));
+	if (!c)
+		return NULL;
+	for (size_t i = a->nr_cpus; i < n; i++)
+		c[i] = (struct acct_cpu){ .pid = UINT32_MAX, .tid = UINT32_MAX };
+	a->cpus = c;
+	a->nr_cpus = n;
 	return &a->cpus[cpu];
+}
+
+/* The state of @cpu, NULL when the number is unknown or absurd (or memory ran out). */
+static inline struct acct_cpu *cpu_at(struct account *a, uint32_t cpu)
+{
+	return cpu < a->nr_cpus ? &a->cpus[cpu] : cpu_grow(a, cpu);
 }
 
 static void cpu_seen(struct account *a, uint32_t cpu, uint64_t t)
 {
-	struct acct_cpu *c = cpu < a->nr_cpus ? &a->cpus[cpu] : cpu_at(a, cpu);
+	struct acct_cpu *c = cpu_at(a, cpu);
 
 	if (c && t > c->last)
 		c->last = t;
@@ -906,7 +910,7 @@ static void cpu_seen(struct account *a, uint32_t cpu, uint64_t t)
 static void cpu_running(struct account *a, uint32_t cpu, uint32_t pid, uint32_t tid,
 			const struct acct_thread *th)
 {
-	struct acct_cpu *c = cpu < a->nr_cpus ? &a->cpus[cpu] : cpu_at(a, cpu);
+	struct acct_cpu *c = cpu_at(a, cpu);
 
 	if (c) {
 		c->pid = pid;

@@ -193,6 +193,33 @@ static void test_counter_names(void **state)
 
 
 /*
+ * A perf.data file of one event, written by hand: the file header, the
+ * event's attr (no ids), then the caller's records from the returned
+ * offset; one_event_data() says where they end.
+ */
+static size_t one_event_head(struct pdw *w, uint32_t type, uint64_t config, uint64_t period,
+			     uint64_t sample_type, uint64_t flags)
+{
+	pdw_bytes(w, "PERFILE2", 8);
+	pdw_u64(w, 104);                /* header size */
+	pdw_u64(w, 128 + 16);           /* attr entry size */
+	for (int i = 0; i < 10; i++)    /* attrs, data, event types, features */
+		pdw_u64(w, 0);
+	pdw_attr(w, type, config, period, sample_type, flags, 0, 0, 0, 0, 0);
+	pdw_u64(w, 0);                  /* no ids: one event */
+	pdw_u64(w, 0);
+	return w->n;
+}
+
+static void one_event_data(struct pdw *w, size_t data_off, size_t data_end)
+{
+	pdw_patch_u64(w, 24, 104);      /* the attrs */
+	pdw_patch_u64(w, 32, 128 + 16);
+	pdw_patch_u64(w, 40, data_off); /* the data */
+	pdw_patch_u64(w, 48, data_end - data_off);
+}
+
+/*
  * perf record --off-cpu writes "offcpu-time" samples (a BPF output event)
  * whose period is the time off CPU, in ns, with the stack at the switch-out.
  * This machine's perf cannot record them (no BPF skeleton), so a file is
@@ -211,15 +238,7 @@ static struct pdw offcpu_file(void)
 	struct pdw w = { 0 };
 	size_t data_off, data_end, feat_off, fs, at;
 
-	pdw_bytes(&w, "PERFILE2", 8);
-	pdw_u64(&w, 104);               /* header size */
-	pdw_u64(&w, 128 + 16);          /* attr entry size */
-	for (int i = 0; i < 10; i++)    /* attrs, data, event types, features */
-		pdw_u64(&w, 0);
-	pdw_attr(&w, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT, 1, st, 0, 0, 0, 0, 0, 0);
-	pdw_u64(&w, 0);                 /* no ids: one event */
-	pdw_u64(&w, 0);
-	data_off = w.n;
+	data_off = one_event_head(&w, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT, 1, st, 0);
 	for (size_t i = 0; i < sizeof(smp) / sizeof(smp[0]); i++) {
 		at = pdw_begin(&w, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
 		pdw_u64(&w, smp[i].ip);
@@ -245,10 +264,7 @@ static struct pdw offcpu_file(void)
 	pdw_str(&w, "offcpu-time");
 	pdw_patch_u64(&w, feat_off, fs);
 	pdw_patch_u64(&w, feat_off + 8, w.n - fs);
-	pdw_patch_u64(&w, 24, 104);
-	pdw_patch_u64(&w, 32, 128 + 16);
-	pdw_patch_u64(&w, 40, data_off);
-	pdw_patch_u64(&w, 48, data_end - data_off);
+	one_event_data(&w, data_off, data_end);
 	pdw_patch_u64(&w, 72, 1ULL << 12);
 	return w;
 }
@@ -309,16 +325,8 @@ static struct pdw switch_file(void)
 	struct pdw w = { 0 };
 	size_t data_off, at;
 
-	pdw_bytes(&w, "PERFILE2", 8);
-	pdw_u64(&w, 104);
-	pdw_u64(&w, 128 + 16);
-	for (int i = 0; i < 10; i++)
-		pdw_u64(&w, 0);
-	pdw_attr(&w, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, 100000, st,
-		 PERF_ATTR_FLAG_SAMPLE_ID_ALL, 0, 0, 0, 0, 0);
-	pdw_u64(&w, 0);
-	pdw_u64(&w, 0);
-	data_off = w.n;
+	data_off = one_event_head(&w, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, 100000, st,
+				  PERF_ATTR_FLAG_SAMPLE_ID_ALL);
 	for (size_t i = 0; i < sizeof(rec) / sizeof(rec[0]); i++) {
 		at = pdw_begin(&w, rec[i].type, rec[i].misc);
 		if (rec[i].type == PERF_RECORD_COMM) {
@@ -337,10 +345,7 @@ static struct pdw switch_file(void)
 		pdw_u64(&w, rec[i].time);
 		pdw_end(&w, at);
 	}
-	pdw_patch_u64(&w, 24, 104);
-	pdw_patch_u64(&w, 32, 128 + 16);
-	pdw_patch_u64(&w, 40, data_off);
-	pdw_patch_u64(&w, 48, w.n - data_off);
+	one_event_data(&w, data_off, w.n);
 	return w;
 }
 
@@ -399,16 +404,8 @@ static struct pdw released_file(void)
 	struct pdw w = { 0 };
 	size_t data_off, at;
 
-	pdw_bytes(&w, "PERFILE2", 8);
-	pdw_u64(&w, 104);
-	pdw_u64(&w, 128 + 16);
-	for (int i = 0; i < 10; i++)
-		pdw_u64(&w, 0);
-	pdw_attr(&w, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, 100000, st,
-		 PERF_ATTR_FLAG_SAMPLE_ID_ALL, 0, 0, 0, 0, 0);
-	pdw_u64(&w, 0);
-	pdw_u64(&w, 0);
-	data_off = w.n;
+	data_off = one_event_head(&w, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, 100000, st,
+				  PERF_ATTR_FLAG_SAMPLE_ID_ALL);
 	for (size_t i = 0; i < sizeof(rec) / sizeof(rec[0]); i++) {
 		at = pdw_begin(&w, rec[i].type, rec[i].misc);
 		if (rec[i].type == PERF_RECORD_SAMPLE) {
@@ -424,10 +421,7 @@ static struct pdw released_file(void)
 		pdw_u32(&w, 0);
 		pdw_end(&w, at);
 	}
-	pdw_patch_u64(&w, 24, 104);
-	pdw_patch_u64(&w, 32, 128 + 16);
-	pdw_patch_u64(&w, 40, data_off);
-	pdw_patch_u64(&w, 48, w.n - data_off);
+	one_event_data(&w, data_off, w.n);
 	return w;
 }
 
