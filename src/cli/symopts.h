@@ -52,8 +52,10 @@ struct cli_sym {
 	"                          'perf archive' tarball (default: the recording's\n"   \
 	"                          own, FILE.tar.bz2/.gz/.xz/.zst beside it)\n"          \
 	"      --no-inline         do not expand inlined calls into frames\n"            \
-	"  -j, --jobs N            threads unwinding --call-graph dwarf samples\n"       \
-	"                          (default: the CPU count); output as with -j 1\n"
+	"  -j, --jobs N            threads unwinding --call-graph dwarf samples,\n"      \
+	"                          opening files ahead and naming the frames of\n"     \
+	"                          profiles (default: the CPU count); the output\n"    \
+	"                          is always that of -j 1\n"
 
 /** symopts_parse() - apply option @opt; Return: true if it was a symbol option. */
 static inline bool symopts_parse(int opt, const char *arg, struct cli_sym *c)

@@ -292,21 +292,16 @@ static int rawf_grow(struct account *a)
 }
 
 /*
- * Where @rf is in the recording's terms, for a frame seen first here
- * (pprof's addresses and mappings): kernel and unmapped frames at their
- * address; a user frame at its file offset from its module's base, the
- * base of the first process it was seen in, so a module keeps one layout
- * whatever process it came from. 0 when out of memory (no address then).
+ * Note the base of @rf's module at its first frame seen (pprof's addresses
+ * and mappings): the base of the first process it was seen in, so a module
+ * keeps one layout whatever process it came from. 0 out of memory.
  */
-static void frame_where(struct account *a, const struct raw_frame *rf, uint64_t *addr,
-			uint64_t *base)
+static int dso_base_note(struct account *a, const struct raw_frame *rf)
 {
 	unsigned id;
 
-	*addr = rf->addr;
-	*base = 0;
 	if (!rf->dso || rf->kind != FRAME_USER)
-		return;
+		return 0;
 	id = rf->dso->id;
 	if (id >= a->dso_base_cap) {
 		size_t cap = a->dso_base_cap ? a->dso_base_cap : 64;
@@ -315,29 +310,42 @@ static void frame_where(struct account *a, const struct raw_frame *rf, uint64_t 
 		while (cap <= id)
 			cap *= 2;
 		n = realloc(a->dso_base, cap * sizeof(*n));
-		if (!n) {
-			*addr = 0;
-			return;
-		}
+		if (!n)
+			return PP_ENOMEM;
 		memset(n + a->dso_base_cap, 0, (cap - a->dso_base_cap) * sizeof(*n));
 		a->dso_base = n;
 		a->dso_base_cap = cap;
 	}
 	if (!a->dso_base[id])
 		a->dso_base[id] = rf->addr - rf->offset + 1;
-	*base = a->dso_base[id] - 1;
+	return 0;
+}
+
+/*
+ * Where @rf is in the recording's terms: kernel and unmapped frames at
+ * their address; a user frame at its file offset from its module's base
+ * (dso_base_note()).
+ */
+static void frame_where(const struct account *a, const struct raw_frame *rf, uint64_t *addr,
+			uint64_t *base)
+{
+	*addr = rf->addr;
+	*base = 0;
+	if (!rf->dso || rf->kind != FRAME_USER || rf->dso->id >= a->dso_base_cap ||
+	    !a->dso_base[rf->dso->id])
+		return;
+	*base = a->dso_base[rf->dso->id] - 1;
 	*addr = *base + rf->offset;
 }
 
 /*
- * The tree frames of one raw frame: named (sym_resolve) and interned on
- * first sight, then taken from a cache keyed by what decides the name (the
- * file and the offset in it, or the bare address when nothing is mapped),
- * so a frame shared by many stacks is named once.
- * Return: the number of ids at *@ids, 0 on error (a->err set).
+ * The ticket of one raw frame: a frame seen first here goes to the namer,
+ * then is found in a cache keyed by what decides the name (the file and
+ * the offset in it, or the bare address when nothing is mapped), so a
+ * frame shared by many stacks is named once.
+ * Return: the ticket, UINT32_MAX on error (a->err set).
  */
-static uint32_t raw_frame_ids(struct account *a, const struct raw_frame *rf, uint64_t ktext,
-			      const uint32_t **ids)
+static uint32_t raw_frame_ticket(struct account *a, const struct raw_frame *rf, uint64_t ktext)
 {
 	/* code outside files (JIT, anonymous maps) is named per process, by
 	 * its address: the same offset in two processes is other code */
@@ -346,25 +354,66 @@ static uint32_t raw_frame_ids(struct account *a, const struct raw_frame *rf, uin
 	uint32_t pid = per_pid ? rf->pid : 0;
 	uint64_t h = mix64(where ^ mix64((uint64_t)(uintptr_t)rf->dso ^
 					 ((uint64_t)rf->kind << 1 | rf->ret) ^ (uint64_t)pid << 32));
-	struct sym_frame f[32];
 	struct rawf_entry *e;
-	size_t k, j;
+	uint32_t t;
+	size_t j;
 
 	if (!h)
 		h = 1;
-	if ((a->nr_rawf + 1) * 2 > a->rawf_cap && rawf_grow(a)) {
-		a->err = PP_ENOMEM;
-		return 0;
-	}
+	if ((a->nr_rawf + 1) * 2 > a->rawf_cap && rawf_grow(a))
+		goto nomem;
 	for (j = h & (a->rawf_cap - 1); a->rawf[j].hash; j = (j + 1) & (a->rawf_cap - 1)) {
 		e = &a->rawf[j];
 		if (e->hash == h && e->where == where && e->dso == rf->dso && e->kind == rf->kind &&
-		    e->ret == rf->ret && e->pid == pid) {
-			*ids = a->rawf_ids + e->first;
-			return e->n;
-		}
+		    e->ret == rf->ret && e->pid == pid)
+			return e->ticket;
 	}
-	k = sym_resolve(a->sym, rf, ktext, f, 32);
+	if (dso_base_note(a, rf))
+		goto nomem;
+	t = namer_submit(a->namer, rf, ktext);
+	if (t == UINT32_MAX)
+		goto nomem;
+	if (t >= a->tick_cap) {
+		size_t cap = a->tick_cap ? a->tick_cap * 2 : 4096;
+		struct rawf_ids *n;
+
+		while (cap <= t)
+			cap *= 2;
+		n = realloc(a->tick, cap * sizeof(*n));
+		if (!n)
+			goto nomem;
+		memset(n + a->tick_cap, 0, (cap - a->tick_cap) * sizeof(*n));
+		a->tick = n;
+		a->tick_cap = cap;
+	}
+	a->rawf[j] = (struct rawf_entry){ .hash = h, .where = where, .dso = rf->dso, .pid = pid,
+					  .ticket = t, .kind = rf->kind, .ret = rf->ret };
+	a->nr_rawf++;
+	return t;
+nomem:
+	a->err = PP_ENOMEM;
+	return UINT32_MAX;
+}
+
+/*
+ * The tree frames of ticket @t, interned at the first call (waiting for
+ * the namer if it is not done with it).
+ * Return: the number of ids at *@ids, 0 on error (a->err set).
+ */
+static uint32_t ticket_ids(struct account *a, uint32_t t, const uint32_t **ids)
+{
+	struct rawf_ids *ti = &a->tick[t];
+	const struct sym_frame *f;
+	const struct raw_frame *rf;
+	size_t k;
+
+	if (ti->n) {
+		*ids = a->rawf_ids + ti->first;
+		return ti->n;
+	}
+	k = namer_result(a->namer, t, &f, &rf);
+	if (!k)
+		goto nomem;
 	if (a->rawf_ids_len + k > a->rawf_ids_cap) {
 		size_t cap = a->rawf_ids_cap ? a->rawf_ids_cap * 2 : 16384;
 		uint32_t *n;
@@ -372,10 +421,8 @@ static uint32_t raw_frame_ids(struct account *a, const struct raw_frame *rf, uin
 		while (cap < a->rawf_ids_len + k)
 			cap *= 2;
 		n = realloc(a->rawf_ids, cap * sizeof(*n));
-		if (!n) {
-			a->err = PP_ENOMEM;
-			return 0;
-		}
+		if (!n)
+			goto nomem;
 		a->rawf_ids = n;
 		a->rawf_ids_cap = cap;
 	}
@@ -389,36 +436,92 @@ static uint32_t raw_frame_ids(struct account *a, const struct raw_frame *rf, uin
 		if (a->err)
 			return 0;
 		id = tree_frame(&a->tree, fn, mod, file, f[i].line, f[i].flags);
-		if (id == TREE_NONE) {
-			a->err = PP_ENOMEM;
-			return 0;
-		}
+		if (id == TREE_NONE)
+			goto nomem;
 		if (!a->tree.frames[id].addr)
 			frame_where(a, rf, &a->tree.frames[id].addr, &a->tree.frames[id].base);
 		a->rawf_ids[a->rawf_ids_len + i] = id;
 	}
-	a->rawf[j] = (struct rawf_entry){ .hash = h, .where = where, .dso = rf->dso, .pid = pid,
-					  .first = (uint32_t)a->rawf_ids_len, .n = (uint32_t)k,
-					  .kind = rf->kind, .ret = rf->ret };
-	a->nr_rawf++;
+	ti->first = (uint32_t)a->rawf_ids_len;
+	ti->n = (uint32_t)k;
 	a->rawf_ids_len += k;
-	*ids = a->rawf_ids + a->rawf[j].first;
-	return (uint32_t)k;
+	*ids = a->rawf_ids + ti->first;
+	return ti->n;
+nomem:
+	a->err = PP_ENOMEM;
+	return 0;
 }
 
-/* Name the sample's frames and walk them into the tree from @node. */
-static uint32_t stack_walk(struct account *a, const struct perf_event *ev, const uint64_t *pcs,
-			   size_t n, uint32_t node)
+/*
+ * A new stack: its raw frames are sent to be named, and its tree node is
+ * made later (pend_make()). Return: the index into pend, UINT32_MAX on
+ * error (a->err set).
+ */
+static uint32_t pend_new(struct account *a, const struct perf_event *ev, const uint64_t *pcs,
+			 size_t n, uint32_t root)
 {
 	uint64_t ktext = machine_kernel_text(a->m);
-	size_t nraw = raw_frames(a, ev, pcs, n), np = 0;
-	const size_t max = sizeof(a->path) / sizeof(a->path[0]);
+	size_t nraw = raw_frames(a, ev, pcs, n);
+	struct acct_pend *p;
 
+	if (a->nr_pend >= STACK_PENDING - 1)
+		goto nomem;
+	if (a->nr_pend == a->cap_pend) {
+		size_t cap = a->cap_pend ? a->cap_pend * 2 : 1024;
+		struct acct_pend *np = realloc(a->pend, cap * sizeof(*np));
+
+		if (!np)
+			goto nomem;
+		a->pend = np;
+		a->cap_pend = cap;
+	}
+	if (a->pend_tickets_len + nraw > a->pend_tickets_cap) {
+		size_t cap = a->pend_tickets_cap ? a->pend_tickets_cap * 2 : 65536;
+		uint32_t *nt;
+
+		while (cap < a->pend_tickets_len + nraw)
+			cap *= 2;
+		nt = realloc(a->pend_tickets, cap * sizeof(*nt));
+		if (!nt)
+			goto nomem;
+		a->pend_tickets = nt;
+		a->pend_tickets_cap = cap;
+	}
 	for (size_t i = 0; i < nraw; i++) {
-		const uint32_t *ids;
-		uint32_t k;
+		uint32_t t = raw_frame_ticket(a, &a->raw[i], ktext);
 
-		k = raw_frame_ids(a, &a->raw[i], ktext, &ids);
+		if (t == UINT32_MAX)
+			return UINT32_MAX;
+		a->pend_tickets[a->pend_tickets_len + i] = t;
+	}
+	p = &a->pend[a->nr_pend];
+	*p = (struct acct_pend){ .root = root, .first = (uint32_t)a->pend_tickets_len,
+				 .n = (uint32_t)nraw, .node = TREE_NONE };
+	a->pend_tickets_len += nraw;
+	return (uint32_t)a->nr_pend++;
+nomem:
+	a->err = PP_ENOMEM;
+	return UINT32_MAX;
+}
+
+/*
+ * The tree node of pending stack @i, made now if it is not yet: its frames
+ * (named) walked into the tree from its root, and what it counted so far
+ * added there. Return: the node, TREE_NONE on error (a->err set).
+ */
+static uint32_t pend_make(struct account *a, uint32_t i)
+{
+	struct acct_pend *p = &a->pend[i];
+	const size_t max = sizeof(a->path) / sizeof(a->path[0]);
+	uint32_t node = p->root;
+	size_t np = 0;
+
+	if (p->node != TREE_NONE)
+		return p->node;
+	for (uint32_t r = 0; r < p->n; r++) {
+		const uint32_t *ids;
+		uint32_t k = ticket_ids(a, a->pend_tickets[p->first + r], &ids);
+
 		if (!k)
 			return TREE_NONE;
 		for (uint32_t j = 0; j < k && np < max; j++) {
@@ -433,7 +536,25 @@ static uint32_t stack_walk(struct account *a, const struct perf_event *ev, const
 	/* leaf first in path: walk from the outermost */
 	while (np && node != TREE_NONE)
 		node = tree_child(&a->tree, node, a->path[--np]);
+	if (node == TREE_NONE || node >= STACK_PENDING) {
+		a->err = PP_ENOMEM;
+		return TREE_NONE;
+	}
+	p->node = node;
+	if (p->count)
+		tree_add(&a->tree, node, (enum counter)p->counter, p->count, p->ns);
+	p->count = p->ns = 0;
 	return node;
+}
+
+/* Make every pending stack's node, in the order the stacks were seen. */
+static void pend_make_all(struct account *a)
+{
+	for (; a->pend_done < a->nr_pend && !a->err; a->pend_done++)
+		pend_make(a, (uint32_t)a->pend_done);
+	for (size_t j = 0; j < a->stacks_cap && !a->err; j++)
+		if (a->stacks[j].len && (a->stacks[j].node & STACK_PENDING))
+			a->stacks[j].node = a->pend[a->stacks[j].node & ~STACK_PENDING].node;
 }
 
 static int keys_reserve(struct account *a, size_t n)
@@ -476,18 +597,20 @@ static int stacks_grow(struct account *a)
 }
 
 /*
- * The leaf node of a sample's stack. A stack is known by what was recorded
+ * The entry of a sample's stack. A stack is known by what was recorded
  * (callchain, unwound addresses, branch stack) with the process, its map
  * generation and the group root: a sample whose key was seen before costs
- * a hash, not a symbolization and a tree walk.
+ * a hash, not a symbolization and a tree walk. A new stack is entered
+ * pending (pend_new()). Return: the entry (valid until the next new
+ * stack), NULL on error (a->err set).
  */
-static uint32_t stack_node(struct account *a, const struct perf_event *ev, const uint64_t *pcs,
-			   size_t n, struct acct_thread *th)
+static struct stack_entry *stack_find(struct account *a, const struct perf_event *ev,
+				      const uint64_t *pcs, size_t n, struct acct_thread *th)
 {
 	const struct perf_sample *s = &ev->sample;
 	uint64_t gen = 0, h;
 	size_t len = 0, nr_maps, j;
-	uint32_t root, node;
+	uint32_t root, idx;
 	uint64_t *k = a->key;
 	size_t max = sizeof(a->key) / sizeof(a->key[0]);
 
@@ -512,34 +635,93 @@ static uint32_t stack_node(struct account *a, const struct perf_event *ev, const
 	h = hash_words(k, len);
 	if ((a->nr_stacks + 1) * 2 > a->stacks_cap && stacks_grow(a)) {
 		a->err = PP_ENOMEM;
-		return TREE_NONE;
+		return NULL;
 	}
 	for (j = h & (a->stacks_cap - 1); a->stacks[j].len; j = (j + 1) & (a->stacks_cap - 1)) {
-		const struct stack_entry *e = &a->stacks[j];
+		struct stack_entry *e = &a->stacks[j];
 
 		if (e->hash == h && e->len == len &&
 		    memcmp(a->keys + e->key_off, k, len * sizeof(*k)) == 0) {
 			a->meta->stacks_cached++;
-			return e->node;
+			return e;
 		}
 	}
 	root = group_root(a, th);
-	node = root == TREE_NONE ? TREE_NONE : stack_walk(a, ev, pcs, n, root);
-	if (node == TREE_NONE) {
+	if (root == TREE_NONE) {
 		if (!a->err)
 			a->err = PP_ENOMEM;
-		return TREE_NONE;
+		return NULL;
 	}
+	idx = pend_new(a, ev, pcs, n, root);
+	if (idx == UINT32_MAX)
+		return NULL;
 	if (keys_reserve(a, len)) {
 		a->err = PP_ENOMEM;
-		return TREE_NONE;
+		return NULL;
 	}
 	memcpy(a->keys + a->keys_len, k, len * sizeof(*k));
-	a->stacks[j] = (struct stack_entry){ h, node, (uint32_t)len, a->keys_len };
+	a->stacks[j] = (struct stack_entry){ h, STACK_PENDING | idx, (uint32_t)len, a->keys_len };
 	a->keys_len += len;
 	a->nr_stacks++;
 	a->meta->stacks_unique++;
-	return node;
+	return &a->stacks[j];
+}
+
+/* The leaf node of a sample's stack, made now if it waits for names. */
+static uint32_t stack_node(struct account *a, const struct perf_event *ev, const uint64_t *pcs,
+			   size_t n, struct acct_thread *th)
+{
+	struct stack_entry *e = stack_find(a, ev, pcs, n, th);
+
+	if (!e)
+		return TREE_NONE;
+	if (e->node & STACK_PENDING) {
+		uint32_t node = pend_make(a, e->node & ~STACK_PENDING);
+
+		if (node == TREE_NONE)
+			return TREE_NONE;
+		e->node = node;
+	}
+	return e->node;
+}
+
+/*
+ * Count one on-CPU sample of @c: in the tree when its stack's node is
+ * made, else with the pending stack, whose node is made once names are
+ * there (a second counter, time slices or a timeline need the node now).
+ */
+static void stack_count(struct account *a, const struct perf_event *ev, const uint64_t *pcs,
+			size_t n, struct acct_thread *th, enum counter c, uint64_t w)
+{
+	struct stack_entry *e;
+	struct acct_pend *p;
+	uint32_t node;
+
+	if (a->opts->timeline || a->opts->slice_ns) {
+		node = stack_node(a, ev, pcs, n, th);
+		if (node != TREE_NONE)
+			count_at(a, node, c, 1, w, ev->sample.time, ev->sample.time, th->tid);
+		return;
+	}
+	e = stack_find(a, ev, pcs, n, th);
+	if (!e)
+		return;
+	if (!(e->node & STACK_PENDING)) {
+		tree_add(&a->tree, e->node, c, 1, w);
+		return;
+	}
+	p = &a->pend[e->node & ~STACK_PENDING];
+	if (!p->count || p->counter == (uint32_t)c) {
+		p->counter = (uint32_t)c;
+		p->count++;
+		p->ns += w;
+		return;
+	}
+	node = pend_make(a, e->node & ~STACK_PENDING);
+	if (node == TREE_NONE)
+		return;
+	e->node = node;
+	tree_add(&a->tree, node, c, 1, w);
 }
 
 /* The node for an off-CPU interval whose stack is unknown. */
@@ -1014,7 +1196,6 @@ static void on_cpu_sample(struct account *a, struct acct_src *src, const struct 
 	const struct perf_sample *s = &ev->sample;
 	enum counter c = s->tid == 0 ? CNT_IDLE : CNT_ON_CPU;
 	uint64_t w = sample_weight(src, s);
-	uint32_t node;
 
 	if (s->tid == 0)
 		a->system_wide = true;
@@ -1024,10 +1205,9 @@ static void on_cpu_sample(struct account *a, struct acct_src *src, const struct 
 		a->meta->samples_filtered++;
 		return;
 	}
-	node = stack_node(a, ev, pcs, n, th);
-	if (node == TREE_NONE)
+	stack_count(a, ev, pcs, n, th, c, w);
+	if (a->err)
 		return;
-	count_at(a, node, c, 1, w, ev->sample.time, ev->sample.time, th->tid);
 	th->c.count[c]++;
 	th->c.ns[c] += w;
 	src->used++;
@@ -1291,6 +1471,7 @@ int acct_event(struct account *a, const struct perf_event *ev, const uint64_t *p
 
 void acct_finish(struct account *a)
 {
+	pend_make_all(a);
 	for (size_t i = 0; i < a->nr_threads; i++) {
 		struct acct_thread *th = &a->threads[i];
 
@@ -1352,14 +1533,14 @@ static void src_setup(struct account *a, struct acct_src *src, const struct perf
 }
 
 int acct_init(struct account *a, const struct profile_opts *opts, const struct machine *m,
-	      struct symbolizer *sym, const struct perf_header_info *hdr, struct profile_meta *meta)
+	      struct namer *nm, const struct perf_header_info *hdr, struct profile_meta *meta)
 {
 	int ret;
 
 	memset(a, 0, sizeof(*a));
 	a->opts = opts;
 	a->m = m;
-	a->sym = sym;
+	a->namer = nm;
 	a->meta = meta;
 	ret = tree_init(&a->tree);
 	if (ret)
@@ -1394,7 +1575,10 @@ void acct_release(struct account *a)
 	free(a->stacks);
 	free(a->keys);
 	free(a->rawf);
+	free(a->tick);
 	free(a->rawf_ids);
+	free(a->pend);
+	free(a->pend_tickets);
 	free(a->dso_base);
 	free(a->frame_sys);
 	free(a->frame_mask);

@@ -35,6 +35,7 @@ struct profile_priv {
 struct build_ctx {
 	struct machine *m;
 	struct upool *pool;
+	struct namer *namer;
 	struct account acct;
 	int err;
 };
@@ -232,8 +233,14 @@ static int on_event(void *ctx, const struct perf_event *ev)
 		ret = upool_add(c->pool, ev);
 		break;
 	default:
-		/* threads and maps: after what the pool holds, then accounted */
-		ret = upool_machine_event(c->pool, c->m, ev);
+		/* threads and maps: after what the pool holds, and once the
+		 * namer is done with what it was given (it reads the machine),
+		 * then accounted */
+		ret = machine_event_applies(ev) ? upool_flush(c->pool) : 0;
+		if (!ret && machine_event_applies(ev))
+			namer_drain(c->namer);
+		if (!ret)
+			ret = upool_machine_event(c->pool, c->m, ev);
 		if (!ret && machine_event_applies(ev))
 			ret = acct_event(&c->acct, ev, NULL, 0);
 		break;
@@ -581,11 +588,13 @@ static int build(struct perf_reader *r, const char *path, const struct profile_o
 		sym_prefetch(sym, o->jobs - 1 < 4 ? o->jobs - 1 : 4);
 	c->pool = c->m ? upool_new(o->jobs ? o->jobs : 1, &o->sym, perf_reader_header(r), c->m,
 				   on_pooled, c) : NULL;
-	if (!c->m || !sym || !c->pool) {
+	/* new frames are named on a thread of their own with -j 2 and more */
+	c->namer = sym ? namer_new(sym, o->jobs > 1) : NULL;
+	if (!c->m || !sym || !c->pool || !c->namer) {
 		ret = PP_ENOMEM;
 		goto fail;
 	}
-	ret = acct_init(&c->acct, o, c->m, sym, perf_reader_header(r), &p->meta);
+	ret = acct_init(&c->acct, o, c->m, c->namer, perf_reader_header(r), &p->meta);
 	acct_ready = true;
 	if (ret)
 		goto fail;
@@ -594,6 +603,7 @@ static int build(struct perf_reader *r, const char *path, const struct profile_o
 		ret = upool_flush(c->pool);
 	if (c->err)
 		ret = c->err;
+	namer_finish(c->namer); /* then the symbolizer's counts are whole */
 	p->read = *perf_reader_stats(r);
 	p->meta.lost = perf_stats_lost(&p->read);
 	p->sym = *sym_stats(sym);
@@ -612,6 +622,7 @@ static int build(struct perf_reader *r, const char *path, const struct profile_o
 	acct_release(&c->acct);
 	tree_release(&c->acct.tree);
 	upool_free(c->pool);
+	namer_free(c->namer);
 	sym_free(sym);
 	machine_free(c->m);
 	perf_reader_close(r);
@@ -625,6 +636,7 @@ fail:
 	}
 	if (c) {
 		upool_free(c->pool);
+		namer_free(c->namer);
 		machine_free(c->m);
 	}
 	sym_free(sym);

@@ -7,6 +7,7 @@
 #define PROFILE_PRIV_H
 
 #include "../machine/machine.h"
+#include "../symbols/namer.h"
 #include "../symbols/symbols.h"
 #include "profile.h"
 #include "rules.h"
@@ -55,22 +56,43 @@ struct acct_filter {
 	uint64_t t0, t1;                   /* [t0, t1] in perf time */
 };
 
+/* node's top bit: the stack waits for names, the rest indexes pend */
+#define STACK_PENDING 0x80000000u
+
 struct stack_entry {
 	uint64_t hash;
-	uint32_t node;
+	uint32_t node;                     /* its leaf, or STACK_PENDING | index */
 	uint32_t len;                      /* u64 words of key */
 	uint64_t key_off;                  /* into the key arena */
 };
 
-/* A raw frame already named: its tree frames, innermost inlined call first. */
+/* A raw frame seen: its ticket with the namer, by what decides its name. */
 struct rawf_entry {
 	uint64_t hash;                     /* 0: empty slot */
 	uint64_t where;                    /* a file's offset, else the address */
 	const struct dso *dso;
 	uint32_t pid;                      /* outside files: the process; else 0 */
-	uint32_t first, n;                 /* into rawf_ids */
+	uint32_t ticket;                   /* namer ticket; indexes tick */
 	uint8_t kind;
 	bool ret;
+};
+
+/* A named raw frame's tree frames, innermost inlined call first. */
+struct rawf_ids {
+	uint32_t first, n;                 /* into rawf_ids; n 0: not interned yet */
+};
+
+/*
+ * A stack seen whose tree node is made once its frames are named: on-CPU
+ * samples only count it (one counter; another makes the node), and the
+ * node is made when something needs it, or at the end of the pass.
+ */
+struct acct_pend {
+	uint32_t root;                     /* the group's node */
+	uint32_t first, n;                 /* its raw frames' tickets in pend_tickets */
+	uint32_t node;                     /* made: its leaf; TREE_NONE not yet */
+	uint32_t counter;                  /* of what count and ns hold */
+	uint64_t count, ns;
 };
 
 /* What is known of one CPU at the current point of the pass. */
@@ -83,7 +105,7 @@ struct acct_cpu {
 struct account {
 	const struct profile_opts *opts;
 	const struct machine *m;
-	struct symbolizer *sym;
+	struct namer *namer;               /* names raw frames (the caller's) */
 	struct tree tree;
 	/* off-wake stacks: the blocked stack, a separator, then the waker's
 	 * stack leaf first (frames point at the main tree's strings) */
@@ -116,8 +138,15 @@ struct account {
 
 	struct rawf_entry *rawf;           /* open addressing */
 	size_t rawf_cap, nr_rawf;
+	struct rawf_ids *tick;             /* by ticket */
+	size_t tick_cap;
 	uint32_t *rawf_ids;
 	size_t rawf_ids_len, rawf_ids_cap;
+
+	struct acct_pend *pend;            /* stacks waiting for names, in order seen */
+	size_t nr_pend, cap_pend, pend_done; /* pend_done: all before it are made */
+	uint32_t *pend_tickets;
+	size_t pend_tickets_len, pend_tickets_cap;
 
 	int sys_arch;                      /* enum sys_arch of the recording */
 	int16_t *frame_sys;                /* per tree frame: sys_call_of() + 1, 0 unknown */
@@ -138,9 +167,12 @@ struct account {
 	struct profile_meta *meta;         /* counts go here */
 };
 
-/** acct_init() - set up @a for the recording described by @hdr. */
+/**
+ * acct_init() - set up @a for the recording described by @hdr.
+ * @nm: names the frames of new stacks; the caller's, used until acct_finish().
+ */
 int acct_init(struct account *a, const struct profile_opts *opts, const struct machine *m,
-	      struct symbolizer *sym, const struct perf_header_info *hdr, struct profile_meta *meta);
+	      struct namer *nm, const struct perf_header_info *hdr, struct profile_meta *meta);
 
 /**
  * acct_src() - how the event @e is used, decided on first sight (pipe-mode
@@ -151,7 +183,11 @@ struct acct_src *acct_src(struct account *a, const struct perf_evsel *e);
 /** acct_event() - account one record, in time order, with its unwound user stack. */
 int acct_event(struct account *a, const struct perf_event *ev, const uint64_t *pcs, size_t n);
 
-/** acct_finish() - close what is still open at the end of the recording. */
+/**
+ * acct_finish() - make the tree nodes of the stacks still waiting for names
+ * (the namer's, possibly waiting for it), then close what is still open at
+ * the end of the recording.
+ */
 void acct_finish(struct account *a);
 
 /** acct_release() - free what @a holds except the tree (the profile keeps it). */

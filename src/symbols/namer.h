@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * namer.h - naming raw frames on a thread of its own, while the caller goes
+ * on reading and counting.
+ *
+ * The caller hands each raw frame it has not seen before to the namer
+ * (namer_submit()) and gets a ticket; the names come back by ticket
+ * (namer_result()), waiting only if they are not ready yet. The namer owns
+ * its symbolizer from namer_new() to namer_free(): nothing else may call
+ * it in between.
+ *
+ * Naming reads what the raw frame points into: its dso, the process and
+ * mount namespace behind it (struct proc_info), all owned by the machine.
+ * What may change there is copied with the request when its naming reads
+ * it (a file's first frame, JIT frames); what a copy cannot hold (a mount
+ * namespace's members) makes the request wait: call namer_drain() before
+ * applying a record that changes the machine, as for the unwinding pool.
+ * Each frame is so named with the machine as it was when it was submitted,
+ * and the names are the same whether the namer has a thread or not.
+ */
+#ifndef SYMBOLS_NAMER_H
+#define SYMBOLS_NAMER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "symbols.h"
+
+struct namer;
+
+/**
+ * namer_new() - a namer over @s.
+ * @threaded: name on a thread of its own; false names in the caller, at
+ *            namer_drain() and namer_result(), in the order submitted.
+ * Return: the namer (free with namer_free()), or NULL out of memory. @s
+ * stays the caller's to free, after namer_free().
+ */
+struct namer *namer_new(struct symbolizer *s, bool threaded);
+
+/**
+ * namer_submit() - queue @f (copied) for naming.
+ * @kernel_text: as for sym_resolve().
+ * Return: its ticket, dense from 0 in the order submitted; UINT32_MAX out
+ * of memory.
+ */
+uint32_t namer_submit(struct namer *n, const struct raw_frame *f, uint64_t kernel_text);
+
+/**
+ * namer_result() - the names of ticket @t, waiting until they are made.
+ * @frames: receives the frames, as sym_resolve() writes them; owned by
+ *          the namer, valid until namer_free().
+ * @raw: receives the raw frame as submitted (a copy owned by the namer),
+ *       or NULL.
+ * Return: the number of frames (>= 1), 0 out of memory.
+ */
+size_t namer_result(struct namer *n, uint32_t t, const struct sym_frame **frames,
+		    const struct raw_frame **raw);
+
+/**
+ * namer_drain() - return once no frame submitted, named or still to be,
+ * reads the machine as it is: it may then change. Waits only for requests
+ * whose naming reads the live machine (and those before them).
+ */
+void namer_drain(struct namer *n);
+
+/**
+ * namer_finish() - name everything submitted and return: the symbolizer's
+ * counts are then whole, and namer_result() does not wait.
+ */
+void namer_finish(struct namer *n);
+
+/** namer_free() - stop the thread (after what is queued) and free @n; NULL is a no-op. */
+void namer_free(struct namer *n);
+
+#endif /* SYMBOLS_NAMER_H */
