@@ -9,7 +9,9 @@
  * release), so the requests themselves need no lock. The lock and the two
  * conditions are only for sleeping: each side spins a little first, since
  * waking a thread costs tens of microseconds on a virtual machine and new
- * frames come in bursts.
+ * frames come in bursts; and a sleeping namer is woken for a batch of
+ * requests, or when the caller waits for one (bench file: ~500 wake-ups,
+ * 11 ms of the caller's time, down to ~50).
  *
  * The machine must not change under a frame being named (namer.h), but
  * waiting for the namer at every record that changes it would wait most at
@@ -37,6 +39,7 @@
 #define FRAME_CHUNK 4096u      /* result frames per chunk */
 #define MAX_OUT 32u            /* frames of one raw frame (inlined calls) */
 #define SPIN_NS 50000          /* spin this long before sleeping */
+#define WAKE_BATCH 64u         /* wake a sleeping namer for this many requests */
 
 /* What naming one frame may read of the machine, copied when it was given. */
 struct nctx {
@@ -66,6 +69,7 @@ struct namer {
 	size_t nr_chunks, cap_chunks;
 	uint32_t nr;                    /* submitted, the caller's own count */
 	uint32_t live;                  /* 1 + the last request reading the live machine */
+	uint32_t unsignaled;            /* submitted since the namer was last woken */
 	uint8_t *dso_seen;              /* by dso id: a frame of it was given */
 	size_t dso_seen_cap;
 	struct frame_chunk *frames;     /* the namer's: newest first */
@@ -84,6 +88,16 @@ struct namer {
 static struct nreq *req_at(struct namer *n, uint32_t t)
 {
 	return &n->chunks[t / REQ_CHUNK][t % REQ_CHUNK];
+}
+
+/* Let a sibling hardware thread run while this one polls. */
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
 }
 
 static uint64_t now_ns(void)
@@ -142,6 +156,7 @@ static void *namer_main(void *arg)
 		if (atomic_load(&n->quit))
 			break;
 		/* nothing queued: spin a while, then sleep */
+		cpu_relax();
 		if (!idle_since)
 			idle_since = now_ns();
 		else if (++polls % 64 == 0 && now_ns() - idle_since > SPIN_NS) {
@@ -164,17 +179,32 @@ static void name_upto(struct namer *n, uint32_t t)
 		name_one(n, n->next++);
 }
 
+/* Wake the namer if it sleeps: what is submitted is then seen. */
+static void wake(struct namer *n)
+{
+	n->unsignaled = 0;
+	if (atomic_load(&n->sleeping)) {
+		pthread_mutex_lock(&n->lock);
+		pthread_cond_signal(&n->work);
+		pthread_mutex_unlock(&n->lock);
+	}
+}
+
 /* With a thread: wait until more than @t requests are done. */
 static void wait_done(struct namer *n, uint32_t t)
 {
 	uint64_t start = 0;
 	unsigned polls = 0;
 
+	if (atomic_load_explicit(&n->done, memory_order_acquire) <= t)
+		wake(n);
+
 	while (atomic_load_explicit(&n->done, memory_order_acquire) <= t) {
 		if (!start) {
 			start = now_ns();
 			continue;
 		}
+		cpu_relax();
 		if (++polls % 64 || now_ns() - start < SPIN_NS)
 			continue;
 		pthread_mutex_lock(&n->lock);
@@ -344,11 +374,10 @@ uint32_t namer_submit(struct namer *n, const struct raw_frame *f, uint64_t kerne
 		n->started = true;
 	}
 	atomic_store(&n->submitted, t + 1);
-	if (atomic_load(&n->sleeping)) {
-		pthread_mutex_lock(&n->lock);
-		pthread_cond_signal(&n->work);
-		pthread_mutex_unlock(&n->lock);
-	}
+	/* a namer awake finds it; a sleeping one is woken for a batch, or
+	 * when its results are waited for */
+	if (++n->unsignaled >= WAKE_BATCH)
+		wake(n);
 	return t;
 }
 
