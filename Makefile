@@ -51,7 +51,7 @@ PLUGIN_SO    := $(sort $(PLUGIN_NAMES:%=$(BUILD)/plugins/%.so))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps check unit e2e demo install uninstall asan fuzz robust bench clean help
+.PHONY: all deps check unit e2e demo install uninstall asan tsan fuzz robust bench clean help
 
 all: $(BUILD)/perfport $(PLUGIN_SO)
 
@@ -62,6 +62,7 @@ help:
 	@echo "make demo       build and run perfport on the bundled sample recording"
 	@echo "make install    install (PREFIX=$(PREFIX), DESTDIR=)"
 	@echo "make asan       ASan+UBSan build in build-asan/"
+	@echo "make tsan       ThreadSanitizer build in build-tsan/ (make check runs it)"
 	@echo "make fuzz       run the libFuzzer target for the reader (FUZZ_SECONDS=60)"
 	@echo "make bench      compare perfport with perf on a large fresh recording"
 
@@ -156,6 +157,7 @@ check: all unit
 	@$(MAKE) --no-print-directory asan-robust
 	@$(MAKE) --no-print-directory BUILD=build-asan CFLAGS="$(SAN_FLAGS)" \
 		LDFLAGS="-fsanitize=address,undefined" unit
+	@$(MAKE) --no-print-directory tsan
 	BUILD=$(BUILD) tests/run.sh
 
 demo: all
@@ -196,6 +198,13 @@ asan:
 	$(MAKE) --no-print-directory BUILD=build-asan CFLAGS="$(SAN_FLAGS)" \
 		LDFLAGS="-fsanitize=address,undefined" all
 
+# The threads (namer, unwinding pool, prefetch) under ThreadSanitizer:
+# tests/run.sh runs the namer's unit test and -j 3 exports with this build.
+TSAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=thread
+tsan:
+	$(MAKE) --no-print-directory BUILD=build-tsan CFLAGS="$(TSAN_FLAGS)" \
+		LDFLAGS="-fsanitize=thread" all build-tsan/tests/test_namer
+
 # The robustness driver: every corpus file truncated and bit-flipped, in process.
 build-asan/robust: tests/fuzz/fuzz_reader.c tests/fuzz/robust_main.c asan
 	$(CC) -std=gnu11 -D_GNU_SOURCE $(WARN) $(SAN_FLAGS) -Iinclude -Isrc -o $@ tests/fuzz/fuzz_reader.c \
@@ -217,6 +226,6 @@ bench: all
 	tests/bench/bench.sh
 
 clean:
-	rm -rf build build-asan build-fuzz build-clang
+	rm -rf build build-asan build-tsan build-fuzz build-clang
 
 -include $(CORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

@@ -14,10 +14,12 @@ export TEST_OUT=$OUT
 pass=0 fail=0 skip=0
 failed=()
 
-for t in "$BUILD"/tests/test_* build-asan/tests/test_*; do
+# ThreadSanitizer stops a run at its first report, with exit status 66
+export TSAN_OPTIONS="halt_on_error=1 exitcode=66 ${TSAN_OPTIONS:-}"
+for t in "$BUILD"/tests/test_* build-asan/tests/test_* build-tsan/tests/test_*; do
 	[ -x "$t" ] || continue
 	name=$(basename "$t")
-	case $t in build-asan/*) name="$name-asan";; esac
+	case $t in build-asan/*) name="$name-asan";; build-tsan/*) name="$name-tsan";; esac
 	log="$OUT/$name.log"
 	if "$t" >"$log" 2>&1; then rc=0; else rc=$?; fi
 	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -1)
@@ -36,6 +38,28 @@ if [ -x build-asan/robust ]; then
 		pass=$((pass + 1)); echo "ok   robust: corpus truncated and bit-flipped under ASan+UBSan ($(tail -1 "$log"))"
 	else
 		fail=$((fail + 1)); failed+=(robust); echo "FAIL robust (see $log)"; tail -20 "$log"
+	fi
+fi
+
+# The threaded paths under ThreadSanitizer: exports with -j 3 (namer,
+# prefetch, unwinding pool) of the samples and the corpus's smaller files.
+if [ -x build-tsan/perfport ]; then
+	log="$OUT/tsan.log" n=0 bad=
+	: >"$log"
+	for f in samples/*.perf.data $(find "$CORPUS" -type f -size -20M 2>/dev/null | sort); do
+		head -c 8 "$f" 2>/dev/null | grep -q PERFILE2 || continue
+		rm -rf "$OUT/tsan"
+		build-tsan/perfport export -j 3 -f folded,pprof,firefox -o "$OUT/tsan" -i "$f" >>"$log" 2>&1
+		rc=$?
+		n=$((n + 1))
+		# 0 read, 3 partial (the corpus's damaged files); 66 is a report
+		case $rc in 0|3) ;; *) bad="$bad $f (exit $rc)";; esac
+	done
+	if [ -z "$bad" ] && ! grep -q "ThreadSanitizer" "$log"; then
+		pass=$((pass + 1)); echo "ok   tsan: $n exports with -j 3 under ThreadSanitizer"
+	else
+		fail=$((fail + 1)); failed+=(tsan); echo "FAIL tsan:$bad (see $log)"
+		grep -m5 -A8 "WARNING: ThreadSanitizer" "$log"
 	fi
 fi
 

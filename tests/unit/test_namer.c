@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_namer.c - the namer (src/symbols/namer.c): names on its thread are
+ * the names without one; tickets are dense; a frame is named with the
+ * machine as it was when it was given, even when the machine changes before
+ * the thread gets to it.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../../src/machine/machine.h"
+#include "../../src/symbols/namer.h"
+#include "../../src/symbols/symbols.h"
+
+static const struct perf_header_info hdr; /* no build ids */
+
+/* A function of this binary, with a name the symbol table keeps. */
+__attribute__((noinline)) int namer_test_marker(int x);
+__attribute__((noinline)) int namer_test_marker(int x)
+{
+	return x * 3 + 1;
+}
+
+/* Where this binary's text holding @fn is mapped: start, end, file offset. */
+static void self_map(const void *fn, uint64_t *start, uint64_t *end, uint64_t *pgoff, char *path,
+		     size_t len)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[4096];
+	uintptr_t a = (uintptr_t)fn;
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long s, e, off;
+		char perms[8], file[4096] = "";
+
+		if (sscanf(line, "%lx-%lx %7s %lx %*s %*s %4095s", &s, &e, perms, &off, file) < 4)
+			continue;
+		if (a >= s && a < e) {
+			*start = s;
+			*end = e;
+			*pgoff = off;
+			snprintf(path, len, "%s", file);
+			fclose(f);
+			return;
+		}
+	}
+	fclose(f);
+	fail_msg("no map holds %p", fn);
+}
+
+/* A machine where pid 100 maps this binary's text as it is mapped here. */
+static struct machine *machine_with_self(uint64_t *start, uint64_t *end)
+{
+	struct machine *m = machine_new(&hdr);
+	struct perf_event ev = { .type = PERF_RECORD_MMAP2 };
+	static char path[4096];
+	uint64_t pgoff;
+
+	assert_non_null(m);
+	self_map((const void *)namer_test_marker, start, end, &pgoff, path, sizeof(path));
+	ev.u.mmap.pid = ev.u.mmap.tid = 100;
+	ev.u.mmap.start = *start;
+	ev.u.mmap.len = *end - *start;
+	ev.u.mmap.pgoff = pgoff;
+	ev.u.mmap.prot = PROT_READ | PROT_EXEC;
+	ev.u.mmap.filename = path;
+	assert_int_equal(machine_event(m, &ev), 0);
+	return m;
+}
+
+/* Names of @nr addresses through a namer (@threaded or not), "fn@module" each. */
+static char **name_all(bool threaded, const uint64_t *addrs, size_t nr)
+{
+	uint64_t start, end;
+	struct machine *m = machine_with_self(&start, &end);
+	struct sym_opts o = { .use_proc_kallsyms = false };
+	struct symbolizer *s = sym_new(&o, &hdr);
+	struct namer *n;
+	char **out = calloc(nr, sizeof(*out));
+
+	assert_non_null(s);
+	assert_non_null(out);
+	n = namer_new(s, threaded);
+	assert_non_null(n);
+	for (size_t i = 0; i < nr; i++) {
+		struct raw_frame f;
+
+		assert_int_equal(machine_user_frames(m, 100, &addrs[i], 1, &f, 1), 1);
+		f.ret = false;
+		/* the same frame given twice is two tickets: the caller dedups */
+		assert_int_equal(namer_submit(n, &f, 0), (uint32_t)i);
+	}
+	namer_drain(n);
+	for (size_t i = 0; i < nr; i++) {
+		const struct sym_frame *fr;
+		const struct raw_frame *rf;
+		size_t k = namer_result(n, (uint32_t)i, &fr, &rf);
+		char buf[1024];
+
+		assert_true(k >= 1);
+		assert_int_equal(rf->addr, addrs[i]);
+		snprintf(buf, sizeof(buf), "%s@%s", fr[k - 1].function ? fr[k - 1].function : "?",
+			 fr[k - 1].module ? fr[k - 1].module : "?");
+		out[i] = strdup(buf);
+	}
+	{
+		const struct sym_frame *fr;
+
+		assert_int_equal(namer_result(n, (uint32_t)nr, &fr, NULL), 0); /* no such ticket */
+	}
+	namer_free(n);
+	sym_free(s);
+	machine_free(m);
+	return out;
+}
+
+static void test_threaded_names_are_unthreaded_names(void **state)
+{
+	uint64_t start, end, addrs[600];
+	struct machine *m;
+	char **a, **b;
+	bool marker = false;
+
+	(void)state;
+	m = machine_with_self(&start, &end);
+	machine_free(m);
+	/* addresses all through the text, and the marker itself */
+	for (size_t i = 0; i < 599; i++)
+		addrs[i] = start + (end - start) * i / 599;
+	addrs[599] = (uint64_t)(uintptr_t)namer_test_marker + 1;
+	a = name_all(false, addrs, 600);
+	b = name_all(true, addrs, 600);
+	for (size_t i = 0; i < 600; i++) {
+		assert_string_equal(a[i], b[i]);
+		marker |= strncmp(a[i], "namer_test_marker@", 18) == 0;
+		free(a[i]);
+		free(b[i]);
+	}
+	assert_true(marker);
+	free(a);
+	free(b);
+}
+
+/*
+ * A file's first frame reads its dso (path, build id, mapping process).
+ * Changed right after the frame is given - as the pass changes the machine
+ * while the thread works - the name must still come from what it was.
+ */
+static void test_named_as_given(void **state)
+{
+	for (int threaded = 0; threaded <= 1; threaded++) {
+		struct machine *m = machine_new(&hdr);
+		struct perf_event ev = { .type = PERF_RECORD_MMAP2 };
+		struct sym_opts o = { .use_proc_kallsyms = false };
+		struct symbolizer *s = sym_new(&o, &hdr);
+		struct namer *n = namer_new(s, threaded);
+		const struct sym_frame *fr;
+		uint64_t addr = 0x7000010;
+		struct raw_frame f;
+		struct dso *d;
+		char *path;
+		size_t k;
+
+		(void)state;
+		assert_non_null(m);
+		assert_non_null(n);
+		ev.u.mmap.pid = ev.u.mmap.tid = 7;
+		ev.u.mmap.start = 0x7000000;
+		ev.u.mmap.len = 0x1000;
+		ev.u.mmap.prot = PROT_READ | PROT_EXEC;
+		ev.u.mmap.filename = "/nonexistent/libgiven.so";
+		assert_int_equal(machine_event(m, &ev), 0);
+		assert_int_equal(machine_user_frames(m, 7, &addr, 1, &f, 1), 1);
+		assert_int_equal(namer_submit(n, &f, 0), 0);
+		/* the machine changes under it (a later record would) */
+		d = (struct dso *)f.dso;
+		path = d->path;
+		d->path = "/nonexistent/libchanged.so";
+		k = namer_result(n, 0, &fr, NULL);
+		assert_int_equal(k, 1);
+		assert_string_equal(fr[0].module, "/nonexistent/libgiven.so");
+		assert_int_equal(fr[0].cause, SYM_NO_FILE);
+		d->path = path;
+		namer_free(n);
+		sym_free(s);
+		machine_free(m);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_threaded_names_are_unthreaded_names),
+		cmocka_unit_test(test_named_as_given),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
