@@ -218,6 +218,22 @@ for f in plain ns; do
 		echo "$f: node $n: $(cat "$WORK/$f.dump"); $js of $tot leaves named JS:*"
 	done
 done
+# Profiles name new frames on the namer's thread (-j above 1), from copies
+# of what the machine said when each frame was seen, waiting for it before
+# the machine changes only where a copy cannot hold it (a mount namespace):
+# the export of -j 2 and 3 is -j 1's, and names the container's code.
+for f in plain ns; do
+	for j in 1 2 3; do
+		HOME=$WORK "$PERFPORT" export -j $j -f folded -o "$WORK/$f.j$j.folded" \
+			-i "$WORK/$f.data" 2>/dev/null || fail "$f: export -j $j exit $?"
+	done
+	for j in 2 3; do
+		cmp -s "$WORK/$f.j1.folded" "$WORK/$f.j$j.folded" ||
+			fail "$f: export -j $j differs from -j 1"
+	done
+	grep -q "ctr_inner" "$WORK/$f.j2.folded" || fail "$f: export does not name the container's binary"
+	echo "ok: $f: export -j 2 and -j 3 equal -j 1, the container's code named"
+done
 HOME=$WORK "$PERFPORT" info -i "$WORK/ns.data" >"$WORK/ns.info" || fail "info exit $?"
 grep -q "/perfport-ctr\.[A-Za-z0-9]*/burn: container root (/proc/[0-9]*/root" "$WORK/ns.info" ||
 	{ grep -A30 "^modules" "$WORK/ns.info"; fail "info does not say the binary came from the container's root"; }
