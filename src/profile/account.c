@@ -375,7 +375,7 @@ static uint32_t raw_frame_ticket(struct account *a, const struct raw_frame *rf, 
 		goto nomem;
 	if (t >= a->tick_cap) {
 		size_t cap = a->tick_cap ? a->tick_cap * 2 : 4096;
-		struct rawf_ids *n;
+		struct tick_ids *n;
 
 		while (cap <= t)
 			cap *= 2;
@@ -402,7 +402,7 @@ nomem:
  */
 static uint32_t ticket_ids(struct account *a, uint32_t t, const uint32_t **ids)
 {
-	struct rawf_ids *ti = &a->tick[t];
+	struct tick_ids *ti = &a->tick[t];
 	const struct sym_frame *f;
 	const struct raw_frame *rf;
 	size_t k;

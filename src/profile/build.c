@@ -222,7 +222,7 @@ static int on_pooled(void *ctx, const struct perf_event *ev, const uint64_t *pcs
 static int on_event(void *ctx, const struct perf_event *ev)
 {
 	struct build_ctx *c = ctx;
-	int ret;
+	int ret = 0;
 
 	switch (ev->type) {
 	case PERF_RECORD_SAMPLE:
@@ -233,15 +233,16 @@ static int on_event(void *ctx, const struct perf_event *ev)
 		ret = upool_add(c->pool, ev);
 		break;
 	default:
-		/* threads and maps: after what the pool holds, and once the
-		 * namer is done with what it was given (it reads the machine),
-		 * then accounted */
-		ret = machine_event_applies(ev) ? upool_flush(c->pool) : 0;
-		if (!ret && machine_event_applies(ev))
+		if (!machine_event_applies(ev))
+			break;
+		/* threads and maps: after what the pool holds and once the namer
+		 * no longer reads the machine as it is, applied, then accounted */
+		ret = upool_flush(c->pool);
+		if (!ret) {
 			namer_drain(c->namer);
-		if (!ret)
 			ret = upool_machine_event(c->pool, c->m, ev);
-		if (!ret && machine_event_applies(ev))
+		}
+		if (!ret)
 			ret = acct_event(&c->acct, ev, NULL, 0);
 		break;
 	}

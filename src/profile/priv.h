@@ -78,7 +78,7 @@ struct rawf_entry {
 };
 
 /* A named raw frame's tree frames, innermost inlined call first. */
-struct rawf_ids {
+struct tick_ids {
 	uint32_t first, n;                 /* into rawf_ids; n 0: not interned yet */
 };
 
@@ -138,7 +138,7 @@ struct account {
 
 	struct rawf_entry *rawf;           /* open addressing */
 	size_t rawf_cap, nr_rawf;
-	struct rawf_ids *tick;             /* by ticket */
+	struct tick_ids *tick;             /* by ticket */
 	size_t tick_cap;
 	uint32_t *rawf_ids;
 	size_t rawf_ids_len, rawf_ids_cap;
