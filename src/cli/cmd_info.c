@@ -13,6 +13,7 @@
 
 #include "../perf/perf.h"
 #include "../util/error.h"
+#include "../util/hash.h"
 #include "../util/log.h"
 #include "../machine/machine.h"
 #include "../symbols/symbols.h"
@@ -39,18 +40,151 @@ struct info_ctx {
 	struct symbolizer *sym;
 	struct upool *pool;
 	struct raw_frame frames[1024];
+	/* stacks named before, by what was recorded: a repeat adds what its
+	 * first naming counted instead of naming every frame again */
+	struct seen_stack *seen;      /* open addressing */
+	size_t seen_cap, nr_seen;
+	uint64_t *keys;               /* key arena */
+	size_t keys_len, keys_cap;
+	uint64_t key[2048 + 8];
+	struct sym_stats repeats;     /* frames and causes of the repeats */
 };
+
+struct seen_stack {
+	uint64_t hash;                /* 0: empty */
+	uint64_t key_off;
+	uint32_t len;
+	uint32_t frames;              /* sym_stats.frames its naming added */
+	uint32_t by_cause[SYM_CAUSE_COUNT];
+};
+
+/* The key of a sample's stack: what decides its frames' names. 0 words: too long. */
+static size_t stack_key(struct info_ctx *c, const struct perf_event *ev, const uint64_t *pcs,
+			size_t npcs)
+{
+	const struct perf_sample *s = &ev->sample;
+	const size_t max = sizeof(c->key) / sizeof(c->key[0]);
+	uint64_t *k = c->key, gen = 0;
+	size_t len = 0, nr_maps;
+
+	bool lbr = ev->evsel && (ev->evsel->attr.branch_sample_type & PERF_SAMPLE_BRANCH_CALL_STACK);
+
+	machine_process_maps(c->m, s->pid, &nr_maps, &gen);
+	k[len++] = (uint64_t)s->pid << 32 | (uint64_t)(ev->misc & PERF_RECORD_MISC_CPUMODE_MASK) << 1 |
+		   lbr;
+	k[len++] = gen;
+	k[len++] = machine_kernel_text(c->m);
+	k[len++] = s->callchain_nr;
+	if (s->callchain_nr > max - 16)
+		return 0;
+	for (uint64_t i = 0; i < s->callchain_nr; i++)
+		k[len++] = s->callchain[i];
+	if (!s->callchain_nr)
+		k[len++] = s->ip;
+	if (npcs + len + 1 > max - 8)
+		return 0;
+	k[len++] = npcs;
+	for (size_t i = 0; i < npcs; i++)
+		k[len++] = pcs[i];
+	if (s->branch) {
+		if (len + 2 * s->branch_nr + 1 > max)
+			return 0;
+		k[len++] = s->branch_nr;
+		for (uint64_t i = 0; i < s->branch_nr; i++) {
+			k[len++] = s->branch[i].from;
+			k[len++] = s->branch[i].to;
+		}
+	}
+	return len;
+}
+
+static int seen_grow(struct info_ctx *c)
+{
+	size_t cap = c->seen_cap ? c->seen_cap * 2 : 1024;
+	struct seen_stack *n = calloc(cap, sizeof(*n));
+
+	if (!n)
+		return -1;
+	for (size_t i = 0; i < c->seen_cap; i++) {
+		size_t j;
+
+		if (!c->seen[i].hash)
+			continue;
+		for (j = c->seen[i].hash & (cap - 1); n[j].hash; j = (j + 1) & (cap - 1))
+			;
+		n[j] = c->seen[i];
+	}
+	free(c->seen);
+	c->seen = n;
+	c->seen_cap = cap;
+	return 0;
+}
 
 /* Called by the pool in sample order, with the unwound user stack if any. */
 static int symbolize(void *ctx, const struct perf_event *ev, const uint64_t *pcs, size_t npcs)
 {
 	struct info_ctx *c = ctx;
-	size_t n = cli_sample_frames(c->m, ev, pcs, npcs, c->frames, 1024);
+	size_t len = stack_key(c, ev, pcs, npcs), n, j = 0;
+	struct sym_stats before = *sym_stats(c->sym);
+	const struct sym_stats *after;
 	struct sym_frame f[16];
+	struct seen_stack *e;
+	uint64_t h = 0;
 
+	if (len && ((c->nr_seen + 1) * 2 <= c->seen_cap || !seen_grow(c))) {
+		h = hash_words(c->key, len);
+		for (j = h & (c->seen_cap - 1); c->seen[j].hash; j = (j + 1) & (c->seen_cap - 1)) {
+			e = &c->seen[j];
+			if (e->hash == h && e->len == len &&
+			    !memcmp(c->keys + e->key_off, c->key, len * sizeof(*c->key))) {
+				c->repeats.frames += e->frames;
+				for (int k = 0; k < SYM_CAUSE_COUNT; k++)
+					c->repeats.by_cause[k] += e->by_cause[k];
+				return 0;
+			}
+		}
+	}
+	n = cli_sample_frames(c->m, ev, pcs, npcs, c->frames, 1024);
 	for (size_t i = 0; i < n; i++)
 		sym_resolve(c->sym, &c->frames[i], machine_kernel_text(c->m), f, 16);
+	if (!h)
+		return 0; /* not kept: named each time it comes */
+	if (c->keys_len + len > c->keys_cap) {
+		size_t cap = c->keys_cap ? c->keys_cap * 2 : 65536;
+		uint64_t *k;
+
+		while (cap < c->keys_len + len)
+			cap *= 2;
+		k = realloc(c->keys, cap * sizeof(*k));
+		if (!k)
+			return 0; /* the next one is named again */
+		c->keys = k;
+		c->keys_cap = cap;
+	}
+	after = sym_stats(c->sym);
+	e = &c->seen[j];
+	e->hash = h;
+	e->key_off = c->keys_len;
+	e->len = (uint32_t)len;
+	e->frames = (uint32_t)(after->frames - before.frames);
+	for (int k = 0; k < SYM_CAUSE_COUNT; k++)
+		e->by_cause[k] = (uint32_t)(after->by_cause[k] - before.by_cause[k]);
+	memcpy(c->keys + c->keys_len, c->key, len * sizeof(*c->key));
+	c->keys_len += len;
+	c->nr_seen++;
 	return 0;
+}
+
+/* The symbolizer's counts with the repeats' and the unwinding pool's. */
+static struct sym_stats info_sym_stats(const struct info_ctx *c)
+{
+	struct sym_stats all = *sym_stats(c->sym);
+
+	all.frames += c->repeats.frames;
+	for (int k = 0; k < SYM_CAUSE_COUNT; k++)
+		all.by_cause[k] += c->repeats.by_cause[k];
+	upool_add_stats(c->pool, &all);
+	return all;
 }
 
 static struct thread *thread_get(struct info_ctx *c, uint32_t tid)
@@ -327,9 +461,8 @@ static size_t collect_advice(const struct info_ctx *c, struct perf_evsel *const 
 	if (n < max && c->sym) {
 		/* unwound: the samples whose unwinding really stopped early with
 		 * a full stack copy (a full copy may still hold every frame) */
-		struct sym_stats all = *sym_stats(c->sym);
+		struct sym_stats all = info_sym_stats(c);
 
-		upool_add_stats(c->pool, &all);
 		if (all.unwound >= 10 && all.unwind_truncated * 20 > all.unwound)
 			snprintf(out[n++].text, sizeof(out->text),
 				 "%" PRIu64 " of %" PRIu64 " DWARF-unwound samples stopped early "
@@ -568,11 +701,10 @@ static void print_json(const char *path, const struct perf_reader *r, const stru
 		json_object_object_add(root, "compression", o);
 	}
 	if (c->sym) {
-		struct sym_stats all = *sym_stats(c->sym);
+		struct sym_stats all = info_sym_stats(c);
 		const struct sym_stats *ss = &all;
 		json_object *u = json_object_new_object();
 
-		upool_add_stats(c->pool, &all);
 		o = json_object_new_object();
 		json_object_object_add(o, "frames", json_object_new_uint64(ss->frames));
 		json_object_object_add(o, "named", json_object_new_uint64(ss->by_cause[SYM_NAMED]));
@@ -675,10 +807,9 @@ static void print_text(const char *path, const struct perf_reader *r, const stru
 		       name ? name : "?", st->skips[i].why);
 	}
 	if (c->sym) {
-		struct sym_stats all = *sym_stats(c->sym);
+		struct sym_stats all = info_sym_stats(c);
 		const struct sym_stats *ss = &all;
 
-		upool_add_stats(c->pool, &all);
 		if (ss->unwound || ss->unwind_failed)
 			printf("dwarf unwind:  %" PRIu64 " samples, %" PRIu64 " stopped early (%" PRIu64
 			       " at the end of a full stack copy), %" PRIu64 " not unwindable\n",
@@ -832,6 +963,8 @@ int cmd_info(int argc, char **argv)
 	}
 	perf_reader_close(r);
 	free(ctx.threads);
+	free(ctx.seen);
+	free(ctx.keys);
 	upool_free(ctx.pool);
 	sym_free(ctx.sym);
 	machine_free(ctx.m);

@@ -352,6 +352,27 @@ fi
 "$PERFPORT" info --json -i "$WORK/fp.data" >"$WORK/fp.json"
 $PY "$CHECK" json "$WORK/fp.json" symbols.frames=">1000" symbols.named=">1000" \
 	"symbols.unknown.build-id mismatch=0"
+# Every frame of every sample is counted, also where info counts a stack
+# seen before from its first naming: the frames of the raw callchains that
+# dump --samples prints (context markers left out).
+"$PERFPORT" dump --samples -i "$WORK/fp.data" >"$WORK/fp.dump" 2>/dev/null
+$PY - "$WORK/fp.json" "$WORK/fp.dump" <<'PY' || fail "info's frame count is not the callchains'"
+import json, sys
+info = json.load(open(sys.argv[1]))["symbols"]
+n = samples = 0
+for line in open(sys.argv[2]):
+    if " SAMPLE " not in line:
+        continue
+    samples += 1
+    i = line.find(" chain=")
+    if i < 0:
+        n += 1  # the ip alone
+        continue
+    n += sum(int(a, 16) < 0xfffffffffffff000 for a in line[i + 7:].split()[0].split(","))
+assert info["frames"] == n, f"info counts {info['frames']} frames, the callchains hold {n}"
+assert info["named"] + sum(info["unknown"].values()) == n, f"named + unknown != {n}: {info}"
+print(f"ok: info counts all {n} frames of {samples} samples")
+PY
 "$PERFPORT" info --json --buildid-dir "$WORK/empty-cache" -i "$WORK/rebuilt.data" >"$WORK/rb.json"
 $PY "$CHECK" json "$WORK/rb.json" "symbols.unknown.build-id mismatch=>100"
 "$PERFPORT" info --json --no-symbols -i "$WORK/fp.data" >"$WORK/nosym.json"
