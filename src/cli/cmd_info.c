@@ -125,7 +125,7 @@ static int symbolize(void *ctx, const struct perf_event *ev, const uint64_t *pcs
 {
 	struct info_ctx *c = ctx;
 	size_t len = stack_key(c, ev, pcs, npcs), n, j = 0;
-	struct sym_stats before = *sym_stats(c->sym);
+	struct sym_stats before;
 	const struct sym_stats *after;
 	struct sym_frame f[16];
 	struct seen_stack *e;
@@ -144,6 +144,8 @@ static int symbolize(void *ctx, const struct perf_event *ev, const uint64_t *pcs
 			}
 		}
 	}
+	/* a new stack: what its naming counts is kept for its repeats */
+	before = *sym_stats(c->sym);
 	n = cli_sample_frames(c->m, ev, pcs, npcs, c->frames, 1024);
 	for (size_t i = 0; i < n; i++)
 		sym_resolve(c->sym, &c->frames[i], machine_kernel_text(c->m), f, 16);

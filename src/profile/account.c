@@ -547,14 +547,14 @@ static uint32_t pend_make(struct account *a, uint32_t i)
 	return node;
 }
 
-/* Make every pending stack's node, in the order the stacks were seen. */
+/*
+ * Make every pending stack's node, in the order the stacks were seen (the
+ * stack entries keep pointing at pend: nothing looks them up after this).
+ */
 static void pend_make_all(struct account *a)
 {
 	for (; a->pend_done < a->nr_pend && !a->err; a->pend_done++)
 		pend_make(a, (uint32_t)a->pend_done);
-	for (size_t j = 0; j < a->stacks_cap && !a->err; j++)
-		if (a->stacks[j].len && (a->stacks[j].node & STACK_PENDING))
-			a->stacks[j].node = a->pend[a->stacks[j].node & ~STACK_PENDING].node;
 }
 
 static int keys_reserve(struct account *a, size_t n)
