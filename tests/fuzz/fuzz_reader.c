@@ -7,7 +7,9 @@
  * sample's frames (files named by the input are opened only when they are
  * regular files; perf's build-id cache and /proc/kallsyms are not used),
  * then builds the profile of the same bytes (accounting, tree, rules),
- * encodes the exporters' view of it as pprof and, when
+ * every other time a second time with -j 2 (which must encode to the same
+ * bytes: a difference aborts), encodes the exporters' view of it as pprof
+ * and, when
  * $PERFPORT_FUZZ_PLUGINS names a directory of exporter plugins (the
  * robustness run gives build-asan/plugins), has each of them write it.
  */
@@ -144,7 +146,6 @@ static void load_plugins(void)
 	if (done || !dir)
 		return;
 	done = true;
-	snprintf(outdir, sizeof(outdir), "/tmp/perfport-fuzz.XXXXXX");
 	if (!mkdtemp(outdir) || !(d = opendir(dir)))
 		return;
 	atexit(remove_outdir);
@@ -181,9 +182,51 @@ static void run_plugins(const struct perfport_profile *v)
 extern unsigned fuzz_profile_stride;
 unsigned fuzz_profile_stride = 1;
 
+/* The exporters' view of @p encoded as pprof (malloc'ed, *len bytes), or
+ * NULL. */
+static void *profile_pprof(const struct profile *p, size_t *len)
+{
+	struct perfport_profile *v = view_build(p, &(struct view_opts){ 0 });
+	struct perfport_pprof_opts pro = { .struct_size = sizeof(pro) };
+	void *buf = NULL;
+
+	if (v && pprof_encode(v, &pro, &buf, len) != PERFPORT_OK)
+		buf = NULL;
+	view_free(v);
+	return buf;
+}
+
+/*
+ * Every other profile is built again with -j 2 (frames named on the
+ * namer's thread, stacks' nodes made when their names are back): its
+ * result and pprof encoding must be -j 1's, byte for byte, whatever the
+ * input; a difference aborts, so the fuzzer keeps the input.
+ */
+static void same_with_jobs(const uint8_t *data, size_t size, const struct profile_opts *po,
+			   int ret1, const void *buf1, size_t len1)
+{
+	struct profile_opts po2 = *po;
+	struct profile *p2;
+	void *buf2 = NULL;
+	size_t len2 = 0;
+	int ret2;
+
+	po2.jobs = 2;
+	ret2 = profile_build_mem(data, size, "fuzz", &po2, &p2);
+	if (p2)
+		buf2 = profile_pprof(p2, &len2);
+	if (ret2 != ret1 || !buf1 != !buf2 || (buf1 && (len1 != len2 || memcmp(buf1, buf2, len1)))) {
+		fprintf(stderr, "fuzz: -j 2 built another profile than -j 1 (%d/%d, %zu/%zu bytes)\n",
+			ret1, ret2, len1, len2);
+		abort();
+	}
+	free(buf2);
+	profile_free(p2);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static unsigned calls;
+	static unsigned calls, built;
 	struct perf_reader_opts o = { .ordered = true, .queue_limit = 1 << 20 };
 	/* the files a recording names are this machine's, not the input:
 	 * loading libc's debug info on every run cost most of the time
@@ -205,25 +248,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	/* the accounting stage on the same bytes: tree, intervals, rules */
 	if (calls++ % (fuzz_profile_stride ? fuzz_profile_stride : 1) == 0) {
-		struct profile_opts po = { .sym = so, .jobs = 1, .group_by = GROUP_THREAD };
+		/* a start time given: the estimated one is the clock's */
+		struct profile_opts po = { .sym = so, .jobs = 1, .group_by = GROUP_THREAD,
+					   .has_start_time = true, .start_time_ns = 1 };
 		struct profile *p;
+		void *buf = NULL;
+		size_t len = 0;
+		int ret;
 
-		profile_build_mem(data, size, "fuzz", &po, &p);
+		ret = profile_build_mem(data, size, "fuzz", &po, &p);
 		if (p) { /* set even for partial input */
 			/* and what the exporters get: the view, walked, encoded as
 			 * pprof, written by every plugin */
 			struct perfport_profile *v = view_build(p, &(struct view_opts){ 0 });
-			struct perfport_pprof_opts pro = { .struct_size = sizeof(pro) };
-			void *buf;
-			size_t len;
 
-			if (v && pprof_encode(v, &pro, &buf, &len) == PERFPORT_OK)
-				free(buf);
+			buf = profile_pprof(p, &len);
 			load_plugins();
 			if (v)
 				run_plugins(v);
 			view_free(v);
 		}
+		if (built++ % 2 == 0)
+			same_with_jobs(data, size, &po, ret, buf, len);
+		free(buf);
 		profile_free(p);
 	}
 	return 0;
