@@ -62,40 +62,9 @@ struct seen_stack {
 static size_t stack_key(struct info_ctx *c, const struct perf_event *ev, const uint64_t *pcs,
 			size_t npcs)
 {
-	const struct perf_sample *s = &ev->sample;
-	const size_t max = sizeof(c->key) / sizeof(c->key[0]);
-	uint64_t *k = c->key, gen = 0;
-	size_t len = 0, nr_maps;
-
-	bool lbr = ev->evsel && (ev->evsel->attr.branch_sample_type & PERF_SAMPLE_BRANCH_CALL_STACK);
-
-	machine_process_maps(c->m, s->pid, &nr_maps, &gen);
-	k[len++] = (uint64_t)s->pid << 32 | (uint64_t)(ev->misc & PERF_RECORD_MISC_CPUMODE_MASK) << 1 |
-		   lbr;
-	k[len++] = gen;
-	k[len++] = machine_kernel_text(c->m);
-	k[len++] = s->callchain_nr;
-	if (s->callchain_nr > max - 16)
+	if (machine_stack_key_max(ev, npcs) > sizeof(c->key) / sizeof(c->key[0]))
 		return 0;
-	for (uint64_t i = 0; i < s->callchain_nr; i++)
-		k[len++] = s->callchain[i];
-	if (!s->callchain_nr)
-		k[len++] = s->ip;
-	if (npcs + len + 1 > max - 8)
-		return 0;
-	k[len++] = npcs;
-	for (size_t i = 0; i < npcs; i++)
-		k[len++] = pcs[i];
-	if (s->branch) {
-		if (len + 2 * s->branch_nr + 1 > max)
-			return 0;
-		k[len++] = s->branch_nr;
-		for (uint64_t i = 0; i < s->branch_nr; i++) {
-			k[len++] = s->branch[i].from;
-			k[len++] = s->branch[i].to;
-		}
-	}
-	return len;
+	return machine_stack_key(c->m, ev, pcs, npcs, c->key);
 }
 
 static int seen_grow(struct info_ctx *c)

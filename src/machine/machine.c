@@ -906,6 +906,41 @@ size_t machine_sample_frames(const struct machine *m, const struct perf_event *e
 	return n;
 }
 
+size_t machine_stack_key(const struct machine *m, const struct perf_event *ev,
+			 const uint64_t *pcs, size_t npcs, uint64_t *key)
+{
+	const struct perf_sample *s = &ev->sample;
+	const struct process *p = u32map_get(&m->procs, s->pid);
+	bool lbr = s->branch_nr && ev->evsel &&
+		   (ev->evsel->attr.branch_sample_type & PERF_SAMPLE_BRANCH_CALL_STACK);
+	size_t len = 0;
+
+	/* the mode decides the kind of a lone ip (a guest's kernel and the
+	 * host's share addresses); a callchain says it with its markers */
+	key[len++] = (uint64_t)s->pid << 32 |
+		     (s->callchain_nr ? 0 : (uint64_t)(ev->misc & PERF_RECORD_MISC_CPUMODE_MASK) << 1) |
+		     lbr;
+	key[len++] = p ? p->gen : 0;
+	key[len++] = m->kernel_text;
+	key[len++] = s->callchain_nr;
+	for (uint64_t i = 0; i < s->callchain_nr; i++)
+		key[len++] = s->callchain[i];
+	if (!s->callchain_nr)
+		key[len++] = s->ip;
+	key[len++] = npcs;
+	for (size_t i = 0; i < npcs; i++)
+		key[len++] = pcs[i];
+	if (lbr) {
+		/* only an LBR call stack's entries are frames; the count
+		 * above and these keep keys of different shapes apart */
+		for (uint64_t i = 0; i < s->branch_nr; i++) {
+			key[len++] = s->branch[i].from;
+			key[len++] = s->branch[i].to;
+		}
+	}
+	return len;
+}
+
 struct machine *machine_new(const struct perf_header_info *hdr)
 {
 	struct machine *m = calloc(1, sizeof(*m));

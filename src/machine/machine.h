@@ -112,6 +112,26 @@ bool machine_event_applies(const struct perf_event *ev);
 size_t machine_sample_frames(const struct machine *m, const struct perf_event *ev,
 			     struct raw_frame *out, size_t max);
 
+/**
+ * machine_stack_key() - the words that decide the raw frames of @ev (with
+ * @npcs user pcs unwound from its stack, if any): its process and that
+ * process's map generation, the kernel's text address, the sampled mode
+ * when there is no callchain, the callchain or ip, the pcs, and the branch
+ * stack with whether it is an LBR call stack. Two samples with equal keys
+ * get the same raw frames from machine_sample_frames() (or the kernel
+ * frames and machine_user_frames()) while the machine is unchanged.
+ * @key: receives the words; room for machine_stack_key_max() of them.
+ * Return: the number of words written.
+ */
+size_t machine_stack_key(const struct machine *m, const struct perf_event *ev,
+			 const uint64_t *pcs, size_t npcs, uint64_t *key);
+
+/** machine_stack_key_max() - the most words machine_stack_key() writes for @ev. */
+static inline size_t machine_stack_key_max(const struct perf_event *ev, size_t npcs)
+{
+	return 6 + (size_t)ev->sample.callchain_nr + npcs + 2 * (size_t)ev->sample.branch_nr;
+}
+
 /** machine_kernel_frames() - as machine_sample_frames(), the kernel part only. */
 size_t machine_kernel_frames(const struct machine *m, const struct perf_event *ev,
 			     struct raw_frame *out, size_t max);

@@ -608,30 +608,28 @@ static struct stack_entry *stack_find(struct account *a, const struct perf_event
 				      const uint64_t *pcs, size_t n, struct acct_thread *th)
 {
 	const struct perf_sample *s = &ev->sample;
-	uint64_t gen = 0, h;
-	size_t len = 0, nr_maps, j;
+	size_t need = 2 + machine_stack_key_max(ev, n), len = 0, j;
 	uint32_t root, idx;
-	uint64_t *k = a->key;
-	size_t max = sizeof(a->key) / sizeof(a->key[0]);
+	uint64_t *k, h;
 
-	machine_process_maps(a->m, s->pid, &nr_maps, &gen);
-	k[len++] = ((uint64_t)s->pid << 32) | (a->opts->group_by == GROUP_THREAD ? s->tid : 0);
-	k[len++] = gen;
-	k[len++] = a->opts->group_by != GROUP_NONE ? (uint64_t)(uintptr_t)th->comm : 0;
-	k[len++] = s->callchain ? s->callchain_nr : UINT64_MAX;
-	if (s->callchain)
-		for (uint64_t i = 0; i < s->callchain_nr && len < max - 2; i++)
-			k[len++] = s->callchain[i];
-	else
-		k[len++] = s->ip;
-	k[len++] = n;
-	for (size_t i = 0; i < n && len < max - 1; i++)
-		k[len++] = pcs[i];
-	if (s->branch)
-		for (uint64_t i = 0; i < s->branch_nr && len + 2 < max; i++) {
-			k[len++] = s->branch[i].from;
-			k[len++] = s->branch[i].to;
+	if (need > a->key_cap) {
+		size_t cap = a->key_cap ? a->key_cap : 256;
+
+		while (cap < need)
+			cap *= 2;
+		k = realloc(a->key, cap * sizeof(*k));
+		if (!k) {
+			a->err = PP_ENOMEM;
+			return NULL;
 		}
+		a->key = k;
+		a->key_cap = cap;
+	}
+	/* the tree the stack goes in (its group), then what decides its frames */
+	k = a->key;
+	k[len++] = a->opts->group_by == GROUP_THREAD ? s->tid : 0;
+	k[len++] = a->opts->group_by != GROUP_NONE ? (uint64_t)(uintptr_t)th->comm : 0;
+	len += machine_stack_key(a->m, ev, pcs, n, k + len);
 	h = hash_words(k, len);
 	if ((a->nr_stacks + 1) * 2 > a->stacks_cap && stacks_grow(a)) {
 		a->err = PP_ENOMEM;
@@ -1573,6 +1571,7 @@ void acct_release(struct account *a)
 	free(a->tid_slots);
 	free(a->cpus);
 	free(a->stacks);
+	free(a->key);
 	free(a->keys);
 	free(a->rawf);
 	free(a->tick);

@@ -131,7 +131,8 @@ struct account {
 	size_t stacks_cap, nr_stacks;
 	uint64_t *keys;                    /* key arena */
 	size_t keys_len, keys_cap;
-	uint64_t key[ACCT_MAX_FRAMES * 3 + 8];
+	uint64_t *key;                     /* the sample's key being built */
+	size_t key_cap;
 
 	uint64_t *dso_base;                /* per dso id: its base (address - file offset) + 1, 0 unseen */
 	size_t dso_base_cap;

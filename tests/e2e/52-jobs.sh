@@ -42,7 +42,9 @@ same() {
 cat >"$WORK/churn.sh" <<'SH'
 #!/bin/sh
 "$1" 2 &
-for i in 1 2 3 4 5 6 7 8 9 10 11 12; do
+i=0
+while [ $i -lt "${2:-12}" ]; do
+	i=$((i + 1))
 	sha256sum /usr/bin/perf >/dev/null
 	gzip -c /usr/bin/perf >/dev/null
 	python3 -c 'import json, zlib; sum(len(zlib.compress(bytes(range(256)) * 64)) for _ in range(200))'
@@ -99,17 +101,17 @@ views_same() {
 	cmp -s "$WORK/in1.json" "$WORK/in2.json" || fail "$what: info --json differs with -j 2"
 }
 modes=0
-perf record -q -g -F 1000 -e cpu-clock -o - -- "$WORK/churn.sh" "$WORKLOAD" >"$WORK/pipe.data" \
+perf record -q -g -F 1000 -e cpu-clock -o - -- "$WORK/churn.sh" "$WORKLOAD" 3 >"$WORK/pipe.data" \
 	2>"$WORK/record.log" || { cat "$WORK/record.log"; fail "perf record -o - failed"; }
 SAME_STDIN=$WORK/pipe.data same "pipe" folded,pprof,firefox,codeguru -i -
 SAME_STDIN=$WORK/pipe.data views_same "pipe" -i -
 modes=$((modes + 1))
-record "$WORK/z.data" -z -g -F 1000 -e cpu-clock -- "$WORK/churn.sh" "$WORKLOAD"
+record "$WORK/z.data" -z -g -F 1000 -e cpu-clock -- "$WORK/churn.sh" "$WORKLOAD" 3
 same "-z" folded,pprof,codeguru -i "$WORK/z.data"
 modes=$((modes + 1))
 if perf record -q --threads -o "$WORK/thr.data" true >/dev/null 2>&1; then
 	rm -rf "$WORK/thr.data"
-	record "$WORK/thr.data" --threads -g -F 1000 -e cpu-clock -- "$WORK/churn.sh" "$WORKLOAD"
+	record "$WORK/thr.data" --threads -g -F 1000 -e cpu-clock -- "$WORK/churn.sh" "$WORKLOAD" 3
 	[ -d "$WORK/thr.data" ] || fail "perf record --threads wrote no directory"
 	same "--threads" folded,pprof -i "$WORK/thr.data"
 	views_same "--threads" -i "$WORK/thr.data"
@@ -117,13 +119,13 @@ if perf record -q --threads -o "$WORK/thr.data" true >/dev/null 2>&1; then
 else
 	echo "note: this perf has no --threads: a directory recording is not compared"
 fi
-record "$WORK/sw.data" --switch-events -g -F 1000 -e cpu-clock -- "$WORK/churn.sh" "$WORKLOAD"
+record "$WORK/sw.data" --switch-events -g -F 1000 -e cpu-clock -- "$WORK/churn.sh" "$WORKLOAD" 3
 same "--switch-events" folded,pprof,firefox -i "$WORK/sw.data"
 views_same "--switch-events" -i "$WORK/sw.data"
 modes=$((modes + 1))
 if perf record -q -e sched:sched_switch -o "$WORK/probe.data" true >/dev/null 2>&1; then
 	record "$WORK/tp.data" -g -e sched:sched_switch -e sched:sched_wakeup -e cpu-clock -F 1000 \
-		-- "$WORK/churn.sh" "$WORKLOAD"
+		-- "$WORK/churn.sh" "$WORKLOAD" 3
 	same "sched tracepoints" folded,pprof,firefox,skywalking -i "$WORK/tp.data"
 	views_same "sched tracepoints" -i "$WORK/tp.data"
 	grep -q '"wakers"' "$WORK/rep1.json" || fail "report --wakers wrote no wakers"
@@ -131,11 +133,27 @@ if perf record -q -e sched:sched_switch -o "$WORK/probe.data" true >/dev/null 2>
 else
 	echo "note: perf cannot record sched:sched_switch here: the tracepoint recording is not compared"
 fi
-record "$WORK/two.data" -g -e cpu-clock -e task-clock -F 1000 -- "$WORK/churn.sh" "$WORKLOAD"
+record "$WORK/two.data" -g -e cpu-clock -e task-clock -F 1000 -- "$WORK/churn.sh" "$WORKLOAD" 3
 same "two events" folded,pprof,codeguru -i "$WORK/two.data"
 views_same "two events" -i "$WORK/two.data"
 modes=$((modes + 1))
 echo "ok: $modes recording modes (pipe, -z, --threads, switch records, sched tracepoints, two events): -j 2 and -j 3 equal -j 1"
+
+# The same recordings through the ThreadSanitizer build (make tsan), when
+# there is one: processes that come and go while frames wait for names,
+# DWARF unwinding, a pipe, off-CPU intervals with wakers.
+if [ -x "$TOP/build-tsan/perfport" ]; then
+	for f in fp.data dw.data pipe.data sw.data tp.data; do
+		[ -e "$WORK/$f" ] || continue
+		TSAN_OPTIONS="halt_on_error=1 exitcode=66" PERFPORT_PLUGIN_PATH=$TOP/build-tsan/plugins \
+			"$TOP/build-tsan/perfport" export -j 3 -f folded,pprof,firefox -o "$WORK/tsan" \
+			-i - <"$WORK/$f" >/dev/null 2>"$WORK/tsan.err" || {
+			tail -40 "$WORK/tsan.err"; fail "ThreadSanitizer: export -j 3 of $f (exit $?)"; }
+	done
+	echo "ok: ThreadSanitizer: export -j 3 of the churn, DWARF, pipe, switch and tracepoint recordings"
+else
+	echo "note: no build-tsan/perfport (make tsan): the recordings are not run under ThreadSanitizer"
+fi
 
 if [ -d "$CORPUS" ]; then
 	n=0

@@ -454,6 +454,58 @@ static void test_released_task(void **state)
 	free(w.b);
 }
 
+/*
+ * Samples without a callchain are named by their mode: the same address in
+ * one process is the host kernel's, a guest kernel's or the program's. A
+ * stack seen before is counted without naming it again, so its key must
+ * hold the mode: three samples of one address in three modes are three
+ * frames, and a repeat of the first is counted with it.
+ */
+static void test_mode_key(void **state)
+{
+	const uint64_t st = PERF_SAMPLE_IP | PERF_SAMPLE_TID;
+	static const uint16_t modes[] = { PERF_RECORD_MISC_KERNEL, PERF_RECORD_MISC_GUEST_KERNEL,
+					  PERF_RECORD_MISC_USER, PERF_RECORD_MISC_KERNEL };
+	struct profile_opts o = { .jobs = 1, .sym.buildid_dir = "/nonexistent" };
+	struct profile *p = NULL;
+	struct pdw w = { 0 };
+	size_t data_off, at, leaves = 0;
+	uint64_t kernel = 0, guest = 0, user = 0;
+
+	(void)state;
+	data_off = one_event_head(&w, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, 100000, st, 0);
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		at = pdw_begin(&w, PERF_RECORD_SAMPLE, modes[i]);
+		pdw_u64(&w, 0xffffffff81000100ULL);
+		pdw_u32(&w, 100);
+		pdw_u32(&w, 100);
+		pdw_end(&w, at);
+	}
+	one_event_data(&w, data_off, w.n);
+	assert_int_equal(profile_build_mem(w.b, w.n, "modes", &o, &p), 0);
+	assert_non_null(p);
+	for (uint32_t i = 1; i < p->nr_nodes; i++) {
+		const struct profile_frame *f = &p->frames[p->nodes[i].frame];
+		uint64_t n = p->self[i].count[CNT_ON_CPU];
+
+		if (!n)
+			continue;
+		leaves++;
+		if (f->flags & FRAME_F_KERNEL)
+			kernel += n;
+		else if (f->flags & FRAME_F_USER)
+			user += n;
+		else
+			guest += n;     /* neither: not nameable */
+	}
+	assert_int_equal(leaves, 3);
+	assert_int_equal(kernel, 2);
+	assert_int_equal(guest, 1);
+	assert_int_equal(user, 1);
+	profile_free(p);
+	free(w.b);
+}
+
 /* Syscall evidence: entry points named, arguments from the sampled
  * registers by mask, timeouts deciding timed or not. */
 static void test_syscall_evidence(void **state)
@@ -546,6 +598,7 @@ int main(void)
 		cmocka_unit_test(test_offcpu_time),
 		cmocka_unit_test(test_first_run),
 		cmocka_unit_test(test_released_task),
+		cmocka_unit_test(test_mode_key),
 		cmocka_unit_test(test_syscall_evidence),
 		cmocka_unit_test(test_syscall_uring),
 	};
