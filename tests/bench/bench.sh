@@ -50,6 +50,30 @@ measure() {
 	echo "$(awk -v t="$best" 'BEGIN { printf "%.4f", t / 1e9 }') $m"
 }
 
+# measure_pair CMD-A... :: CMD-B...: as measure() for both, their runs
+# alternated, so that a machine getting busier or quieter during the
+# bench weighs on both alike; prints "SECONDS KB|SECONDS KB"
+measure_pair() {
+	local -a a=() b=()
+	local best_a="" best_b="" t0 t1 t ma mb
+	while [ "$1" != "::" ]; do a+=("$1"); shift; done
+	shift
+	b=("$@")
+	cat "$data" >/dev/null
+	for _ in $(seq "$runs"); do
+		t0=$(date +%s%N); "${a[@]}" >/dev/null 2>&1 || true; t1=$(date +%s%N)
+		t=$(( t1 - t0 )); if [ -z "$best_a" ] || [ "$t" -lt "$best_a" ]; then best_a=$t; fi
+		t0=$(date +%s%N); "${b[@]}" >/dev/null 2>&1 || true; t1=$(date +%s%N)
+		t=$(( t1 - t0 )); if [ -z "$best_b" ] || [ "$t" -lt "$best_b" ]; then best_b=$t; fi
+	done
+	/usr/bin/time -f "%M" -o "$dir/time" "${a[@]}" >/dev/null 2>&1 || true
+	ma=$(tail -1 "$dir/time")
+	/usr/bin/time -f "%M" -o "$dir/time" "${b[@]}" >/dev/null 2>&1 || true
+	mb=$(tail -1 "$dir/time")
+	awk -v a="$best_a" -v b="$best_b" -v ma="$ma" -v mb="$mb" \
+		'BEGIN { printf "%.4f %s|%.4f %s\n", a / 1e9, ma, b / 1e9, mb }'
+}
+
 report() { # NAME-OURS NAME-THEIRS "ours" "theirs"
 	local ot om tt tm
 	read -r ot om <<<"$3"
@@ -104,12 +128,14 @@ report "perfport export folded,pprof" "perf script | awk collapse" "$ours" "$the
 
 # Issue 20's -g figures: the export against the bare record walk, perf
 # report's own tree, and hotspot's perfparser (Debian's hotspot package).
-walk=$(measure "$PERFPORT" info --no-symbols -i "$data")
-exp=$(measure "$PERFPORT" export -f folded -o "$dir/g.folded" -i "$data")
+# The first two pairs run alternated (measure_pair).
+IFS='|' read -r walk exp <<<"$(measure_pair "$PERFPORT" info --no-symbols -i "$data" :: \
+	"$PERFPORT" export -f folded -o "$dir/g.folded" -i "$data")"
 # (the ratio printed is the export's time over the walk's: issue 20 wants <= 1.5x)
 report "perfport info --no-symbols" "perfport export -f folded" "$walk" "$exp"
-theirs=$(measure perf report --stdio --no-children -i "$data")
-report "perfport export -f folded" "perf report --no-children" "$exp" "$theirs"
+IFS='|' read -r exp2g theirs <<<"$(measure_pair "$PERFPORT" export -f folded -o "$dir/g.folded" \
+	-i "$data" :: perf report --stdio --no-children -i "$data")"
+report "perfport export -f folded" "perf report --no-children" "$exp2g" "$theirs"
 perfparser=$(ls /usr/lib/*/libexec/hotspot-perfparser /usr/libexec/hotspot-perfparser 2>/dev/null | head -1 || true)
 if [ -n "$perfparser" ]; then
 	theirs=$(measure "$perfparser" --input "$data" --output "$dir/perfparser.out")
