@@ -931,8 +931,8 @@ size_t machine_stack_key(const struct machine *m, const struct perf_event *ev,
 	for (size_t i = 0; i < npcs; i++)
 		key[len++] = pcs[i];
 	if (lbr) {
-		/* only an LBR call stack's entries are frames; the count
-		 * above and these keep keys of different shapes apart */
+		/* only an LBR call stack's entries make frames (the
+		 * key's length says how many) */
 		for (uint64_t i = 0; i < s->branch_nr; i++) {
 			key[len++] = s->branch[i].from;
 			key[len++] = s->branch[i].to;

@@ -116,10 +116,11 @@ size_t machine_sample_frames(const struct machine *m, const struct perf_event *e
  * machine_stack_key() - the words that decide the raw frames of @ev (with
  * @npcs user pcs unwound from its stack, if any): its process and that
  * process's map generation, the kernel's text address, the sampled mode
- * when there is no callchain, the callchain or ip, the pcs, and the branch
- * stack with whether it is an LBR call stack. Two samples with equal keys
- * get the same raw frames from machine_sample_frames() (or the kernel
- * frames and machine_user_frames()) while the machine is unchanged.
+ * when there is no callchain, the callchain or ip, the pcs, and an LBR
+ * call stack's branches (other branch stacks make no frames). Two samples
+ * with equal keys get the same raw frames from machine_sample_frames() (or
+ * the kernel frames and machine_user_frames()) while the machine is
+ * unchanged.
  * @key: receives the words; room for machine_stack_key_max() of them.
  * Return: the number of words written.
  */

@@ -14,6 +14,7 @@
  * robustness run gives build-asan/plugins), has each of them write it.
  */
 #include <dirent.h>
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -146,8 +147,12 @@ static void load_plugins(void)
 	if (done || !dir)
 		return;
 	done = true;
-	if (!mkdtemp(outdir) || !(d = opendir(dir)))
-		return;
+	snprintf(outdir, sizeof(outdir), "/tmp/perfport-fuzz.XXXXXX");
+	if (!mkdtemp(outdir) || !(d = opendir(dir))) {
+		/* asked for and not run would pass unnoticed */
+		fprintf(stderr, "fuzz: cannot run the plugins of '%s': %s\n", dir, strerror(errno));
+		abort();
+	}
 	atexit(remove_outdir);
 	while ((e = readdir(d)) && nr_plugins < sizeof(plugins) / sizeof(plugins[0])) {
 		size_t n = strlen(e->d_name);
@@ -160,6 +165,10 @@ static void load_plugins(void)
 			nr_plugins++;
 	}
 	closedir(d);
+	if (!nr_plugins) {
+		fprintf(stderr, "fuzz: no plugin loaded from '%s'\n", dir);
+		abort();
+	}
 }
 
 static void run_plugins(const struct perfport_profile *v)
