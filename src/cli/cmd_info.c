@@ -13,8 +13,8 @@
 
 #include "../perf/perf.h"
 #include "../util/error.h"
-#include "../util/hash.h"
 #include "../util/log.h"
+#include "../util/wordmap.h"
 #include "../machine/machine.h"
 #include "../symbols/symbols.h"
 #include "cli.h"
@@ -42,18 +42,15 @@ struct info_ctx {
 	struct raw_frame frames[1024];
 	/* stacks named before, by what was recorded: a repeat adds what its
 	 * first naming counted instead of naming every frame again */
-	struct seen_stack *seen;      /* open addressing */
-	size_t seen_cap, nr_seen;
-	uint64_t *keys;               /* key arena */
-	size_t keys_len, keys_cap;
+	struct wordmap seen;          /* stack key -> 1 + index in named */
+	uint32_t next_seen;
+	struct named_stack *named;
+	size_t named_cap;
 	uint64_t key[2048 + 8];
 	struct sym_stats repeats;     /* frames and causes of the repeats */
 };
 
-struct seen_stack {
-	uint64_t hash;                /* 0: empty */
-	uint64_t key_off;
-	uint32_t len;
+struct named_stack {
 	uint32_t frames;              /* sym_stats.frames its naming added */
 	uint32_t by_cause[SYM_CAUSE_COUNT];
 };
@@ -67,82 +64,50 @@ static size_t stack_key(struct info_ctx *c, const struct perf_event *ev, const u
 	return machine_stack_key(c->m, ev, pcs, npcs, c->key);
 }
 
-static int seen_grow(struct info_ctx *c)
-{
-	size_t cap = c->seen_cap ? c->seen_cap * 2 : 1024;
-	struct seen_stack *n = calloc(cap, sizeof(*n));
-
-	if (!n)
-		return -1;
-	for (size_t i = 0; i < c->seen_cap; i++) {
-		size_t j;
-
-		if (!c->seen[i].hash)
-			continue;
-		for (j = c->seen[i].hash & (cap - 1); n[j].hash; j = (j + 1) & (cap - 1))
-			;
-		n[j] = c->seen[i];
-	}
-	free(c->seen);
-	c->seen = n;
-	c->seen_cap = cap;
-	return 0;
-}
-
 /* Called by the pool in sample order, with the unwound user stack if any. */
 static int symbolize(void *ctx, const struct perf_event *ev, const uint64_t *pcs, size_t npcs)
 {
 	struct info_ctx *c = ctx;
-	size_t len = stack_key(c, ev, pcs, npcs), n, j = 0;
+	size_t len = stack_key(c, ev, pcs, npcs), n;
 	struct sym_stats before;
 	const struct sym_stats *after;
 	struct sym_frame f[16];
-	struct seen_stack *e;
-	uint64_t h = 0;
+	struct named_stack *e;
+	uint32_t id = 0;
+	bool fresh = false;
 
-	if (len && ((c->nr_seen + 1) * 2 <= c->seen_cap || !seen_grow(c))) {
-		h = hash_words(c->key, len);
-		for (j = h & (c->seen_cap - 1); c->seen[j].hash; j = (j + 1) & (c->seen_cap - 1)) {
-			e = &c->seen[j];
-			if (e->hash == h && e->len == len &&
-			    !memcmp(c->keys + e->key_off, c->key, len * sizeof(*c->key))) {
-				c->repeats.frames += e->frames;
-				for (int k = 0; k < SYM_CAUSE_COUNT; k++)
-					c->repeats.by_cause[k] += e->by_cause[k];
-				return 0;
-			}
+	if (!c->next_seen)
+		c->next_seen = 1;
+	if (c->next_seen > c->named_cap) { /* room for a new stack's counts */
+		size_t cap = c->named_cap ? c->named_cap * 2 : 1024;
+
+		e = realloc(c->named, cap * sizeof(*e));
+		if (e) {
+			c->named = e;
+			c->named_cap = cap;
 		}
+	}
+	if (len && c->next_seen <= c->named_cap)
+		id = wordmap_get(&c->seen, c->key, len, &c->next_seen, &fresh);
+	if (id && !fresh) {
+		e = &c->named[id - 1];
+		c->repeats.frames += e->frames;
+		for (int k = 0; k < SYM_CAUSE_COUNT; k++)
+			c->repeats.by_cause[k] += e->by_cause[k];
+		return 0;
 	}
 	/* a new stack: what its naming counts is kept for its repeats */
 	before = *sym_stats(c->sym);
 	n = cli_sample_frames(c->m, ev, pcs, npcs, c->frames, 1024);
 	for (size_t i = 0; i < n; i++)
 		sym_resolve(c->sym, &c->frames[i], machine_kernel_text(c->m), f, 16);
-	if (!h)
+	if (!id)
 		return 0; /* not kept: named each time it comes */
-	if (c->keys_len + len > c->keys_cap) {
-		size_t cap = c->keys_cap ? c->keys_cap * 2 : 65536;
-		uint64_t *k;
-
-		while (cap < c->keys_len + len)
-			cap *= 2;
-		k = realloc(c->keys, cap * sizeof(*k));
-		if (!k)
-			return 0; /* the next one is named again */
-		c->keys = k;
-		c->keys_cap = cap;
-	}
 	after = sym_stats(c->sym);
-	e = &c->seen[j];
-	e->hash = h;
-	e->key_off = c->keys_len;
-	e->len = (uint32_t)len;
+	e = &c->named[id - 1];
 	e->frames = (uint32_t)(after->frames - before.frames);
 	for (int k = 0; k < SYM_CAUSE_COUNT; k++)
 		e->by_cause[k] = (uint32_t)(after->by_cause[k] - before.by_cause[k]);
-	memcpy(c->keys + c->keys_len, c->key, len * sizeof(*c->key));
-	c->keys_len += len;
-	c->nr_seen++;
 	return 0;
 }
 
@@ -934,8 +899,8 @@ int cmd_info(int argc, char **argv)
 	}
 	perf_reader_close(r);
 	free(ctx.threads);
-	free(ctx.seen);
-	free(ctx.keys);
+	wordmap_free(&ctx.seen);
+	free(ctx.named);
 	upool_free(ctx.pool);
 	sym_free(ctx.sym);
 	machine_free(ctx.m);

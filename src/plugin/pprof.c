@@ -20,6 +20,7 @@
 
 #include "../util/hash.h"
 #include "../util/log.h"
+#include "../util/wordmap.h"
 #include "perfport/version.h"
 #include "plugin.h"
 #include "profile.pb-c.h"
@@ -32,86 +33,6 @@ typedef Perftools__Profiles__Location PbLocation;
 typedef Perftools__Profiles__Line PbLine;
 typedef Perftools__Profiles__Function PbFunction;
 typedef Perftools__Profiles__Label PbLabel;
-
-/* --- a hash map from a key of u64 words to an id --- */
-
-struct idmap {
-	struct idmap_slot {
-		uint64_t hash;     /* 0: empty */
-		uint32_t key_off, key_len, id;
-	} *slots;
-	size_t cap, nr;
-	uint64_t *keys;
-	size_t keys_len, keys_cap;
-};
-
-static int idmap_grow(struct idmap *m)
-{
-	size_t cap = m->cap ? m->cap * 2 : 1024;
-	struct idmap_slot *s = calloc(cap, sizeof(*s));
-
-	if (!s)
-		return -1;
-	for (size_t i = 0; i < m->cap; i++) {
-		size_t j;
-
-		if (!m->slots[i].hash)
-			continue;
-		for (j = m->slots[i].hash & (cap - 1); s[j].hash; j = (j + 1) & (cap - 1))
-			;
-		s[j] = m->slots[i];
-	}
-	free(m->slots);
-	m->slots = s;
-	m->cap = cap;
-	return 0;
-}
-
-/*
- * The id of @key; a new one (@next_id, then incremented) if unseen, with
- * *@fresh set. Return: the id, 0 out of memory.
- */
-static uint32_t idmap_get(struct idmap *m, const uint64_t *key, size_t n, uint32_t *next_id,
-			  bool *fresh)
-{
-	uint64_t h = hash_words(key, n);
-	size_t j;
-
-	*fresh = false;
-	if ((m->nr + 1) * 2 > m->cap && idmap_grow(m))
-		return 0;
-	for (j = h & (m->cap - 1); m->slots[j].hash; j = (j + 1) & (m->cap - 1)) {
-		const struct idmap_slot *s = &m->slots[j];
-
-		if (s->hash == h && s->key_len == n &&
-		    !memcmp(m->keys + s->key_off, key, n * sizeof(*key)))
-			return s->id;
-	}
-	if (m->keys_len + n > m->keys_cap) {
-		size_t cap = m->keys_cap ? m->keys_cap * 2 : 4096;
-		uint64_t *k;
-
-		while (cap < m->keys_len + n)
-			cap *= 2;
-		k = realloc(m->keys, cap * sizeof(*k));
-		if (!k)
-			return 0;
-		m->keys = k;
-		m->keys_cap = cap;
-	}
-	memcpy(m->keys + m->keys_len, key, n * sizeof(*key));
-	m->slots[j] = (struct idmap_slot){ h, (uint32_t)m->keys_len, (uint32_t)n, (*next_id)++ };
-	m->keys_len += n;
-	m->nr++;
-	*fresh = true;
-	return m->slots[j].id;
-}
-
-static void idmap_free(struct idmap *m)
-{
-	free(m->slots);
-	free(m->keys);
-}
 
 /* --- the encoder --- */
 
@@ -126,11 +47,11 @@ struct enc {
 	const struct perfport_pprof_opts *custom;
 
 	/* strings: content hash -> index into string_table */
-	struct idmap strings;
+	struct wordmap strings;
 	uint32_t next_string;
 	size_t cap_strings;
 
-	struct idmap functions, locations;
+	struct wordmap functions, locations;
 	uint32_t next_function, next_location;
 	size_t cap_functions, cap_locations, cap_samples;
 	uint64_t *mapping_of;        /* per module index: mapping id */
@@ -176,7 +97,7 @@ static int64_t str_id(struct enc *e, const char *s)
 		memset(small, 0, n * sizeof(*key));
 	}
 	memcpy(key, s, len);
-	id = idmap_get(&e->strings, key, n, &e->next_string, &fresh);
+	id = wordmap_get(&e->strings, key, n, &e->next_string, &fresh);
 	if (key != small)
 		free(key);
 	if (!id) {
@@ -203,7 +124,7 @@ static uint64_t function_id(struct enc *e, const struct perfport_frame *f)
 	bool fresh;
 	PbFunction *fn;
 
-	id = idmap_get(&e->functions, key, 2, &e->next_function, &fresh);
+	id = wordmap_get(&e->functions, key, 2, &e->next_function, &fresh);
 	if (!id || e->oom) {
 		e->oom = true;
 		return 0;
@@ -251,7 +172,7 @@ static uint64_t location_id(struct enc *e, const uint32_t *group, size_t n)
 	/* frame indexes are the profile's own: the base's keys are marked */
 	if (e->negate && n < 64)
 		key[n] = UINT64_MAX;
-	id = idmap_get(&e->locations, key, e->negate && n < 64 ? n + 1 : n, &e->next_location, &fresh);
+	id = wordmap_get(&e->locations, key, e->negate && n < 64 ? n + 1 : n, &e->next_location, &fresh);
 	if (!id) {
 		e->oom = true;
 		return 0;
@@ -716,8 +637,8 @@ out:
 	free(packed);
 	pb_release(&e.pb);
 	free(e.mapping_of);
-	idmap_free(&e.strings);
-	idmap_free(&e.functions);
-	idmap_free(&e.locations);
+	wordmap_free(&e.strings);
+	wordmap_free(&e.functions);
+	wordmap_free(&e.locations);
 	return st;
 }
