@@ -70,6 +70,10 @@ static int on_event(void *ctx, const struct perf_event *ev)
 	switch (ev->type) {
 	case PERF_RECORD_SAMPLE:
 		printf(" event=%s ip=%" PRIx64 " period=%" PRIu64, ev->evsel->name, s->ip, s->period);
+		/* the counters it read that moved: event and increase */
+		for (size_t i = 0; i < ev->nr_reads; i++)
+			printf("%s%s:%" PRIu64, i ? "," : " reads=", ev->reads[i].evsel->name,
+			       ev->reads[i].period);
 		print_tp_fields(ev);
 		print_callchain(s);
 		for (uint64_t i = 0; i < s->branch_nr; i++)

@@ -709,11 +709,19 @@ static void print_text(const char *path, const struct perf_reader *r, const stru
 	printf("\nevents:\n");
 	for (size_t i = 0; i < nr; i++) {
 		const struct perf_attr *a = &ev[i]->attr;
+		bool freq = a->flags & PERF_ATTR_FLAG_FREQ;
+		char every[24];
 
+		/* a counter that never samples by itself is read by samples of
+		 * its group (its samples are those reads) */
+		if (freq || a->sample_period)
+			snprintf(every, sizeof(every), "%s %-8" PRIu64, freq ? "freq  " : "period",
+				 a->sample_period);
+		else
+			snprintf(every, sizeof(every), "read by group");
 		sample_type_str(a->sample_type, buf, sizeof(buf));
-		printf("  %-24s %-10s %s %-8" PRIu64 " samples %-9" PRIu64 " %s\n", ev[i]->name,
-		       type_name(a->type), (a->flags & PERF_ATTR_FLAG_FREQ) ? "freq  " : "period",
-		       a->sample_period, ev[i]->nr_samples, buf);
+		printf("  %-24s %-10s %-15s samples %-9" PRIu64 " %s\n", ev[i]->name,
+		       type_name(a->type), every, ev[i]->nr_samples, buf);
 	}
 	for (size_t i = 0; i < h->nr_groups; i++)
 		printf("  group %s: leader %s, %u members\n", h->groups[i].name,
@@ -736,6 +744,9 @@ static void print_text(const char *path, const struct perf_reader *r, const stru
 	       ": one loss told twice, the larger counts" : "");
 	printf("skipped:       %" PRIu64 " records, %" PRIu64 " bytes%s\n", st->skipped_records,
 	       st->skipped_bytes, st->truncated ? " (the file is truncated)" : "");
+	if (st->reads_unattributed)
+		printf("               %" PRIu64 " counter values read by samples name no known "
+		       "event (not counted)\n", st->reads_unattributed);
 	for (unsigned i = 0; i < st->nr_skips_kept; i++) {
 		const char *name = perf_record_type_name(st->skips[i].type);
 

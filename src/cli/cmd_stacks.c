@@ -48,17 +48,16 @@ static void print_frame(const struct raw_frame *rf, const struct sym_frame *f)
 	putchar('\n');
 }
 
-/* Called by the pool in sample order, with the unwound user stack if any. */
-static int print_sample(void *ctx, const struct perf_event *ev, const uint64_t *pcs, size_t npcs)
+static void print_one(struct stacks_ctx *c, const struct perf_event *ev, const uint64_t *pcs,
+		      size_t npcs, const struct perf_evsel *evsel, uint64_t period)
 {
-	struct stacks_ctx *c = ctx;
 	const struct perf_sample *s = &ev->sample;
 	const char *comm = machine_comm(c->m, s->tid);
 	size_t n;
 
 	printf("%s %" PRId32 "/%" PRId32 " %" PRIu64 ".%06" PRIu64 ": %" PRIu64 " %s:\n",
 	       comm ? comm : ":-1", (int32_t)s->pid, (int32_t)s->tid, s->time / 1000000000,
-	       s->time % 1000000000 / 1000, s->period, ev->evsel->name);
+	       s->time % 1000000000 / 1000, period, evsel->name);
 	n = cli_sample_frames(c->m, ev, pcs, npcs, c->frames, MAX_FRAMES);
 	for (size_t i = 0; i < n; i++) {
 		struct sym_frame f[32];
@@ -68,6 +67,35 @@ static int print_sample(void *ctx, const struct perf_event *ev, const uint64_t *
 			print_frame(&c->frames[i], &f[j]);
 	}
 	putchar('\n');
+}
+
+static bool listed(struct stacks_ctx *c, const struct perf_evsel *e)
+{
+	if (!c->event)
+		return true;
+	if (e != c->last) {
+		c->last = e;
+		c->last_listed = perf_event_listed(c->event, e->name ? e->name : "");
+	}
+	return c->last_listed;
+}
+
+/*
+ * Called by the pool in sample order, with the unwound user stack if any.
+ * A sample that read counters is printed once per counter that moved, with
+ * its event and increase, as perf script prints it.
+ */
+static int print_sample(void *ctx, const struct perf_event *ev, const uint64_t *pcs, size_t npcs)
+{
+	struct stacks_ctx *c = ctx;
+
+	if (!ev->has_reads) {
+		print_one(c, ev, pcs, npcs, ev->evsel, ev->sample.period);
+		return 0;
+	}
+	for (size_t i = 0; i < ev->nr_reads; i++)
+		if (listed(c, ev->reads[i].evsel))
+			print_one(c, ev, pcs, npcs, ev->reads[i].evsel, ev->reads[i].period);
 	return 0;
 }
 
@@ -79,11 +107,8 @@ static int on_event(void *ctx, const struct perf_event *ev)
 		c->err = upool_machine_event(c->pool, c->m, ev);
 		return c->err;
 	}
-	if (c->event && ev->evsel != c->last) {
-		c->last = ev->evsel;
-		c->last_listed = perf_event_listed(c->event, ev->evsel->name ? ev->evsel->name : "");
-	}
-	if (!c->event || c->last_listed)
+	/* the counters a sample read are picked when it is printed */
+	if (ev->has_reads || listed(c, ev->evsel))
 		c->err = upool_add(c->pool, ev);
 	return c->err;
 }

@@ -89,6 +89,7 @@ struct perf_sample {
 		uint64_t nr;            /* values; 1 unless PERF_FORMAT_GROUP */
 		const uint64_t *values; /* nr groups of stride u64: value[, id][, lost] */
 		unsigned stride;
+		uint64_t one_id;        /* without PERF_FORMAT_GROUP: the value's id */
 	} read;
 	uint64_t callchain_nr;
 	const uint64_t *callchain;
@@ -163,6 +164,18 @@ struct perf_ksymbol_rec {
 	const char *name;
 };
 
+/*
+ * One counter value a sample read (PERF_SAMPLE_READ, e.g. a group sampled
+ * by its leader: perf record -e '{a,b}:S'), as perf itself delivers it: the
+ * counter's event and how much it counted since the last sample that read
+ * it (per id, and per thread when the counters were inherited).
+ */
+struct perf_read_value {
+	const struct perf_evsel *evsel;
+	uint64_t id;
+	uint64_t period;         /* the value's increase; never 0 */
+};
+
 /* One record as delivered to a consumer. Valid only during the callback. */
 struct perf_event {
 	uint32_t type;           /* PERF_RECORD_* or PERF_REC_* */
@@ -173,6 +186,14 @@ struct perf_event {
 	const struct perf_evsel *evsel; /* SAMPLE and sample_id_all trailers; may be NULL */
 	bool has_sample_id;      /* a trailer was decoded into sample (tid, time, cpu, id) */
 	struct perf_sample sample;
+	/* a sample that read counters with their ids: one entry per counter
+	 * that counted since it was last read, the sampling event's own among
+	 * them (perf counts such a sample once per entry, each with its event
+	 * and period, not with the sample's own period); has_reads false: a
+	 * plain sample */
+	bool has_reads;
+	const struct perf_read_value *reads;
+	size_t nr_reads;
 	union {
 		struct perf_mmap_rec mmap;
 		struct perf_comm_rec comm;
@@ -243,6 +264,7 @@ struct perf_stats {
 	uint64_t records_other;  /* types >= PERF_REC_TYPE_MAX */
 	uint64_t samples;
 	uint64_t samples_unattributed; /* no event matched the sample's id */
+	uint64_t reads_unattributed;   /* a read counter's id matched no event */
 	uint64_t lost;           /* sum of PERF_RECORD_LOST.lost */
 	uint64_t lost_samples;   /* sum of PERF_RECORD_LOST_SAMPLES.lost */
 	uint64_t unknown_records;

@@ -8,6 +8,7 @@
 #include <zstd.h>
 
 #include "../util/error.h"
+#include "../util/wordmap.h"
 #include "bytes.h"
 #include "ordered.h"
 #include "perf.h"
@@ -50,6 +51,13 @@ struct perf_reader {
 	uint8_t *scratch;     /* an aligned copy of a misaligned record */
 
 	struct oqueue oq;
+	/* counters read by samples: the last value by (id, tid) in read_map */
+	struct wordmap read_map;
+	uint64_t *read_last;  /* by read_map's id - 1 */
+	size_t read_last_cap;
+	uint32_t read_next;   /* read_map's next id, from 1 */
+	struct perf_read_value *reads; /* the delivered sample's */
+	size_t reads_cap;
 	uint64_t max_time;    /* of all timed records so far */
 	uint64_t round_prev;  /* max_time at the previous FINISHED_ROUND */
 	uint64_t last_delivered;
@@ -59,6 +67,7 @@ struct perf_reader {
 	perf_event_fn fn;
 	void *ctx;
 	bool stop;
+	int err;              /* why delivery stopped, when it was not the consumer */
 };
 
 /* header.c */

@@ -199,6 +199,92 @@ static ssize_t window_fill(struct perf_reader *r, struct rstream *s, size_t need
 
 /* --- delivery --- */
 
+static void evsel_saw(struct perf_evsel *e, const struct perf_sample *s)
+{
+	e->nr_samples++;
+	if (e->attr.sample_type & PERF_SAMPLE_TIME) {
+		if (!e->first_time || s->time < e->first_time)
+			e->first_time = s->time;
+		if (s->time > e->last_time)
+			e->last_time = s->time;
+	}
+}
+
+/*
+ * The counters a sample read, as perf delivers them (its session's
+ * deliver_sample_value()): each value's event is found by its id, and its
+ * period is what it counted since the last sample that read that id - per
+ * thread too when the sampling event was inherited (the kernel then reads
+ * the thread's own count). A counter that did not move is left out. A read
+ * without ids cannot be told apart: the sample stays a plain one.
+ * Return: 0, or PP_ENOMEM.
+ */
+static int read_values(struct perf_reader *r, struct perf_event *ev)
+{
+	const struct perf_evsel *e = ev->evsel;
+	const struct perf_sample *s = &ev->sample;
+	bool group = e->attr.read_format & PERF_FORMAT_GROUP;
+	bool per_thread = (e->attr.flags & PERF_ATTR_FLAG_INHERIT) &&
+			  (e->attr.sample_type & PERF_SAMPLE_TID);
+	size_t n = 0;
+
+	if (!(e->attr.read_format & PERF_FORMAT_ID) || !s->read.values)
+		return 0;
+	if (s->read.nr > r->reads_cap) {
+		size_t cap = r->reads_cap ? r->reads_cap : 8;
+		struct perf_read_value *v;
+
+		while (cap < s->read.nr)
+			cap *= 2;
+		v = realloc(r->reads, cap * sizeof(*v));
+		if (!v)
+			return PP_ENOMEM;
+		r->reads = v;
+		r->reads_cap = cap;
+	}
+	for (uint64_t i = 0; i < s->read.nr; i++) {
+		const uint64_t *v = s->read.values + i * s->read.stride;
+		uint64_t key[2] = { group ? v[1] : s->read.one_id, per_thread ? s->tid : 0 };
+		struct perf_evsel *m = perf_id_find(r, key[0]);
+		uint32_t slot;
+		bool fresh = false;
+
+		if (!m) {
+			r->st.reads_unattributed++;
+			continue;
+		}
+		if (!r->read_next)
+			r->read_next = 1; /* the map's ids start at 1 */
+		slot = wordmap_get(&r->read_map, key, 2, &r->read_next, &fresh);
+		if (!slot)
+			return PP_ENOMEM;
+		if (slot > r->read_last_cap) {
+			size_t cap = r->read_last_cap ? r->read_last_cap * 2 : 64;
+			uint64_t *l;
+
+			while (cap < slot)
+				cap *= 2;
+			l = realloc(r->read_last, cap * sizeof(*l));
+			if (!l)
+				return PP_ENOMEM;
+			r->read_last = l;
+			r->read_last_cap = cap;
+		}
+		if (fresh)
+			r->read_last[slot - 1] = 0;
+		if (v[0] == r->read_last[slot - 1])
+			continue;
+		r->reads[n++] = (struct perf_read_value){ m, key[0], v[0] - r->read_last[slot - 1] };
+		r->read_last[slot - 1] = v[0];
+		if (m != e)
+			evsel_saw(m, s);
+	}
+	ev->has_reads = true;
+	ev->reads = r->reads;
+	ev->nr_reads = n;
+	return 0;
+}
+
 static void deliver(struct perf_reader *r, uint8_t *rec, uint32_t size, uint64_t offset,
 		    struct perf_evsel *evsel)
 {
@@ -214,15 +300,12 @@ static void deliver(struct perf_reader *r, uint8_t *rec, uint32_t size, uint64_t
 	}
 	ev.offset = offset;
 	if (ev.type == PERF_RECORD_SAMPLE) {
-		struct perf_evsel *e = (struct perf_evsel *)ev.evsel;
-
 		r->st.samples++;
-		e->nr_samples++;
-		if (e->attr.sample_type & PERF_SAMPLE_TIME) {
-			if (!e->first_time || ev.sample.time < e->first_time)
-				e->first_time = ev.sample.time;
-			if (ev.sample.time > e->last_time)
-				e->last_time = ev.sample.time;
+		evsel_saw((struct perf_evsel *)ev.evsel, &ev.sample);
+		if ((ev.evsel->attr.sample_type & PERF_SAMPLE_READ) && read_values(r, &ev)) {
+			r->err = PP_ENOMEM;
+			r->stop = true;
+			return;
 		}
 	}
 	if (r->fn && !r->stop && r->fn(r->ctx, &ev))
@@ -999,6 +1082,8 @@ int perf_reader_run(struct perf_reader *r, perf_event_fn fn, void *ctx)
 	if (r->opts.ordered)
 		flush_until(r, UINT64_MAX);
 	progress(r, true);
+	if (r->err)
+		return r->err;
 	if (r->stop)
 		return PP_ESTOPPED;
 	if (ret == PP_OK && r->opts.events) /* a pipe announces its events as it goes */
@@ -1021,6 +1106,9 @@ void perf_reader_close(struct perf_reader *r)
 	free(r->ids);
 	perf_header_free(&r->hdr);
 	oq_free(&r->oq);
+	wordmap_free(&r->read_map);
+	free(r->read_last);
+	free(r->reads);
 	if (r->zd)
 		ZSTD_freeDStream(r->zd);
 	free(r->z.buf);

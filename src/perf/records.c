@@ -221,6 +221,9 @@ int perf_record_decode(const struct perf_reader *r, uint8_t *rec, uint32_t size,
 	ev->data = rec;
 	ev->evsel = NULL;
 	ev->has_sample_id = false;
+	ev->has_reads = false;
+	ev->reads = NULL;
+	ev->nr_reads = 0;
 
 	if (ev->type == PERF_RECORD_SAMPLE) {
 		if (!e)

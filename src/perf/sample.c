@@ -132,15 +132,18 @@ static int parse_read(const struct perf_evsel *e, struct cur *c, struct perf_sam
 			return -1;
 		s->read.values = (const uint64_t *)cur_u64_array(c, s->read.nr * stride);
 	} else {
-		/* value, [enabled], [running], [id], [lost]: values points at value,
-		 * so the id and lost are not adjacent to it; copy them in order. */
+		/* value, [enabled], [running], [id], [lost]: values points at value;
+		 * the id is not adjacent to it, so it is kept in one_id */
 		uint8_t *value = cur_u64_array(c, 1);
 
 		if (rf & PERF_FORMAT_TOTAL_TIME_ENABLED)
 			s->read.time_enabled = cur_u64(c);
 		if (rf & PERF_FORMAT_TOTAL_TIME_RUNNING)
 			s->read.time_running = cur_u64(c);
-		cur_u64_array(c, stride - 1);
+		if (rf & PERF_FORMAT_ID)
+			s->read.one_id = cur_u64(c);
+		if (rf & PERF_FORMAT_LOST)
+			cur_u64(c);
 		s->read.nr = 1;
 		s->read.stride = 1; /* id/lost are not adjacent to value here */
 		s->read.values = (const uint64_t *)value;

@@ -1314,7 +1314,8 @@ struct acct_src *acct_src(struct account *a, const struct perf_evsel *e)
 	return &a->srcs[e->idx];
 }
 
-static void sample(struct account *a, const struct perf_event *ev, const uint64_t *pcs, size_t n)
+static void sample_one(struct account *a, const struct perf_event *ev, const uint64_t *pcs,
+		       size_t n)
 {
 	const struct perf_sample *s;
 	struct perf_event fixed;
@@ -1371,6 +1372,32 @@ static void sample(struct account *a, const struct perf_event *ev, const uint64_
 		break;
 	}
 	cpu_seen(a, s->cpu, s->time);
+}
+
+/*
+ * A sample counts once per counter it read (the reader's reads: a group
+ * sampled by its leader), each with that counter's event and increase as
+ * its period; the stack is the sample's, unwound once. A counter that does
+ * not sample by itself is a source only when --event names it.
+ */
+static void sample(struct account *a, const struct perf_event *ev, const uint64_t *pcs, size_t n)
+{
+	struct perf_event one;
+
+	if (!ev->has_reads) {
+		sample_one(a, ev, pcs, n);
+		return;
+	}
+	one = *ev;
+	one.has_reads = false;
+	one.reads = NULL;
+	one.nr_reads = 0;
+	for (size_t i = 0; i < ev->nr_reads && !a->err; i++) {
+		one.evsel = ev->reads[i].evsel;
+		one.sample.id = ev->reads[i].id;
+		one.sample.period = ev->reads[i].period;
+		sample_one(a, &one, pcs, n);
+	}
 }
 
 static void switch_record(struct account *a, const struct perf_event *ev)
@@ -1494,6 +1521,12 @@ static void src_setup(struct account *a, struct acct_src *src, const struct perf
 	src->freq_ns = src->freq && at->sample_period ? 1000000000ull / at->sample_period : 0;
 	if (strcmp(name, "offcpu-time") == 0) {
 		src->role = ROLE_OFFCPU_TIME;
+	} else if (!src->freq && !at->sample_period) {
+		/* a counter that never samples (a group's member read by its
+		 * leader's samples): its counts are a profile of their own,
+		 * in other units, so only when asked for */
+		src->role = a->opts->events && perf_event_listed(a->opts->events, name) &&
+				    (at->sample_type & PERF_SAMPLE_TID) ? ROLE_ON_CPU : ROLE_IGNORED;
 	} else if (at->type == PERF_TYPE_TRACEPOINT) {
 		const char *ev = strchr(name, ':') ? strchr(name, ':') + 1 : name;
 

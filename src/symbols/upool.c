@@ -14,6 +14,8 @@ struct slot {
 	uint8_t *rec;          /* the copied record, 8-aligned */
 	uint32_t cap;
 	struct perf_event ev;  /* decoded again over the copy */
+	struct perf_read_value *reads; /* a copy of ev's */
+	size_t reads_cap;
 	uint64_t pcs[MAX_PCS];
 	size_t n;
 };
@@ -232,6 +234,21 @@ int upool_add(struct upool *p, const struct perf_event *ev)
 		rebase(&s->ev, ev, s->rec);
 	else if (perf_sample_parse(ev->evsel, s->rec + 8, ev->size - 8, false, &s->ev.sample))
 		return PP_EFORMAT; /* cannot happen: the reader parsed it already */
+	if (ev->nr_reads) {
+		/* the reader's list lasts only while it delivers this record */
+		if (ev->nr_reads > s->reads_cap) {
+			struct perf_read_value *v = realloc(s->reads, ev->nr_reads * sizeof(*v));
+
+			if (!v)
+				return PP_ENOMEM;
+			s->reads = v;
+			s->reads_cap = ev->nr_reads;
+		}
+		memcpy(s->reads, ev->reads, ev->nr_reads * sizeof(*s->reads));
+		s->ev.reads = s->reads;
+	} else {
+		s->ev.reads = NULL;
+	}
 	s->n = 0;
 	if (++p->nr[p->fill] < BATCH)
 		return 0;
@@ -320,8 +337,10 @@ void upool_free(struct upool *p)
 	for (unsigned i = 0; p->workers && i < p->jobs; i++)
 		sym_free(p->workers[i].sym);
 	for (int b = 0; b < 2; b++) {
-		for (size_t i = 0; p->batch[b] && i < p->nr_slots; i++)
+		for (size_t i = 0; p->batch[b] && i < p->nr_slots; i++) {
 			free(p->batch[b][i].rec);
+			free(p->batch[b][i].reads);
+		}
 		free(p->batch[b]);
 	}
 	free(p->workers);

@@ -888,6 +888,150 @@ static void test_event_listed(void **state)
 	}
 }
 
+/* --- counters read by samples (a group sampled by its leader) --- */
+
+#define RD_ST (PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | \
+	       PERF_SAMPLE_PERIOD | PERF_SAMPLE_READ)
+#define ID_LEAD 11
+#define ID_MEMBER 22
+
+struct reads_got {
+	unsigned samples;
+	unsigned nr;
+	const char *event[16];
+	uint64_t period[16];
+	uint32_t tid[16];
+};
+
+static int collect_reads(void *ctx, const struct perf_event *ev)
+{
+	struct reads_got *g = ctx;
+
+	if (ev->type != PERF_RECORD_SAMPLE)
+		return 0;
+	g->samples++;
+	assert_true(ev->has_reads);
+	for (size_t i = 0; i < ev->nr_reads && g->nr < 16; i++, g->nr++) {
+		g->event[g->nr] = ev->reads[i].evsel->name;
+		g->period[g->nr] = ev->reads[i].period;
+		g->tid[g->nr] = ev->sample.tid;
+	}
+	return 0;
+}
+
+/* A sample of tid at time reading the group's two counters (or, without
+ * group, the leader alone: value and id). */
+static void read_sample(struct pdw *w, bool group, uint32_t tid, uint64_t time, uint64_t lead,
+			uint64_t member)
+{
+	size_t at = pdw_begin(w, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+
+	pdw_u64(w, 0x401000);           /* ip */
+	pdw_u32(w, 100);
+	pdw_u32(w, tid);
+	pdw_u64(w, time);
+	pdw_u64(w, ID_LEAD);
+	pdw_u64(w, 250000);             /* period, replaced by the read's */
+	if (group) {
+		pdw_u64(w, 2);
+		pdw_u64(w, lead);
+		pdw_u64(w, ID_LEAD);
+		pdw_u64(w, member);
+		pdw_u64(w, ID_MEMBER);
+	} else {
+		pdw_u64(w, lead);
+		pdw_u64(w, ID_LEAD);
+	}
+	pdw_end(w, at);
+}
+
+static struct pdw build_reads(bool group, bool inherit)
+{
+	struct pdw w = { 0 };
+	uint64_t rf = PERF_FORMAT_ID | (group ? PERF_FORMAT_GROUP : 0);
+	uint64_t flags = PERF_ATTR_FLAG_FREQ | (inherit ? PERF_ATTR_FLAG_INHERIT : 0);
+	size_t at;
+
+	pdw_bytes(&w, "PERFILE2", 8);
+	pdw_u64(&w, 16);
+	at = pdw_begin(&w, PERF_REC_HEADER_ATTR, 0);
+	pdw_attr(&w, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, 4000, RD_ST, flags, rf, 0, 0,
+		 0, 0);
+	pdw_u64(&w, ID_LEAD);
+	pdw_end(&w, at);
+	if (group) {
+		at = pdw_begin(&w, PERF_REC_HEADER_ATTR, 0);
+		pdw_attr(&w, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, 0, RD_ST,
+			 inherit ? PERF_ATTR_FLAG_INHERIT : 0, rf, 0, 0, 0, 0);
+		pdw_u64(&w, ID_MEMBER);
+		pdw_end(&w, at);
+	}
+	if (inherit) {
+		/* each thread's own counts */
+		read_sample(&w, group, 100, 1000, 1000, 5);
+		read_sample(&w, group, 101, 2000, 700, 9);
+		read_sample(&w, group, 100, 3000, 1600, 5);  /* member unchanged: left out */
+		read_sample(&w, group, 101, 4000, 1000, 12);
+	} else {
+		/* one counter for all */
+		read_sample(&w, group, 100, 1000, 1000, 5);
+		read_sample(&w, group, 101, 2000, 1700, 14);
+		read_sample(&w, group, 100, 3000, 2300, 14);
+		read_sample(&w, group, 101, 4000, 2600, 17);
+	}
+	return w;
+}
+
+static void test_sample_read(void **state)
+{
+	static const struct {
+		bool group, inherit;
+		unsigned nr;
+		const char *event[8];
+		uint64_t period[8];
+	} cases[] = {
+		{ true, true, 7,
+		  { "cpu-clock", "page-faults", "cpu-clock", "page-faults", "cpu-clock",
+		    "cpu-clock", "page-faults" },
+		  { 1000, 5, 700, 9, 600, 300, 3 } },
+		{ true, false, 7,
+		  { "cpu-clock", "page-faults", "cpu-clock", "page-faults", "cpu-clock",
+		    "cpu-clock", "page-faults" },
+		  { 1000, 5, 700, 9, 600, 300, 3 } },
+		{ false, false, 4,
+		  { "cpu-clock", "cpu-clock", "cpu-clock", "cpu-clock" },
+		  { 1000, 700, 600, 300 } },
+	};
+
+	(void)state;
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct pdw w = build_reads(cases[c].group, cases[c].inherit);
+		struct perf_reader_opts o = { .ordered = true };
+		struct perf_evsel *const *ev;
+		struct perf_reader *r;
+		struct reads_got g = { 0 };
+		size_t nr;
+
+		print_message("group %d inherit %d\n", cases[c].group, cases[c].inherit);
+		assert_int_equal(perf_reader_open_mem(w.b, w.n, &o, &r), PP_OK);
+		assert_int_equal(perf_reader_run(r, collect_reads, &g), PP_OK);
+		assert_int_equal(g.samples, 4);
+		assert_int_equal(g.nr, cases[c].nr);
+		for (unsigned i = 0; i < g.nr; i++) {
+			assert_string_equal(g.event[i], cases[c].event[i]);
+			assert_int_equal(g.period[i], cases[c].period[i]);
+		}
+		ev = perf_reader_evsels(r, &nr);
+		if (cases[c].group) {
+			assert_int_equal(nr, 2);
+			assert_int_equal(ev[0]->nr_samples, 4);
+			assert_int_equal(ev[1]->nr_samples, 3);
+		}
+		perf_reader_close(r);
+		free(w.b);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -906,6 +1050,7 @@ int main(void)
 		cmocka_unit_test(test_not_perf_data),
 		cmocka_unit_test(test_event_listed),
 		cmocka_unit_test(test_lost),
+		cmocka_unit_test(test_sample_read),
 	};
 
 	pp_log_set_level(PP_LOG_ERROR - 1); /* quiet: the tests provoke errors */
