@@ -43,7 +43,9 @@ enum {
 #define PROFOPTS_HELP                                                                        \
 	"      --event NAME[,NAME] on-CPU samples of these events only (default: every\n"   \
 	"                          sampling event, each a source of its own); cpu-clock\n" \
-	"                          also names cpu-clock/freq=997/ and cpu-clock:u\n"       \
+	"                          also names cpu-clock/freq=997/ and cpu-clock:u; a\n"    \
+	"                          counter its group's samples read ({a,b}:S) counts\n"   \
+	"                          only when named here\n"                                  \
 	"      --group-by WHAT     process, thread or none (default): synthetic root\n"     \
 	"                          frames per process, or per process and thread\n"         \
 	"      --offcpu-states HOW rules (default: the state rules) or simple (all\n"       \
