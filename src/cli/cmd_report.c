@@ -45,12 +45,33 @@ static double secs(uint64_t ns)
 	return (double)ns / 1e9;
 }
 
+/* What the on-CPU sources weigh in: "s", "events" (each is a count of
+ * events: perf record -c N, or a counter read by a group), or both. */
 static const char *unit_of(const struct profile *p)
 {
-	for (size_t i = 0; i < p->meta.nr_sources; i++)
-		if (p->meta.sources[i].role == ROLE_ON_CPU && strcmp(p->meta.sources[i].unit, "ns"))
-			return "mixed units: see the events";
-	return "s";
+	bool ns = false, events = false;
+
+	for (size_t i = 0; i < p->meta.nr_sources; i++) {
+		const struct profile_source *s = &p->meta.sources[i];
+
+		if (s->role != ROLE_ON_CPU || !s->samples)
+			continue;
+		if (strcmp(s->unit, "ns"))
+			events = true;
+		else
+			ns = true;
+	}
+	if (events && ns)
+		return "mixed units: see the events";
+	return events ? "events" : "s";
+}
+
+/* A value of counter @c as shown: seconds, or on-CPU events as counted. */
+static double amount(const struct profile *p, enum counter c, uint64_t v)
+{
+	if (c == CNT_ON_CPU && strcmp(unit_of(p), "s"))
+		return (double)v;
+	return secs(v);
 }
 
 static void print_header(const struct profile *p, const char *path)
@@ -111,7 +132,7 @@ static void print_header(const struct profile *p, const char *path)
 	printf("# totals:");
 	for (int c = 0; c < CNT_COUNT; c++)
 		if (t->count[c])
-			printf("  %s %.3f %s (%" PRIu64 ")", counter_name(c), secs(t->ns[c]),
+			printf("  %s %.3f %s (%" PRIu64 ")", counter_name(c), amount(p, c, t->ns[c]),
 			       c == CNT_ON_CPU ? unit_of(p) : "s", t->count[c]);
 	putchar('\n');
 }
@@ -159,7 +180,8 @@ static void print_top(const struct profile *p, const struct func_sum *fs, size_t
 			else
 				report_frame_label(p, f->frame, label, sizeof(label));
 			printf("%7.2f%% %10.3f %7.2f%% %10.3f  %s\n", report_pct(f->self.ns[c], whole),
-			       secs(f->self.ns[c]), report_pct(f->total.ns[c], whole), secs(f->total.ns[c]),
+			       amount(p, c, f->self.ns[c]), report_pct(f->total.ns[c], whole),
+			       amount(p, c, f->total.ns[c]),
 			       label);
 		}
 	}
