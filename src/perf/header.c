@@ -98,7 +98,7 @@ struct perf_evsel *perf_id_find(const struct perf_reader *r, uint64_t id)
 
 static const char *const hw_names[] = {
 	"cycles", "instructions", "cache-references", "cache-misses",
-	"branch-instructions", "branch-misses", "bus-cycles",
+	"branches", "branch-misses", "bus-cycles",
 	"stalled-cycles-frontend", "stalled-cycles-backend", "ref-cycles",
 };
 
@@ -108,17 +108,62 @@ static const char *const sw_names[] = {
 	"emulation-faults", "dummy", "bpf-output", "cgroup-switches",
 };
 
+/*
+ * The modifiers perf prints after a name it makes from type and config
+ * (what `perf script` and `perf report` call an event recorded without
+ * its name): the contexts still counted when any is left out (k, u, h),
+ * the precision (p, pp, ppp), and host and guest (H, G) when left out
+ * otherwise than those imply - a precise or context-limited event leaves
+ * the guest out by default, others count it. Writes ":mods" or nothing.
+ */
+static void name_modifiers(const struct perf_attr *a, char *buf, size_t len)
+{
+	uint64_t f = a->flags;
+	unsigned precise = (unsigned)(f >> PERF_ATTR_PRECISE_SHIFT) & 3;
+	bool guest_default = false;
+	char m[12];
+	size_t n = 0;
+
+	if (f & (PERF_ATTR_FLAG_EXCLUDE_KERNEL | PERF_ATTR_FLAG_EXCLUDE_USER |
+		 PERF_ATTR_FLAG_EXCLUDE_HV)) {
+		if (!(f & PERF_ATTR_FLAG_EXCLUDE_KERNEL))
+			m[n++] = 'k';
+		if (!(f & PERF_ATTR_FLAG_EXCLUDE_USER))
+			m[n++] = 'u';
+		if (!(f & PERF_ATTR_FLAG_EXCLUDE_HV))
+			m[n++] = 'h';
+		guest_default = true;
+	}
+	if (precise) {
+		while (precise--)
+			m[n++] = 'p';
+		guest_default = true;
+	}
+	if ((f & PERF_ATTR_FLAG_EXCLUDE_HOST) || !!(f & PERF_ATTR_FLAG_EXCLUDE_GUEST) == guest_default) {
+		if (!(f & PERF_ATTR_FLAG_EXCLUDE_HOST))
+			m[n++] = 'H';
+		if (!(f & PERF_ATTR_FLAG_EXCLUDE_GUEST))
+			m[n++] = 'G';
+	}
+	m[n] = '\0';
+	if (n)
+		snprintf(buf, len, ":%s", m);
+	else if (len)
+		*buf = '\0';
+}
+
 void perf_evsel_name_default(struct perf_evsel *e)
 {
-	char buf[96];
+	char buf[96], mods[16];
 	const struct perf_attr *a = &e->attr;
 
 	if (e->name)
 		return;
+	name_modifiers(a, mods, sizeof(mods));
 	if (a->type == PERF_TYPE_HARDWARE && a->config < sizeof(hw_names) / sizeof(*hw_names))
-		snprintf(buf, sizeof(buf), "%s", hw_names[a->config]);
+		snprintf(buf, sizeof(buf), "%s%s", hw_names[a->config], mods);
 	else if (a->type == PERF_TYPE_SOFTWARE && a->config < sizeof(sw_names) / sizeof(*sw_names))
-		snprintf(buf, sizeof(buf), "%s", sw_names[a->config]);
+		snprintf(buf, sizeof(buf), "%s%s", sw_names[a->config], mods);
 	else if (a->type == PERF_TYPE_TRACEPOINT)
 		snprintf(buf, sizeof(buf), "tracepoint:%" PRIu64, a->config);
 	else

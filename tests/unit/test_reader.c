@@ -357,7 +357,8 @@ static void test_pipe_mode(void **state)
 		assert_string_equal(perf_reader_header(r)->hostname, "pipehost");
 		ev = perf_reader_evsels(r, &nr);
 		assert_int_equal(nr, 2);
-		assert_string_equal(ev[0]->name, "cpu-clock");
+		/* named as perf names an attr without exclude_guest */
+		assert_string_equal(ev[0]->name, "cpu-clock:HG");
 		assert_int_equal(ev[0]->nr_samples, 4);
 		assert_int_equal(ev[1]->nr_samples, 2);
 		assert_int_equal(g.nr, NR_STD_SAMPLES);
@@ -949,7 +950,9 @@ static struct pdw build_reads(bool group, bool inherit)
 {
 	struct pdw w = { 0 };
 	uint64_t rf = PERF_FORMAT_ID | (group ? PERF_FORMAT_GROUP : 0);
-	uint64_t flags = PERF_ATTR_FLAG_FREQ | (inherit ? PERF_ATTR_FLAG_INHERIT : 0);
+	/* exclude_guest, as perf record sets it: the names stay bare */
+	uint64_t flags = PERF_ATTR_FLAG_FREQ | PERF_ATTR_FLAG_EXCLUDE_GUEST |
+			 (inherit ? PERF_ATTR_FLAG_INHERIT : 0);
 	size_t at;
 
 	pdw_bytes(&w, "PERFILE2", 8);
@@ -962,7 +965,8 @@ static struct pdw build_reads(bool group, bool inherit)
 	if (group) {
 		at = pdw_begin(&w, PERF_REC_HEADER_ATTR, 0);
 		pdw_attr(&w, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, 0, RD_ST,
-			 inherit ? PERF_ATTR_FLAG_INHERIT : 0, rf, 0, 0, 0, 0);
+			 PERF_ATTR_FLAG_EXCLUDE_GUEST | (inherit ? PERF_ATTR_FLAG_INHERIT : 0), rf,
+			 0, 0, 0, 0);
 		pdw_u64(&w, ID_MEMBER);
 		pdw_end(&w, at);
 	}
@@ -1032,6 +1036,58 @@ static void test_sample_read(void **state)
 	}
 }
 
+/* An event recorded without its name is named as perf names it: type and
+ * config, then the modifiers its attr implies. */
+static void test_default_names(void **state)
+{
+	static const struct {
+		uint32_t type;
+		uint64_t config, flags;
+		const char *name;
+	} cases[] = {
+		{ PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, PERF_ATTR_FLAG_EXCLUDE_GUEST, "cpu-clock" },
+		{ PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY, 0, "dummy:HG" },
+		{ PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES,
+		  2ull << PERF_ATTR_PRECISE_SHIFT | PERF_ATTR_FLAG_EXCLUDE_GUEST, "cycles:ppH" },
+		{ PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS,
+		  2ull << PERF_ATTR_PRECISE_SHIFT | PERF_ATTR_FLAG_EXCLUDE_GUEST, "branches:ppH" },
+		{ PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES,
+		  PERF_ATTR_FLAG_EXCLUDE_KERNEL | PERF_ATTR_FLAG_EXCLUDE_HV |
+		  PERF_ATTR_FLAG_EXCLUDE_GUEST, "cycles:uH" },
+		{ PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS,
+		  PERF_ATTR_FLAG_EXCLUDE_USER | PERF_ATTR_FLAG_EXCLUDE_HV, "instructions:k" },
+		{ PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES,
+		  PERF_ATTR_FLAG_EXCLUDE_HOST | PERF_ATTR_FLAG_EXCLUDE_GUEST, "cycles" },
+		{ PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, PERF_ATTR_FLAG_EXCLUDE_HOST, "cycles:G" },
+	};
+	const size_t n = sizeof(cases) / sizeof(cases[0]);
+	struct pdw w = { 0 };
+	struct perf_evsel *const *ev;
+	struct perf_reader *r;
+	size_t nr, at;
+
+	(void)state;
+	pdw_bytes(&w, "PERFILE2", 8);
+	pdw_u64(&w, 16);
+	for (size_t i = 0; i < n; i++) {
+		at = pdw_begin(&w, PERF_REC_HEADER_ATTR, 0);
+		pdw_attr(&w, cases[i].type, cases[i].config, 1000, PERF_SAMPLE_IP | PERF_SAMPLE_ID,
+			 cases[i].flags, 0, 0, 0, 0, 0);
+		pdw_u64(&w, 500 + i);
+		pdw_end(&w, at);
+	}
+	assert_int_equal(perf_reader_open_mem(w.b, w.n, NULL, &r), PP_OK);
+	assert_int_equal(perf_reader_run(r, NULL, NULL), PP_OK);
+	ev = perf_reader_evsels(r, &nr);
+	assert_int_equal(nr, n);
+	for (size_t i = 0; i < n; i++) {
+		print_message("%s\n", ev[i]->name);
+		assert_string_equal(ev[i]->name, cases[i].name);
+	}
+	perf_reader_close(r);
+	free(w.b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1051,6 +1107,7 @@ int main(void)
 		cmocka_unit_test(test_event_listed),
 		cmocka_unit_test(test_lost),
 		cmocka_unit_test(test_sample_read),
+		cmocka_unit_test(test_default_names),
 	};
 
 	pp_log_set_level(PP_LOG_ERROR - 1); /* quiet: the tests provoke errors */
