@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Every recording of the shared corpus (other projects' files, perf 3.2 to
 # 6.16, x86_64/i686/armv7/aarch64, file/pipe, zstd): where Debian's perf
-# reads a file, perfport's per-event sample counts equal perf report --stats;
+# reads a file, perfport's per-event sample counts equal perf report --stats,
+# and each sampling event's profile has perf script's event name, sample
+# count and (where the weight is the period) period sum;
 # where it cannot, perfport reads it fully and agrees with the file's own
 # SAMPLE_TIME feature. The deliberately corrupted pipe file reads partly.
 . "$(dirname "$0")/lib/common.sh"
@@ -34,7 +36,36 @@ while IFS= read -r f; do
 		perf report --stats -i "$f" >"$WORK/stats.txt" 2>/dev/null
 		$PY "$CHECK" stats "$WORK/i.json" "$WORK/stats.txt" >/dev/null || {
 			$PY "$CHECK" stats "$WORK/i.json" "$WORK/stats.txt"; fail "$rel"; }
-		echo "ok: $rel agrees with perf report --stats"
+		# each sampling event's profile: its samples and, where the weight
+		# is the period (clock events, perf record -c N), their sum
+		perf script -i "$f" -F event,period >"$WORK/script.txt" 2>/dev/null
+		$PY - "$PERFPORT" "$f" "$WORK/i.json" "$WORK/script.txt" <<'PY' || fail "$rel: per-event profiles differ from perf script's"
+import collections, json, subprocess, sys
+perfport, data, info, script = sys.argv[1:]
+count, period = collections.Counter(), collections.Counter()
+for line in open(script):
+    f = line.split()  # period, then "event:"
+    if len(f) == 2 and f[1].endswith(":"):
+        count[f[1][:-1]] += 1
+        period[f[1][:-1]] += int(f[0])
+def total(ev, value):
+    out = subprocess.run([perfport, "-q", "export", "-i", data, "--event", ev, "-f", "folded",
+                          "-O", "counter=on-cpu,idle", "-O", "value=" + value, "-o", "-"],
+                         capture_output=True, text=True).stdout
+    return sum(int(l.rsplit(" ", 1)[1]) for l in out.splitlines() if l.strip())
+for e in json.load(open(info))["events"]:
+    if not e["samples"] or e["type"] == "tracepoint" or e["name"].startswith("dummy"):
+        continue
+    ev = e["name"]
+    if ev not in count:
+        sys.exit(f"{ev}: perf script names the events {sorted(count)}")
+    weighs_period = not ("frequency" in e) or (e["type"] == "software" and e["config"] in (0, 1))
+    got = (total(ev, "samples"), total(ev, "ns") if weighs_period else None)
+    want = (count[ev], period[ev] if weighs_period else None)
+    if got != want:
+        sys.exit(f"{ev}: perfport {got}, perf script {want} (samples, weight)")
+PY
+		echo "ok: $rel agrees with perf report --stats and perf script"
 	else
 		$PY - "$WORK/i.json" "$rel" <<'PY'
 import json, sys
