@@ -260,23 +260,56 @@ static int candidate(const struct dso *d, const char *path)
 	return 1;
 }
 
+/* Whether an ELF file has a full symbol table (.symtab: not stripped). */
+static bool has_symtab(const char *path)
+{
+	Elf_Scn *scn = NULL;
+	bool found = false;
+	Elf *elf;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	while (elf && !found && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		found = gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB;
+	}
+	elf_end(elf);
+	close(fd);
+	return found;
+}
+
 /*
- * Find the file for @d. Return: a new path (*from: where it was found), or
- * NULL with *cause set.
+ * Find the file for @d: the first of the places below that holds it (its
+ * build id, when recorded, matching); but a stripped one only when no later
+ * place holds the same file with its symbol table - as perf, which takes
+ * the full symbols of any copy with the same build id (a stripped
+ * deployment whose unstripped build perf's cache kept). Return: a new path
+ * (*from: where it was found), or NULL with *cause set.
  */
 static char *find_file(struct symbolizer *s, const struct dso *d, uint8_t *cause,
 		       uint8_t *from)
 {
 	char buf[8448], idhex[2 * PERF_MAX_BUILD_ID + 1];
 	const char *base = strrchr(d->path, '/');
+	char *stripped = NULL;         /* the first found, without .symtab */
+	uint8_t stripped_from = 0;
 	bool mismatch = false;
 	int r;
 
 #define TRY(...) do {                                                     \
 		snprintf(buf, sizeof(buf), __VA_ARGS__);                  \
 		r = candidate(d, buf);                                    \
-		if (r > 0)                                                \
+		if (r > 0 && (has_symtab(buf) || !d->build_id_size)) {    \
+			free(stripped);                                   \
 			return strdup(buf);                               \
+		}                                                         \
+		if (r > 0 && !stripped) {                                 \
+			stripped = strdup(buf);                           \
+			stripped_from = *from;                            \
+		}                                                         \
 		mismatch = mismatch || r < 0;                             \
 	} while (0)
 
@@ -324,6 +357,10 @@ static char *find_file(struct symbolizer *s, const struct dso *d, uint8_t *cause
 	if (d->path[0] == '/' && (d->build_id_size || !sym_ns_foreign(d->mapper)))
 		TRY("%s", d->path);
 #undef TRY
+	if (stripped) {
+		*from = stripped_from;
+		return stripped;
+	}
 	*cause = mismatch ? SYM_BUILD_ID : SYM_NO_FILE;
 	return NULL;
 }
