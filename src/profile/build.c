@@ -535,7 +535,8 @@ static int finish(struct profile *p, struct profile_priv *pv, struct build_ctx *
 	return ret;
 }
 
-/* A filter that matched nothing leaves every output empty: say so. */
+/* An empty profile (a filter that matched nothing, an event without
+ * samples, a recording of nothing counted) leaves every output empty: say so. */
 static void check_filters(const struct profile *p, const struct profile_opts *o, const char *path)
 {
 	char what[512];
@@ -560,6 +561,11 @@ static void check_filters(const struct profile *p, const struct profile_opts *o,
 	}
 	if (used)
 		pp_warn("nothing in '%s' matched %s: the profile is empty", path, what);
+	else if (o->events)
+		pp_warn("'%s' holds no samples of %s: the profile is empty", path, o->events);
+	else
+		pp_warn("'%s' holds nothing a profile counts (samples of a sampling event, "
+			"sched_switch, switch records): the profile is empty", path);
 }
 
 /* Build from the open reader @r (closed here, whatever happens). */

@@ -87,3 +87,13 @@ warnings "$WORK/flat.data" | grep -q "no event was recorded with call stacks.*pe
 "$PERFPORT" -q report -i "$WORK/good.data" --no-threads | grep -q "^# stacks: none" &&
 	fail "report says a -g recording has no stacks"
 echo "ok: a recording without call stacks"
+
+# an empty profile says why: nothing sampled, or no sample of the event asked for
+record "$WORK/none.data" -e cpu-clock -c 1000000000 -- true
+"$PERFPORT" export -f folded -o "$WORK/none.folded" -i "$WORK/none.data" 2>"$WORK/none.err" ||
+	fail "export of a recording without samples: exit $?"
+grep -q "none.data' holds nothing a profile counts.*the profile is empty" "$WORK/none.err" ||
+	fail "no empty-profile warning: $(cat "$WORK/none.err")"
+"$PERFPORT" export -f folded -o "$WORK/none.folded" --event cpu-clock -i "$WORK/flat.data" 2>"$WORK/ok.err"
+grep -q "the profile is empty" "$WORK/ok.err" && fail "a profile with samples called empty"
+echo "ok: an empty profile says why"
