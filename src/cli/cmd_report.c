@@ -66,10 +66,11 @@ static const char *unit_of(const struct profile *p)
 	return events ? "events" : "s";
 }
 
-/* A value of counter @c as shown: seconds, or on-CPU events as counted. */
+/* A value of counter @c as shown: seconds, or on-CPU events as counted
+ * (mixed units stay in the seconds column: their sum has no unit). */
 static double amount(const struct profile *p, enum counter c, uint64_t v)
 {
-	if (c == CNT_ON_CPU && strcmp(unit_of(p), "s"))
+	if (c == CNT_ON_CPU && !strcmp(unit_of(p), "events"))
 		return (double)v;
 	return secs(v);
 }
@@ -97,7 +98,9 @@ static void print_header(const struct profile *p, const char *path)
 			continue;
 		printf("# event %s: %s, %" PRIu64 " samples", s->name, profile_role_name(s->role),
 		       s->samples);
-		if (s->role == ROLE_ON_CPU)
+		if (s->role == ROLE_ON_CPU && !s->freq && !s->period_or_freq)
+			printf(", read by its group's samples, weight in %s", s->unit);
+		else if (s->role == ROLE_ON_CPU)
 			printf(", %s %" PRIu64 "%s, weight in %s", s->freq ? "frequency" : "period",
 			       s->period_or_freq, s->freq ? " Hz" : "", s->unit);
 		putchar('\n');
