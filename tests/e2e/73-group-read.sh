@@ -66,4 +66,11 @@ for ev in ("page-faults", "context-switches"):
         sys.exit(f"info: {ev} has {info[ev]['samples']} samples, perf script {count[ev]}")
 PY
 done
+# report says what a member's samples are, and counts them in events
+"$PERFPORT" -q report --event page-faults -i "$WORK/task.data" --no-threads >"$WORK/report.txt" ||
+	fail "report --event page-faults: exit $?"
+grep -q "^# event page-faults: on-cpu, [0-9]* samples, read by its group's samples, weight in events" \
+	"$WORK/report.txt" || { head -5 "$WORK/report.txt"; fail "report's header of a group member"; }
+grep -Eq "^# totals:  on-cpu [0-9]+\.000 events" "$WORK/report.txt" ||
+	{ head -5 "$WORK/report.txt"; fail "report's totals of page faults are not in events"; }
 echo "ok: a group read by its leader's samples counts each member as perf does"
