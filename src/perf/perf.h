@@ -66,6 +66,11 @@ struct perf_evsel {
 	 * most sampling events): perf_sample_parse() takes a shorter path */
 	bool simple;
 	uint8_t simple_slots;    /* then: how many slots (the callchain's length is one) */
+	/* the period of a sample that does not record it: an event sampled
+	 * every N events (perf record -c N) leaves PERF_SAMPLE_PERIOD out, each
+	 * sample standing for N, as perf reads it; 0 in frequency mode (the
+	 * attr then holds a frequency) */
+	uint64_t fixed_period;
 };
 
 struct perf_branch_entry_rec {

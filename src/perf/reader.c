@@ -253,8 +253,6 @@ static int read_values(struct perf_reader *r, struct perf_event *ev)
 			r->st.reads_unattributed++;
 			continue;
 		}
-		if (!r->read_next)
-			r->read_next = 1; /* the map's ids start at 1 */
 		slot = wordmap_get(&r->read_map, key, 2, &r->read_next, &fresh);
 		if (!slot)
 			return PP_ENOMEM;
@@ -793,6 +791,7 @@ static int reader_alloc(const struct perf_reader_opts *opts, struct perf_reader 
 	if (opts)
 		r->opts = *opts;
 	r->fd = -1;
+	r->read_next = 1; /* read_map's ids start at 1 */
 	r->src_end = UINT64_MAX;
 	r->in.cap = WINDOW_START; /* grows to WINDOW once the input needs more */
 	r->in.buf = malloc(r->in.cap);

@@ -68,6 +68,8 @@ void perf_evsel_layout(struct perf_evsel *e)
 	uint64_t t = e->attr.sample_type;
 	int n;
 
+	e->fixed_period = e->attr.flags & PERF_ATTR_FLAG_FREQ ? 0 : e->attr.sample_period;
+
 	if (t & PERF_SAMPLE_IDENTIFIER) {
 		e->id_pos = 0;
 	} else if (t & PERF_SAMPLE_ID) {
@@ -162,17 +164,6 @@ static int parse_regs(struct cur *c, uint64_t mask, uint64_t *abi, uint64_t *oma
 }
 
 /*
- * The period of a sample that does not record it: an event sampled every
- * N events (perf record -c N) leaves PERF_SAMPLE_PERIOD out, each sample
- * standing for N, as perf reads it. In frequency mode the attr holds a
- * frequency, not a period: nothing to assume.
- */
-static uint64_t fixed_period(const struct perf_evsel *e)
-{
-	return e->attr.flags & PERF_ATTR_FLAG_FREQ ? 0 : e->attr.sample_period;
-}
-
-/*
  * A native sample of a "simple" event (perf_evsel_layout()): fixed u64
  * slots, then maybe a callchain. The same result as the general parse
  * below, without its cursor; a body too short for the fixed slots goes
@@ -189,7 +180,7 @@ static int parse_simple(const struct perf_evsel *e, const uint8_t *p, size_t len
 	if (words < slots)
 		return 1;
 	*s = (struct perf_sample){ .pid = UINT32_MAX, .tid = UINT32_MAX, .cpu = UINT32_MAX,
-				   .period = fixed_period(e) };
+				   .period = e->fixed_period };
 #define SLOT(v) ((v) = load_u64(p + 8 * i++, false))
 	/* TID and CPU: two u32 in one slot, the first at the lower address */
 #define PAIR(a, b) ((a) = load_u32(p + 8 * i, false), (b) = load_u32(p + 8 * i++ + 4, false))
@@ -241,7 +232,7 @@ int perf_sample_parse(const struct perf_evsel *e, void *body, size_t len, bool s
 	c = cur_make(body, len, swap);
 
 	*s = (struct perf_sample){ .pid = UINT32_MAX, .tid = UINT32_MAX, .cpu = UINT32_MAX,
-				   .period = fixed_period(e) };
+				   .period = e->fixed_period };
 	if (t & PERF_SAMPLE_IDENTIFIER)
 		s->id = cur_u64(&c);
 	if (t & PERF_SAMPLE_IP)

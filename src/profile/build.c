@@ -537,7 +537,7 @@ static int finish(struct profile *p, struct profile_priv *pv, struct build_ctx *
 
 /* An empty profile (a filter that matched nothing, an event without
  * samples, a recording of nothing counted) leaves every output empty: say so. */
-static void check_filters(const struct profile *p, const struct profile_opts *o, const char *path)
+static void check_empty(const struct profile *p, const struct profile_opts *o, const char *path)
 {
 	char what[512];
 	size_t used = 0;
@@ -623,7 +623,7 @@ static int build(struct perf_reader *r, const char *path, const struct profile_o
 		ret = finish(p, pv, c, r, o, path);
 		if (ret)
 			goto fail;
-		check_filters(p, o, path);
+		check_empty(p, o, path);
 		ret = partial ? PP_EPARTIAL : PP_OK;
 	}
 	acct_release(&c->acct);

@@ -202,9 +202,11 @@ static const Dwfl_Callbacks dwfl_callbacks = {
 };
 
 /*
- * The GNU build id of an ELF file. Return: its length (0: none or not ELF).
+ * The GNU build id of an ELF file, and (@symtab not NULL) whether it keeps
+ * its full symbol table (.symtab: not stripped). Return: the id's length
+ * (0: none or not ELF), -1 if it is missing or not a regular file.
  */
-int sym_file_build_id(const char *path, uint8_t *id, size_t max)
+static int elf_probe(const char *path, uint8_t *id, size_t max, bool *symtab)
 {
 	struct stat st;
 	const void *p;
@@ -212,6 +214,8 @@ int sym_file_build_id(const char *path, uint8_t *id, size_t max)
 	Elf *elf;
 	int fd;
 
+	if (symtab)
+		*symtab = false;
 	if (stat(path, &st) || !S_ISREG(st.st_mode))
 		return -1; /* missing, or a device, fifo, directory: never opened */
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -219,6 +223,8 @@ int sym_file_build_id(const char *path, uint8_t *id, size_t max)
 		return -1;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (elf) {
+		Elf_Scn *scn = NULL;
+
 		n = dwelf_elf_gnu_build_id(elf, &p);
 		if (n > 0) {
 			if ((size_t)n > max)
@@ -227,10 +233,23 @@ int sym_file_build_id(const char *path, uint8_t *id, size_t max)
 		} else {
 			n = 0;
 		}
+		while (symtab && !*symtab && (scn = elf_nextscn(elf, scn))) {
+			GElf_Shdr sh;
+
+			*symtab = gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB;
+		}
 		elf_end(elf);
 	}
 	close(fd);
 	return (int)n;
+}
+
+/*
+ * The GNU build id of an ELF file. Return: its length (0: none or not ELF).
+ */
+int sym_file_build_id(const char *path, uint8_t *id, size_t max)
+{
+	return elf_probe(path, id, max, NULL);
 }
 
 void sym_hex(const uint8_t *id, size_t n, char *out)
@@ -241,13 +260,13 @@ void sym_hex(const uint8_t *id, size_t n, char *out)
 }
 
 /*
- * Try one candidate path. Return: 1 usable, 0 missing, -1 exists with
- * another build id.
+ * Try one candidate path; *@symtab: whether it keeps its .symtab. Return: 1
+ * usable, 0 missing, -1 exists with another build id.
  */
-static int candidate(const struct dso *d, const char *path)
+static int candidate(const struct dso *d, const char *path, bool *symtab)
 {
 	uint8_t id[PERF_MAX_BUILD_ID];
-	int n = sym_file_build_id(path, id, sizeof(id));
+	int n = elf_probe(path, id, sizeof(id), symtab);
 
 	if (n < 0)
 		return 0;
@@ -258,27 +277,6 @@ static int candidate(const struct dso *d, const char *path)
 		return -1;
 	}
 	return 1;
-}
-
-/* Whether an ELF file has a full symbol table (.symtab: not stripped). */
-static bool has_symtab(const char *path)
-{
-	Elf_Scn *scn = NULL;
-	bool found = false;
-	Elf *elf;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return false;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	while (elf && !found && (scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-
-		found = gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB;
-	}
-	elf_end(elf);
-	close(fd);
-	return found;
 }
 
 /*
@@ -296,13 +294,13 @@ static char *find_file(struct symbolizer *s, const struct dso *d, uint8_t *cause
 	const char *base = strrchr(d->path, '/');
 	char *stripped = NULL;         /* the first found, without .symtab */
 	uint8_t stripped_from = 0;
-	bool mismatch = false;
+	bool mismatch = false, symtab;
 	int r;
 
 #define TRY(...) do {                                                     \
 		snprintf(buf, sizeof(buf), __VA_ARGS__);                  \
-		r = candidate(d, buf);                                    \
-		if (r > 0 && (has_symtab(buf) || !d->build_id_size)) {    \
+		r = candidate(d, buf, &symtab);                           \
+		if (r > 0 && (symtab || !d->build_id_size)) {             \
 			free(stripped);                                   \
 			return strdup(buf);                               \
 		}                                                         \
