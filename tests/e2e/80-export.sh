@@ -111,13 +111,15 @@ protoc --decode=perftools.profiles.Profile --proto_path="$(dirname "$PROTO")" pr
 # thread (the format groups by thread); the main binary is mapping 1; every
 # location of it, taken from its address through the mapping to the file
 # offset and the ELF's program headers to a symbol address, lies in the
-# function pprof names for it (by nm), as -disasm and symbolizers read it.
+# function pprof names for it (by nm; a PLT stub by objdump's name@plt, which
+# nm does not list), as -disasm and symbolizers read it.
 if command -v go >/dev/null && go tool pprof -h >/dev/null 2>&1; then
 	"$PERFPORT" -q export -i "$WORK/pt.data" -f pprof -o "$WORK/go.pb.gz" || fail "export pprof: exit $?"
 	go tool pprof -raw "$WORK/go.pb.gz" >"$WORK/go.raw" 2>"$WORK/go.err" || fail "go tool pprof -raw: $(cat "$WORK/go.err")"
 	[ ! -s "$WORK/go.err" ] || fail "go tool pprof warns: $(head -3 "$WORK/go.err")"
-	readelf -lW "$SHAPE" >"$WORK/shape.phdr" && nm -n --defined-only "$SHAPE" >"$WORK/shape.nm" ||
-		fail "readelf/nm on $SHAPE"
+	readelf -lW "$SHAPE" >"$WORK/shape.phdr" && nm -n --defined-only "$SHAPE" >"$WORK/shape.nm" &&
+		objdump -d -j .plt -j .plt.sec -j .plt.got "$SHAPE" >"$WORK/shape.plt" 2>/dev/null ||
+		fail "readelf/nm/objdump on $SHAPE"
 	$PY - "$WORK" "$SHAPE" <<'PY' || fail "go tool pprof's reading"
 import json, re, sys
 w, shape = sys.argv[1], sys.argv[2]
@@ -170,6 +172,11 @@ for line in open(w + "/shape.nm"):
     f = line.split()
     if len(f) == 3 and f[1] in "tTwW":
         syms.append((int(f[0], 16), f[2]))
+for line in open(w + "/shape.plt"):
+    mm = re.match(r"([0-9a-f]+) <([^<>+-]+@plt)>:", line)
+    if mm:
+        syms.append((int(mm.group(1), 16), mm.group(2)))
+syms.sort()
 def symbol_at(v):
     best = None
     for a, n in syms:
