@@ -152,23 +152,87 @@ static void name_modifiers(const struct perf_attr *a, char *buf, size_t len)
 		*buf = '\0';
 }
 
+/* perf's names of generalized cache events: cache, operation, result */
+static const char *const cache_names[] = {
+	"L1-dcache", "L1-icache", "LLC", "dTLB", "iTLB", "branch", "node",
+};
+
+/* an operation is named in the singular before a result, else plural */
+static const char *const cache_op_names[][2] = {
+	{ "load", "loads" }, { "store", "stores" }, { "prefetch", "prefetches" },
+};
+
+static const char *const cache_result_names[] = { "refs", "misses" };
+
+/* per cache, the operations perf counts as existing (bit per op) */
+static const uint8_t cache_ops_valid[] = {
+	0x7, 0x5, 0x7, 0x7, 0x1, 0x1, 0x7,
+};
+
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+/* A PERF_TYPE_HW_CACHE config (cache | op << 8 | result << 16) as perf names it. */
+static void cache_event_name(uint64_t config, char *buf, size_t len)
+{
+	unsigned cache = config & 0xff, op = (config >> 8) & 0xff, res = (config >> 16) & 0xff;
+
+	if (cache >= NELEM(cache_names))
+		snprintf(buf, len, "unknown-ext-hardware-cache-type");
+	else if (op >= NELEM(cache_op_names))
+		snprintf(buf, len, "unknown-ext-hardware-cache-op");
+	else if (res >= NELEM(cache_result_names))
+		snprintf(buf, len, "unknown-ext-hardware-cache-result");
+	else if (!(cache_ops_valid[cache] & (1u << op)))
+		snprintf(buf, len, "invalid-cache");
+	else if (res)
+		snprintf(buf, len, "%s-%s-%s", cache_names[cache], cache_op_names[op][0],
+			 cache_result_names[res]);
+	else
+		snprintf(buf, len, "%s-%s", cache_names[cache], cache_op_names[op][1]);
+}
+
 void perf_evsel_name_default(struct perf_evsel *e)
 {
-	char buf[96], mods[16];
+	char base[64], buf[96], mods[16];
 	const struct perf_attr *a = &e->attr;
 
 	if (e->name)
 		return;
 	name_modifiers(a, mods, sizeof(mods));
-	if (a->type == PERF_TYPE_HARDWARE && a->config < sizeof(hw_names) / sizeof(*hw_names))
-		snprintf(buf, sizeof(buf), "%s%s", hw_names[a->config], mods);
-	else if (a->type == PERF_TYPE_SOFTWARE && a->config < sizeof(sw_names) / sizeof(*sw_names))
-		snprintf(buf, sizeof(buf), "%s%s", sw_names[a->config], mods);
-	else if (a->type == PERF_TYPE_TRACEPOINT)
-		snprintf(buf, sizeof(buf), "tracepoint:%" PRIu64, a->config);
-	else
-		snprintf(buf, sizeof(buf), "type%u:0x%" PRIx64, a->type, a->config);
+	switch (a->type) {
+	case PERF_TYPE_HARDWARE:
+		snprintf(base, sizeof(base), "%s",
+			 a->config < NELEM(hw_names) ? hw_names[a->config] : "unknown-hardware");
+		break;
+	case PERF_TYPE_SOFTWARE:
+		snprintf(base, sizeof(base), "%s",
+			 a->config < NELEM(sw_names) ? sw_names[a->config] : "unknown-software");
+		break;
+	case PERF_TYPE_HW_CACHE:
+		cache_event_name(a->config, base, sizeof(base));
+		break;
+	case PERF_TYPE_RAW:
+		snprintf(base, sizeof(base), "raw 0x%" PRIx64, a->config);
+		break;
+	case PERF_TYPE_BREAKPOINT:
+		/* bp_addr shares config1's place; bp_type: 1 read, 2 write, 4 exec */
+		snprintf(base, sizeof(base), "mem:0x%" PRIx64 ":%s%s%s", a->config1,
+			 a->bp_type & 1 ? "r" : "", a->bp_type & 2 ? "w" : "",
+			 a->bp_type & 4 ? "x" : "");
+		break;
+	case PERF_TYPE_TRACEPOINT:
+		/* the tracing data's system:name replaces it (perf_tracing_bind) */
+		snprintf(buf, sizeof(buf), "unknown tracepoint");
+		goto done;
+	default:
+		/* a PMU's dynamic type: the number means nothing off the machine */
+		snprintf(buf, sizeof(buf), "unknown attr type: %u", a->type);
+		goto done;
+	}
+	snprintf(buf, sizeof(buf), "%s%s", base, mods);
+done:
 	e->name = strdup(buf);
+	e->name_made = true;
 }
 
 int perf_evsel_add(struct perf_reader *r, const void *attr, size_t attr_len,
@@ -263,6 +327,7 @@ static int feat_event_desc(struct perf_reader *r, struct cur *c)
 		if (i < r->nr_evsels && name[0]) {
 			free(r->evsels[i]->name);
 			r->evsels[i]->name = name;
+			r->evsels[i]->name_made = false;
 		} else {
 			free(name);
 		}

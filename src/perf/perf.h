@@ -52,6 +52,8 @@ struct perf_evsel {
 	unsigned idx;            /* position in the file's attr list */
 	struct perf_attr attr;
 	char *name;              /* "cpu-clock", "sched:sched_switch", ... */
+	bool name_made;          /* made from type and config, as perf makes it:
+				  * nothing in the file named the event */
 	uint64_t *ids;
 	size_t nr_ids;
 	struct tep_event *tp;    /* tracepoint format, if known */

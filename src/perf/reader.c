@@ -432,6 +432,7 @@ static int user_record(struct perf_reader *r, uint8_t *rec, uint32_t size, uint6
 			if (name && name[0]) {
 				free(e->name);
 				e->name = name;
+				e->name_made = false;
 			} else {
 				free(name);
 			}

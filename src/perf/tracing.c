@@ -274,13 +274,14 @@ void perf_tracing_bind(struct perf_reader *r)
 		if (e->attr.type != PERF_TYPE_TRACEPOINT || e->tp || !r->hdr.tep)
 			continue;
 		e->tp = tep_find_event(r->hdr.tep, (int)e->attr.config);
-		if (e->tp && e->name && strncmp(e->name, "tracepoint:", 11) == 0) {
+		if (e->tp && e->name_made) {
 			char *name;
 
 			/* No EVENT_DESC named it: use the format's system:name. */
 			if (asprintf(&name, "%s:%s", e->tp->system, e->tp->name) >= 0) {
 				free(e->name);
 				e->name = name;
+				e->name_made = false;
 			}
 		}
 	}

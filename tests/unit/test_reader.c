@@ -1044,21 +1044,44 @@ static void test_default_names(void **state)
 		uint32_t type;
 		uint64_t config, flags;
 		const char *name;
+		uint32_t bp_type;
+		uint64_t bp_addr;
 	} cases[] = {
-		{ PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, PERF_ATTR_FLAG_EXCLUDE_GUEST, "cpu-clock" },
-		{ PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY, 0, "dummy:HG" },
+		{ PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, PERF_ATTR_FLAG_EXCLUDE_GUEST, "cpu-clock", 0, 0 },
+		{ PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY, 0, "dummy:HG", 0, 0 },
 		{ PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES,
-		  2ull << PERF_ATTR_PRECISE_SHIFT | PERF_ATTR_FLAG_EXCLUDE_GUEST, "cycles:ppH" },
+		  2ull << PERF_ATTR_PRECISE_SHIFT | PERF_ATTR_FLAG_EXCLUDE_GUEST, "cycles:ppH", 0, 0 },
 		{ PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS,
-		  2ull << PERF_ATTR_PRECISE_SHIFT | PERF_ATTR_FLAG_EXCLUDE_GUEST, "branches:ppH" },
+		  2ull << PERF_ATTR_PRECISE_SHIFT | PERF_ATTR_FLAG_EXCLUDE_GUEST, "branches:ppH", 0, 0 },
 		{ PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES,
 		  PERF_ATTR_FLAG_EXCLUDE_KERNEL | PERF_ATTR_FLAG_EXCLUDE_HV |
-		  PERF_ATTR_FLAG_EXCLUDE_GUEST, "cycles:uH" },
+		  PERF_ATTR_FLAG_EXCLUDE_GUEST, "cycles:uH", 0, 0 },
 		{ PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS,
-		  PERF_ATTR_FLAG_EXCLUDE_USER | PERF_ATTR_FLAG_EXCLUDE_HV, "instructions:k" },
+		  PERF_ATTR_FLAG_EXCLUDE_USER | PERF_ATTR_FLAG_EXCLUDE_HV, "instructions:k", 0, 0 },
 		{ PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES,
-		  PERF_ATTR_FLAG_EXCLUDE_HOST | PERF_ATTR_FLAG_EXCLUDE_GUEST, "cycles" },
-		{ PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, PERF_ATTR_FLAG_EXCLUDE_HOST, "cycles:G" },
+		  PERF_ATTR_FLAG_EXCLUDE_HOST | PERF_ATTR_FLAG_EXCLUDE_GUEST, "cycles", 0, 0 },
+		{ PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, PERF_ATTR_FLAG_EXCLUDE_HOST, "cycles:G", 0, 0 },
+		/* what perf script names each of these (a pipe recording's attr
+		 * patched, its names taken out): cache events from their config */
+		{ PERF_TYPE_HW_CACHE, 0x10000, PERF_ATTR_FLAG_EXCLUDE_GUEST, "L1-dcache-load-misses", 0, 0 },
+		{ PERF_TYPE_HW_CACHE, 0x0, PERF_ATTR_FLAG_EXCLUDE_GUEST, "L1-dcache-loads", 0, 0 },
+		{ PERF_TYPE_HW_CACHE, 0x10202, PERF_ATTR_FLAG_EXCLUDE_GUEST, "LLC-prefetch-misses", 0, 0 },
+		{ PERF_TYPE_HW_CACHE, 0x10103, PERF_ATTR_FLAG_EXCLUDE_GUEST, "dTLB-store-misses", 0, 0 },
+		{ PERF_TYPE_HW_CACHE, 0x10005, 1ull << PERF_ATTR_PRECISE_SHIFT | PERF_ATTR_FLAG_EXCLUDE_GUEST,
+		  "branch-load-misses:pH", 0, 0 },
+		{ PERF_TYPE_HW_CACHE, 0x6, PERF_ATTR_FLAG_EXCLUDE_GUEST, "node-loads", 0, 0 },
+		{ PERF_TYPE_HW_CACHE, 0x101, PERF_ATTR_FLAG_EXCLUDE_GUEST, "invalid-cache", 0, 0 },
+		{ PERF_TYPE_HW_CACHE, 0x7, PERF_ATTR_FLAG_EXCLUDE_GUEST, "unknown-ext-hardware-cache-type", 0, 0 },
+		{ PERF_TYPE_HW_CACHE, 0x300, PERF_ATTR_FLAG_EXCLUDE_GUEST, "unknown-ext-hardware-cache-op", 0, 0 },
+		{ PERF_TYPE_HW_CACHE, 0x20000, PERF_ATTR_FLAG_EXCLUDE_GUEST,
+		  "unknown-ext-hardware-cache-result", 0, 0 },
+		{ PERF_TYPE_RAW, 0x1234, PERF_ATTR_FLAG_EXCLUDE_GUEST, "raw 0x1234", 0, 0 },
+		{ PERF_TYPE_HARDWARE, 0x20, PERF_ATTR_FLAG_EXCLUDE_GUEST, "unknown-hardware", 0, 0 },
+		{ PERF_TYPE_SOFTWARE, 0x30, PERF_ATTR_FLAG_EXCLUDE_GUEST, "unknown-software", 0, 0 },
+		{ PERF_TYPE_BREAKPOINT, 0, PERF_ATTR_FLAG_EXCLUDE_GUEST, "mem:0x401000:w", 2, 0x401000 },
+		{ PERF_TYPE_BREAKPOINT, 0, PERF_ATTR_FLAG_EXCLUDE_GUEST, "mem:0x1234:rwx", 7, 0x1234 },
+		{ PERF_TYPE_TRACEPOINT, 5, PERF_ATTR_FLAG_EXCLUDE_GUEST, "unknown tracepoint", 0, 0 },
+		{ 9, 1, PERF_ATTR_FLAG_EXCLUDE_GUEST, "unknown attr type: 9", 0, 0 },
 	};
 	const size_t n = sizeof(cases) / sizeof(cases[0]);
 	struct pdw w = { 0 };
@@ -1070,9 +1093,14 @@ static void test_default_names(void **state)
 	pdw_bytes(&w, "PERFILE2", 8);
 	pdw_u64(&w, 16);
 	for (size_t i = 0; i < n; i++) {
+		size_t a0;
+
 		at = pdw_begin(&w, PERF_REC_HEADER_ATTR, 0);
+		a0 = w.n;
 		pdw_attr(&w, cases[i].type, cases[i].config, 1000, PERF_SAMPLE_IP | PERF_SAMPLE_ID,
 			 cases[i].flags, 0, 0, 0, 0, 0);
+		memcpy(w.b + a0 + 52, &cases[i].bp_type, 4);
+		memcpy(w.b + a0 + 56, &cases[i].bp_addr, 8);
 		pdw_u64(&w, 500 + i);
 		pdw_end(&w, at);
 	}
