@@ -94,6 +94,12 @@ static void print_header(const struct profile *p, const char *path)
 	for (size_t i = 0; i < m->nr_sources; i++) {
 		const struct profile_source *s = &m->sources[i];
 
+		if (s->left_out && s->recorded) {
+			printf("# event %s: left out, %" PRIu64 " samples recorded (the on-CPU profile "
+			       "counts one event; --event '%s' counts this one)\n", s->name,
+			       s->recorded, s->name);
+			continue;
+		}
 		if (s->role == ROLE_IGNORED && !s->samples)
 			continue;
 		printf("# event %s: %s, %" PRIu64 " samples", s->name, profile_role_name(s->role),
@@ -587,6 +593,8 @@ static json_object *meta_json(const struct profile *p)
 				       json_object_new_uint64(s->period_or_freq));
 		add_str(e, "unit", s->unit);
 		json_object_object_add(e, "samples", json_object_new_uint64(s->samples));
+		json_object_object_add(e, "recorded", json_object_new_uint64(s->recorded));
+		json_object_object_add(e, "left_out", json_object_new_boolean(s->left_out));
 		json_object_array_add(a, e);
 	}
 	json_object_object_add(o, "events", a);

@@ -41,11 +41,13 @@ enum {
 	SYMOPTS_LONG_OPTIONS
 
 #define PROFOPTS_HELP                                                                        \
-	"      --event NAME[,NAME] on-CPU samples of these events only (default: every\n"   \
-	"                          sampling event, each a source of its own); cpu-clock\n" \
-	"                          also names cpu-clock/freq=997/ and cpu-clock:u; a\n"    \
-	"                          counter its group's samples read ({a,b}:S) counts\n"   \
-	"                          only when named here\n"                                  \
+	"      --event NAME[,NAME] on-CPU samples of these events only (default: one\n"    \
+	"                          event, the first that measures time - a clock, or a\n" \
+	"                          hardware event at a frequency - else the first, on\n"  \
+	"                          any PMU; others are left out, with a warning);\n"      \
+	"                          cpu-clock also names cpu-clock/freq=997/ and\n"         \
+	"                          cpu-clock:u; a counter its group's samples read\n"      \
+	"                          ({a,b}:S) counts only when named here\n"                \
 	"      --group-by WHAT     process, thread or none (default): synthetic root\n"     \
 	"                          frames per process, or per process and thread\n"         \
 	"      --offcpu-states HOW rules (default: the state rules) or simple (all\n"       \

@@ -1173,7 +1173,7 @@ static bool in_time(const struct account *a, uint64_t t)
 
 static uint64_t sample_weight(const struct acct_src *src, const struct perf_sample *s)
 {
-	if (src->clock || !src->freq)
+	if (src->clock || !src->freq || !src->ns)
 		return s->period;
 	return src->freq_ns;
 }
@@ -1510,6 +1510,70 @@ void acct_finish(struct account *a)
 
 /* --- set-up --- */
 
+/*
+ * Whether an event's samples weigh time: a clock's period is ns; a
+ * hardware (or PMU) event sampled at a frequency stands for 1/frequency of
+ * its task's time (the kernel keeps adjusting its period to that rate). A
+ * software event other than the clocks (page faults, context switches),
+ * a breakpoint, or any event sampled every N events counts events.
+ */
+static bool counts_time(const struct perf_attr *at)
+{
+	if (at->type == PERF_TYPE_SOFTWARE)
+		return at->config == PERF_COUNT_SW_CPU_CLOCK || at->config == PERF_COUNT_SW_TASK_CLOCK;
+	return (at->flags & PERF_ATTR_FLAG_FREQ) && at->sample_period &&
+	       at->type != PERF_TYPE_BREAKPOINT && at->type != PERF_TYPE_TRACEPOINT;
+}
+
+/* Whether @e, unless --event says otherwise, is an on-CPU sampling event. */
+static bool on_cpu_candidate(const struct perf_evsel *e)
+{
+	const struct perf_attr *at = &e->attr;
+
+	if ((e->name && strcmp(e->name, "offcpu-time") == 0) ||
+	    (!(at->flags & PERF_ATTR_FLAG_FREQ) && !at->sample_period) ||
+	    at->type == PERF_TYPE_TRACEPOINT || !(at->sample_type & PERF_SAMPLE_TID))
+		return false;
+	return !(at->type == PERF_TYPE_SOFTWARE &&
+		 (at->config == PERF_COUNT_SW_DUMMY || at->config == PERF_COUNT_SW_BPF_OUTPUT));
+}
+
+/*
+ * What event @at counts, whatever its PMU, modifiers and sampling: its type
+ * and config, less the PMU a hybrid CPU's generic events carry in config's
+ * upper half (cpu_core/cycles/ and cpu_atom/cycles/ are both cycles).
+ */
+static uint64_t event_kind(const struct perf_attr *at)
+{
+	uint64_t config = at->config;
+
+	if (at->type == PERF_TYPE_HARDWARE || at->type == PERF_TYPE_HW_CACHE)
+		config &= 0xffffffffull;
+	return (uint64_t)at->type << 48 ^ config;
+}
+
+void acct_choose_sources(struct account *a, struct perf_evsel *const *ev, size_t nr)
+{
+	const struct perf_evsel *pick = NULL;
+
+	if (a->opts->events || a->on_cpu_chosen)
+		return;
+	for (size_t i = 0; i < nr; i++) {
+		if (!on_cpu_candidate(ev[i]))
+			continue;
+		if (counts_time(&ev[i]->attr)) {
+			pick = ev[i];
+			break;
+		}
+		if (!pick)
+			pick = ev[i];
+	}
+	if (pick) {
+		a->on_cpu_chosen = true;
+		a->on_cpu_kind = event_kind(&pick->attr);
+	}
+}
+
 static void src_setup(struct account *a, struct acct_src *src, const struct perf_evsel *e)
 {
 	const struct perf_attr *at = &e->attr;
@@ -1518,6 +1582,7 @@ static void src_setup(struct account *a, struct acct_src *src, const struct perf
 	src->freq = at->flags & PERF_ATTR_FLAG_FREQ;
 	src->clock = at->type == PERF_TYPE_SOFTWARE &&
 		     (at->config == PERF_COUNT_SW_CPU_CLOCK || at->config == PERF_COUNT_SW_TASK_CLOCK);
+	src->ns = counts_time(at);
 	src->freq_ns = src->freq && at->sample_period ? 1000000000ull / at->sample_period : 0;
 	if (strcmp(name, "offcpu-time") == 0) {
 		src->role = ROLE_OFFCPU_TIME;
@@ -1558,8 +1623,13 @@ static void src_setup(struct account *a, struct acct_src *src, const struct perf
 		src->role = ROLE_IGNORED;
 	} else {
 		src->role = ROLE_ON_CPU;
-		if (a->opts->events && !perf_event_listed(a->opts->events, name))
+		if (a->opts->events && !perf_event_listed(a->opts->events, name)) {
 			src->role = ROLE_IGNORED;
+		} else if (!a->opts->events && a->on_cpu_chosen &&
+			   event_kind(at) != a->on_cpu_kind) {
+			src->role = ROLE_IGNORED;
+			src->left_out = true;
+		}
 	}
 }
 

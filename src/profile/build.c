@@ -33,6 +33,8 @@ struct profile_priv {
 };
 
 struct build_ctx {
+	struct perf_reader *r;
+	bool chosen;                       /* acct_choose_sources() done */
 	struct machine *m;
 	struct upool *pool;
 	struct namer *namer;
@@ -224,6 +226,14 @@ static int on_event(void *ctx, const struct perf_event *ev)
 	struct build_ctx *c = ctx;
 	int ret = 0;
 
+	if (ev->type == PERF_RECORD_SAMPLE && !c->chosen) {
+		size_t nr;
+		struct perf_evsel *const *evs = perf_reader_evsels(c->r, &nr);
+
+		/* a pipe announces its events before their samples */
+		c->chosen = true;
+		acct_choose_sources(&c->acct, evs, nr);
+	}
 	switch (ev->type) {
 	case PERF_RECORD_SAMPLE:
 	case PERF_RECORD_SWITCH:
@@ -331,8 +341,10 @@ static int finish_sources(struct profile *p, struct profile_priv *pv, struct acc
 		o->role = s->role;
 		o->freq = s->freq;
 		o->period_or_freq = ev[i]->attr.sample_period;
-		o->unit = s->role == ROLE_ON_CPU && !s->clock && !s->freq ? "events" : "ns";
+		o->unit = (s->role == ROLE_ON_CPU || s->left_out) && !s->ns ? "events" : "ns";
 		o->samples = s->used;
+		o->recorded = ev[i]->nr_samples;
+		o->left_out = s->left_out;
 		o->stacks = ev[i]->attr.sample_type & (PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER);
 	}
 	p->meta.sources = pv->sources;
@@ -568,6 +580,39 @@ static void check_empty(const struct profile *p, const struct profile_opts *o, c
 			"sched_switch, switch records): the profile is empty", path);
 }
 
+/* Sampling events the default profile left out (it counts one event): say
+ * which, and how to count them. */
+static void check_left_out(const struct profile *p, const char *path)
+{
+	const struct profile_meta *m = &p->meta;
+	char left[512], counted[256];
+	size_t nl = 0, nc = 0, nr = 0;
+	const char *first = NULL;
+
+	left[0] = counted[0] = '\0';
+	for (size_t i = 0; i < m->nr_sources; i++) {
+		const struct profile_source *s = &m->sources[i];
+		int w;
+
+		if (s->left_out && s->recorded && nl < sizeof(left)) {
+			w = snprintf(left + nl, sizeof(left) - nl, "%s'%s' (%" PRIu64 ")",
+				     nl ? ", " : "", s->name, s->recorded);
+			nl += w > 0 ? (size_t)w : 0;
+			first = first ? first : s->name;
+			nr++;
+		} else if (s->role == ROLE_ON_CPU && s->samples && nc < sizeof(counted)) {
+			w = snprintf(counted + nc, sizeof(counted) - nc, "%s'%s'", nc ? ", " : "",
+				     s->name);
+			nc += w > 0 ? (size_t)w : 0;
+		}
+	}
+	if (nr)
+		pp_warn("'%s' holds samples of several events: the on-CPU profile counts one, %s, "
+			"and leaves out %s (summed, their weights would mix units or count the "
+			"same time twice; --event picks, e.g. --event '%s')", path,
+			nc ? counted : "none", left, first);
+}
+
 /* Build from the open reader @r (closed here, whatever happens). */
 static int build(struct perf_reader *r, const char *path, const struct profile_opts *o,
 		 struct profile **out)
@@ -601,6 +646,7 @@ static int build(struct perf_reader *r, const char *path, const struct profile_o
 		ret = PP_ENOMEM;
 		goto fail;
 	}
+	c->r = r;
 	ret = acct_init(&c->acct, o, c->m, c->namer, perf_reader_header(r), &p->meta);
 	acct_ready = true;
 	if (ret)
@@ -624,6 +670,7 @@ static int build(struct perf_reader *r, const char *path, const struct profile_o
 		if (ret)
 			goto fail;
 		check_empty(p, o, path);
+		check_left_out(p, path);
 		ret = partial ? PP_EPARTIAL : PP_OK;
 	}
 	acct_release(&c->acct);

@@ -22,6 +22,8 @@ struct acct_src {
 	enum source_role role;
 	bool clock;                        /* cpu-clock/task-clock: period is ns */
 	bool freq;
+	bool ns;                           /* its samples weigh time (else events) */
+	bool left_out;                     /* a sampling event the default profile leaves out */
 	uint64_t freq_ns;                  /* 1e9 / frequency for a non-clock frequency event */
 	const struct tep_format_field *prev_pid, *prev_state, *next_pid, *wake_pid;
 	struct perf_tp_flag flags[ACCT_MAX_FLAGS]; /* prev_state's letters */
@@ -115,6 +117,8 @@ struct account {
 	struct rules rules;
 	struct acct_filter filter;
 	struct acct_src *srcs;             /* by evsel idx */
+	bool on_cpu_chosen;                /* without --event: the on-CPU counter counts */
+	uint64_t on_cpu_kind;              /* one event (on any PMU, any modifiers) */
 	size_t nr_srcs;
 	bool system_wide;
 	int err;
@@ -174,6 +178,17 @@ struct account {
  */
 int acct_init(struct account *a, const struct profile_opts *opts, const struct machine *m,
 	      struct namer *nm, const struct perf_header_info *hdr, struct profile_meta *meta);
+
+/**
+ * acct_choose_sources() - without --event, choose which of the recording's
+ * sampling events @ev (@nr of them, the reader's) the on-CPU counter counts:
+ * the first that measures time (a clock, or a hardware event sampled at a
+ * frequency), else the first; the same event on other PMUs (a hybrid CPU's
+ * cpu_core/cycles/ and cpu_atom/cycles/) or with other modifiers counts
+ * too, other events are left out (acct_src()->left_out). Call it before
+ * the first sample; events set up before it are not changed.
+ */
+void acct_choose_sources(struct account *a, struct perf_evsel *const *ev, size_t nr);
 
 /**
  * acct_src() - how the event @e is used, decided on first sight (pipe-mode

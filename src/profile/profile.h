@@ -139,6 +139,9 @@ struct profile_source {
 	const char *unit;           /* "ns" or "events": what its weight counts */
 	uint64_t samples;           /* samples used */
 	bool stacks;                /* recorded with call stacks (-g, --call-graph) */
+	uint64_t recorded;          /* samples in the recording */
+	bool left_out;              /* a sampling event the default profile does not count
+				     * (it counts one event; --event picks) */
 };
 
 struct profile_thread {

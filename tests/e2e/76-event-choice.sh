@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# A recording of several sampling events: without --event the on-CPU
+# profile counts one event - the first that measures time (a clock, or a
+# hardware event at a frequency), else the first - on whatever PMU (a hybrid
+# CPU's cpu_core/cycles/ and cpu_atom/cycles/ are one event), and leaves
+# the others out with a warning, since summed they would mix units (ns and
+# page faults) or count the same time twice (cpu-clock and task-clock).
+# A software event that is not a clock weighs its period (events), also at
+# a frequency. perf script's samples and periods are the oracle.
+. "$(dirname "$0")/lib/common.sh"
+need_python
+need_perf
+build_workload
+
+# totals FILE.script EVENT -> "samples period-sum" of EVENT in perf script -F event,period
+totals() {
+	awk -v ev="$2:" '$2 == ev { n++; p += $1 } END { printf "%d %d\n", n, p }' "$1"
+}
+# folded_total FILE -> the sum of a folded file's counts
+folded_total() { awk '{ s += $NF } END { printf "%d\n", s }' "$1"; }
+
+# 1. cpu-clock and page-faults: page-faults is left out, and said so.
+record "$WORK/pf.data" -g -e cpu-clock -e page-faults -- "$WORKLOAD" 0.3 all
+perf script -i "$WORK/pf.data" -F event,period >"$WORK/pf.script" 2>/dev/null
+read -r clk_n clk_p < <(totals "$WORK/pf.script" cpu-clock)
+read -r pf_n pf_p < <(totals "$WORK/pf.script" page-faults)
+[ "$clk_n" -gt 0 ] && [ "$pf_n" -gt 0 ] || fail "the recording holds $clk_n cpu-clock and $pf_n page-faults samples"
+"$PERFPORT" export -i "$WORK/pf.data" -f folded -O value=samples -o "$WORK/pf.folded" 2>"$WORK/pf.err" ||
+	fail "export: exit $?"
+[ "$(folded_total "$WORK/pf.folded")" = "$clk_n" ] ||
+	fail "default profile: $(folded_total "$WORK/pf.folded") samples, perf script has $clk_n of cpu-clock"
+grep "leaves out 'page-faults' ($pf_n)" "$WORK/pf.err" >/dev/null ||
+	fail "no warning naming page-faults as left out: $(cat "$WORK/pf.err")"
+"$PERFPORT" report --json -i "$WORK/pf.data" >"$WORK/pf.json" 2>/dev/null || fail "report --json: exit $?"
+$PY - "$WORK/pf.json" "$pf_n" <<'PY' || fail "report --json's events"
+import json, sys
+ev = {e["name"]: e for e in json.load(open(sys.argv[1]))["meta"]["events"]}
+pf, clk = ev["page-faults"], ev["cpu-clock"]
+assert pf["left_out"] and pf["recorded"] == int(sys.argv[2]) and pf["samples"] == 0, pf
+assert pf["unit"] == "events", pf
+assert not clk["left_out"] and clk["samples"] == clk["recorded"] and clk["unit"] == "ns", clk
+PY
+"$PERFPORT" report -i "$WORK/pf.data" 2>/dev/null | grep "^# event page-faults: left out, $pf_n samples recorded" >/dev/null ||
+	fail "report's header does not say page-faults is left out"
+# --event picks it; its weight is its period (faults), not time
+"$PERFPORT" -q export -i "$WORK/pf.data" --event page-faults -f folded -O value=ns -o "$WORK/pfe.folded" ||
+	fail "export --event page-faults: exit $?"
+[ "$(folded_total "$WORK/pfe.folded")" = "$pf_p" ] ||
+	fail "--event page-faults weighs $(folded_total "$WORK/pfe.folded"), perf script's periods $pf_p"
+echo "ok: cpu-clock counted ($clk_n samples), page-faults left out ($pf_n) and counted by --event (period $pf_p)"
+
+# 2. cpu-clock and task-clock: the same time twice; the first is counted.
+record "$WORK/two.data" -g -e task-clock -e cpu-clock -- "$WORKLOAD" 0.3 all
+perf script -i "$WORK/two.data" -F event,period >"$WORK/two.script" 2>/dev/null
+read -r tc_n tc_p < <(totals "$WORK/two.script" task-clock)
+"$PERFPORT" export -i "$WORK/two.data" -f folded -O value=ns -o "$WORK/two.folded" 2>"$WORK/two.err" ||
+	fail "export: exit $?"
+[ "$(folded_total "$WORK/two.folded")" = "$tc_p" ] ||
+	fail "default profile weighs $(folded_total "$WORK/two.folded") ns, perf script's task-clock periods $tc_p"
+grep -q "leaves out 'cpu-clock'" "$WORK/two.err" || fail "no warning naming cpu-clock as left out"
+echo "ok: task-clock counted ($tc_p ns), cpu-clock left out"
+
+# 3. page-faults alone at a frequency: events, its periods.
+record "$WORK/pfo.data" -g -e page-faults -F 2000 -- "$WORKLOAD" 0.3 all
+perf script -i "$WORK/pfo.data" -F event,period >"$WORK/pfo.script" 2>/dev/null
+read -r n p < <(totals "$WORK/pfo.script" page-faults)
+"$PERFPORT" export -i "$WORK/pfo.data" -f folded -O value=ns -o "$WORK/pfo.folded" 2>"$WORK/pfo.err" ||
+	fail "export: exit $?"
+[ "$(folded_total "$WORK/pfo.folded")" = "$p" ] ||
+	fail "page-faults -F 2000 weighs $(folded_total "$WORK/pfo.folded"), perf script's periods $p"
+! grep -q "several events" "$WORK/pfo.err" || fail "one event, yet: $(cat "$WORK/pfo.err")"
+"$PERFPORT" report -i "$WORK/pfo.data" 2>/dev/null | grep -q "^# event page-faults: on-cpu, $n samples, frequency 2000 Hz, weight in events" ||
+	fail "report does not weigh page-faults in events"
+echo "ok: page-faults at 2000 Hz weighs its period ($p faults in $n samples)"
+
+# 4. A hybrid CPU's one event on two PMUs (cycles with the PMU type in
+# config's upper half, as perf records cpu_core/cycles/ and
+# cpu_atom/cycles/) counts whole; cycles and instructions on one PMU do
+# not add up. Hardware events cannot be recorded here: a pipe recording of
+# two clock events gets the attrs of the hardware ones.
+perf record -q -o - -F 1000 -e cpu-clock -e task-clock -- "$WORKLOAD" 0.3 all \
+	>"$WORK/pipe.data" 2>"$WORK/rec.err" || fail "perf record -o -: $(tail -2 "$WORK/rec.err")"
+cat >"$WORK/patch.py" <<'PY'
+import struct, sys
+src, dst, cfgs = sys.argv[1], sys.argv[2], [int(c, 0) for c in sys.argv[3:]]
+d = open(src, "rb").read()
+out, off, k = bytearray(d[:16]), 16, 0
+while off + 8 <= len(d):
+    t, misc, size = struct.unpack_from("<IHH", d, off)
+    rec = bytearray(d[off:off + size])
+    off += size
+    if t == 64:                      # HEADER_ATTR: type HARDWARE, the config asked
+        struct.pack_into("<I", rec, 8, 0)
+        struct.pack_into("<Q", rec, 16, cfgs[k])
+        k += 1
+    out += rec
+if k != len(cfgs):
+    sys.exit("%d attrs, %d configs" % (k, len(cfgs)))
+open(dst, "wb").write(out)
+PY
+all=$(perf script -i "$WORK/pipe.data" -F event 2>/dev/null | wc -l)
+first=$(perf script -i "$WORK/pipe.data" -F event 2>/dev/null | grep -c '^ *cpu-clock:')
+for c in "hybrid 0x400000000 0x800000000 $all" "two-events 0x400000000 0x400000001 $first"; do
+	set -- $c
+	$PY "$WORK/patch.py" "$WORK/pipe.data" "$WORK/$1.data" "$2" "$3" || fail "patching $1"
+	"$PERFPORT" export -i "$WORK/$1.data" -f folded -O value=samples -o "$WORK/$1.folded" \
+		2>"$WORK/$1.err" || fail "export $1: exit $?"
+	[ "$(folded_total "$WORK/$1.folded")" = "$4" ] ||
+		fail "$1: the profile counts $(folded_total "$WORK/$1.folded") samples, want $4"
+done
+! grep -q "several events" "$WORK/hybrid.err" || fail "hybrid: $(cat "$WORK/hybrid.err")"
+grep -q "leaves out" "$WORK/two-events.err" || fail "cycles and instructions: no warning"
+echo "ok: one event on two PMUs counts all $all samples; two events on one PMU count the first's $first"
