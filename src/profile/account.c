@@ -1539,17 +1539,17 @@ static bool on_cpu_candidate(const struct perf_evsel *e)
 }
 
 /*
- * What event @at counts, whatever its PMU, modifiers and sampling: its type
- * and config, less the PMU a hybrid CPU's generic events carry in config's
- * upper half (cpu_core/cycles/ and cpu_atom/cycles/ are both cycles).
+ * Whether @x and @y count the same event, whatever their PMU, modifiers and
+ * sampling: type and config, less the PMU a hybrid CPU's generic events
+ * carry in config's upper half (cpu_core/cycles/ and cpu_atom/cycles/ are
+ * both cycles).
  */
-static uint64_t event_kind(const struct perf_attr *at)
+static bool same_event(const struct perf_attr *x, const struct perf_attr *y)
 {
-	uint64_t config = at->config;
+	uint64_t mask = x->type == PERF_TYPE_HARDWARE || x->type == PERF_TYPE_HW_CACHE ?
+			0xffffffffull : UINT64_MAX;
 
-	if (at->type == PERF_TYPE_HARDWARE || at->type == PERF_TYPE_HW_CACHE)
-		config &= 0xffffffffull;
-	return (uint64_t)at->type << 48 ^ config;
+	return x->type == y->type && (x->config & mask) == (y->config & mask);
 }
 
 void acct_choose_sources(struct account *a, struct perf_evsel *const *ev, size_t nr)
@@ -1570,7 +1570,7 @@ void acct_choose_sources(struct account *a, struct perf_evsel *const *ev, size_t
 	}
 	if (pick) {
 		a->on_cpu_chosen = true;
-		a->on_cpu_kind = event_kind(&pick->attr);
+		a->on_cpu_event = pick->attr;
 	}
 }
 
@@ -1626,7 +1626,7 @@ static void src_setup(struct account *a, struct acct_src *src, const struct perf
 		if (a->opts->events && !perf_event_listed(a->opts->events, name)) {
 			src->role = ROLE_IGNORED;
 		} else if (!a->opts->events && a->on_cpu_chosen &&
-			   event_kind(at) != a->on_cpu_kind) {
+			   !same_event(at, &a->on_cpu_event)) {
 			src->role = ROLE_IGNORED;
 			src->left_out = true;
 		}

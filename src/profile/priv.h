@@ -118,7 +118,7 @@ struct account {
 	struct acct_filter filter;
 	struct acct_src *srcs;             /* by evsel idx */
 	bool on_cpu_chosen;                /* without --event: the on-CPU counter counts */
-	uint64_t on_cpu_kind;              /* one event (on any PMU, any modifiers) */
+	struct perf_attr on_cpu_event;     /* this one event (on any PMU, any modifiers) */
 	size_t nr_srcs;
 	bool system_wide;
 	int err;
