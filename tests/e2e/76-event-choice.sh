@@ -40,8 +40,9 @@ assert pf["left_out"] and pf["recorded"] == int(sys.argv[2]) and pf["samples"] =
 assert pf["unit"] == "events", pf
 assert not clk["left_out"] and clk["samples"] == clk["recorded"] and clk["unit"] == "ns", clk
 PY
-"$PERFPORT" report -i "$WORK/pf.data" 2>/dev/null | grep "^# event page-faults: left out, $pf_n samples recorded" >/dev/null ||
-	fail "report's header does not say page-faults is left out"
+"$PERFPORT" report -i "$WORK/pf.data" >"$WORK/pf.report" 2>/dev/null || fail "report: exit $?"
+grep -q "^# event page-faults: left out, $pf_n samples recorded" "$WORK/pf.report" ||
+	fail "report's header does not say page-faults is left out: $(grep '^# event' "$WORK/pf.report")"
 # --event picks it; its weight is its period (faults), not time
 "$PERFPORT" -q export -i "$WORK/pf.data" --event page-faults -f folded -O value=ns -o "$WORK/pfe.folded" ||
 	fail "export --event page-faults: exit $?"
@@ -69,8 +70,9 @@ read -r n p < <(totals "$WORK/pfo.script" page-faults)
 [ "$(folded_total "$WORK/pfo.folded")" = "$p" ] ||
 	fail "page-faults -F 2000 weighs $(folded_total "$WORK/pfo.folded"), perf script's periods $p"
 ! grep -q "several events" "$WORK/pfo.err" || fail "one event, yet: $(cat "$WORK/pfo.err")"
-"$PERFPORT" report -i "$WORK/pfo.data" 2>/dev/null | grep -q "^# event page-faults: on-cpu, $n samples, frequency 2000 Hz, weight in events" ||
-	fail "report does not weigh page-faults in events"
+"$PERFPORT" report -i "$WORK/pfo.data" >"$WORK/pfo.report" 2>/dev/null || fail "report: exit $?"
+grep -q "^# event page-faults: on-cpu, $n samples, frequency 2000 Hz, weight in events" "$WORK/pfo.report" ||
+	fail "report does not weigh page-faults in events: $(grep '^# event' "$WORK/pfo.report")"
 echo "ok: page-faults at 2000 Hz weighs its period ($p faults in $n samples)"
 
 # 4. A hybrid CPU's one event on two PMUs (cycles with the PMU type in
