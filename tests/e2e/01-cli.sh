@@ -2,7 +2,7 @@
 # The command line: help, version, usage errors, and a man page in step with --help.
 . "$(dirname "$0")/lib/common.sh"
 
-"$PERFPORT" --help | grep -q '^usage: perfport' || fail "--help has no usage line"
+"$PERFPORT" --help | has '^usage: perfport' || fail "--help has no usage line"
 "$PERFPORT" --version | grep -Eq '^perfport [0-9]+\.[0-9]+\.[0-9]+$' || fail "--version"
 rc=0; "$PERFPORT" 2>/dev/null || rc=$?; [ $rc -eq 1 ] || fail "no command: exit $rc, want 1"
 rc=0; "$PERFPORT" frobnicate 2>"$WORK/err" || rc=$?
@@ -66,9 +66,9 @@ done
 echo "ok: a missing required upload option exits 1, said once"
 
 # -j is --jobs everywhere (it once turned on info's --json)
-"$PERFPORT" info -j 1 -i "$TOP/samples/oncpu.perf.data" 2>/dev/null | grep -q '^{' &&
+"$PERFPORT" info -j 1 -i "$TOP/samples/oncpu.perf.data" 2>/dev/null | has '^{' &&
 	fail "info -j 1 printed JSON"
-"$PERFPORT" info --json -j 1 -i "$TOP/samples/oncpu.perf.data" 2>/dev/null | grep -q '^{' ||
+"$PERFPORT" info --json -j 1 -i "$TOP/samples/oncpu.perf.data" 2>/dev/null | has '^{' ||
 	fail "info --json -j 1 printed no JSON"
 
 # Every command in --help has its own --help, and every option named in any
@@ -86,7 +86,7 @@ for c in "" $cmds; do
 	[ -z "$c" ] || grep -q "^\.SS.*$c" "$man" || fail "man page has no section for '$c'"
 done
 for c in $(sed -n 's/^\.SS "*perfport \([a-z]*\).*/\1/p' "$man"); do
-	printf '%s\n' $cmds | grep -qx "$c" || fail "man page documents '$c', which --help does not list"
+	printf '%s\n' $cmds | has -x "$c" || fail "man page documents '$c', which --help does not list"
 done
 echo "ok: help, version, usage errors, man page in step for: $cmds"
 

@@ -8,9 +8,9 @@ for f in bin/perfport share/man/man1/perfport.1 include/perfport/version.h inclu
 	lib/perfport/plugins/folded.so; do
 	[ -f "$WORK/root/opt/pp/$f" ] || fail "not installed: $f"
 done
-"$WORK/root/opt/pp/bin/perfport" --version | grep -q '^perfport ' || fail "installed binary does not run"
-"$WORK/root/opt/pp/bin/perfport" formats | grep -q "^folded .*" || fail "installed binary finds no folded plugin"
-"$WORK/root/opt/pp/bin/perfport" formats folded | grep -q "plugin: $WORK/root/opt/pp/bin/../lib/perfport/plugins/folded.so" ||
+"$WORK/root/opt/pp/bin/perfport" --version | has '^perfport ' || fail "installed binary does not run"
+"$WORK/root/opt/pp/bin/perfport" formats | has "^folded .*" || fail "installed binary finds no folded plugin"
+"$WORK/root/opt/pp/bin/perfport" formats folded | has "plugin: $WORK/root/opt/pp/bin/../lib/perfport/plugins/folded.so" ||
 	fail "installed binary does not use its own plugins: $("$WORK/root/opt/pp/bin/perfport" formats folded | sed -n 2p)"
 make -s -C "$TOP" uninstall DESTDIR="$WORK/root" PREFIX=/opt/pp >/dev/null 2>&1
 [ ! -e "$WORK/root/opt/pp/bin/perfport" ] || fail "uninstall left the binary"

@@ -13,7 +13,7 @@ have_perf=1; command -v perf >/dev/null || have_perf=0
 n=0
 while IFS= read -r f; do
 	case $f in *.txt|*/README.md) continue;; esac
-	head -c 8 "$f" | grep -q PERFILE2 || continue
+	head -c 8 "$f" | has PERFILE2 || continue
 	rel=${f#$CORPUS/}
 	n=$((n + 1))
 	rc=0; "$PERFPORT" info --json -i "$f" >"$WORK/i.json" 2>"$WORK/err" || rc=$?

@@ -16,7 +16,7 @@ record "$WORK/good.data" -g -e cpu-clock/freq=999/ -e sched:sched_switch "$WORKL
 echo "ok: no warning on a good recording"
 
 record "$WORK/freq.data" -F 999 -e cpu-clock -e sched:sched_switch "$WORKLOAD" 0.3
-warnings "$WORK/freq.data" | grep -q "sched:sched_switch' was recorded in frequency mode.*perf record -e cpu-clock/freq=999/ -e sched:sched_switch" ||
+warnings "$WORK/freq.data" | has "sched:sched_switch' was recorded in frequency mode.*perf record -e cpu-clock/freq=999/ -e sched:sched_switch" ||
 	fail "no frequency-mode tracepoint warning: $(warnings "$WORK/freq.data")"
 echo "ok: tracepoint in frequency mode"
 
@@ -38,19 +38,19 @@ if n != s["dwarf_unwind_truncated"] or of != s["dwarf_unwound"] or n > s["dwarf_
     sys.exit("warning says %d of %d; unwinding: %s" % (n, of, s))
 print("%d of %d samples stopped at the end of their stack copy" % (n, of))
 PY
-"$PERFPORT" info --no-symbols --json -i "$WORK/dwarf.data" | grep -q "filled their buffer (not unwound with --no-symbols" ||
+"$PERFPORT" info --no-symbols --json -i "$WORK/dwarf.data" | has "filled their buffer (not unwound with --no-symbols" ||
 	fail "no may-stop warning without symbols"
 # a copy large enough: the same workload unwinds whole, no warning; a
 # shallow one fills 1 KB copies but unwinds whole: no warning either
 record "$WORK/dwarf-big.data" --call-graph dwarf,65528 -F 499 -e cpu-clock "$WORKLOAD" 0.3 deep
-warnings "$WORK/dwarf-big.data" | grep -q "stack copy" && fail "truncation warning with 64 KB copies: $(warnings "$WORK/dwarf-big.data")"
+warnings "$WORK/dwarf-big.data" | has "stack copy" && fail "truncation warning with 64 KB copies: $(warnings "$WORK/dwarf-big.data")"
 record "$WORK/dwarf-flat.data" --call-graph dwarf,1024 -F 499 -e cpu-clock "$WORKLOAD" 0.3 cpu
-warnings "$WORK/dwarf-flat.data" | grep -q "stack copy" && fail "truncation warning on whole stacks: $(warnings "$WORK/dwarf-flat.data")"
+warnings "$WORK/dwarf-flat.data" | has "stack copy" && fail "truncation warning on whole stacks: $(warnings "$WORK/dwarf-flat.data")"
 echo "ok: DWARF stack copies too small"
 
 # dd spends its time in libc, which has no frame pointers on Debian.
 record "$WORK/fp.data" -g -F 999 -e cpu-clock -- dd if=/dev/zero of=/dev/null bs=1 count=3000000
-warnings "$WORK/fp.data" | grep -q "frame-pointer user callchains have no caller.*--call-graph dwarf" ||
+warnings "$WORK/fp.data" | has "frame-pointer user callchains have no caller.*--call-graph dwarf" ||
 	fail "no frame-pointer warning: $(warnings "$WORK/fp.data")"
 echo "ok: frame-pointer chains through libc"
 
@@ -70,21 +70,21 @@ done
 # kernel frames that cannot be named: info says why and what would name them
 f="$CORPUS/quipper/perf.data.piped.target-3.8"
 if [ -f "$f" ]; then
-	warnings "$f" | grep -q "kernel frames are not named: the recording has no kernel build id.*--kallsyms" ||
+	warnings "$f" | has "kernel frames are not named: the recording has no kernel build id.*--kallsyms" ||
 		fail "no unnamed-kernel warning on $(basename "$f"): $(warnings "$f")"
 	f="$CORPUS/quipper/perf.data.forkexit-3.8"
-	warnings "$f" | grep -q "kernel frames are not named: the recorded kernel (build id [0-9a-f]*) is not this machine's.*perf archive" ||
+	warnings "$f" | has "kernel frames are not named: the recorded kernel (build id [0-9a-f]*) is not this machine's.*perf archive" ||
 		fail "no unnamed-kernel warning on $(basename "$f"): $(warnings "$f")"
 	echo "ok: unnamed kernel frames: why, and what names them"
 fi
 
 # no call stacks at all: info warns, report says so in its header
 record "$WORK/flat.data" -F 499 -e cpu-clock "$WORKLOAD" 0.3 cpu
-warnings "$WORK/flat.data" | grep -q "no event was recorded with call stacks.*perf record -g" ||
+warnings "$WORK/flat.data" | has "no event was recorded with call stacks.*perf record -g" ||
 	fail "no missing-stacks warning: $(warnings "$WORK/flat.data")"
-"$PERFPORT" -q report -i "$WORK/flat.data" --no-threads | grep -q "^# stacks: none recorded" ||
+"$PERFPORT" -q report -i "$WORK/flat.data" --no-threads | has "^# stacks: none recorded" ||
 	fail "report does not say the recording has no stacks"
-"$PERFPORT" -q report -i "$WORK/good.data" --no-threads | grep -q "^# stacks: none" &&
+"$PERFPORT" -q report -i "$WORK/good.data" --no-threads | has "^# stacks: none" &&
 	fail "report says a -g recording has no stacks"
 echo "ok: a recording without call stacks"
 

@@ -158,7 +158,7 @@ fi
 if [ -d "$CORPUS" ]; then
 	n=0
 	while IFS= read -r f; do
-		head -c 8 "$f" | grep -q PERFILE2 || continue
+		head -c 8 "$f" | has PERFILE2 || continue
 		same "${f#$CORPUS/}" folded,pprof -i "$f"
 		n=$((n + 1))
 	done < <(find "$CORPUS" -type f | sort)

@@ -107,7 +107,7 @@ int main(void)
 C
 	cc -O1 -g -fno-omit-frame-pointer -o "$WORK/label" "$WORK/label.c" ||
 		fail "the label workload does not build"
-	readelf -s "$WORK/label" | grep -q ' NOTYPE .* spin_label$' ||
+	readelf -s "$WORK/label" | has ' NOTYPE .* spin_label$' ||
 		fail "spin_label is not an untyped symbol in this build"
 	record "$WORK/label.data" -g -F 999 -e cpu-clock "$WORK/label"
 	stacks_both label "$WORK/label.data"
@@ -211,7 +211,7 @@ fi
 libc=$(awk '$NF ~ /\/libc\.so\.6$/ { print $NF; exit }' /proc/self/maps)
 lid=$(readelf -n "$libc" 2>/dev/null | awk '/Build ID/ { print $3 }')
 ldbg=/usr/lib/debug/.build-id/${lid:0:2}/${lid:2}.debug
-if [ -n "$lid" ] && [ -f "$ldbg" ] && readelf -SW "$ldbg" 2>/dev/null | grep -q ' \.debug_info .* C '; then
+if [ -n "$lid" ] && [ -f "$ldbg" ] && readelf -SW "$ldbg" 2>/dev/null | has ' \.debug_info .* C '; then
 	: >"$WORK/nodir" # a cache directory that cannot be made: libdw reads the original
 	dc() { XDG_CACHE_HOME="$1" "$PERFPORT" -vv export -f folded -O annotate=false -o "$WORK/dc.$2" \
 		-i "$WORK/fp.data" 2>"$WORK/dc.err" || fail "export with cache $1: exit $?"; }
@@ -222,12 +222,12 @@ if [ -n "$lid" ] && [ -f "$ldbg" ] && readelf -SW "$ldbg" 2>/dev/null | grep -q 
 	[ -f "$copy" ] || fail "debug cache: no copy made ($(grep -i debug "$WORK/dc.err" | head -2))"
 	grep -q "inflated once" "$WORK/dc.err" || fail "debug cache: the copy was not said to be made"
 	cmp -s "$WORK/dc.0" "$WORK/dc.1" || fail "debug cache: other names while making the copy: $(diff "$WORK/dc.0" "$WORK/dc.1" | head -3)"
-	! readelf -SW "$copy" | grep -q ' \.debug_[a-z_]* .* [A-Z]*C[A-Z]* ' || fail "debug cache: the copy still has compressed sections"
+	! readelf -SW "$copy" | has ' \.debug_[a-z_]* .* [A-Z]*C[A-Z]* ' || fail "debug cache: the copy still has compressed sections"
 	[ "$(readelf -n "$copy" | awk '/Build ID/ { print $3 }')" = "$lid" ] || fail "debug cache: the copy's build id"
 	dc "$WORK/dcache" 2
 	grep -q "from perfport's uncompressed copy" "$WORK/dc.err" || fail "debug cache: the copy was not used"
 	cmp -s "$WORK/dc.0" "$WORK/dc.2" || fail "debug cache: the copy names otherwise: $(diff "$WORK/dc.0" "$WORK/dc.2" | head -3)"
-	XDG_CACHE_HOME="$WORK/dcache" "$PERFPORT" info -i "$WORK/fp.data" 2>/dev/null | grep -q "debug info $ldbg" ||
+	XDG_CACHE_HOME="$WORK/dcache" "$PERFPORT" info -i "$WORK/fp.data" 2>/dev/null | has "debug info $ldbg" ||
 		fail "debug cache: info does not name the original debug file"
 	size=$(stat -c %s "$copy")
 	truncate -s $((size / 3)) "$copy"
@@ -330,7 +330,7 @@ perf record -q -o - -g -F 999 -e cpu-clock -- dd if=/dev/zero of=/dev/null bs=1k
 	>"$WORK/pipe.data" 2>"$WORK/pipe.log" || fail "perf record -o -: $(cat "$WORK/pipe.log")"
 record "$WORK/nobid.data" -z --no-buildid -g -F 999 -e cpu-clock -- dd if=/dev/zero of=/dev/null bs=1k count=300000
 for v in pipe nobid; do
-	"$PERFPORT" info -i "$WORK/$v.data" | grep -q "^kernel names:  /proc/kallsyms (same release and boot" ||
+	"$PERFPORT" info -i "$WORK/$v.data" | has "^kernel names:  /proc/kallsyms (same release and boot" ||
 		fail "$v: kernel names not from this boot's kallsyms: $("$PERFPORT" info -i "$WORK/$v.data" | grep "kernel names")"
 	compare "$v" "$WORK/$v.data" 95 k=95
 done

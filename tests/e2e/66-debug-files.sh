@@ -20,7 +20,7 @@ cp "$WORK/full/dwl" "$WORK/link/dwl" && strip --strip-all "$WORK/link/dwl"
 (cd "$WORK/link" && objcopy --add-gnu-debuglink=dwl.debug dwl) || fail "objcopy --add-gnu-debuglink"
 # and one with no link at all
 cp "$WORK/full/dwl" "$WORK/nolink/dwl" && strip --strip-all "$WORK/nolink/dwl"
-readelf -SW "$WORK/nolink/dwl" | grep -q gnu_debuglink && fail "strip left a debuglink"
+readelf -SW "$WORK/nolink/dwl" | has gnu_debuglink && fail "strip left a debuglink"
 for d in link nolink; do
 	(cd "$WORK/$d" && HOME="$WORK/home" perf record -q -g -F 999 -e cpu-clock -o perf.data \
 		./dwl 0.4 cpu >/dev/null 2>&1) || fail "perf record ($d)"

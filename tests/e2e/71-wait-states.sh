@@ -43,9 +43,9 @@ grep -q "decided by their system call's arguments" "$WORK/dwarf.report" ||
 	fail "report does not say states came from syscall arguments: $(grep off-CPU "$WORK/dwarf.report")"
 grep -q "whose arguments were not recorded.*--user-regs" "$WORK/fp.report" ||
 	fail "report on a -g recording does not say the arguments are missing"
-"$PERFPORT" -q info -i "$WORK/fp.data" | grep -q "^off-CPU: .*syscall arguments (user registers) no (add --call-graph dwarf" ||
+"$PERFPORT" -q info -i "$WORK/fp.data" | has "^off-CPU: .*syscall arguments (user registers) no (add --call-graph dwarf" ||
 	fail "info on a -g recording does not say how to record the syscall arguments"
-"$PERFPORT" -q info -i "$WORK/dwarf.data" | grep -q "^off-CPU: .*syscall arguments (user registers) yes" ||
+"$PERFPORT" -q info -i "$WORK/dwarf.data" | has "^off-CPU: .*syscall arguments (user registers) yes" ||
 	fail "info on a dwarf recording does not say it holds the syscall arguments"
 
 $PY - "$WORK" <<'PY' || fail "wait states"

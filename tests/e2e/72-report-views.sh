@@ -79,9 +79,9 @@ echo "ok: caller and callee trees"
 
 # off-CPU top tables: where the threads waited (a user function), not the
 # scheduler's leaf, which the JSON's per-frame self still holds
-grep -A3 "^## lock: top functions by self" "$WORK/caller.txt" | sed -n 3p | grep -q "kernel.kallsyms" &&
+grep -A3 "^## lock: top functions by self" "$WORK/caller.txt" | sed -n 3p | has "kernel.kallsyms" &&
 	fail "lock's top function by self is a kernel function: $(grep -A3 '^## lock: top functions by self' "$WORK/caller.txt")"
-grep -A3 "^## lock: top functions by self" "$WORK/caller.txt" | sed -n 3p | grep -qE "libc|wlx|workload" ||
+grep -A3 "^## lock: top functions by self" "$WORK/caller.txt" | sed -n 3p | has -E "libc|wlx|workload" ||
 	fail "lock's top function by self is not a user function: $(grep -A3 '^## lock: top functions by self' "$WORK/caller.txt")"
 echo "ok: off-CPU self time where the threads waited"
 

@@ -16,8 +16,8 @@ command -v protoc >/dev/null || skip "protoc is not installed (apt-get install p
 build_shape
 record "$WORK/pt.data" -e cpu-clock -e sched:sched_switch --switch-events -g -- "$SHAPE" 1 "$WORK"
 
-"$PERFPORT" formats | grep -q '^folded ' || fail "formats does not list folded"
-"$PERFPORT" formats folded | grep -q '^  counter ' || fail "formats folded lists no options"
+"$PERFPORT" formats | has '^folded ' || fail "formats does not list folded"
+"$PERFPORT" formats folded | has '^  counter ' || fail "formats folded lists no options"
 
 "$PERFPORT" -q report --json -i "$WORK/pt.data" >"$WORK/tree.json" || fail "report exit $?"
 for v in ns samples; do
@@ -102,7 +102,7 @@ $PY "$TOP/tests/e2e/lib/pprof_check.py" "$WORK/pp/decoded.txt" "$WORK/tree.json"
 "$PERFPORT" -q export -i "$WORK/pt.data" -f pprof -O counter=lock -O gzip=false -o "$WORK/lock.pb" ||
 	fail "export pprof counter=lock gzip=false: exit $?"
 protoc --decode=perftools.profiles.Profile --proto_path="$(dirname "$PROTO")" profile.proto \
-	<"$WORK/lock.pb" | grep -c '^sample_type {' | grep -qx 3 ||
+	<"$WORK/lock.pb" | grep -c '^sample_type {' | has -x 3 ||
 	fail "pprof counter=lock: want 3 sample types (samples, lock, lock_intervals)"
 
 # pprof as go tool pprof reads it (Debian's golang-go): loads without a
@@ -313,7 +313,7 @@ grep -Eq '^nodes ([0-9]+) left \1 frames [0-9]+ id [0-9a-f-]{36}$' "$WORK/out/co
 	fail "walk did not leave every node once: $(sed -n 2p "$WORK/out/count.txt")"
 grep -qx 'label service=shape' "$WORK/out/count.txt" || fail "labels not passed"
 grep -Eq '^gzip 1f8b [0-9]+$' "$WORK/out/count.txt" || fail "host gzip service: $(grep gzip "$WORK/out/count.txt")"
-PERFPORT_PLUGIN_PATH="$WORK/plugins" "$PERFPORT" formats | grep -q '^count ' ||
+PERFPORT_PLUGIN_PATH="$WORK/plugins" "$PERFPORT" formats | has '^count ' ||
 	fail "formats does not list a plugin on PERFPORT_PLUGIN_PATH"
 # A plugin built for ABI 1.0 (its descriptor ends at fini; no flags) still loads and runs.
 mkdir -p "$WORK/old"
@@ -323,7 +323,7 @@ cc -std=gnu11 -Wall -Werror -I"$TOP/include" -fPIC -shared -fvisibility=hidden \
 "$PERFPORT" -q export --plugin-dir "$WORK/old" -i "$WORK/pt.data" -f count -O counter=lock \
 	-o "$WORK/old.txt" || fail "an ABI 1.0 plugin: exit $?"
 grep -qx "lock $want" "$WORK/old.txt" || fail "an ABI 1.0 plugin: $(head -1 "$WORK/old.txt")"
-PERFPORT_PLUGIN_PATH="$WORK/old" "$PERFPORT" formats count | grep -q "(ABI 1.0)" ||
+PERFPORT_PLUGIN_PATH="$WORK/old" "$PERFPORT" formats count | has "(ABI 1.0)" ||
 	fail "formats does not show the plugin's ABI 1.0"
 
 # An upload() that returns PERFPORT_RETRY is called again, as often as the

@@ -19,7 +19,7 @@ make -s -C "$WORK/example" >"$WORK/build.log" 2>&1 || { cat "$WORK/build.log"; f
 make -s -C "$WORK/example" install DESTDIR="$root" PLUGINDIR=/opt/pp/lib/perfport/plugins >/dev/null ||
 	fail "the sample plugin does not install"
 pp="$root/opt/pp/bin/perfport"
-"$pp" formats | grep -q '^topcsv ' || fail "the installed perfport does not list topcsv"
+"$pp" formats | has '^topcsv ' || fail "the installed perfport does not list topcsv"
 "$pp" -q export -i "$TOP/samples/offcpu.perf.data" -f topcsv -O top=3 -o "$WORK/top.csv" ||
 	fail "export -f topcsv: exit $?"
 "$pp" -q report --json -i "$TOP/samples/offcpu.perf.data" >"$WORK/tree.json"

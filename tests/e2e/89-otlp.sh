@@ -138,5 +138,5 @@ rc=0
 	-o "$WORK/x.pb" 2>"$WORK/usage.err" || rc=$?
 [ $rc -eq 1 ] || fail "encoding=json with protocol=grpc: exit $rc, not a usage error"
 grep -q "encoding=json" "$WORK/usage.err" || fail "no reason given: $(cat "$WORK/usage.err")"
-"$PERFPORT" formats otlp 2>&1 | grep -q "v1.11.0" || fail "'perfport formats otlp' does not state the version"
+"$PERFPORT" formats otlp 2>&1 | has "v1.11.0" || fail "'perfport formats otlp' does not state the version"
 echo "ok: bad options refused, the version stated"

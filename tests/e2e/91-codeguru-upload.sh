@@ -52,7 +52,7 @@ start_server 204
 upload cfg -O configure_agent=true
 [ $rc -eq 0 ] || { cat "$WORK/cfg.stderr"; fail "upload with configure_agent: exit $rc"; }
 check_requests
-ls "$WORK/srv" | grep -q . || fail "no request"
+ls "$WORK/srv" | has . || fail "no request"
 $PY - "$WORK/srv" <<'PY' || fail "ConfigureAgent then PostAgentProfile expected"
 import glob, json, sys
 paths = [json.load(open(f))["path"] for f in sorted(glob.glob(sys.argv[1] + "/req-*.json"))]

@@ -187,7 +187,7 @@ start_server stall "$(cat "$WORK/srv/port")"
 "$PERFPORT" -q resend --timeout 60 >/dev/null 2>&1 & KP=$!
 for _ in $(seq 100); do [ -e "$WORK/srv/req-0.json" ] && break; sleep 0.1; done
 kill -9 $KP; wait $KP 2>/dev/null || true
-ls -A "$WORK/state/perfport/spool" | grep -q '^\.claim-' || fail "no claim left by the killed resend: $(ls -A "$WORK/state/perfport/spool")"
+ls -A "$WORK/state/perfport/spool" | has '^\.claim-' || fail "no claim left by the killed resend: $(ls -A "$WORK/state/perfport/spool")"
 start_server 200 "$(cat "$WORK/srv/port")"
 rc=0; "$PERFPORT" resend >/dev/null 2>"$WORK/killed.err" || rc=$?
 [ $rc -eq 0 ] && [ -e "$WORK/srv/req-0.json" ] && [ ! -e "$WORK/srv/req-1.json" ] ||

@@ -11,6 +11,10 @@ PY=/usr/bin/python3
 CHECK="$TOP/tests/e2e/lib/check.py"
 
 skip() { echo "SKIP: $*"; exit 77; }
+# has GREP-ARGS... - grep's status for its input, reading it all: 'cmd |
+# grep -q' stops reading at the first match, and under pipefail the
+# writer's SIGPIPE then fails the pipe (it did, now and then, in CI).
+has() { grep "$@" >/dev/null; }
 fail() { echo "FAIL: $*"; exit 1; }
 
 need_python() { [ -x "$PY" ] || skip "Debian's /usr/bin/python3 is not installed"; }
