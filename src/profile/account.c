@@ -1173,9 +1173,7 @@ static bool in_time(const struct account *a, uint64_t t)
 
 static uint64_t sample_weight(const struct acct_src *src, const struct perf_sample *s)
 {
-	if (src->clock || !src->freq || !src->ns)
-		return s->period;
-	return src->freq_ns;
+	return src->freq_ns ? src->freq_ns : s->period;
 }
 
 static void note_time(struct account *a, uint64_t t)
@@ -1580,10 +1578,11 @@ static void src_setup(struct account *a, struct acct_src *src, const struct perf
 	const char *name = e->name ? e->name : "";
 
 	src->freq = at->flags & PERF_ATTR_FLAG_FREQ;
-	src->clock = at->type == PERF_TYPE_SOFTWARE &&
-		     (at->config == PERF_COUNT_SW_CPU_CLOCK || at->config == PERF_COUNT_SW_TASK_CLOCK);
 	src->ns = counts_time(at);
-	src->freq_ns = src->freq && at->sample_period ? 1000000000ull / at->sample_period : 0;
+	/* a clock's period is already ns; only a hardware event at a frequency
+	 * stands for 1/frequency (counts_time() saw a non-zero frequency) */
+	src->freq_ns = src->ns && at->type != PERF_TYPE_SOFTWARE ?
+			       1000000000ull / at->sample_period : 0;
 	if (strcmp(name, "offcpu-time") == 0) {
 		src->role = ROLE_OFFCPU_TIME;
 	} else if (!src->freq && !at->sample_period) {
@@ -1617,10 +1616,8 @@ static void src_setup(struct account *a, struct acct_src *src, const struct perf
 			src->role = ROLE_WAKEUP;
 			src->wake_pid = perf_tp_field(e, "pid");
 		}
-	} else if ((at->type == PERF_TYPE_SOFTWARE &&
-		    (at->config == PERF_COUNT_SW_DUMMY || at->config == PERF_COUNT_SW_BPF_OUTPUT)) ||
-		   !(at->sample_type & PERF_SAMPLE_TID)) {
-		src->role = ROLE_IGNORED;
+	} else if (!on_cpu_candidate(e)) {
+		src->role = ROLE_IGNORED;   /* dummy, bpf-output, or no TID to count it by */
 	} else {
 		src->role = ROLE_ON_CPU;
 		if (a->opts->events && !perf_event_listed(a->opts->events, name)) {

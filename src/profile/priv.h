@@ -20,11 +20,11 @@
 struct acct_src {
 	bool ready;                        /* set up from its evsel */
 	enum source_role role;
-	bool clock;                        /* cpu-clock/task-clock: period is ns */
 	bool freq;
 	bool ns;                           /* its samples weigh time (else events) */
 	bool left_out;                     /* a sampling event the default profile leaves out */
-	uint64_t freq_ns;                  /* 1e9 / frequency for a non-clock frequency event */
+	uint64_t freq_ns;                  /* a hardware event at a frequency: each sample
+					    * weighs 1e9 / frequency; 0: its period */
 	const struct tep_format_field *prev_pid, *prev_state, *next_pid, *wake_pid;
 	struct perf_tp_flag flags[ACCT_MAX_FLAGS]; /* prev_state's letters */
 	size_t nr_flags;

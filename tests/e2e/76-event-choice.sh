@@ -16,8 +16,15 @@ build_workload
 totals() {
 	awk -v ev="$2:" '$2 == ev { n++; p += $1 } END { printf "%d %d\n", n, p }' "$1"
 }
-# folded_total FILE -> the sum of a folded file's counts
-folded_total() { awk '{ s += $NF } END { printf "%d\n", s }' "$1"; }
+# weigh NAME DATA VALUE [EXPORT-ARGS...] - export -f folded -O value=VALUE of
+# DATA to NAME.folded, its warnings to NAME.err; TOTAL is the sum of its counts
+weigh() {
+	local name=$1 data=$2 value=$3
+	shift 3
+	"$PERFPORT" export -i "$data" -f folded -O value="$value" "$@" -o "$WORK/$name.folded" \
+		2>"$WORK/$name.err" || fail "export $name: exit $?"
+	TOTAL=$(awk '{ s += $NF } END { printf "%d\n", s }' "$WORK/$name.folded")
+}
 
 # 1. cpu-clock and page-faults: page-faults is left out, and said so.
 record "$WORK/pf.data" -g -e cpu-clock -e page-faults -- "$WORKLOAD" 0.3 all
@@ -25,10 +32,8 @@ perf script -i "$WORK/pf.data" -F event,period >"$WORK/pf.script" 2>/dev/null
 read -r clk_n clk_p < <(totals "$WORK/pf.script" cpu-clock)
 read -r pf_n pf_p < <(totals "$WORK/pf.script" page-faults)
 [ "$clk_n" -gt 0 ] && [ "$pf_n" -gt 0 ] || fail "the recording holds $clk_n cpu-clock and $pf_n page-faults samples"
-"$PERFPORT" export -i "$WORK/pf.data" -f folded -O value=samples -o "$WORK/pf.folded" 2>"$WORK/pf.err" ||
-	fail "export: exit $?"
-[ "$(folded_total "$WORK/pf.folded")" = "$clk_n" ] ||
-	fail "default profile: $(folded_total "$WORK/pf.folded") samples, perf script has $clk_n of cpu-clock"
+weigh pf "$WORK/pf.data" samples
+[ "$TOTAL" = "$clk_n" ] || fail "default profile: $TOTAL samples, perf script has $clk_n of cpu-clock"
 grep "leaves out 'page-faults' ($pf_n)" "$WORK/pf.err" >/dev/null ||
 	fail "no warning naming page-faults as left out: $(cat "$WORK/pf.err")"
 "$PERFPORT" report --json -i "$WORK/pf.data" >"$WORK/pf.json" 2>/dev/null || fail "report --json: exit $?"
@@ -44,20 +49,16 @@ PY
 grep -q "^# event page-faults: left out, $pf_n samples recorded" "$WORK/pf.report" ||
 	fail "report's header does not say page-faults is left out: $(grep '^# event' "$WORK/pf.report")"
 # --event picks it; its weight is its period (faults), not time
-"$PERFPORT" -q export -i "$WORK/pf.data" --event page-faults -f folded -O value=ns -o "$WORK/pfe.folded" ||
-	fail "export --event page-faults: exit $?"
-[ "$(folded_total "$WORK/pfe.folded")" = "$pf_p" ] ||
-	fail "--event page-faults weighs $(folded_total "$WORK/pfe.folded"), perf script's periods $pf_p"
+weigh pfe "$WORK/pf.data" ns --event page-faults
+[ "$TOTAL" = "$pf_p" ] || fail "--event page-faults weighs $TOTAL, perf script's periods $pf_p"
 echo "ok: cpu-clock counted ($clk_n samples), page-faults left out ($pf_n) and counted by --event (period $pf_p)"
 
 # 2. cpu-clock and task-clock: the same time twice; the first is counted.
 record "$WORK/two.data" -g -e task-clock -e cpu-clock -- "$WORKLOAD" 0.3 all
 perf script -i "$WORK/two.data" -F event,period >"$WORK/two.script" 2>/dev/null
 read -r tc_n tc_p < <(totals "$WORK/two.script" task-clock)
-"$PERFPORT" export -i "$WORK/two.data" -f folded -O value=ns -o "$WORK/two.folded" 2>"$WORK/two.err" ||
-	fail "export: exit $?"
-[ "$(folded_total "$WORK/two.folded")" = "$tc_p" ] ||
-	fail "default profile weighs $(folded_total "$WORK/two.folded") ns, perf script's task-clock periods $tc_p"
+weigh two "$WORK/two.data" ns
+[ "$TOTAL" = "$tc_p" ] || fail "default profile weighs $TOTAL ns, perf script's task-clock periods $tc_p"
 grep -q "leaves out 'cpu-clock'" "$WORK/two.err" || fail "no warning naming cpu-clock as left out"
 echo "ok: task-clock counted ($tc_p ns), cpu-clock left out"
 
@@ -65,10 +66,8 @@ echo "ok: task-clock counted ($tc_p ns), cpu-clock left out"
 record "$WORK/pfo.data" -g -e page-faults -F 2000 -- "$WORKLOAD" 0.3 all
 perf script -i "$WORK/pfo.data" -F event,period >"$WORK/pfo.script" 2>/dev/null
 read -r n p < <(totals "$WORK/pfo.script" page-faults)
-"$PERFPORT" export -i "$WORK/pfo.data" -f folded -O value=ns -o "$WORK/pfo.folded" 2>"$WORK/pfo.err" ||
-	fail "export: exit $?"
-[ "$(folded_total "$WORK/pfo.folded")" = "$p" ] ||
-	fail "page-faults -F 2000 weighs $(folded_total "$WORK/pfo.folded"), perf script's periods $p"
+weigh pfo "$WORK/pfo.data" ns
+[ "$TOTAL" = "$p" ] || fail "page-faults -F 2000 weighs $TOTAL, perf script's periods $p"
 ! grep -q "several events" "$WORK/pfo.err" || fail "one event, yet: $(cat "$WORK/pfo.err")"
 "$PERFPORT" report -i "$WORK/pfo.data" >"$WORK/pfo.report" 2>/dev/null || fail "report: exit $?"
 grep -q "^# event page-faults: on-cpu, $n samples, frequency 2000 Hz, weight in events" "$WORK/pfo.report" ||
@@ -105,10 +104,8 @@ first=$(perf script -i "$WORK/pipe.data" -F event 2>/dev/null | grep -c '^ *cpu-
 for c in "hybrid 0x400000000 0x800000000 $all" "two-events 0x400000000 0x400000001 $first"; do
 	set -- $c
 	$PY "$WORK/patch.py" "$WORK/pipe.data" "$WORK/$1.data" "$2" "$3" || fail "patching $1"
-	"$PERFPORT" export -i "$WORK/$1.data" -f folded -O value=samples -o "$WORK/$1.folded" \
-		2>"$WORK/$1.err" || fail "export $1: exit $?"
-	[ "$(folded_total "$WORK/$1.folded")" = "$4" ] ||
-		fail "$1: the profile counts $(folded_total "$WORK/$1.folded") samples, want $4"
+	weigh "$1" "$WORK/$1.data" samples
+	[ "$TOTAL" = "$4" ] || fail "$1: the profile counts $TOTAL samples, want $4"
 done
 ! grep -q "several events" "$WORK/hybrid.err" || fail "hybrid: $(cat "$WORK/hybrid.err")"
 grep -q "leaves out" "$WORK/two-events.err" || fail "cycles and instructions: no warning"
