@@ -15,39 +15,8 @@ build_workload
 perf record -q -o - -e cpu-clock -c 200000 -- "$WORKLOAD" 0.2 cpu \
 	>"$WORK/pipe.data" 2>"$WORK/rec.err" || fail "perf record -o -: $(tail -2 "$WORK/rec.err")"
 
-cat >"$WORK/patch.py" <<'PY'
-import struct, sys
-src, dst, typ, cfg, bp_addr, bp_type, flags = sys.argv[1:]
-d = open(src, "rb").read()
-out, off, attrs = bytearray(d[:16]), 16, 0
-while off + 8 <= len(d):
-    t, misc, size = struct.unpack_from("<IHH", d, off)
-    if size < 8:
-        sys.exit("a record of size %d at %d" % (size, off))
-    rec = bytearray(d[off:off + size])
-    off += size
-    if t == 78:                      # EVENT_UPDATE: its NAME would name it
-        continue
-    if t == 80 and struct.unpack_from("<Q", rec, 8)[0] == 12:
-        continue                     # the EVENT_DESC feature
-    if t == 64:                      # HEADER_ATTR
-        attrs += 1
-        struct.pack_into("<IIQ", rec, 8, int(typ), struct.unpack_from("<I", rec, 12)[0], int(cfg, 0))
-        f = struct.unpack_from("<Q", rec, 8 + 40)[0]
-        if flags != "-":             # the context, precision and host/guest bits
-            f = f & ~(7 << 4 | 3 << 15 | 3 << 19) | int(flags, 0)
-        struct.pack_into("<Q", rec, 8 + 40, f)
-        struct.pack_into("<I", rec, 8 + 52, int(bp_type, 0))
-        struct.pack_into("<Q", rec, 8 + 56, int(bp_addr, 0))
-    out += rec
-if attrs != 1:
-    sys.exit("%d HEADER_ATTR records, 1 expected" % attrs)
-open(dst, "wb").write(out)
-PY
-
-# type config bp_addr bp_type flags(- keeps the recording's)
-# flags: exclude_user 1<<4, exclude_kernel 1<<5, exclude_hv 1<<6,
-# precise_ip 1<<15 (2 bits), exclude_host 1<<19, exclude_guest 1<<20
+# type config bp_addr bp_type flags (- keeps the recording's; the bits are
+# listed in lib/patch_attrs.py)
 cases="
 3 0x10000 0 0 -
 3 0x0 0 0 -
@@ -74,7 +43,9 @@ n=0
 while read -r typ cfg addr bpt flags; do
 	[ -n "$typ" ] || continue
 	n=$((n + 1))
-	$PY "$WORK/patch.py" "$WORK/pipe.data" "$WORK/$n.data" "$typ" "$cfg" "$addr" "$bpt" "$flags" ||
+	spec="type=$typ,config=$cfg,bp_addr=$addr,bp_type=$bpt"
+	[ "$flags" = - ] || spec="$spec,flags=$flags"
+	$PY "$TOP/tests/e2e/lib/patch_attrs.py" "$WORK/pipe.data" "$WORK/$n.data" --drop-names "$spec" ||
 		fail "patching case $n"
 	perf script -i "$WORK/$n.data" -F event >"$WORK/$n.script" 2>"$WORK/$n.err" ||
 		fail "perf script of case $n ($typ $cfg): $(tail -1 "$WORK/$n.err")"

@@ -81,29 +81,12 @@ echo "ok: page-faults at 2000 Hz weighs its period ($p faults in $n samples)"
 # two clock events gets the attrs of the hardware ones.
 perf record -q -o - -F 1000 -e cpu-clock -e task-clock -- "$WORKLOAD" 0.3 all \
 	>"$WORK/pipe.data" 2>"$WORK/rec.err" || fail "perf record -o -: $(tail -2 "$WORK/rec.err")"
-cat >"$WORK/patch.py" <<'PY'
-import struct, sys
-src, dst, cfgs = sys.argv[1], sys.argv[2], [int(c, 0) for c in sys.argv[3:]]
-d = open(src, "rb").read()
-out, off, k = bytearray(d[:16]), 16, 0
-while off + 8 <= len(d):
-    t, misc, size = struct.unpack_from("<IHH", d, off)
-    rec = bytearray(d[off:off + size])
-    off += size
-    if t == 64:                      # HEADER_ATTR: type HARDWARE, the config asked
-        struct.pack_into("<I", rec, 8, 0)
-        struct.pack_into("<Q", rec, 16, cfgs[k])
-        k += 1
-    out += rec
-if k != len(cfgs):
-    sys.exit("%d attrs, %d configs" % (k, len(cfgs)))
-open(dst, "wb").write(out)
-PY
 all=$(perf script -i "$WORK/pipe.data" -F event 2>/dev/null | wc -l)
 first=$(perf script -i "$WORK/pipe.data" -F event 2>/dev/null | grep -c '^ *cpu-clock:')
 for c in "hybrid 0x400000000 0x800000000 $all" "two-events 0x400000000 0x400000001 $first"; do
 	set -- $c
-	$PY "$WORK/patch.py" "$WORK/pipe.data" "$WORK/$1.data" "$2" "$3" || fail "patching $1"
+	$PY "$TOP/tests/e2e/lib/patch_attrs.py" "$WORK/pipe.data" "$WORK/$1.data" \
+		"type=0,config=$2" "type=0,config=$3" || fail "patching $1"
 	weigh "$1" "$WORK/$1.data" samples
 	[ "$TOTAL" = "$4" ] || fail "$1: the profile counts $TOTAL samples, want $4"
 done
