@@ -21,9 +21,10 @@
 #include "perfport/plugin.h"
 
 static const struct perfport_option_def options[] = {
-	{ "counter", PERFPORT_OPT_LIST, "on-cpu",
+	{ "counter", PERFPORT_OPT_LIST, NULL,
 	  "on-cpu,preempted,lock,io,sleep,timed-sleep,idle,all",
-	  "counters summed into each line's value (all: every counter present)" },
+	  "counters summed into each line's value; default on-cpu if it has data, else every "
+	  "off-CPU one that has (a recording of sched_switch alone); all: every counter present" },
 	{ "value", PERFPORT_OPT_ENUM, "ns", "ns,ms,samples",
 	  "what a value counts: nanoseconds, milliseconds, or samples/intervals" },
 	{ "annotate", PERFPORT_OPT_BOOL, "true", NULL,
@@ -39,6 +40,7 @@ enum { OPT_COUNTER }; /* its index in options[] */
 
 struct folded {
 	const struct perfport_host *host;
+	char *want;           /* the counter option's list; NULL: the default */
 	uint64_t counters;    /* bit per counter; all bits: every one present */
 	int value;            /* 0 ns, 1 ms, 2 samples */
 	bool annotate, module, wakers;
@@ -152,10 +154,12 @@ static enum perfport_status folded_init(const struct perfport_host *host,
 		}
 	}
 	/* keep the list for write(): the profile names the counters */
-	f->line = strdup(opts[OPT_COUNTER].value ? opts[OPT_COUNTER].value : "on-cpu");
-	if (!f->line) {
-		free(f);
-		return PERFPORT_ERROR;
+	if (opts[OPT_COUNTER].value) {
+		f->want = strdup(opts[OPT_COUNTER].value);
+		if (!f->want) {
+			free(f);
+			return PERFPORT_ERROR;
+		}
 	}
 	*state = f;
 	return PERFPORT_OK;
@@ -254,42 +258,55 @@ static enum perfport_status folded_write(void *state, const struct perfport_prof
 					 FILE *out)
 {
 	struct folded *f = state;
-	char *list = f->line, *save = NULL;
+	char *save = NULL;
 
 	if (f->wakers) {
 		if (!PERFPORT_HAS(p, struct perfport_profile, offwake) || !p->offwake) {
-			free(list);
-			f->line = NULL;
 			f->host->log(f->host, PERFPORT_LOG_ERROR, "folded: the recording has no wakeups "
 				     "with stacks (perf record -e sched:sched_waking -g)");
 			return PERFPORT_ERROR;
 		}
 		p = p->offwake;
-		/* the on-CPU default means nothing here: every off-CPU counter */
-		if (!strcmp(list, "on-cpu")) {
-			free(list);
-			list = strdup("preempted,lock,io,sleep,timed-sleep");
-			if (!list)
-				return PERFPORT_ERROR;
-		}
 	}
-	/* the counter list, by the names the profile gives */
 	f->counters = 0;
-	for (char *w = strtok_r(list, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
-		if (strcmp(w, "all") == 0) {
-			f->counters |= p->counters_present;
-			continue;
+	if (f->want) {
+		/* the counter list, by the names the profile gives */
+		char *list = strdup(f->want);
+
+		if (!list)
+			return PERFPORT_ERROR;
+		for (char *w = strtok_r(list, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+			if (strcmp(w, "all") == 0) {
+				f->counters |= p->counters_present;
+				continue;
+			}
+			for (unsigned c = 0; c < p->nr_counters && c < 64; c++)
+				if (strcmp(p->counter_names[c], w) == 0)
+					f->counters |= 1ull << c;
 		}
-		for (unsigned c = 0; c < p->nr_counters && c < 64; c++)
-			if (strcmp(p->counter_names[c], w) == 0)
-				f->counters |= 1ull << c;
+		free(list);
+		if (!f->counters)
+			f->host->log(f->host, PERFPORT_LOG_WARN,
+				     "folded: none of the counters asked for is known");
+		else if (!(f->counters & p->counters_present) && p->counters_present)
+			f->host->log(f->host, PERFPORT_LOG_WARN,
+				     "folded: the counters asked for hold nothing in this "
+				     "profile: the output is empty (counter=all writes what it has)");
+	} else if (!f->wakers && (p->counters_present >> PERFPORT_COUNTER_ON_CPU & 1)) {
+		f->counters = 1ull << PERFPORT_COUNTER_ON_CPU;
+	} else {
+		/* off-wake stacks, or no on-CPU samples (perf sched record):
+		 * the time threads spent off the CPU, every state of it */
+		f->counters = p->counters_present & ~(1ull << PERFPORT_COUNTER_ON_CPU |
+						      1ull << PERFPORT_COUNTER_IDLE);
+		if (!f->counters)
+			f->counters = p->counters_present & 1ull << PERFPORT_COUNTER_IDLE;
+		if (!f->wakers && f->counters)
+			f->host->log(f->host, PERFPORT_LOG_INFO,
+				     "folded: no on-CPU samples: each line holds off-CPU "
+				     "time (counter= picks the states)");
 	}
-	free(list);
-	f->line = NULL;
-	f->cap = 0;
 	f->out = out;
-	if (!f->counters)
-		f->host->log(f->host, PERFPORT_LOG_WARN, "folded: none of the counters asked for is known");
 	if (f->host->stacks(p, one_stack, f) || f->err) {
 		lines_free(f);
 		f->host->log(f->host, PERFPORT_LOG_ERROR, "folded: cannot write the stacks");
@@ -311,6 +328,7 @@ static void folded_fini(void *state)
 
 	if (!f)
 		return;
+	free(f->want);
 	free(f->line);
 	free(f);
 }

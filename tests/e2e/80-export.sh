@@ -88,6 +88,41 @@ if not any(re.search(r"heavy \[shape\]", s) for s, _ in mod) or any("_[k]" in s 
 print("ok")
 PY
 
+# folded's default counter: on-cpu when the profile has it (the same lines
+# as counter=on-cpu); a recording of sched_switch alone (perf sched record
+# writes such) has none, so its lines hold every off-CPU state's time
+# (the tree's totals but idle) instead of an empty file; a counter asked
+# for that holds nothing is warned about.
+"$PERFPORT" -q export -i "$WORK/pt.data" -f folded -o "$WORK/default.folded" ||
+	fail "export folded (default counter): exit $?"
+"$PERFPORT" -q export -i "$WORK/pt.data" -f folded -O counter=on-cpu -o "$WORK/oncpu-ns.folded" ||
+	fail "export folded counter=on-cpu: exit $?"
+cmp -s "$WORK/default.folded" "$WORK/oncpu-ns.folded" ||
+	fail "folded's default differs from counter=on-cpu on a recording with on-CPU samples"
+record "$WORK/sched.data" -e sched:sched_switch -g -- "$SHAPE" 1 "$WORK"
+"$PERFPORT" -q report --json -i "$WORK/sched.data" >"$WORK/sched.json" || fail "report sched.data: exit $?"
+"$PERFPORT" -q export -i "$WORK/sched.data" -f folded -o "$WORK/sched.folded" ||
+	fail "export folded of a sched_switch recording: exit $?"
+"$PERFPORT" export -i "$WORK/sched.data" -f folded -O counter=on-cpu -o "$WORK/sched-cpu.folded" \
+	2>"$WORK/sched-cpu.err" || fail "export folded counter=on-cpu of sched.data: exit $?"
+[ -s "$WORK/sched-cpu.folded" ] && fail "counter=on-cpu of a sched_switch recording wrote lines"
+has "counters asked for hold nothing" <"$WORK/sched-cpu.err" ||
+	fail "no warning for an empty counter=on-cpu: $(cat "$WORK/sched-cpu.err")"
+$PY - "$WORK" <<'PY' || fail "folded default of a sched_switch recording"
+import json, sys
+w = sys.argv[1]
+totals = json.load(open(w + "/sched.json"))["totals"]
+want = sum(v["ns"] for k, v in totals.items() if k not in ("on-cpu", "idle"))
+rows = [l.rsplit(" ", 1) for l in open(w + "/sched.folded")]
+got = sum(int(v) for _, v in rows)
+print("sched_switch only: %d lines, %d ns; the tree's off-CPU states %s: %d ns"
+      % (len(rows), got, sorted(k for k in totals if k != "idle"), want))
+if "on-cpu" in totals or not want or got != want:
+    sys.exit("folded default: %d ns, want the off-CPU total %d" % (got, want))
+if not any(";" in s for s, _ in rows):
+    sys.exit("no off-CPU line has a caller (recorded with -g)")
+PY
+
 # pprof, in one pass with folded: decoded by protoc, totals per sample type,
 # functions, lines, build ids against perf buildid-list.
 "$PERFPORT" -q export -i "$WORK/pt.data" -f pprof,folded -o "$WORK/pp" || fail "export -f pprof,folded: exit $?"
