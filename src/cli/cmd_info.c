@@ -387,6 +387,16 @@ static size_t collect_advice(const struct info_ctx *c, struct perf_evsel *const 
 				 "no event was recorded with call stacks, so profiles show each "
 				 "sampled function without its callers; record with: perf record "
 				 "-g ... (or --call-graph dwarf)");
+		/* stacks, but not on the switches (-e sched:sched_switch/call-graph=no/) */
+		for (size_t i = 0; i < nr && n < max && stacks; i++)
+			if (ev[i]->attr.type == PERF_TYPE_TRACEPOINT && ev[i]->name &&
+			    !strcmp(ev[i]->name, "sched:sched_switch") &&
+			    !(ev[i]->attr.sample_type & (PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER)))
+				snprintf(out[n++].text, sizeof(out->text),
+					 "'%s' was recorded without call stacks (other events have "
+					 "them): off-CPU time is charged to where the kernel switched, "
+					 "and a lock wait counts as sleep; record it with the same -g "
+					 "or --call-graph as the others", ev[i]->name);
 	}
 	if (n < max && c->user_chains >= 10 && c->shallow_user_chains * 5 > c->user_chains)
 		snprintf(out[n++].text, sizeof(out->text),

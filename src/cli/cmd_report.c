@@ -126,17 +126,24 @@ static void print_header(const struct profile *p, const char *path)
 		       "--user-regs=di,si,dx,r10,r8,r9 on x86_64 to read them)\n", m->iv_syscall_no_regs);
 	{
 		bool sampled = false, stacks = false;
+		const char *bare = NULL;
 
 		for (size_t i = 0; i < m->nr_sources; i++)
 			if (m->sources[i].samples && (m->sources[i].role == ROLE_ON_CPU ||
 						      m->sources[i].role == ROLE_SCHED_SWITCH)) {
 				sampled = true;
 				stacks = stacks || m->sources[i].stacks;
+				if (m->sources[i].role == ROLE_SCHED_SWITCH && !m->sources[i].stacks)
+					bare = m->sources[i].name;
 			}
 		if (sampled && !stacks)
 			printf("# stacks: none recorded (perf record without -g or --call-graph): each "
 			       "function is shown without its callers, and off-CPU states are decided "
 			       "without the stack\n");
+		else if (bare)
+			printf("# stacks: none recorded with %s: off-CPU time is charged to where "
+			       "the kernel switched, and its states are decided without the stack "
+			       "(a lock wait counts as sleep)\n", bare);
 	}
 	printf("# totals:");
 	for (int c = 0; c < CNT_COUNT; c++)

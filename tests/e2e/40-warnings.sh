@@ -88,6 +88,17 @@ warnings "$WORK/flat.data" | has "no event was recorded with call stacks.*perf r
 	fail "report says a -g recording has no stacks"
 echo "ok: a recording without call stacks"
 
+# stacks on the samples but not on the switches: info warns, report says so
+record "$WORK/bare-switch.data" -e cpu-clock/call-graph=fp,freq=499/ \
+	-e sched:sched_switch/call-graph=no/ "$WORKLOAD" 0.3 lock
+warnings "$WORK/bare-switch.data" | has "'sched:sched_switch' was recorded without call stacks" ||
+	fail "no warning for sched_switch without stacks: $(warnings "$WORK/bare-switch.data")"
+"$PERFPORT" -q report -i "$WORK/bare-switch.data" --no-threads |
+	has "^# stacks: none recorded with sched:sched_switch" ||
+	fail "report does not say sched_switch has no stacks"
+warnings "$WORK/good.data" | has "without call stacks" && fail "the warning on a -g recording"
+echo "ok: sched_switch recorded without stacks beside sampled stacks"
+
 # an empty profile says why: nothing sampled, or no sample of the event asked for
 record "$WORK/none.data" -e cpu-clock -c 1000000000 -- true
 "$PERFPORT" export -f folded -o "$WORK/none.folded" -i "$WORK/none.data" 2>"$WORK/none.err" ||
