@@ -483,8 +483,13 @@ int cmd_diff(int argc, char **argv)
 	if (root)
 		printf("%s\n", json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
 								  JSON_C_TO_STRING_NOSLASHESCAPE));
-	if (built[BASE] == PP_EPARTIAL || built[NEW] == PP_EPARTIAL)
-		ret = EXIT_PARTIAL;
+	for (int side = BASE; side <= NEW; side++)
+		if (built[side] == PP_EPARTIAL) {
+			pp_warn_status("'%s': read partly: %" PRIu64 " records skipped%s", path[side],
+				       prof[side]->read.skipped_records,
+				       prof[side]->read.truncated ? ", the data ends early" : "");
+			ret = EXIT_PARTIAL;
+		}
 out:
 	json_object_put(root);
 	profile_free(prof[BASE]);

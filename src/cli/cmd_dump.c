@@ -182,7 +182,7 @@ int cmd_dump(int argc, char **argv)
 	if (ret == PP_EUSAGE) {
 		c = EXIT_USAGE;
 	} else if (ret != PP_OK || st->skipped_records || st->truncated) {
-		pp_warn("'%s': read partly: %" PRIu64 " records (%" PRIu64 " bytes) skipped%s%s",
+		pp_warn_status("'%s': read partly: %" PRIu64 " records (%" PRIu64 " bytes) skipped%s%s",
 			path, st->skipped_records, st->skipped_bytes,
 			ret != PP_OK ? ": " : "", ret != PP_OK ? pp_strerror(ret) : "");
 		c = EXIT_PARTIAL;

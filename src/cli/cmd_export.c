@@ -569,7 +569,7 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 							     !(output && strcmp(output, "-") == 0)));
 	}
 	if (ret == EXIT_FULL && partial) {
-		pp_warn("'%s': read partly: %" PRIu64 " records skipped%s", path,
+		pp_warn_status("'%s': read partly: %" PRIu64 " records skipped%s", path,
 			p->read.skipped_records, p->read.truncated ? ", the data ends early" : "");
 		ret = EXIT_PARTIAL;
 	}

@@ -906,7 +906,7 @@ int cmd_info(int argc, char **argv)
 	if (ret != PP_OK)
 		pp_warn("'%s': reading stopped early: %s", path, pp_strerror(ret));
 	if (partial && ret == PP_OK)
-		pp_warn("'%s': read partly: %" PRIu64 " records (%" PRIu64 " bytes) skipped%s",
+		pp_warn_status("'%s': read partly: %" PRIu64 " records (%" PRIu64 " bytes) skipped%s",
 			path, st->skipped_records, st->skipped_bytes,
 			st->truncated ? ", the file is truncated" : "");
 	c = partial ? (strict ? EXIT_NOTHING : EXIT_PARTIAL) : EXIT_FULL;

@@ -883,7 +883,7 @@ int cmd_report(int argc, char **argv)
 	else
 		print_text(p, path, &ro);
 	if (ret == PP_EPARTIAL)
-		pp_warn("'%s': read partly: %" PRIu64 " records skipped%s", path,
+		pp_warn_status("'%s': read partly: %" PRIu64 " records skipped%s", path,
 			p->read.skipped_records, p->read.truncated ? ", the data ends early" : "");
 	profile_free(p);
 	return ret == PP_OK ? EXIT_FULL : EXIT_PARTIAL;

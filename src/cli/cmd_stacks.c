@@ -205,7 +205,7 @@ int cmd_stacks(int argc, char **argv)
 	if (ret == PP_EUSAGE) {
 		rc = EXIT_USAGE;
 	} else if (ret != PP_OK || st->skipped_records || st->truncated) {
-		pp_warn("'%s': read partly: %" PRIu64 " records skipped%s%s", path,
+		pp_warn_status("'%s': read partly: %" PRIu64 " records skipped%s%s", path,
 			st->skipped_records, ret != PP_OK ? ": " : "",
 			ret != PP_OK ? pp_strerror(ret) : "");
 		rc = EXIT_PARTIAL;

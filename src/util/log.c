@@ -23,6 +23,17 @@ unsigned long pp_log_errors(void)
 	return atomic_load(&errors);
 }
 
+void pp_warn_status(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("perfport: warning: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
 void pp_log(int level, const char *fmt, ...)
 {
 	static const char *const prefix[] = { "error: ", "warning: ", "", "debug: " };

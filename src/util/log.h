@@ -26,6 +26,15 @@ unsigned long pp_log_errors(void);
 void pp_log(int level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/**
+ * pp_warn_status() - a warning that explains a non-zero exit status (the
+ * input read partly): printed at every level, -q included, since the
+ * status alone says nothing of what was skipped.
+ * @fmt: printf format; a trailing newline is added.
+ */
+void pp_warn_status(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+
 #define pp_error(...) pp_log(PP_LOG_ERROR, __VA_ARGS__)
 #define pp_warn(...)  pp_log(PP_LOG_WARN, __VA_ARGS__)
 #define pp_info(...)  pp_log(PP_LOG_INFO, __VA_ARGS__)

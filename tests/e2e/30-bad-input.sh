@@ -32,6 +32,15 @@ expect 3 "file cut in half" -- info --json -i "$WORK/half"
 grep -q "read partly\|truncated\|past the end" "$WORK/err" || fail "half: no warning: $(cat "$WORK/err")"
 $PY "$CHECK" json "$WORK/out" samples=">0" truncated=true
 expect 2 "--strict on a cut file" -- info --strict -i "$WORK/half"
+# -q hides warnings, but not the one that says what exit status 3 skipped
+for cmd in "info" "report" "export -f folded -o $WORK/half.folded" "stacks" "dump"; do
+	expect 3 "-q $cmd of a cut file" -- -q $cmd -i "$WORK/half"
+	has "^perfport: warning: '$WORK/half': read partly: [0-9]* records" <"$WORK/err" ||
+		fail "-q $cmd: exit 3 without saying what was skipped: $(cat "$WORK/err")"
+done
+expect 3 "-q diff with a cut file" -- -q diff "$good" "$WORK/half"
+has "^perfport: warning: '$WORK/half': read partly" <"$WORK/err" ||
+	fail "-q diff: exit 3 without saying what was skipped: $(cat "$WORK/err")"
 
 # Inside the header: nothing usable.
 head -c 60 "$good" >"$WORK/hdr"
