@@ -1536,18 +1536,39 @@ static bool on_cpu_candidate(const struct perf_evsel *e)
 		 (at->config == PERF_COUNT_SW_DUMMY || at->config == PERF_COUNT_SW_BPF_OUTPUT));
 }
 
-/*
- * Whether @x and @y count the same event, whatever their PMU, modifiers and
- * sampling: type and config, less the PMU a hybrid CPU's generic events
- * carry in config's upper half (cpu_core/cycles/ and cpu_atom/cycles/ are
- * both cycles).
- */
-static bool same_event(const struct perf_attr *x, const struct perf_attr *y)
+/* The privilege levels an event samples in (user, kernel, hypervisor),
+ * then the contexts (host, guest), from its exclude_* bits. */
+static unsigned event_modes(const struct perf_attr *a)
 {
-	uint64_t mask = x->type == PERF_TYPE_HARDWARE || x->type == PERF_TYPE_HW_CACHE ?
-			0xffffffffull : UINT64_MAX;
+	return !(a->flags & PERF_ATTR_FLAG_EXCLUDE_USER) << 0 |
+	       !(a->flags & PERF_ATTR_FLAG_EXCLUDE_KERNEL) << 1 |
+	       !(a->flags & PERF_ATTR_FLAG_EXCLUDE_HV) << 2;
+}
 
-	return x->type == y->type && (x->config & mask) == (y->config & mask);
+static unsigned event_contexts(const struct perf_attr *a)
+{
+	return !(a->flags & PERF_ATTR_FLAG_EXCLUDE_HOST) << 0 |
+	       !(a->flags & PERF_ATTR_FLAG_EXCLUDE_GUEST) << 1;
+}
+
+/*
+ * Whether @x counts with the chosen event @y: the same event (type and
+ * config, less the PMU a hybrid CPU's generic events carry in config's
+ * upper half) sampling where @y does not - on another PMU (cpu_core/cycles/
+ * and cpu_atom/cycles/: a CPU is one or the other) or in other modes
+ * (cycles:u with cycles:k). cycles with cycles:u, or the same event twice,
+ * would count the same moments twice.
+ */
+static bool counts_with(const struct perf_attr *x, const struct perf_attr *y)
+{
+	bool hw = x->type == PERF_TYPE_HARDWARE || x->type == PERF_TYPE_HW_CACHE;
+	uint64_t mask = hw ? 0xffffffffull : UINT64_MAX;
+
+	if (x->type != y->type || (x->config & mask) != (y->config & mask))
+		return false;
+	if (hw && x->config >> 32 != y->config >> 32)
+		return true;
+	return !(event_modes(x) & event_modes(y)) || !(event_contexts(x) & event_contexts(y));
 }
 
 void acct_choose_sources(struct account *a, struct perf_evsel *const *ev, size_t nr)
@@ -1568,6 +1589,7 @@ void acct_choose_sources(struct account *a, struct perf_evsel *const *ev, size_t
 	}
 	if (pick) {
 		a->on_cpu_chosen = true;
+		a->on_cpu_idx = pick->idx;
 		a->on_cpu_event = pick->attr;
 	}
 }
@@ -1622,8 +1644,8 @@ static void src_setup(struct account *a, struct acct_src *src, const struct perf
 		src->role = ROLE_ON_CPU;
 		if (a->opts->events && !perf_event_listed(a->opts->events, name)) {
 			src->role = ROLE_IGNORED;
-		} else if (!a->opts->events && a->on_cpu_chosen &&
-			   !same_event(at, &a->on_cpu_event)) {
+		} else if (!a->opts->events && a->on_cpu_chosen && e->idx != a->on_cpu_idx &&
+			   !counts_with(at, &a->on_cpu_event)) {
 			src->role = ROLE_IGNORED;
 			src->left_out = true;
 		}

@@ -118,7 +118,9 @@ struct account {
 	struct acct_filter filter;
 	struct acct_src *srcs;             /* by evsel idx */
 	bool on_cpu_chosen;                /* without --event: the on-CPU counter counts */
-	struct perf_attr on_cpu_event;     /* this one event (on any PMU, any modifiers) */
+	unsigned on_cpu_idx;               /* this one event (its evsel's idx) */
+	struct perf_attr on_cpu_event;     /* and its attr: the same event on other
+					    * PMUs or in other modes counts too */
 	size_t nr_srcs;
 	bool system_wide;
 	int err;
@@ -184,8 +186,10 @@ int acct_init(struct account *a, const struct profile_opts *opts, const struct m
  * sampling events @ev (@nr of them, the reader's) the on-CPU counter counts:
  * the first that measures time (a clock, or a hardware event sampled at a
  * frequency), else the first; the same event on other PMUs (a hybrid CPU's
- * cpu_core/cycles/ and cpu_atom/cycles/) or with other modifiers counts
- * too, other events are left out (acct_src()->left_out). Call it before
+ * cpu_core/cycles/ and cpu_atom/cycles/) or in other modes (cycles:u with
+ * cycles:k) counts too, other events - and the same event sampling the
+ * same moments again (cycles with cycles:u) - are left out
+ * (acct_src()->left_out). Call it before
  * the first sample; events set up before it are not changed.
  */
 void acct_choose_sources(struct account *a, struct perf_evsel *const *ev, size_t nr);

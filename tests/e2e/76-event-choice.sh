@@ -2,9 +2,10 @@
 # A recording of several sampling events: without --event the on-CPU
 # profile counts one event - the first that measures time (a clock, or a
 # hardware event at a frequency), else the first - on whatever PMU (a hybrid
-# CPU's cpu_core/cycles/ and cpu_atom/cycles/ are one event), and leaves
-# the others out with a warning, since summed they would mix units (ns and
-# page faults) or count the same time twice (cpu-clock and task-clock).
+# CPU's cpu_core/cycles/ and cpu_atom/cycles/ are one event) or in modes
+# that do not overlap (cycles:u and cycles:k), and leaves the others out
+# with a warning, since summed they would mix units (ns and page faults) or
+# count the same time twice (cpu-clock and task-clock, cycles and cycles:u).
 # A software event that is not a clock weighs its period (events), also at
 # a frequency. perf script's samples and periods are the oracle.
 . "$(dirname "$0")/lib/common.sh"
@@ -83,13 +84,26 @@ perf record -q -o - -F 1000 -e cpu-clock -e task-clock -- "$WORKLOAD" 0.3 all \
 	>"$WORK/pipe.data" 2>"$WORK/rec.err" || fail "perf record -o -: $(tail -2 "$WORK/rec.err")"
 all=$(perf script -i "$WORK/pipe.data" -F event 2>/dev/null | wc -l)
 first=$(perf script -i "$WORK/pipe.data" -F event 2>/dev/null | grep -c '^ *cpu-clock:')
-for c in "hybrid 0x400000000 0x800000000 $all" "two-events 0x400000000 0x400000001 $first"; do
+# The same event in other modes counts with it when the modes do not
+# overlap (cycles:u with cycles:k); cycles with cycles:u, or cycles twice,
+# would count the same moments twice. Flags: exclude_user 0x10,
+# exclude_kernel 0x20, exclude_hv 0x40, exclude_guest 0x100000.
+u=0x100060 k=0x100050 uk=0x100000
+for c in "hybrid 0x400000000,flags=$uk 0x800000000,flags=$uk $all" \
+	 "two-events 0x400000000,flags=$uk 0x400000001,flags=$uk $first" \
+	 "user-kernel 0,flags=$u 0,flags=$k $all" \
+	 "all-user 0,flags=$uk 0,flags=$u $first" \
+	 "twice 0,flags=$uk 0,flags=$uk $first"; do
 	set -- $c
 	$PY "$TOP/tests/e2e/lib/patch_attrs.py" "$WORK/pipe.data" "$WORK/$1.data" \
 		"type=0,config=$2" "type=0,config=$3" || fail "patching $1"
 	weigh "$1" "$WORK/$1.data" samples
 	[ "$TOTAL" = "$4" ] || fail "$1: the profile counts $TOTAL samples, want $4"
+	if [ "$4" = "$all" ]; then
+		! grep -q "several events" "$WORK/$1.err" || fail "$1: $(cat "$WORK/$1.err")"
+	else
+		grep -q "leaves out" "$WORK/$1.err" || fail "$1: no warning of the event left out"
+	fi
 done
-! grep -q "several events" "$WORK/hybrid.err" || fail "hybrid: $(cat "$WORK/hybrid.err")"
-grep -q "leaves out" "$WORK/two-events.err" || fail "cycles and instructions: no warning"
-echo "ok: one event on two PMUs counts all $all samples; two events on one PMU count the first's $first"
+echo "ok: one event on two PMUs, or in user and kernel mode, counts all $all samples;" \
+	"two events, cycles with cycles:u, or cycles twice count the first's $first"
