@@ -629,6 +629,7 @@ static void print_json(const char *path, const struct perf_reader *r, const stru
 	json_object_object_add(root, "unknown_records", json_object_new_uint64(st->unknown_records));
 	json_object_object_add(root, "skipped_records", json_object_new_uint64(st->skipped_records));
 	json_object_object_add(root, "skipped_bytes", json_object_new_uint64(st->skipped_bytes));
+	json_object_object_add(root, "message_bytes", json_object_new_uint64(st->message_bytes));
 	json_object_object_add(root, "truncated", json_object_new_boolean(st->truncated));
 	a = json_object_new_array();
 	for (unsigned i = 0; i < st->nr_skips_kept; i++) {
@@ -754,6 +755,9 @@ static void print_text(const char *path, const struct perf_reader *r, const stru
 	       ": one loss told twice, the larger counts" : "");
 	printf("skipped:       %" PRIu64 " records, %" PRIu64 " bytes%s\n", st->skipped_records,
 	       st->skipped_bytes, st->truncated ? " (the file is truncated)" : "");
+	if (st->message_bytes)
+		printf("               %" PRIu64 " bytes of perf record's own messages, not "
+		       "records (its stderr went to the same file)\n", st->message_bytes);
 	if (st->reads_unattributed)
 		printf("               %" PRIu64 " counter values read by samples name no known "
 		       "event (not counted)\n", st->reads_unattributed);

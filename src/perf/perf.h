@@ -277,6 +277,8 @@ struct perf_stats {
 	uint64_t unknown_records;
 	uint64_t skipped_records;
 	uint64_t skipped_bytes;
+	uint64_t message_bytes;  /* perf record's own messages in the data (its
+				  * stderr sent to the same file): not records */
 	uint64_t compressed_in, compressed_out; /* zstd bytes */
 	uint64_t out_of_order;   /* events that needed reordering */
 	uint64_t queue_peak;     /* most events waiting at once */

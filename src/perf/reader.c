@@ -658,6 +658,27 @@ static int64_t resync(struct perf_reader *r, struct rstream *s, bool inner)
 }
 
 /*
+ * The length of one line of perf record's own messages ("[ perf record:
+ * Woken up 1 times to write data ]\n") at @p, or 0. perf prints them on
+ * stderr, so they land in the recording when both go to one file
+ * (perf record -o - ... >out.data 2>&1); at a record's place they are text,
+ * not a record. A line cut by the end of the data counts whole.
+ */
+#define MESSAGE_MAX 1024u
+static size_t perf_message_len(const uint8_t *p, size_t have)
+{
+	static const char tag[] = "[ perf record: ";
+	const uint8_t *nl;
+
+	if (have < sizeof(tag) - 1 || memcmp(p, tag, sizeof(tag) - 1) != 0)
+		return 0;
+	nl = memchr(p, '\n', have < MESSAGE_MAX ? have : MESSAGE_MAX);
+	if (nl)
+		return (size_t)(nl - p) + 1;
+	return have < MESSAGE_MAX ? have : 0;
+}
+
+/*
  * Cut and handle every complete record in @s. For the outer stream, refill
  * from the source as needed and return at its end; for the inner
  * (decompressed) stream, return when the rest is a partial record.
@@ -699,6 +720,24 @@ static int process_stream(struct perf_reader *r, struct rstream *s, bool inner)
 			return PP_OK;
 		}
 		rec = s->buf + s->pos;
+		if (!inner && rec[0] == '[') {
+			size_t text;
+
+			have = window_fill(r, s, MESSAGE_MAX);
+			if (have < 0)
+				return PP_EIO;
+			rec = s->buf + s->pos;
+			text = perf_message_len(rec, (size_t)have);
+			if (text) {
+				if (!r->st.message_bytes)
+					pp_warn("offset %" PRIu64 ": perf record's own messages, not "
+						"records (its stderr went to the same file): ignored",
+						offset);
+				r->st.message_bytes += text;
+				s->pos += text;
+				continue;
+			}
+		}
 		size = load_u16(rec + 6, swap);
 		if (load_u32(rec, swap) == PERF_REC_COMPRESSED2 && have >= 16) {
 			/* perf's u16 size can wrap for big chunks: trust data_size. */

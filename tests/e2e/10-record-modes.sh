@@ -53,6 +53,18 @@ $PY "$CHECK" counts "$WORK/stdin.json" "$WORK/pipe.script" || fail "pipe on stdi
 "$PERFPORT" info --json -i - <"$WORK/fp.data" >"$WORK/redir.json" || fail "file redirected to stdin: exit $?"
 $PY "$CHECK" counts "$WORK/redir.json" "$WORK/fp.script" || fail "file on stdin: counts"
 
+# perf record's own messages on stderr sent into the same file: text after
+# the last record, recognised as such - every record read, exit 0
+perf record -g -F 999 -e cpu-clock -o - "$WORKLOAD" 0.3 >"$WORK/mixed.data" 2>&1 ||
+	fail "perf record -o - >file 2>&1 failed"
+if tail -c 200 "$WORK/mixed.data" | has "\[ perf record: "; then
+	check pipe-and-stderr "$WORK/mixed.data"
+	$PY "$CHECK" json "$WORK/pipe-and-stderr.json" skipped_records=0 truncated=false \
+		message_bytes=">0"
+else
+	echo "note: this perf record wrote no messages into the pipe file: nothing to check"
+fi
+
 perf record -q -z -g -F 999 -e cpu-clock -o - "$WORKLOAD" 0.4 >"$WORK/pipez.data" 2>"$WORK/record.log" ||
 	fail "perf record -z -o - failed"
 check pipe-zstd "$WORK/pipez.data"
