@@ -144,8 +144,30 @@ static const char *checked_format(const char *text, size_t *size, char **copy)
 	return text;
 }
 
+/*
+ * Whether the @n bytes at @p are text as the kernel writes a format file:
+ * printable ASCII, tabs and line ends (every format of a 6.18 kernel's 2,525
+ * is). libtraceevent 1.7's tokenizer returns no token for any other byte,
+ * and its field parser compares that NULL with "]" when the byte follows an
+ * array's '[' (found by fuzzing); such a format is not handed to it.
+ */
+static bool format_text(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((p[i] < 0x20 || p[i] > 0x7e) && p[i] != '\t' && p[i] != '\n' && p[i] != '\r')
+			return false;
+	return true;
+}
+
+static void warn_not_text(unsigned n)
+{
+	if (n)
+		pp_warn("tracing data: %u event formats hold bytes that are not text (the file "
+			"is damaged): their events are not read", n);
+}
+
 static int parse_formats(struct tep_handle *tep, struct tcur *c, const char *sys,
-			 unsigned *failed)
+			 unsigned *failed, unsigned *not_text)
 {
 	uint32_t count = (uint32_t)t_num(c, 4);
 
@@ -158,6 +180,11 @@ static int parse_formats(struct tep_handle *tep, struct tcur *c, const char *sys
 
 		if (!text)
 			break;
+		if (!format_text(text, len)) {
+			(*failed)++;
+			(*not_text)++;
+			continue;
+		}
 		fmt = checked_format((const char *)text, &len, &copy);
 		if (!fmt || tep_parse_event(tep, fmt, len, sys) != 0)
 			(*failed)++;
@@ -173,7 +200,7 @@ int perf_tracing_parse(struct perf_reader *r, const uint8_t *buf, size_t len)
 	struct tep_handle *tep;
 	const char *version;
 	const uint8_t *p;
-	unsigned failed = 0;
+	unsigned failed = 0, not_text = 0;
 	uint32_t page_size;
 	uint8_t long_size;
 	uint64_t size;
@@ -219,7 +246,9 @@ int perf_tracing_parse(struct perf_reader *r, const uint8_t *buf, size_t len)
 		}
 		memcpy(copy, p, size);
 		copy[size] = 0;
-		tep_parse_header_page(tep, copy, size, long_size);
+		/* not text: libtraceevent's defaults for long_size stand */
+		if (format_text(p, size))
+			tep_parse_header_page(tep, copy, size, long_size);
 		free(copy);
 	}
 	if (!t_expect(&c, "header_event"))
@@ -227,7 +256,7 @@ int perf_tracing_parse(struct perf_reader *r, const uint8_t *buf, size_t len)
 	size = t_num(&c, 8);
 	if (!t_take(&c, size))
 		goto out;
-	if (parse_formats(tep, &c, "ftrace", &failed))
+	if (parse_formats(tep, &c, "ftrace", &failed, &not_text))
 		goto out;
 	{
 		uint32_t nsys = (uint32_t)t_num(&c, 4);
@@ -235,7 +264,7 @@ int perf_tracing_parse(struct perf_reader *r, const uint8_t *buf, size_t len)
 		for (uint32_t i = 0; i < nsys && !c.bad; i++) {
 			const char *sys = t_str(&c);
 
-			if (!sys || parse_formats(tep, &c, sys, &failed))
+			if (!sys || parse_formats(tep, &c, sys, &failed, &not_text))
 				goto out;
 		}
 	}
@@ -250,12 +279,14 @@ int perf_tracing_parse(struct perf_reader *r, const uint8_t *buf, size_t len)
 	size = t_num(&c, 4);
 	t_take(&c, size);
 	/* saved_cmdlines (0.6+) and anything after: not needed. */
+	warn_not_text(not_text);
 	if (failed)
 		pp_debug("tracing data: %u event formats could not be parsed", failed);
 	r->hdr.tep = tep;
 	r->hdr.tracing_long_size = long_size;
 	return PP_OK;
 out:
+	warn_not_text(not_text);
 	/* Keep what parsed: formats before the damage are still right. */
 	if (tep_get_events_count(tep) > 0) {
 		r->hdr.tep = tep;
