@@ -755,4 +755,7 @@ void perf_header_free(struct perf_header_info *h)
 	free(h->build_ids);
 	if (h->tep)
 		tep_free(h->tep);
+	for (size_t i = 0; i < h->nr_tp_print_fmts; i++)
+		free(h->tp_print_fmts[i].text);
+	free(h->tp_print_fmts);
 }

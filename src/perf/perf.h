@@ -57,6 +57,7 @@ struct perf_evsel {
 	uint64_t *ids;
 	size_t nr_ids;
 	struct tep_event *tp;    /* tracepoint format, if known */
+	const char *print_fmt;   /* its "print fmt:" text (the header's), or NULL */
 	uint64_t nr_samples;     /* samples delivered for this event */
 	uint64_t first_time, last_time; /* of its samples, 0 if untimed */
 	/* Layout, computed once from attr. */
@@ -255,6 +256,13 @@ struct perf_header_info {
 	char *thread_siblings;
 	struct tep_handle *tep;  /* tracepoint formats, NULL without tracing data */
 	uint32_t tracing_long_size;
+	/* each format's "print fmt:" text by event id: libtraceevent gets the
+	 * fields only (its print format parser crashes on damaged text) */
+	struct perf_tp_print_fmt {
+		int id;
+		char *text;
+	} *tp_print_fmts;
+	size_t nr_tp_print_fmts;
 };
 
 /* Why something was skipped; a few are kept with their offsets. */
@@ -429,7 +437,8 @@ struct perf_tp_flag {
 /**
  * perf_tp_print_flags() - the __print_flags() table the event's format
  * applies to @field (sched_switch's prev_state: { 0x1, "S" }, { 0x2, "D" },
- * ...), as the recorded kernel defined it.
+ * ...), as the recorded kernel defined it, read from the print format's
+ * text (evsel->print_fmt; bounded, safe on damaged text).
  * Return: the number of entries written to @out, 0 if there is no table.
  */
 size_t perf_tp_print_flags(const struct perf_evsel *evsel, const char *field,

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tracing.c - HEADER_TRACING_DATA: the tracepoint formats of the recording
- * kernel, parsed with libtraceevent so RAW payloads are read by field name.
+ * kernel, parsed with libtraceevent so RAW payloads are read by field name
+ * (their fields only: print formats are kept as text, see parse_formats()).
  *
  * Layout: "\x17\x08\x44tracing", a version string ("0.5", "0.6"), an endian
  * byte (1 = big), a long-size byte, u32 page size; "header_page\0", u64 size,
@@ -75,75 +76,6 @@ static bool t_expect(struct tcur *c, const char *word)
 	return p && memcmp(p, word, strlen(word) + 1) == 0;
 }
 
-/* Whether the field @name (@len bytes) is declared in @text's field lines
- * ("field:TYPE NAME[N];"). */
-static bool field_declared(const char *text, size_t size, const char *name, size_t len)
-{
-	const char *end = text + size;
-
-	for (const char *p = text; p && p < end; p = memchr(p, '\n', (size_t)(end - p)), p = p ? p + 1 : p) {
-		const char *f = memmem(p, (size_t)(end - p), "field:", 6), *semi, *q;
-
-		if (!f)
-			return false;
-		semi = memchr(f, ';', (size_t)(end - f));
-		if (!semi)
-			return false;
-		q = semi;
-		if (q > f && q[-1] == ']')          /* an array: NAME[N] */
-			while (q > f && *q != '[')
-				q--;
-		if (q - f >= (ptrdiff_t)len) {
-			const char *start = q - len;   /* where the name would begin */
-
-			if (!memcmp(start, name, len) &&
-			    (start == f || !(isalnum((unsigned char)start[-1]) || start[-1] == '_')))
-				return true;
-		}
-		p = semi;
-	}
-	return false;
-}
-
-/*
- * @text with its print format checked first: libtraceevent's parser
- * dereferences NULL on an argument naming a field the format does not
- * declare (inside __print_flags; perf 6.1 crashes on it too). Such a print
- * format is dropped (only the state letters of sched_switch are read from
- * it, and they have a default); the fields are kept. Return: @text, or a
- * copy to free (*@copy set).
- */
-static const char *checked_format(const char *text, size_t *size, char **copy)
-{
-	const char *pf = memmem(text, *size, "print fmt:", 10);
-
-	*copy = NULL;
-	if (!pf)
-		return text;
-	for (const char *p = pf; (p = memmem(p, *size - (size_t)(p - text), "REC->", 5)); ) {
-		size_t n = 0;
-
-		p += 5;
-		while (p + n < text + *size && (isalnum((unsigned char)p[n]) || p[n] == '_'))
-			n++;
-		if (!n || !field_declared(text, (size_t)(pf - text), p, n)) {
-			size_t keep = (size_t)(pf - text);
-
-			*copy = malloc(keep + 32);
-			if (!*copy)
-				return NULL;
-			memcpy(*copy, text, keep);
-			memcpy(*copy + keep, "print fmt: \"\"\n", 14);
-			*size = keep + 14;
-			pp_warn("event format: its print format names the undeclared field '%.*s': "
-				"the print format is not read", (int)(n < 64 ? n : 64), p);
-			return *copy;
-		}
-		p += n;
-	}
-	return text;
-}
-
 /*
  * Whether the @n bytes at @p are text as the kernel writes a format file:
  * printable ASCII, tabs and line ends (every format of a 6.18 kernel's 2,525
@@ -166,29 +98,79 @@ static void warn_not_text(unsigned n)
 			"is damaged): their events are not read", n);
 }
 
-static int parse_formats(struct tep_handle *tep, struct tcur *c, const char *sys,
-			 unsigned *failed, unsigned *not_text)
+#define MAX_PRINT_FMT (64u << 10)
+
+/*
+ * Keep @text's print format (from "print fmt:" to its end) under
+ * the event id its "ID:" line gives. Return: 0, or PP_ENOMEM.
+ */
+static int keep_print_fmt(struct perf_header_info *h, const char *text, size_t size,
+			  const char *pf)
 {
+	const char *id = memmem(text, size, "\nID:", 4);
+	struct perf_tp_print_fmt *n;
+	char *copy, *end;
+	long v;
+
+	if (!id || id > pf || (size_t)(text + size - pf) > MAX_PRINT_FMT)
+		return 0;
+	v = strtol(id + 4, &end, 10);
+	if (end == id + 4 || v < 0 || v > INT32_MAX)
+		return 0;
+	copy = strndup(pf, (size_t)(text + size - pf));
+	if (!copy)
+		return PP_ENOMEM;
+	n = realloc(h->tp_print_fmts, (h->nr_tp_print_fmts + 1) * sizeof(*n));
+	if (!n) {
+		free(copy);
+		return PP_ENOMEM;
+	}
+	h->tp_print_fmts = n;
+	n[h->nr_tp_print_fmts++] = (struct perf_tp_print_fmt){ (int)v, copy };
+	return 0;
+}
+
+/*
+ * The formats of one system. libtraceevent gets each one's name, id and
+ * fields with an empty print format: its print format parser (1.7)
+ * dereferences NULL, divides by zero or recurses without end on damaged
+ * ones (an undeclared field inside __print_flags, a mangled expression:
+ * 12 crashes in 8,000 mutations of sched_switch's, none with the print
+ * format left out). The one thing read from a print format, a
+ * __print_flags() table, is read from the text kept here
+ * (perf_tp_print_flags()).
+ */
+static int parse_formats(struct perf_reader *r, struct tep_handle *tep, struct tcur *c,
+			 const char *sys, unsigned *failed, unsigned *not_text)
+{
+	static const char empty[] = "print fmt: \"\"\n";
 	uint32_t count = (uint32_t)t_num(c, 4);
 
 	for (uint32_t i = 0; i < count && !c->bad; i++) {
 		uint64_t size = t_num(c, 8);
-		const uint8_t *text = t_take(c, size);
-		const char *fmt;
-		size_t len = (size_t)size;
-		char *copy;
+		const char *text = (const char *)t_take(c, size), *pf;
+		size_t keep;
+		char *fmt;
 
 		if (!text)
 			break;
-		if (!format_text(text, len)) {
+		if (!format_text((const uint8_t *)text, (size_t)size)) {
 			(*failed)++;
 			(*not_text)++;
 			continue;
 		}
-		fmt = checked_format((const char *)text, &len, &copy);
-		if (!fmt || tep_parse_event(tep, fmt, len, sys) != 0)
+		pf = memmem(text, (size_t)size, "print fmt:", 10);
+		keep = pf ? (size_t)(pf - text) : (size_t)size;
+		fmt = malloc(keep + sizeof(empty));
+		if (!fmt || (pf && keep_print_fmt(&r->hdr, text, (size_t)size, pf))) {
+			free(fmt);
+			return PP_ENOMEM;
+		}
+		memcpy(fmt, text, keep);
+		memcpy(fmt + keep, empty, sizeof(empty));
+		if (tep_parse_event(tep, fmt, keep + sizeof(empty) - 1, sys) != 0)
 			(*failed)++;
-		free(copy);
+		free(fmt);
 	}
 	return c->bad ? -1 : 0;
 }
@@ -256,7 +238,7 @@ int perf_tracing_parse(struct perf_reader *r, const uint8_t *buf, size_t len)
 	size = t_num(&c, 8);
 	if (!t_take(&c, size))
 		goto out;
-	if (parse_formats(tep, &c, "ftrace", &failed, &not_text))
+	if (parse_formats(r, tep, &c, "ftrace", &failed, &not_text))
 		goto out;
 	{
 		uint32_t nsys = (uint32_t)t_num(&c, 4);
@@ -264,7 +246,7 @@ int perf_tracing_parse(struct perf_reader *r, const uint8_t *buf, size_t len)
 		for (uint32_t i = 0; i < nsys && !c.bad; i++) {
 			const char *sys = t_str(&c);
 
-			if (!sys || parse_formats(tep, &c, sys, &failed, &not_text))
+			if (!sys || parse_formats(r, tep, &c, sys, &failed, &not_text))
 				goto out;
 		}
 	}
@@ -305,6 +287,9 @@ void perf_tracing_bind(struct perf_reader *r)
 		if (e->attr.type != PERF_TYPE_TRACEPOINT || e->tp || !r->hdr.tep)
 			continue;
 		e->tp = tep_find_event(r->hdr.tep, (int)e->attr.config);
+		for (size_t k = 0; e->tp && k < r->hdr.nr_tp_print_fmts; k++)
+			if (r->hdr.tp_print_fmts[k].id == e->tp->id)
+				e->print_fmt = r->hdr.tp_print_fmts[k].text;
 		if (e->tp && e->name_made) {
 			char *name;
 
@@ -358,72 +343,189 @@ int perf_tp_read_u64(const struct tep_format_field *field, const struct perf_sam
 	return 0;
 }
 
-/* Does the expression @a read the field @name? */
-static bool arg_reads_field(const struct tep_print_arg *a, const char *name, int depth)
+static const char *skip_space(const char *p)
 {
-	if (!a || depth > 32)
-		return false;
-	switch (a->type) {
-	case TEP_PRINT_FIELD:
-		return a->field.name && strcmp(a->field.name, name) == 0;
-	case TEP_PRINT_OP:
-		return arg_reads_field(a->op.left, name, depth + 1) ||
-		       arg_reads_field(a->op.right, name, depth + 1);
-	case TEP_PRINT_TYPE:
-		return arg_reads_field(a->typecast.item, name, depth + 1);
-	default:
-		return false;
-	}
+	while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+		p++;
+	return p;
 }
 
-/* The first __print_flags() table applied to @name, searched depth first. */
-static const struct tep_print_flag_sym *find_flags(const struct tep_print_arg *a,
-						    const char *name, int depth)
+/* Whether [@p, @end) reads REC->@field (@len bytes) as a whole name. */
+static bool reads_field(const char *p, const char *end, const char *field, size_t len)
 {
-	const struct tep_print_flag_sym *f = NULL;
+	for (; (p = memmem(p, (size_t)(end - p), "REC->", 5)); p += 5)
+		if ((size_t)(end - p - 5) >= len && !memcmp(p + 5, field, len) &&
+		    (p + 5 + len == end || !(isalnum((unsigned char)p[5 + len]) || p[5 + len] == '_')))
+			return true;
+	return false;
+}
 
-	for (; a && !f && depth <= 32; a = a->next) {
-		switch (a->type) {
-		case TEP_PRINT_FLAGS:
-			if (arg_reads_field(a->flags.field, name, 0))
-				return a->flags.flags;
+/*
+ * A flag's value: a constant expression as the kernel's macros leave it
+ * ("0x0001", "(1 << 0)", "(0x0100 | 0x0200)"): numbers, parentheses, unary
+ * - and ~, and * + - << >> & ^ | by C precedence. No division (nothing to
+ * divide by zero). @s is a NUL-terminated copy; *@ok cleared on anything
+ * else.
+ */
+struct cexpr {
+	const char *p;
+	bool ok;
+	int depth;
+};
+
+static unsigned long long cexpr_binary(struct cexpr *e, int level);
+
+static unsigned long long cexpr_unary(struct cexpr *e)
+{
+	unsigned long long v;
+	char *end;
+
+	e->p = skip_space(e->p);
+	if (++e->depth > 32) {
+		e->ok = false;
+		return 0;
+	}
+	if (*e->p == '(') {
+		e->p++;
+		v = cexpr_binary(e, 0);
+		e->p = skip_space(e->p);
+		if (*e->p != ')')
+			e->ok = false;
+		else
+			e->p++;
+	} else if (*e->p == '-' || *e->p == '~') {
+		char op = *e->p++;
+
+		v = cexpr_unary(e);
+		v = op == '-' ? 0 - v : ~v;
+	} else if (isdigit((unsigned char)*e->p)) {
+		v = strtoull(e->p, &end, 0);
+		e->p = end;
+		while (*e->p == 'U' || *e->p == 'L' || *e->p == 'u' || *e->p == 'l')
+			e->p++;
+	} else {
+		e->ok = false;
+		v = 0;
+	}
+	e->depth--;
+	return v;
+}
+
+/* Binary operators from @level up: 0 |, 1 ^, 2 &, 3 << >>, 4 + -, 5 *. */
+static unsigned long long cexpr_binary(struct cexpr *e, int level)
+{
+	static const char *const ops[] = { "|", "^", "&", "<<>>", "+-", "*" };
+	unsigned long long v = level > 5 ? cexpr_unary(e) : cexpr_binary(e, level + 1);
+
+	while (e->ok && level <= 5) {
+		const char *o = skip_space(e->p);
+		unsigned long long r;
+		char op = *o;
+		bool shift = level == 3;
+
+		if (!op || !strchr(ops[level], op) || (shift && o[1] != op) ||
+		    (!shift && (o[1] == op || o[1] == '=')))
 			break;
-		case TEP_PRINT_OP:
-			f = find_flags(a->op.left, name, depth + 1);
-			if (!f)
-				f = find_flags(a->op.right, name, depth + 1);
-			break;
-		case TEP_PRINT_TYPE:
-			f = find_flags(a->typecast.item, name, depth + 1);
-			break;
-		default:
-			break;
+		e->p = o + (shift ? 2 : 1);
+		r = cexpr_binary(e, level + 1);
+		switch (op) {
+		case '|': v |= r; break;
+		case '^': v ^= r; break;
+		case '&': v &= r; break;
+		case '<': v = r < 64 ? v << r : 0; break;
+		case '>': v = r < 64 ? v >> r : 0; break;
+		case '+': v += r; break;
+		case '-': v -= r; break;
+		default: v *= r; break;
 		}
 	}
-	return f;
+	return v;
+}
+
+static bool cexpr_eval(const char *s, unsigned long long *v)
+{
+	struct cexpr e = { .p = s, .ok = true };
+
+	*v = cexpr_binary(&e, 0);
+	return e.ok && !*skip_space(e.p);
+}
+
+/*
+ * The entries of one __print_flags() table from @p (after its delimiter
+ * string): "{ VALUE, "NAME" }" pairs up to the closing parenthesis. A
+ * value that is not a constant expression is passed over, as
+ * libtraceevent passes it over.
+ */
+static size_t read_flag_pairs(const char *p, struct perf_tp_flag *out, size_t max)
+{
+	size_t n = 0;
+
+	for (;;) {
+		const char *v, *ve, *str, *se;
+		char num[128];
+		unsigned long long val;
+
+		p = skip_space(p);
+		if (*p == ',') {
+			p++;
+			continue;
+		}
+		if (*p != '{')
+			return n;
+		v = skip_space(p + 1);
+		ve = strpbrk(v, ",}");
+		if (!ve || *ve != ',')
+			return n;
+		str = skip_space(ve + 1);
+		if (*str != '"' || !(se = strchr(str + 1, '"')))
+			return n;
+		p = skip_space(se + 1);
+		if (*p != '}')
+			return n;
+		p++;
+		while (ve > v && (ve[-1] == ' ' || ve[-1] == '\t'))
+			ve--;
+		if (ve - v <= 0 || ve - v >= (ptrdiff_t)sizeof(num) || se == str + 1 || n >= max)
+			continue;
+		memcpy(num, v, (size_t)(ve - v));
+		num[ve - v] = 0;
+		if (!cexpr_eval(num, &val))
+			continue;
+		out[n].value = val;
+		out[n].letter = str[1];
+		n++;
+	}
 }
 
 size_t perf_tp_print_flags(const struct perf_evsel *evsel, const char *field,
 			   struct perf_tp_flag *out, size_t max)
 {
-	const struct tep_print_flag_sym *f;
-	size_t n = 0;
+	static const char call[] = "__print_flags(";
+	size_t len = strlen(field);
+	const char *p;
 
-	if (!evsel || !evsel->tp)
+	if (!evsel || !evsel->print_fmt)
 		return 0;
-	f = find_flags(evsel->tp->print_fmt.args, field, 0);
-	for (; f && n < max; f = f->next) {
-		char *end;
-		unsigned long long v;
+	for (p = evsel->print_fmt; (p = strstr(p, call)); ) {
+		const char *a = p + sizeof(call) - 1, *q;
+		int depth = 0;
 
-		if (!f->value || !f->str || !f->str[0])
+		/* the first argument: up to its ',' outside parentheses */
+		for (q = a; *q && !(*q == ',' && !depth); q++) {
+			if (*q == '(')
+				depth++;
+			else if (*q == ')' && --depth < 0)
+				break;
+		}
+		p = a;
+		if (*q != ',' || !reads_field(a, q, field, len))
 			continue;
-		v = strtoull(f->value, &end, 0);
-		if (*end)
-			continue;
-		out[n].value = v;
-		out[n].letter = f->str[0];
-		n++;
+		/* then the delimiter string, then the table */
+		q = skip_space(q + 1);
+		if (*q != '"' || !(q = strchr(q + 1, '"')))
+			return 0;
+		q = skip_space(q + 1);
+		return *q == ',' ? read_flag_pairs(q + 1, out, max) : 0;
 	}
-	return n;
+	return 0;
 }

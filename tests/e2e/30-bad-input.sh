@@ -110,7 +110,8 @@ echo "ok: 2,000 attrs sharing one ids section: $kb KB, $secs s"
 
 # A sched_switch format whose print format names an undeclared field inside
 # __print_flags: libtraceevent's parser dereferences NULL on it (perf 6.1
-# crashes too); the print format is not handed over, the fields are read
+# crashes too). No print format is handed to libtraceevent; perfport reads
+# the prev_state table itself, and this one reads no prev_state: defaults
 $PY - "$TOP/samples/offcpu.perf.data" "$WORK/badfmt.data" <<'PY'
 import sys
 d = bytearray(open(sys.argv[1], "rb").read())
@@ -121,7 +122,6 @@ open(sys.argv[2], "wb").write(d)
 PY
 for cmd in info report; do
 	expect 0 "$cmd: an undeclared field in a print format" -- $cmd -i "$WORK/badfmt.data"
-	grep -q "undeclared field 'prev_stxte'" "$WORK/err" || fail "no warning: $(cat "$WORK/err")"
 done
 "$PERFPORT" -q report -i "$WORK/badfmt.data" --json --no-tree >"$WORK/badfmt.json"
 "$PERFPORT" -q report -i "$TOP/samples/offcpu.perf.data" --json --no-tree >"$WORK/goodfmt.json"
@@ -132,6 +132,30 @@ if a != b:
     sys.exit("totals %s vs %s" % (a, b))
 PY
 echo "ok: the same states without the print format"
+
+# A mangled number in sched_switch's print format ("0x000000%z"):
+# libtraceevent 1.7 divides by zero evaluating it (SIGFPE; found by
+# mutating the format: 12 crashes in 8,000 mutations, SEGV and SIGFPE,
+# all in its print format parser). The print format is not handed to it,
+# so the file reads, with the real prev_state table read by perfport
+$PY - "$TOP/samples/offcpu.perf.data" "$WORK/fpe.data" <<'PY'
+import sys
+d = bytearray(open(sys.argv[1], "rb").read())
+i = d.find(b"(REC->prev_state & ((((0x00000000 | 0x00000001")
+assert i > 0, "no prev_state mask in the sample's sched_switch format"
+j = d.find(b"0x00000001", i)
+d[j:j + 10] = b"0x000000%z"
+open(sys.argv[2], "wb").write(d)
+PY
+expect 0 "report: a mangled number in a print format" -- report -i "$WORK/fpe.data"
+"$PERFPORT" -q report -i "$WORK/fpe.data" --json --no-tree >"$WORK/fpe.json"
+$PY - "$WORK/fpe.json" "$WORK/goodfmt.json" <<'PY' || fail "states differ with a mangled print format"
+import json, sys
+a, b = (json.load(open(f))["totals"] for f in sys.argv[1:3])
+if a != b:
+    sys.exit("totals %s vs %s" % (a, b))
+PY
+echo "ok: a mangled print format: read, the same states"
 
 # A byte that is not text right after an array's '[' in a format: the
 # tokenizer of libtraceevent 1.7 gives no token and its field parser

@@ -1038,6 +1038,57 @@ static void test_sample_read(void **state)
 
 /* An event recorded without its name is named as perf names it: type and
  * config, then the modifiers its attr implies. */
+/* prev_state's __print_flags() table, read from a print format's text as
+ * kernels of several ages wrote it; damaged text gives what it can, safely. */
+static void test_print_flags(void **state)
+{
+	static const struct {
+		const char *fmt;
+		const char *want; /* value=letter pairs, hex */
+	} cases[] = {
+		/* 3.x: decimal values, "} ," spacing, a mask expression before */
+		{ "print fmt: \"prev_state=%s%s\", REC->prev_state & (2048-1) ? "
+		  "__print_flags(REC->prev_state & (2048-1), \"|\", { 1, \"S\"} , { 2, \"D\" }, "
+		  "{ 4, \"T\" }, { 16, \"Z\" }, { 32, \"X\" }, { 1024, \"N\" }) : \"R\", "
+		  "REC->prev_state & 2048 ? \"+\" : \"\"\n",
+		  "1=S 2=D 4=T 10=Z 20=X 400=N" },
+		/* 4.14 and later: hex, the mask as an expression of the states */
+		{ "print fmt: \"s=%s\", (REC->prev_state & ((((0x0000 | 0x0001 | 0x0002) + 1) << 1) "
+		  "- 1)) ? __print_flags(REC->prev_state & ((((0x0000 | 0x0001 | 0x0002) + 1) << 1) "
+		  "- 1), \"|\", { 0x0001, \"S\" }, { 0x0002, \"D\" }, { 0x0080, \"I\" }) : \"R\"\n",
+		  "1=S 2=D 80=I" },
+		/* values as constant expressions; another field's table first */
+		{ "print fmt: \"%s %s\", __print_flags(REC->prev_pid, \"|\", { 1, \"Q\" }), "
+		  "__print_flags(REC->prev_state, \"|\", { (1 << 0), \"S\" }, {0x2,\"D\"}, "
+		  "{ (0x100 | 0x200) >> 8, \"W\" }, { 4UL, \"T\" })\n",
+		  "1=S 2=D 3=W 4=T" },
+		/* a longer name that starts with the field's is not it */
+		{ "print fmt: \"%s\", __print_flags(REC->prev_state2, \"|\", { 1, \"S\" })\n", "" },
+		/* damaged: no table, cut short, a value that is no number, a
+		 * division (not evaluated), an unclosed parenthesis */
+		{ "print fmt: \"%s\", __print_flags(REC->prev_state", "" },
+		{ "print fmt: \"%s\", __print_flags(REC->prev_state, \"|\", { 1, \"S\" }, { 2, \"D", "1=S" },
+		{ "print fmt: \"%s\", __print_flags(REC->prev_state, \"|\", { x, \"S\" }, "
+		  "{ 1 / 0, \"D\" }, { 4, \"T\" })", "4=T" },
+		{ "print fmt: \"%s\", __print_flags((REC->prev_state, \"|\", { 1, \"S\" })", "" },
+		{ "print fmt: \"%s\", __print_flags(REC->prev_state, \"|\", { ((((((((((((((((((((((((((("
+		  "((((((((((((1)))))))))))))))))))))))))))))))))))))))), \"S\" }, { 2, \"D\" })", "2=D" },
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct perf_evsel e = { .print_fmt = cases[i].fmt };
+		struct perf_tp_flag f[16];
+		char got[256] = "";
+		size_t n = perf_tp_print_flags(&e, "prev_state", f, 16), at = 0;
+
+		for (size_t k = 0; k < n; k++)
+			at += (size_t)snprintf(got + at, sizeof(got) - at, "%s%llx=%c", k ? " " : "",
+					       (unsigned long long)f[k].value, f[k].letter);
+		if (strcmp(got, cases[i].want))
+			fail_msg("case %zu: got '%s', want '%s'", i, got, cases[i].want);
+	}
+}
+
 static void test_default_names(void **state)
 {
 	static const struct {
@@ -1136,6 +1187,7 @@ int main(void)
 		cmocka_unit_test(test_lost),
 		cmocka_unit_test(test_sample_read),
 		cmocka_unit_test(test_default_names),
+		cmocka_unit_test(test_print_flags),
 	};
 
 	pp_log_set_level(PP_LOG_ERROR - 1); /* quiet: the tests provoke errors */
