@@ -23,31 +23,36 @@ unsigned long pp_log_errors(void)
 	return atomic_load(&errors);
 }
 
+/* One line: "perfport: " PREFIX MESSAGE. */
+static void vline(int level, const char *fmt, va_list ap)
+{
+	static const char *const prefix[] = { "error: ", "warning: ", "", "debug: " };
+
+	if (level < 0 || level > PP_LOG_DEBUG)
+		level = PP_LOG_ERROR;
+	fprintf(stderr, "perfport: %s", prefix[level]);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 void pp_warn_status(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("perfport: warning: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vline(PP_LOG_WARN, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 void pp_log(int level, const char *fmt, ...)
 {
-	static const char *const prefix[] = { "error: ", "warning: ", "", "debug: " };
 	va_list ap;
 
 	if (level <= PP_LOG_ERROR)
 		atomic_fetch_add(&errors, 1);
 	if (level > log_level)
 		return;
-	if (level < 0 || level > PP_LOG_DEBUG)
-		level = PP_LOG_ERROR;
-	fprintf(stderr, "perfport: %s", prefix[level]);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vline(level, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }

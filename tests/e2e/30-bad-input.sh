@@ -108,29 +108,47 @@ PY
 grep -q "overlap another section: not read" "$WORK/ids.err" || fail "no warning for the shared ids: $(head -3 "$WORK/ids.err")"
 echo "ok: 2,000 attrs sharing one ids section: $kb KB, $secs s"
 
+# The sample's sched_switch format with one piece replaced:
+# patch_format OUT ANCHOR NEEDLE REPLACEMENT - the first NEEDLE from the
+# first ANCHOR on is overwritten by REPLACEMENT (same length, as bytes)
+patch_format() {
+	$PY - "$TOP/samples/offcpu.perf.data" "$@" <<'PY' || fail "patching the sample's format: $*"
+import os, sys
+src, out = sys.argv[1:3]
+anchor, needle, repl = (os.fsencode(a) for a in sys.argv[3:6])
+d = bytearray(open(src, "rb").read())
+i = d.find(anchor)
+j = d.find(needle, i) if i >= 0 else -1
+assert j >= 0, "%r not in the sample's sched_switch format" % anchor
+d[j:j + len(repl)] = repl
+open(out, "wb").write(d)
+PY
+}
+# same_totals DATA [COUNTER]: report --json's totals of DATA equal the
+# untouched sample's (every counter, or COUNTER's)
+"$PERFPORT" -q report -i "$TOP/samples/offcpu.perf.data" --json --no-tree >"$WORK/goodfmt.json"
+same_totals() {
+	"$PERFPORT" -q report -i "$1" --json --no-tree >"$WORK/same.json" || fail "report --json $1: exit $?"
+	$PY - "$WORK/same.json" "$WORK/goodfmt.json" "${2:-}" <<'PY'
+import json, sys
+a, b = (json.load(open(f))["totals"] for f in sys.argv[1:3])
+if sys.argv[3]:
+    a, b = a.get(sys.argv[3]), b.get(sys.argv[3])
+if a != b:
+    sys.exit("totals %s vs %s" % (a, b))
+PY
+}
+
 # A sched_switch format whose print format names an undeclared field inside
 # __print_flags: libtraceevent's parser dereferences NULL on it (perf 6.1
 # crashes too). No print format is handed to libtraceevent; perfport reads
 # the prev_state table itself, and this one reads no prev_state: defaults
-$PY - "$TOP/samples/offcpu.perf.data" "$WORK/badfmt.data" <<'PY'
-import sys
-d = bytearray(open(sys.argv[1], "rb").read())
-i = d.find(b"__print_flags(REC->prev_state")
-assert i > 0, "no __print_flags in the sample's sched_switch format"
-d[i:i + 29] = b"__print_flags(REC->prev_stxte"
-open(sys.argv[2], "wb").write(d)
-PY
+patch_format "$WORK/badfmt.data" "__print_flags(REC->prev_state" "__print_flags(REC->prev_state" \
+	"__print_flags(REC->prev_stxte"
 for cmd in info report; do
 	expect 0 "$cmd: an undeclared field in a print format" -- $cmd -i "$WORK/badfmt.data"
 done
-"$PERFPORT" -q report -i "$WORK/badfmt.data" --json --no-tree >"$WORK/badfmt.json"
-"$PERFPORT" -q report -i "$TOP/samples/offcpu.perf.data" --json --no-tree >"$WORK/goodfmt.json"
-$PY - "$WORK/badfmt.json" "$WORK/goodfmt.json" <<'PY' || fail "states differ without the print format"
-import json, sys
-a, b = (json.load(open(f))["totals"] for f in sys.argv[1:3])
-if a != b:
-    sys.exit("totals %s vs %s" % (a, b))
-PY
+same_totals "$WORK/badfmt.data" || fail "states differ without the print format"
 echo "ok: the same states without the print format"
 
 # A mangled number in sched_switch's print format ("0x000000%z"):
@@ -138,50 +156,23 @@ echo "ok: the same states without the print format"
 # mutating the format: 12 crashes in 8,000 mutations, SEGV and SIGFPE,
 # all in its print format parser). The print format is not handed to it,
 # so the file reads, with the real prev_state table read by perfport
-$PY - "$TOP/samples/offcpu.perf.data" "$WORK/fpe.data" <<'PY'
-import sys
-d = bytearray(open(sys.argv[1], "rb").read())
-i = d.find(b"(REC->prev_state & ((((0x00000000 | 0x00000001")
-assert i > 0, "no prev_state mask in the sample's sched_switch format"
-j = d.find(b"0x00000001", i)
-d[j:j + 10] = b"0x000000%z"
-open(sys.argv[2], "wb").write(d)
-PY
+patch_format "$WORK/fpe.data" "(REC->prev_state & ((((0x00000000 | 0x00000001" "0x00000001" \
+	"0x000000%z"
 expect 0 "report: a mangled number in a print format" -- report -i "$WORK/fpe.data"
-"$PERFPORT" -q report -i "$WORK/fpe.data" --json --no-tree >"$WORK/fpe.json"
-$PY - "$WORK/fpe.json" "$WORK/goodfmt.json" <<'PY' || fail "states differ with a mangled print format"
-import json, sys
-a, b = (json.load(open(f))["totals"] for f in sys.argv[1:3])
-if a != b:
-    sys.exit("totals %s vs %s" % (a, b))
-PY
+same_totals "$WORK/fpe.data" || fail "states differ with a mangled print format"
 echo "ok: a mangled print format: read, the same states"
 
 # A byte that is not text right after an array's '[' in a format: the
 # tokenizer of libtraceevent 1.7 gives no token and its field parser
 # compares that NULL (a crash found by fuzzing); the format is not handed
 # over, the event is not read, and the rest of the file is
-$PY - "$TOP/samples/offcpu.perf.data" "$WORK/nontext.data" <<'PY'
-import sys
-d = bytearray(open(sys.argv[1], "rb").read())
-i = d.find(b"field:char next_comm[")
-assert i > 0, "no next_comm array in the sample's sched_switch format"
-d[i + 21] = 0xac
-open(sys.argv[2], "wb").write(d)
-PY
+patch_format "$WORK/nontext.data" "field:char next_comm[" "next_comm[" $'next_comm[\xac'
 for cmd in "info" "report" "export -f folded -o $WORK/nontext.folded"; do
 	expect 0 "$cmd: a format with a byte that is not text" -- $cmd -i "$WORK/nontext.data"
 	has "1 event formats hold bytes that are not text" <"$WORK/err" ||
 		fail "$cmd: no warning: $(cat "$WORK/err")"
 done
-"$PERFPORT" -q report -i "$WORK/nontext.data" --json --no-tree >"$WORK/nontext.json" ||
-	fail "report --json of the damaged format: exit $?"
-$PY - "$WORK/nontext.json" "$WORK/goodfmt.json" <<'PY' || fail "on-CPU samples lost with a damaged format"
-import json, sys
-a, b = (json.load(open(f))["totals"] for f in sys.argv[1:3])
-if a.get("on-cpu") != b.get("on-cpu"):
-    sys.exit("on-cpu %s, want %s" % (a.get("on-cpu"), b.get("on-cpu")))
-PY
+same_totals "$WORK/nontext.data" on-cpu || fail "on-CPU samples lost with a damaged format"
 echo "ok: a format with a byte that is not text: not read, the samples are"
 
 # A feature section claiming 1 TB: skipped, and reported as what of it the
