@@ -83,20 +83,28 @@ $(BUILD)/obj/%.o: %.c
 # $(call c_string,FILE): the lines of a text file as a C string literal
 c_string = sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $(1)
 
-# The built-in off-CPU state rules: src/profile/state-rules as a C string.
-$(BUILD)/gen/state_rules.c: src/profile/state-rules
+# The built-in off-CPU state rules as C strings: src/profile/state-rules (the
+# kernel's set) and src/profile/waits/*.rules (the programs', one text per
+# file, in the order of their names, each after a NUL-free name line).
+WAIT_RULES := $(sort $(wildcard src/profile/waits/*.rules))
+$(BUILD)/gen/state_rules.c: src/profile/state-rules $(WAIT_RULES) Makefile
 	@mkdir -p $(dir $@)
 	$(msg) GEN $@
-	$(Q){ echo '/* generated from src/profile/state-rules by the Makefile */'; \
-	  echo 'extern const char profile_default_rules[];'; \
+	$(Q){ echo '/* generated from src/profile/state-rules and src/profile/waits/ by the Makefile */'; \
+	  echo '#include "profile/rules.h"'; \
 	  echo 'const char profile_default_rules[] ='; \
-	  $(call c_string,$<); \
-	  echo ';'; } > $@
+	  $(call c_string,src/profile/state-rules); \
+	  echo ';'; \
+	  echo 'const struct rules_text profile_program_rules[] = {'; \
+	  for f in $(WAIT_RULES); do \
+	    echo "{ \"$$(basename $$f)\","; $(call c_string,$$f); echo '},'; \
+	  done; \
+	  echo '{ 0, 0 } };'; } > $@
 
 $(BUILD)/obj/gen/state_rules.o: $(BUILD)/gen/state_rules.c
 	@mkdir -p $(dir $@)
 	$(msg) CC $<
-	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
+	$(Q)$(CC) $(ALL_CFLAGS) -Isrc -c -o $@ $<
 
 $(CORE_LIB): $(CORE_OBJ)
 	@mkdir -p $(dir $@)
@@ -177,6 +185,8 @@ install: all
 	install -m 755 $(PLUGIN_SO) $(DESTDIR)$(PLUGINDIR)/
 	install -m 755 $(BUILD)/perfport $(DESTDIR)$(BINDIR)/perfport
 	install -m 644 src/profile/state-rules $(DESTDIR)$(PREFIX)/share/perfport/state-rules
+	install -d $(DESTDIR)$(PREFIX)/share/perfport/waits
+	install -m 644 $(WAIT_RULES) $(DESTDIR)$(PREFIX)/share/perfport/waits/
 	install -m 644 docs/perfport.1 $(DESTDIR)$(MANDIR)/man1/perfport.1
 	install -m 644 include/perfport/*.h $(DESTDIR)$(INCDIR)/perfport/
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig

@@ -17,6 +17,7 @@
 #include "../util/wordmap.h"
 #include "../machine/machine.h"
 #include "../symbols/symbols.h"
+#include "../profile/profile.h"
 #include "cli.h"
 #include "symopts.h"
 
@@ -495,9 +496,19 @@ static void modules_each(const struct info_ctx *c,
 	}
 }
 
+/* The build id of @d in hex into @buf ("" when the recording has none). */
+static const char *build_id_hex(const struct dso *d, char *buf, size_t len)
+{
+	buf[0] = 0;
+	for (size_t b = 0; b < d->build_id_size && 2 * b + 2 < len; b++)
+		snprintf(buf + 2 * b, 3, "%02x", d->build_id[b]);
+	return buf;
+}
+
 static void module_json(void *ctx, const struct dso *d, const struct sym_where *w)
 {
 	json_object *o = json_object_new_object();
+	const char *advice, *rt = profile_runtime_of(d->path, &advice);
 
 	add_str(o, "path", d->path);
 	add_str(o, "source", w->found ? sym_from_name(w->from) : NULL);
@@ -506,6 +517,9 @@ static void module_json(void *ctx, const struct dso *d, const struct sym_where *
 	json_object_object_add(o, "debuginfod", json_object_new_boolean(w->debuginfod));
 	add_str(o, "missing", w->found ? NULL : sym_cause_name(w->cause));
 	add_str(o, "hint", w->found ? NULL : module_hint(d, w));
+	json_object_object_add(o, "addresses", json_object_new_uint64(w->frames));
+	json_object_object_add(o, "unnamed_addresses", json_object_new_uint64(w->unnamed));
+	add_str(o, "runtime", rt);
 	json_object_array_add(ctx, o);
 }
 
@@ -522,6 +536,34 @@ static void module_text(void *ctx, const struct dso *d, const struct sym_where *
 	if (w->debug)
 		printf(", debug info %s%s", w->debuginfod ? "from debuginfod: " : "", w->debug);
 	putchar('\n');
+	if (w->unnamed) {
+		char bid[2 * PERF_MAX_BUILD_ID + 1];
+		const char *advice;
+
+		profile_runtime_of(d->path, &advice);
+		printf("    %" PRIu64 " of %" PRIu64 " addresses in no symbol (named MODULE+0xSTART, "
+		       "the function's start address)%s: %s%s%s\n", w->unnamed, w->frames,
+		       w->debug ? "" : "; no debug info", w->debug ? "its debug info does not name them"
+		       : "its debug symbols would name them", advice ? " - " : "", advice ? advice : "");
+		if (!w->debug && d->build_id_size)
+			printf("    (build id %s: debuginfod, or /usr/lib/debug/.build-id/)\n",
+			       build_id_hex(d, bid, sizeof(bid)));
+	}
+}
+
+/* The runtimes the modules are (the program rules know their waits), with
+ * what decides more of their states. */
+static void runtimes_text(void *ctx, const struct dso *d, const struct sym_where *w)
+{
+	const char *advice, *rt = profile_runtime_of(d->path, &advice);
+
+	(void)w;
+	if (!rt)
+		return;
+	printf("  %s (%s): its wait functions decide its threads' off-CPU states%s%s\n", rt, d->path,
+	       w->unnamed && !w->debug && advice ? "; " : "",
+	       w->unnamed && !w->debug && advice ? advice : "");
+	(*(unsigned *)ctx)++;
 }
 
 static void print_json(const char *path, const struct perf_reader *r, const struct info_ctx *c,
@@ -784,6 +826,14 @@ static void print_text(const char *path, const struct perf_reader *r, const stru
 		printf("kernel names:  %s\n", sym_kernel_source(c->sym));
 		printf("modules (where their symbols came from):\n");
 		modules_each(c, module_text, NULL);
+		{
+			unsigned n = 0;
+
+			printf("runtimes (src/profile/waits/ knows their waits):\n");
+			modules_each(c, runtimes_text, &n);
+			if (!n)
+				printf("  none recognised\n");
+		}
 	}
 	if (nadv) {
 		printf("\nwarnings:\n");

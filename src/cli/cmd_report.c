@@ -75,6 +75,33 @@ static double amount(const struct profile *p, enum counter c, uint64_t v)
 	return secs(v);
 }
 
+/* What decided the off-CPU states (their times add up to the off-CPU
+ * total), and the runtimes whose rules decided some. */
+static void print_decided(const struct profile_meta *m)
+{
+	bool any = false;
+
+	for (int l = 0; l < STATE_BY_COUNT; l++)
+		any = any || m->decided_count[l];
+	if (!any || m->offcpu_simple)
+		return;
+	printf("# off-CPU states decided by:");
+	for (int l = 0, n = 0; l < STATE_BY_COUNT; l++)
+		if (m->decided_count[l])
+			printf("%s %s %.3f s (%" PRIu64 ")", n++ ? "," : "",
+			       state_layer_name((enum state_layer)l), secs(m->decided_ns[l]),
+			       m->decided_count[l]);
+	putchar('\n');
+	for (size_t i = 0; i < m->nr_runtimes; i++) {
+		const struct profile_runtime *rt = &m->runtimes[i];
+
+		if (rt->count)
+			printf("# runtime %s%s%s%s: its rules decided %.3f s (%" PRIu64 " intervals)\n",
+			       rt->name, rt->module ? " (" : "", rt->module ? rt->module : "",
+			       rt->module ? ")" : "", secs(rt->ns), rt->count);
+	}
+}
+
 static void print_header(const struct profile *p, const char *path)
 {
 	const struct profile_meta *m = &p->meta;
@@ -117,9 +144,7 @@ static void print_header(const struct profile *p, const char *path)
 		       PRIu64 " open at the end (%.3f s)%s\n", m->iv_exact, m->iv_inferred,
 		       m->iv_approx, m->iv_open_at_end, secs(m->iv_open_ns),
 		       m->offcpu_simple ? "; states: simple" : "");
-	if (m->iv_by_syscall)
-		printf("# off-CPU states: %" PRIu64 " decided by their system call's arguments\n",
-		       m->iv_by_syscall);
+	print_decided(m);
 	if (m->iv_syscall_no_regs)
 		printf("# off-CPU states: %" PRIu64 " in a system call whose arguments were not "
 		       "recorded, decided by the rules (record with --call-graph dwarf or "
@@ -616,6 +641,29 @@ static json_object *meta_json(const struct profile *p)
 	json_object_object_add(iv, "syscall_without_regs",
 			       json_object_new_uint64(m->iv_syscall_no_regs));
 	json_object_object_add(o, "offcpu_intervals", iv);
+	iv = json_object_new_object();
+	for (int l = 0; l < STATE_BY_COUNT; l++) {
+		json_object *e = json_object_new_object();
+
+		json_object_object_add(e, "count", json_object_new_uint64(m->decided_count[l]));
+		json_object_object_add(e, "ns", json_object_new_uint64(m->decided_ns[l]));
+		json_object_object_add(iv, state_layer_name((enum state_layer)l), e);
+	}
+	json_object_object_add(o, "states_decided_by", iv);
+	a = json_object_new_array();
+	for (size_t i = 0; i < m->nr_runtimes; i++) {
+		const struct profile_runtime *rt = &m->runtimes[i];
+		json_object *e = json_object_new_object();
+
+		add_str(e, "name", rt->name);
+		add_str(e, "module", rt->module);
+		json_object_object_add(e, "frames", json_object_new_uint64(rt->frames));
+		json_object_object_add(e, "unnamed_frames", json_object_new_uint64(rt->unnamed));
+		json_object_object_add(e, "count", json_object_new_uint64(rt->count));
+		json_object_object_add(e, "ns", json_object_new_uint64(rt->ns));
+		json_object_array_add(a, e);
+	}
+	json_object_object_add(o, "runtimes", a);
 	json_object_object_add(o, "freq_trap", json_object_new_boolean(m->freq_trap));
 	json_object_object_add(o, "samples_filtered", json_object_new_uint64(m->samples_filtered));
 	json_object_object_add(o, "lost", json_object_new_uint64(m->lost));

@@ -97,6 +97,7 @@ static struct acct_thread *thread_new(struct account *a, uint32_t pid, uint32_t 
 	th->end = t;
 	th->out_node = TREE_NONE;
 	th->waker_node = TREE_NONE;
+	memset(th->verdict, -1, sizeof(th->verdict));
 	for (j = mix64(tid) & (a->tid_slots_cap - 1); a->tid_slots[j];
 	     j = (j + 1) & (a->tid_slots_cap - 1))
 		if (a->threads[a->tid_slots[j] - 1].tid == tid)
@@ -525,10 +526,12 @@ static uint32_t pend_make(struct account *a, uint32_t i)
 		if (!k)
 			return TREE_NONE;
 		for (uint32_t j = 0; j < k && np < max; j++) {
-			/* a run of unnamed frames in one module is one frame: the
-			 * depth of what could not be named says nothing */
+			/* a run of frames nothing named in one module is one
+			 * frame: the depth of what could not be named says
+			 * nothing (a frame named by its address is kept) */
 			if (np && a->path[np - 1] == ids[j] &&
-			    (a->tree.frames[ids[j]].flags & FRAME_F_UNKNOWN))
+			    (a->tree.frames[ids[j]].flags & FRAME_F_UNKNOWN) &&
+			    !strcmp(a->tree.frames[ids[j]].function, "[unknown]"))
 				continue;
 			a->path[np++] = ids[j];
 		}
@@ -736,60 +739,230 @@ static uint32_t no_stack_node(struct account *a, struct acct_thread *th)
 
 /* --- state rules over stacks --- */
 
-static int masks_reserve(uint64_t **mask, uint8_t **known, size_t *cap, size_t need)
+/* The rules tree frame @f's function matches (computed once per frame):
+ * *@ids and the number of them. Group roots and placeholders match none. */
+static size_t frame_rules(struct account *a, uint32_t f, const uint32_t **ids)
 {
-	size_t ncap = *cap ? *cap : 1024;
-	uint64_t *m;
-	uint8_t *k;
+	struct acct_frame_rules *fr;
+	const struct profile_frame *pf = &a->tree.frames[f];
+	uint32_t buf[256];
+	size_t n;
 
-	if (need <= *cap)
-		return 0;
-	while (ncap < need)
-		ncap *= 2;
-	m = realloc(*mask, ncap * sizeof(*m));
-	if (!m)
-		return PP_ENOMEM;
-	*mask = m;
-	k = realloc(*known, ncap);
-	if (!k)
-		return PP_ENOMEM;
-	memset(k + *cap, 0, ncap - *cap);
-	*known = k;
-	*cap = ncap;
-	return 0;
+	*ids = NULL;
+	if (f >= a->frame_rules_cap) {
+		size_t cap = a->frame_rules_cap ? a->frame_rules_cap : 1024;
+		struct acct_frame_rules *nf;
+
+		while (cap <= f)
+			cap *= 2;
+		nf = realloc(a->frame_rules, cap * sizeof(*nf));
+		if (!nf) {
+			a->err = PP_ENOMEM;
+			return 0;
+		}
+		memset(nf + a->frame_rules_cap, 0, (cap - a->frame_rules_cap) * sizeof(*nf));
+		a->frame_rules = nf;
+		a->frame_rules_cap = cap;
+	}
+	fr = &a->frame_rules[f];
+	if (!fr->known) {
+		fr->known = 1;
+		if (pf->flags & (FRAME_F_PROCESS | FRAME_F_THREAD | FRAME_F_SYNTHETIC))
+			return 0;
+		fr->interrupt = (pf->flags & FRAME_F_KERNEL) &&
+				rules_is_interrupt(&a->rules, pf->function);
+		n = rules_frame_matches(&a->rules, pf->function, buf, sizeof(buf) / sizeof(buf[0]));
+		if (n > sizeof(buf) / sizeof(buf[0]))
+			n = sizeof(buf) / sizeof(buf[0]);
+		if (n && a->rule_ids_len + n > a->rule_ids_cap) {
+			size_t cap = a->rule_ids_cap ? a->rule_ids_cap : 1024;
+			uint32_t *ni;
+
+			while (cap < a->rule_ids_len + n)
+				cap *= 2;
+			ni = realloc(a->rule_ids, cap * sizeof(*ni));
+			if (!ni) {
+				a->err = PP_ENOMEM;
+				return 0;
+			}
+			a->rule_ids = ni;
+			a->rule_ids_cap = cap;
+		}
+		memcpy(a->rule_ids + a->rule_ids_len, buf, n * sizeof(*buf));
+		fr->first = (uint32_t)a->rule_ids_len;
+		fr->n = (uint16_t)n;
+		a->rule_ids_len += n;
+	}
+	*ids = a->rule_ids + fr->first;
+	return fr->n;
 }
 
-/* The or of the rule masks of every frame from @node up to the root. */
-static uint64_t path_mask(struct account *a, uint32_t node)
+static int cmp_u32(const void *x, const void *y)
 {
-	uint32_t chain[ACCT_MAX_FRAMES * 8];
-	size_t n = 0;
-	uint64_t m = 0;
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
 
-	if (masks_reserve(&a->node_mask, &a->node_mask_known, &a->node_mask_cap,
-			  a->tree.nr_nodes) ||
-	    masks_reserve(&a->frame_mask, &a->frame_mask_known, &a->frame_mask_cap,
-			  a->tree.nr_frames)) {
+	return a < b ? -1 : a > b;
+}
+
+/*
+ * The rules the stack of @node matches on @side, ascending, with no
+ * repeats (made once per node and side). A waker's stack is read up to
+ * its first user frame when it holds a kernel frame of interrupt handling:
+ * the user frames below an interrupt are the interrupted thread's.
+ * Return: the number at *@ids.
+ */
+static size_t stack_rules(struct account *a, uint32_t node, enum rule_side side,
+			  const uint32_t **ids)
+{
+	uint64_t key[2] = { node, side };
+	uint32_t *m = a->match_buf, id;
+	size_t n = 0, k = 0;
+	bool fresh = false, irq = false;
+
+	*ids = NULL;
+	if (node == TREE_NONE || node == TREE_ROOT)
+		return 0;
+	id = wordmap_get(&a->stack_rules_map, key, 2, &a->stack_rules_next, &fresh);
+	if (!id) {
 		a->err = PP_ENOMEM;
 		return 0;
 	}
-	while (node != TREE_ROOT && node != TREE_NONE && !a->node_mask_known[node] &&
-	       n < sizeof(chain) / sizeof(chain[0]))
-		chain[n++] = node, node = a->tree.nodes[node].parent;
-	if (node != TREE_ROOT && node != TREE_NONE && a->node_mask_known[node])
-		m = a->node_mask[node];
-	while (n--) {
-		uint32_t nd = chain[n], f = a->tree.nodes[nd].frame;
-
-		if (!a->frame_mask_known[f]) {
-			a->frame_mask[f] = rules_frame_mask(&a->rules, a->tree.frames[f].function);
-			a->frame_mask_known[f] = 1;
-		}
-		m |= a->frame_mask[f];
-		a->node_mask[nd] = m;
-		a->node_mask_known[nd] = 1;
+	if (!fresh) {
+		*ids = a->rule_ids + a->stack_rules[id].first;
+		return a->stack_rules[id].n;
 	}
-	return m;
+	if (id >= a->stack_rules_cap) {
+		size_t cap = a->stack_rules_cap ? a->stack_rules_cap * 2 : 1024;
+		struct acct_span *ns;
+
+		while (cap <= id)
+			cap *= 2;
+		ns = realloc(a->stack_rules, cap * sizeof(*ns));
+		if (!ns) {
+			a->err = PP_ENOMEM;
+			return 0;
+		}
+		a->stack_rules = ns;
+		a->stack_rules_cap = cap;
+	}
+	for (size_t depth = 0; node != TREE_ROOT && node != TREE_NONE && depth < ACCT_MAX_FRAMES * 8;
+	     depth++, node = a->tree.nodes[node].parent) {
+		uint32_t f = a->tree.nodes[node].frame;
+		const uint32_t *fi;
+		size_t fn;
+
+		if (side == RULE_WAKER && irq && !(a->tree.frames[f].flags & FRAME_F_KERNEL))
+			break;
+		fn = frame_rules(a, f, &fi);
+		if (a->err)
+			return 0;
+		irq = irq || a->frame_rules[f].interrupt;
+		for (size_t i = 0; i < fn && n < ACCT_MAX_MATCHES; i++)
+			m[n++] = fi[i];
+	}
+	qsort(m, n, sizeof(*m), cmp_u32);
+	for (size_t i = 0; i < n; i++)
+		if (!k || m[k - 1] != m[i])
+			m[k++] = m[i];
+	if (k && a->rule_ids_len + k > a->rule_ids_cap) {
+		size_t cap = a->rule_ids_cap ? a->rule_ids_cap : 1024;
+		uint32_t *ni;
+
+		while (cap < a->rule_ids_len + k)
+			cap *= 2;
+		ni = realloc(a->rule_ids, cap * sizeof(*ni));
+		if (!ni) {
+			a->err = PP_ENOMEM;
+			return 0;
+		}
+		a->rule_ids = ni;
+		a->rule_ids_cap = cap;
+	}
+	memcpy(a->rule_ids + a->rule_ids_len, m, k * sizeof(*m));
+	a->stack_rules[id] = (struct acct_span){ (uint32_t)a->rule_ids_len, (uint32_t)k };
+	a->rule_ids_len += k;
+	*ids = a->rule_ids + a->stack_rules[id].first;
+	return k;
+}
+
+/* The counter rule set @set gives the stack of @node on @side in @state,
+ * -1 when none of its rules matches; *@rule: the rule, when one does. */
+static int set_verdict(struct account *a, enum rule_set set, enum rule_side side, char state,
+		       uint32_t node, long *rule)
+{
+	const uint32_t *ids;
+	size_t n = stack_rules(a, node, side, &ids);
+	long r = rules_first(&a->rules, set, side, state, ids, n);
+
+	if (rule)
+		*rule = r;
+	return r < 0 ? -1 : a->rules.r[r].counter;
+}
+
+/* The verdicts of the blocked stack @node (state @state) into @v: the
+ * user's, the programs' and the kernel's rules; the others unknown. */
+static void blocked_verdicts(struct account *a, char state, uint32_t node, int8_t v[STATE_BY_COUNT],
+			     long *prog_rule)
+{
+	for (int l = 0; l < STATE_BY_COUNT; l++)
+		v[l] = -1;
+	*prog_rule = -1;
+	if (a->opts->offcpu_simple) {
+		v[STATE_BY_KERNEL] = CNT_SLEEP;
+		return;
+	}
+	v[STATE_BY_USER] = (int8_t)set_verdict(a, RULE_SET_USER, RULE_BLOCKED, state, node, NULL);
+	v[STATE_BY_PROGRAM] = (int8_t)set_verdict(a, RULE_SET_PROGRAM, RULE_BLOCKED, state, node,
+						  prog_rule);
+	v[STATE_BY_KERNEL] = (int8_t)set_verdict(a, RULE_SET_KERNEL, RULE_BLOCKED, state, node, NULL);
+	if (v[STATE_BY_KERNEL] < 0)
+		v[STATE_BY_KERNEL] = CNT_SLEEP;
+}
+
+/* The first layer with a verdict, and its counter. */
+static enum counter decide(const int8_t v[STATE_BY_COUNT], enum state_layer *by)
+{
+	for (int l = 0; l < STATE_BY_COUNT; l++)
+		if (v[l] >= 0) {
+			*by = (enum state_layer)l;
+			return (enum counter)v[l];
+		}
+	*by = STATE_BY_KERNEL;
+	return CNT_SLEEP;
+}
+
+/* Give @th's open interval its blocked stack's verdicts. */
+static void classify(struct account *a, struct acct_thread *th)
+{
+	long pr;
+
+	blocked_verdicts(a, th->out_state, th->out_node, th->verdict, &pr);
+	th->rule_prog = pr < 0 ? 0 : a->rules.r[pr].runtime;
+}
+
+/*
+ * @th, off CPU, was woken by the stack @waker: its rules (the user's first,
+ * where the blocked stack gave them no word; then the wakeup's, the kernel's
+ * timers and releases before the programs' releases) add their verdicts.
+ */
+static void wake_verdicts(struct account *a, struct acct_thread *th, uint32_t waker)
+{
+	long r;
+	int c;
+
+	if (a->opts->offcpu_simple || waker == TREE_NONE || th->out_state == 'R')
+		return;
+	if (th->verdict[STATE_BY_USER] < 0)
+		th->verdict[STATE_BY_USER] = (int8_t)set_verdict(a, RULE_SET_USER, RULE_WAKER,
+								 th->out_state, waker, NULL);
+	c = set_verdict(a, RULE_SET_KERNEL, RULE_WAKER, th->out_state, waker, &r);
+	th->rule_wake = 0;
+	if (c < 0) {
+		c = set_verdict(a, RULE_SET_PROGRAM, RULE_WAKER, th->out_state, waker, &r);
+		if (c >= 0)
+			th->rule_wake = a->rules.r[r].runtime;
+	}
+	th->verdict[STATE_BY_WAKEUP] = (int8_t)c;
 }
 
 /* The system call @node's stack waits in (the kernel frame nearest the
@@ -828,7 +1001,7 @@ static int node_syscall(struct account *a, uint32_t node)
 
 /*
  * The evidence of the system call @th was switched out in (@node, sample
- * @s) over the rules' counter, where the call and its arguments decide it.
+ * @s): its verdict, where the call and its arguments decide the state.
  */
 static void syscall_evidence(struct account *a, struct acct_thread *th, const struct perf_sample *s,
 			     uint32_t node, char state)
@@ -837,6 +1010,7 @@ static void syscall_evidence(struct account *a, struct acct_thread *th, const st
 	uint64_t args[6];
 	int call, c;
 
+	th->verdict[STATE_BY_ARGS] = -1;
 	if (a->opts->offcpu_simple || node == TREE_NONE || (state != 'S' && state != 'I') ||
 	    !(call = node_syscall(a, node)))
 		return;
@@ -845,20 +1019,10 @@ static void syscall_evidence(struct account *a, struct acct_thread *th, const st
 		a->meta->iv_syscall_no_regs++;
 		return;
 	}
-	c = sys_counter(call, args, state, th->out_cnt,
+	c = sys_counter(call, args, state,
 			sys_mem_of((enum sys_arch)a->sys_arch, s->user_regs_mask, s->user_regs,
 				   s->user_stack, s->user_stack_dyn_size, &mem) ? &mem : NULL);
-	if (c < 0)
-		return;
-	th->out_cnt = (enum counter)c;
-	a->meta->iv_by_syscall++;
-}
-
-static enum counter classify(struct account *a, char state, uint32_t node)
-{
-	if (a->opts->offcpu_simple)
-		return CNT_SLEEP;
-	return rules_classify(&a->rules, state, node == TREE_NONE ? 0 : path_mask(a, node));
+	th->verdict[STATE_BY_ARGS] = (int8_t)c;
 }
 
 static char state_letter(const struct acct_src *src, uint64_t st)
@@ -947,6 +1111,8 @@ static void iv_close(struct account *a, struct acct_thread *th, uint64_t end, en
 {
 	uint64_t out = th->out_time, wake = th->wake_time, d;
 	struct profile_meta *meta = a->meta;
+	enum state_layer by;
+	unsigned rt;
 
 	if (!th->off)
 		return;
@@ -981,6 +1147,16 @@ static void iv_close(struct account *a, struct acct_thread *th, uint64_t end, en
 	}
 	if (!d && a->filter.has_time && (end < a->filter.t0 || out > a->filter.t1))
 		return;
+	th->out_cnt = decide(th->verdict, &by);
+	meta->decided_count[by]++;
+	meta->decided_ns[by] += d;
+	if (by == STATE_BY_ARGS)
+		meta->iv_by_syscall++;
+	rt = by == STATE_BY_PROGRAM ? th->rule_prog : by == STATE_BY_WAKEUP ? th->rule_wake : 0;
+	if (rt && rt <= a->rules.nrt) {
+		a->rt_count[rt - 1]++;
+		a->rt_ns[rt - 1] += d;
+	}
 	th->c.count[th->out_cnt]++;
 	th->c.ns[th->out_cnt] += d;
 	if (th->out_node != TREE_NONE)
@@ -1046,7 +1222,7 @@ static void iv_open(struct account *a, struct acct_thread *th, uint64_t t, char 
 	th->out_state = state;
 	th->out_node = node;
 	th->waker_node = TREE_NONE;
-	th->out_cnt = classify(a, state, node);
+	classify(a, th);
 }
 
 /* --- records --- */
@@ -1239,9 +1415,12 @@ static void switch_sample(struct account *a, struct acct_src *src, const struct 
 		else if (!prev->filtered)
 			node = no_stack_node(a, prev);
 		if (same) {          /* the switch record came first: give it the stack */
+			int8_t wake = prev->verdict[STATE_BY_WAKEUP];
+
 			prev->out_state = state;
 			prev->out_node = node;
-			prev->out_cnt = classify(a, state, node);
+			classify(a, prev);
+			prev->verdict[STATE_BY_WAKEUP] = wake;
 			prev->out_from_record = false;
 		} else {
 			iv_open(a, prev, s->time, state, node, false);
@@ -1263,8 +1442,11 @@ static void switch_sample(struct account *a, struct acct_src *src, const struct 
 static void offcpu_sample(struct account *a, struct acct_src *src, const struct perf_event *ev,
 			  const uint64_t *pcs, size_t n, struct acct_thread *th)
 {
+	int8_t v[STATE_BY_COUNT];
+	enum state_layer by;
 	uint32_t node;
 	enum counter c;
+	long pr;
 
 	if (th->filtered) {
 		a->meta->samples_filtered++;
@@ -1273,7 +1455,14 @@ static void offcpu_sample(struct account *a, struct acct_src *src, const struct 
 	node = stack_node(a, ev, pcs, n, th);
 	if (node == TREE_NONE)
 		return;
-	c = classify(a, 'S', node);
+	blocked_verdicts(a, 'S', node, v, &pr);
+	c = decide(v, &by);
+	a->meta->decided_count[by]++;
+	a->meta->decided_ns[by] += ev->sample.period;
+	if (by == STATE_BY_PROGRAM && pr >= 0 && a->rules.r[pr].runtime) {
+		a->rt_count[a->rules.r[pr].runtime - 1]++;
+		a->rt_ns[a->rules.r[pr].runtime - 1] += ev->sample.period;
+	}
 	count_at(a, node, c, 1, ev->sample.period, ev->sample.time, ev->sample.time,
 		 th->tid);
 	th->c.count[c]++;
@@ -1356,9 +1545,12 @@ static void sample_one(struct account *a, const struct perf_event *ev, const uin
 			 * timehist counts it) */
 			if (w && w->off && !w->wake_time) {
 				w->wake_time = s->time;
-				/* who woke it: the stack of this sample, the waker's */
-				w->waker_node = th->filtered || (!s->callchain && !n) ? TREE_NONE :
+				/* who woke it: the stack of this sample, the waker's,
+				 * whether or not the waker passes --pid/--comm (the
+				 * filters choose the blocked threads, not their wakers) */
+				w->waker_node = w->filtered || (!s->callchain && !n) ? TREE_NONE :
 						stack_node(a, ev, pcs, n, th);
+				wake_verdicts(a, w, w->waker_node);
 			}
 		}
 		src->used++;
@@ -1665,9 +1857,14 @@ int acct_init(struct account *a, const struct profile_opts *opts, const struct m
 	ret = tree_init(&a->tree);
 	if (ret)
 		return ret;
-	ret = rules_load(&a->rules, opts->state_rules);
+	ret = rules_setup(&a->rules, opts->state_rules);
 	if (ret)
 		return ret;
+	a->stack_rules_next = 1;
+	a->rt_count = calloc(a->rules.nrt + 1, sizeof(*a->rt_count));
+	a->rt_ns = calloc(a->rules.nrt + 1, sizeof(*a->rt_ns));
+	if (!a->rt_count || !a->rt_ns)
+		return PP_ENOMEM;
 	ret = acct_filter_parse(&a->filter, opts, hdr);
 	if (ret)
 		return ret;
@@ -1702,8 +1899,10 @@ void acct_release(struct account *a)
 	free(a->pend_tickets);
 	free(a->dso_base);
 	free(a->frame_sys);
-	free(a->frame_mask);
-	free(a->frame_mask_known);
-	free(a->node_mask);
-	free(a->node_mask_known);
+	free(a->frame_rules);
+	free(a->rule_ids);
+	wordmap_free(&a->stack_rules_map);
+	free(a->stack_rules);
+	free(a->rt_count);
+	free(a->rt_ns);
 }

@@ -25,6 +25,7 @@ struct profile_priv {
 	struct profile_thread *threads;
 	struct profile_source *sources;
 	struct profile_module *modules;
+	struct profile_runtime *runtimes;
 	struct profile_slice *slices;
 	struct tree wtree;           /* the off-wake tree (its frames' strings are tree's) */
 	struct profile_frame *wframes;
@@ -55,6 +56,19 @@ static const char *const counter_names[CNT_COUNT] = {
 const char *counter_name(enum counter c)
 {
 	return (unsigned)c < CNT_COUNT ? counter_names[c] : "?";
+}
+
+const char *state_layer_name(enum state_layer l)
+{
+	static const char *const names[STATE_BY_COUNT] = {
+		[STATE_BY_USER] = "user rules",
+		[STATE_BY_PROGRAM] = "program rules",
+		[STATE_BY_WAKEUP] = "wakeup",
+		[STATE_BY_ARGS] = "syscall arguments",
+		[STATE_BY_KERNEL] = "kernel rules",
+	};
+
+	return (unsigned)l < STATE_BY_COUNT ? names[l] : "?";
 }
 
 int counter_parse(const char *name)
@@ -464,6 +478,39 @@ static int finish_modules(struct profile *p, struct profile_priv *pv, const stru
 	return err;
 }
 
+/* The runtimes the rules know: which one a module of the profile is, how
+ * many of that module's frames have names, and what their rules decided. */
+static int finish_runtimes(struct profile *p, struct profile_priv *pv, const struct account *a)
+{
+	const struct rules *rs = &a->rules;
+	int err = 0;
+
+	pv->runtimes = calloc(rs->nrt + 1, sizeof(*pv->runtimes));
+	if (!pv->runtimes)
+		return PP_ENOMEM;
+	for (size_t i = 0; i < rs->nrt; i++) {
+		struct profile_runtime *pr = &pv->runtimes[i];
+		const struct rule_runtime *rt = &rs->rt[i];
+
+		pr->name = tree_intern(&pv->tree, rt->name, &err);
+		pr->advice = rt->advice ? tree_intern(&pv->tree, rt->advice, &err) : NULL;
+		pr->count = a->rt_count[i];
+		pr->ns = a->rt_ns[i];
+		for (size_t k = 0; k < p->nr_modules && !pr->module; k++)
+			if (rules_runtime_of(rs, p->modules[k].path) == rt)
+				pr->module = p->modules[k].path;
+		for (size_t f = 0; pr->module && f < p->nr_frames; f++) {
+			if (p->frames[f].module != pr->module)
+				continue;
+			pr->frames++;
+			pr->unnamed += !!(p->frames[f].flags & FRAME_F_UNKNOWN);
+		}
+	}
+	p->meta.runtimes = pv->runtimes;
+	p->meta.nr_runtimes = rs->nrt;
+	return err;
+}
+
 static int finish(struct profile *p, struct profile_priv *pv, struct build_ctx *c,
 		  struct perf_reader *r, const struct profile_opts *o, const char *path)
 {
@@ -544,6 +591,8 @@ static int finish(struct profile *p, struct profile_priv *pv, struct build_ctx *
 		ret = finish_sources(p, pv, a, r);
 	if (!ret)
 		ret = finish_modules(p, pv, c->m);
+	if (!ret)
+		ret = finish_runtimes(p, pv, a);
 	return ret;
 }
 
@@ -744,6 +793,7 @@ void profile_free(struct profile *p)
 		free(pv->threads);
 		free(pv->sources);
 		free(pv->modules);
+		free(pv->runtimes);
 		free(pv->slices);
 		tree_release(&pv->wtree);
 		free(pv->wframes);

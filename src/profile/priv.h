@@ -9,12 +9,14 @@
 #include "../machine/machine.h"
 #include "../symbols/namer.h"
 #include "../symbols/symbols.h"
+#include "../util/wordmap.h"
 #include "profile.h"
 #include "rules.h"
 #include "tree.h"
 
 #define ACCT_MAX_FRAMES 1024
 #define ACCT_MAX_FLAGS 32
+#define ACCT_MAX_MATCHES 4096              /* rules one stack's frames match, at most */
 
 /* What an event of the recording is used for, with what it needs. */
 struct acct_src {
@@ -39,7 +41,11 @@ struct acct_thread {
 	/* the open off-CPU interval */
 	bool off, out_from_record;
 	char out_state;
-	enum counter out_cnt;
+	enum counter out_cnt;              /* decided when it ends (iv_close()) */
+	/* each layer's word on the open interval, enum counter or -1 none */
+	int8_t verdict[STATE_BY_COUNT];
+	uint16_t rule_prog, rule_wake;     /* the runtime (+1) of the program rule and
+					    * the wakeup rule that gave theirs; 0 none */
 	uint32_t out_node;                 /* TREE_NONE: not charged to the tree */
 	uint32_t waker_node;               /* the first waker's stack since out, TREE_NONE none */
 	uint64_t out_time, wake_time;
@@ -95,6 +101,18 @@ struct acct_pend {
 	uint32_t node;                     /* made: its leaf; TREE_NONE not yet */
 	uint32_t counter;                  /* of what count and ns hold */
 	uint64_t count, ns;
+};
+
+/* The rules a frame's function matches: rule_ids[first .. first + n). */
+struct acct_frame_rules {
+	uint32_t first;
+	uint16_t n;
+	uint8_t known;
+	uint8_t interrupt;                 /* a kernel frame of interrupt handling */
+};
+
+struct acct_span {
+	uint32_t first, n;
 };
 
 /* What is known of one CPU at the current point of the pass. */
@@ -159,12 +177,16 @@ struct account {
 	int16_t *frame_sys;                /* per tree frame: sys_call_of() + 1, 0 unknown */
 	size_t frame_sys_cap;
 
-	uint64_t *frame_mask;              /* per tree frame: rules matching its function */
-	uint8_t *frame_mask_known;
-	size_t frame_mask_cap;
-	uint64_t *node_mask;               /* per tree node: or of its path's frame masks */
-	uint8_t *node_mask_known;
-	size_t node_mask_cap;
+	struct acct_frame_rules *frame_rules; /* per tree frame: the rules it matches */
+	size_t frame_rules_cap;
+	uint32_t *rule_ids;                /* the rules' indexes the spans point at */
+	size_t rule_ids_len, rule_ids_cap;
+	struct wordmap stack_rules_map;    /* (node, side) -> id of its stack_rules */
+	uint32_t stack_rules_next;
+	struct acct_span *stack_rules;     /* by id: the rules a stack matches */
+	size_t stack_rules_cap;
+	uint32_t match_buf[ACCT_MAX_MATCHES];
+	uint64_t *rt_count, *rt_ns;        /* per runtime of the rules: intervals it decided */
 
 	struct raw_frame raw[ACCT_MAX_FRAMES];
 	uint32_t path[ACCT_MAX_FRAMES * 8];

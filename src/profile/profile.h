@@ -37,6 +37,39 @@ const char *counter_name(enum counter c);
 /** counter_parse() - the counter called @name (as counter_name()), or -1. */
 int counter_parse(const char *name);
 
+/*
+ * What decided an off-CPU interval's state, in the order the evidence is
+ * weighed (docs/wait-states.md): the first that has a word decides.
+ */
+enum state_layer {
+	STATE_BY_USER,              /* a --state-rules rule */
+	STATE_BY_PROGRAM,           /* a runtime's wait function (src/profile/waits/) */
+	STATE_BY_WAKEUP,            /* what woke it: its timer, a release, a completion */
+	STATE_BY_ARGS,              /* the system call it waited in, and its arguments */
+	STATE_BY_KERNEL,            /* the thread state and the kernel's paths (state-rules) */
+	STATE_BY_COUNT,
+};
+
+/** state_layer_name() - "user rules", "program rules", "wakeup", "syscall arguments", "kernel rules". */
+const char *state_layer_name(enum state_layer l);
+
+/* A runtime or server the program rules know (a "runtime" line). */
+struct profile_runtime {
+	const char *name;
+	const char *advice;         /* what names its rules need, or NULL */
+	const char *module;         /* a module of the recording it was recognised by, or NULL */
+	uint64_t frames, unnamed;   /* frames of that module in the profile, and unnamed ones */
+	uint64_t count, ns;         /* off-CPU intervals (and their time) its rules decided */
+};
+
+/**
+ * profile_runtime_of() - the runtime or server @module is, by the built-in
+ * program rules' "runtime" lines (its file name matched), or NULL.
+ * @advice: set to what gives that runtime's rules their names, or NULL.
+ * The strings are static: valid until the program exits.
+ */
+const char *profile_runtime_of(const char *module, const char **advice);
+
 /* Synthetic frames, beside symbols.h's FRAME_F_* flags. */
 enum {
 	FRAME_F_PROCESS = 1 << 8,   /* a --group-by root: "comm [pid]" */
@@ -184,9 +217,16 @@ struct profile_meta {
 	uint64_t iv_open_at_end;    /* charged to the end of the recording */
 	uint64_t iv_open_ns;        /* the time they were charged */
 	uint64_t iv_no_stack;       /* switch-outs without a sched_switch sample (stack unknown) */
-	/* switch-outs whose state the evidence of their system call decided
-	 * (syscall.h), and those in a call with no user registers to read */
+	/* intervals whose state the evidence of their system call decided
+	 * (syscall.h), and switch-outs in a call with no user registers to read */
 	uint64_t iv_by_syscall, iv_syscall_no_regs;
+	/* off-CPU intervals (and their time) by what decided their state; the
+	 * times add up to the off-CPU total */
+	uint64_t decided_count[STATE_BY_COUNT], decided_ns[STATE_BY_COUNT];
+	/* the runtimes the program rules know, recognised or not */
+	const struct profile_runtime *runtimes;
+	size_t nr_runtimes;
+	bool wakers;                /* wakeups with the wakers' stacks were recorded */
 	bool freq_trap;             /* sched_switch in frequency mode: most switches unsampled */
 	bool offcpu_simple;
 	enum group_by group_by;

@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * rules.c - parsing and matching the off-CPU state rules (see rules.h).
+ */
 #include "rules.h"
 
 #include <ctype.h>
+#include <pthread.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <stdio.h>
@@ -11,7 +15,9 @@
 #include "../util/error.h"
 #include "../util/log.h"
 
-static uint64_t state_bit(char c)
+#define RULES_FILE_MAX (1 << 20)
+
+uint64_t rules_state_bit(char c)
 {
 	unsigned u = (unsigned char)c;
 
@@ -28,144 +34,421 @@ static uint64_t parse_states(const char *s)
 	for (;;) {
 		if (!isalpha((unsigned char)s[0]) || (s[1] && s[1] != ','))
 			return 0;
-		m |= state_bit(s[0]);
+		m |= rules_state_bit(s[0]);
 		if (!s[1])
 			return m;
 		s += 2;
 	}
 }
 
-static int parse_line(struct rules *rs, char *line, const char *name, unsigned lineno)
+/* How @r's pattern is matched: a literal at a place where it can be. */
+static void pattern_kind(struct rule *r)
 {
-	char *states, *pattern, *counter, *extra, *save = NULL;
+	const char *p = r->pattern;
+	size_t len = strlen(p);
+	bool lead = len && p[0] == '*', trail = len > 1 && p[len - 1] == '*';
+	size_t b = lead, e = len - trail;
+
+	r->match = MATCH_GLOB;
+	if (b >= e)
+		return;
+	for (size_t i = b; i < e; i++)
+		if (strchr("*?[\\", p[i]))
+			return;
+	r->lit = p + b;
+	r->lit_len = e - b;
+	r->match = lead && trail ? MATCH_INFIX : lead ? MATCH_SUFFIX : trail ? MATCH_PREFIX :
+									    MATCH_EXACT;
+}
+
+bool rules_match(const struct rules *rs, size_t i, const char *fn)
+{
+	const struct rule *r = &rs->r[i];
+	size_t n;
+
+	switch (r->match) {
+	case MATCH_ANY:
+		return true;
+	case MATCH_EXACT:
+		return strcmp(fn, r->lit) == 0;
+	case MATCH_PREFIX:
+		return strncmp(fn, r->lit, r->lit_len) == 0;
+	case MATCH_SUFFIX:
+		n = strlen(fn);
+		return n >= r->lit_len && memcmp(fn + n - r->lit_len, r->lit, r->lit_len) == 0;
+	case MATCH_INFIX:
+		return memmem(fn, strlen(fn), r->lit, r->lit_len) != NULL;
+	default:
+		return fnmatch(r->pattern, fn, 0) == 0;
+	}
+}
+
+static int grow(void **v, size_t *cap, size_t need, size_t size)
+{
+	size_t n = *cap ? *cap : 16;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need)
+		n *= 2;
+	p = realloc(*v, n * size);
+	if (!p)
+		return PP_ENOMEM;
+	*v = p;
+	*cap = n;
+	return 0;
+}
+
+/* "runtime NAME [MODULE-PATTERN...]" */
+static int parse_runtime(struct rules *rs, char **tok, size_t nt, enum rule_set set,
+			 const char *name, unsigned lineno)
+{
+	struct rule_runtime *rt;
+
+	if (nt < 2) {
+		pp_error("'%s' line %u: a runtime line is 'runtime NAME [MODULE-PATTERN...]'", name,
+			 lineno);
+		return PP_ERULES;
+	}
+	if (rs->nrt >= UINT16_MAX - 1) {
+		pp_error("'%s' line %u: too many runtimes", name, lineno);
+		return PP_ERULES;
+	}
+	if (grow((void **)&rs->rt, &rs->cap_rt, rs->nrt + 1, sizeof(*rs->rt)))
+		return PP_ENOMEM;
+	rt = &rs->rt[rs->nrt];
+	memset(rt, 0, sizeof(*rt));
+	rt->set = (uint8_t)set;
+	rs->nrt++;
+	if (!(rt->name = strdup(tok[1])))
+		return PP_ENOMEM;
+	if (nt > 2 && !(rt->modules = calloc(nt - 2, sizeof(*rt->modules))))
+		return PP_ENOMEM;
+	for (size_t i = 2; i < nt; i++) {
+		if (!(rt->modules[rt->nr_modules] = strdup(tok[i])))
+			return PP_ENOMEM;
+		rt->nr_modules++;
+	}
+	return 0;
+}
+
+/* "advice TEXT..." for the runtime above it: the rest of the line. */
+static int parse_advice(struct rules *rs, const char *rest, enum rule_set set, const char *name,
+			unsigned lineno)
+{
+	struct rule_runtime *rt = rs->nrt ? &rs->rt[rs->nrt - 1] : NULL;
+	size_t len;
+
+	while (*rest == ' ' || *rest == '\t')
+		rest++;
+	len = strcspn(rest, "#\r");
+	while (len && (rest[len - 1] == ' ' || rest[len - 1] == '\t'))
+		len--;
+	if (!rt || rt->set != set || !len) {
+		pp_error("'%s' line %u: 'advice TEXT' follows a runtime line", name, lineno);
+		return PP_ERULES;
+	}
+	free(rt->advice);
+	rt->advice = strndup(rest, len);
+	return rt->advice ? 0 : PP_ENOMEM;
+}
+
+static int parse_rule(struct rules *rs, char **tok, size_t nt, enum rule_set set,
+		      const char *name, unsigned lineno)
+{
+	enum rule_side side = RULE_BLOCKED;
 	struct rule *r;
 	int c;
 
-	states = strtok_r(line, " \t\r", &save);
-	if (!states || states[0] == '#')
-		return 0;
-	pattern = strtok_r(NULL, " \t\r", &save);
-	counter = strtok_r(NULL, " \t\r", &save);
-	extra = strtok_r(NULL, " \t\r", &save);
-	if (!pattern || !counter || (extra && extra[0] != '#')) {
-		pp_error("'%s' line %u: a rule is STATES FUNCTION COUNTER", name, lineno);
+	if (nt && strcmp(tok[0], "woken-by") == 0) {
+		side = RULE_WAKER;
+		tok++;
+		nt--;
+	}
+	if (nt != 3) {
+		pp_error("'%s' line %u: a rule is [woken-by] STATES FUNCTION COUNTER", name,
+			 lineno);
 		return PP_ERULES;
 	}
-	if (rs->n == RULES_MAX) {
-		pp_error("'%s' line %u: more than %d rules", name, lineno, RULES_MAX);
-		return PP_ERULES;
-	}
+	if (rs->n >= INT32_MAX || grow((void **)&rs->r, &rs->cap, rs->n + 1, sizeof(*rs->r)))
+		return PP_ENOMEM;
 	r = &rs->r[rs->n];
-	r->states = parse_states(states);
+	memset(r, 0, sizeof(*r));
+	r->states = parse_states(tok[0]);
 	if (!r->states) {
 		pp_error("'%s' line %u: bad states '%s' (letters joined by commas, or *)", name,
-			 lineno, states);
+			 lineno, tok[0]);
 		return PP_ERULES;
 	}
-	c = counter_parse(counter);
+	c = counter_parse(tok[2]);
 	if (c < 0 || c == CNT_ON_CPU || c == CNT_IDLE) {
 		pp_error("'%s' line %u: '%s' is not an off-CPU counter (preempted, lock, io, "
-			 "sleep, timed-sleep)", name, lineno, counter);
+			 "sleep, timed-sleep)", name, lineno, tok[2]);
 		return PP_ERULES;
 	}
-	r->counter = (enum counter)c;
-	r->pattern = NULL;
-	if (strcmp(pattern, "*") != 0 && !(r->pattern = strdup(pattern)))
-		return PP_ENOMEM;
+	r->counter = (uint8_t)c;
+	r->set = (uint8_t)set;
+	r->side = (uint8_t)side;
+	r->line = lineno;
+	r->runtime = rs->nrt && rs->rt[rs->nrt - 1].set == set ? (uint16_t)rs->nrt : 0;
+	r->match = MATCH_ANY;
+	if (strcmp(tok[1], "*") != 0) {
+		if (!(r->pattern = strdup(tok[1])))
+			return PP_ENOMEM;
+		pattern_kind(r);
+	}
 	rs->n++;
 	return 0;
 }
 
-int rules_parse(struct rules *rs, const char *text, const char *name)
+static int parse_line(struct rules *rs, char *line, enum rule_set set, const char *name,
+		      unsigned lineno)
+{
+	char *tok[16], *save = NULL, *t, *first = line + strspn(line, " \t\r");
+	size_t nt = 0;
+
+	/* advice is free text: the rest of its line */
+	if (strncmp(first, "advice", 6) == 0 && (!first[6] || strchr(" \t\r", first[6])))
+		return parse_advice(rs, first + 6, set, name, lineno);
+	for (t = strtok_r(line, " \t\r", &save); t && t[0] != '#'; t = strtok_r(NULL, " \t\r", &save)) {
+		if (nt == sizeof(tok) / sizeof(tok[0])) {
+			pp_error("'%s' line %u: too many words", name, lineno);
+			return PP_ERULES;
+		}
+		tok[nt++] = t;
+	}
+	if (!nt)
+		return 0;
+	if (strcmp(tok[0], "runtime") == 0)
+		return parse_runtime(rs, tok, nt, set, name, lineno);
+	if (strcmp(tok[0], "interrupt") == 0) {
+		if (nt < 2) {
+			pp_error("'%s' line %u: an interrupt line is 'interrupt PATTERN...'", name,
+				 lineno);
+			return PP_ERULES;
+		}
+		for (size_t i = 1; i < nt; i++) {
+			if (grow((void **)&rs->interrupts, &rs->cap_interrupts,
+				 rs->nr_interrupts + 1, sizeof(*rs->interrupts)))
+				return PP_ENOMEM;
+			if (!(rs->interrupts[rs->nr_interrupts] = strdup(tok[i])))
+				return PP_ENOMEM;
+			rs->nr_interrupts++;
+		}
+		return 0;
+	}
+	return parse_rule(rs, tok, nt, set, name, lineno);
+}
+
+int rules_parse(struct rules *rs, const char *text, const char *name, enum rule_set set)
 {
 	char *copy = strdup(text), *line;
 	unsigned lineno = 0;
+	size_t before = rs->n;
 	int ret = 0;
 
-	memset(rs, 0, sizeof(*rs));
 	if (!copy)
 		return PP_ENOMEM;
-	/* line by line, so that messages can give the line number */
+	/* line by line, so that messages can give the line number; the text
+	 * is not restored (strtok_r writes into the copy) */
 	for (line = copy; !ret && line;) {
 		char *nl = strchr(line, '\n');
 
 		if (nl)
 			*nl = '\0';
 		lineno++;
-		ret = parse_line(rs, line, name, lineno);
+		ret = parse_line(rs, line, set, name, lineno);
 		line = nl ? nl + 1 : NULL;
 	}
 	free(copy);
-	if (!ret && !rs->n) {
+	if (!ret && rs->n == before) {
 		pp_error("'%s' holds no rules", name);
 		ret = PP_ERULES;
 	}
-	if (ret)
-		rules_free(rs);
 	return ret;
 }
 
-int rules_load(struct rules *rs, const char *path)
+static int read_text(const char *path, char **out)
 {
-	FILE *f;
-	char *text = NULL;
-	size_t len = 0;
-	int ret;
+	FILE *f = fopen(path, "r");
+	char *text;
+	size_t len;
+	int ret = 0;
 
-	if (!path)
-		return rules_parse(rs, profile_default_rules, "built-in rules");
-	f = fopen(path, "r");
+	*out = NULL;
 	if (!f) {
 		pp_error("cannot open state rules '%s': %s", path, strerror(errno));
 		return PP_ENOENT;
 	}
-	text = malloc(1 << 20);
+	text = malloc(RULES_FILE_MAX);
 	if (!text) {
 		fclose(f);
 		return PP_ENOMEM;
 	}
-	len = fread(text, 1, (1 << 20) - 1, f);
+	len = fread(text, 1, RULES_FILE_MAX - 1, f);
 	text[len] = '\0';
-	ret = ferror(f) ? PP_EIO : 0;
-	if (!ret && !feof(f)) {
+	if (ferror(f)) {
+		pp_error("cannot read state rules '%s': %s", path, strerror(errno));
+		ret = PP_EIO;
+	} else if (!feof(f)) {
 		pp_error("state rules '%s' are larger than 1 MiB", path);
+		ret = PP_ERULES;
+	} else if (memchr(text, '\0', len)) {
+		pp_error("state rules '%s' are not text", path);
 		ret = PP_ERULES;
 	}
 	fclose(f);
-	if (!ret)
-		ret = rules_parse(rs, text, path);
-	free(text);
+	if (ret)
+		free(text);
+	else
+		*out = text;
 	return ret;
+}
+
+void rules_index(struct rules *rs)
+{
+	for (int s = 0; s < RULE_SETS; s++)
+		for (int d = 0; d < RULE_SIDES; d++)
+			for (int l = 0; l < 64; l++)
+				rs->any_first[s][d][l] = SIZE_MAX;
+	for (size_t i = rs->n; i-- > 0;) {
+		const struct rule *r = &rs->r[i];
+
+		if (r->pattern)
+			continue;
+		for (int l = 0; l < 64; l++)
+			if (r->states & (1ULL << l))
+				rs->any_first[r->set][r->side][l] = i;
+	}
+}
+
+int rules_setup(struct rules *rs, const char *user_path)
+{
+	int ret = 0;
+
+	memset(rs, 0, sizeof(*rs));
+	if (user_path) {
+		char *text;
+
+		ret = read_text(user_path, &text);
+		if (!ret) {
+			ret = rules_parse(rs, text, user_path, RULE_SET_USER);
+			free(text);
+		}
+	}
+	for (const struct rules_text *t = profile_program_rules; !ret && t->name; t++)
+		ret = rules_parse(rs, t->text, t->name, RULE_SET_PROGRAM);
+	if (!ret)
+		ret = rules_parse(rs, profile_default_rules, "state-rules", RULE_SET_KERNEL);
+	if (ret) {
+		rules_free(rs);
+		return ret;
+	}
+	rules_index(rs);
+	return 0;
 }
 
 void rules_free(struct rules *rs)
 {
-	for (unsigned i = 0; i < rs->n; i++)
+	for (size_t i = 0; i < rs->n; i++)
 		free(rs->r[i].pattern);
-	rs->n = 0;
+	for (size_t i = 0; i < rs->nrt; i++) {
+		for (size_t k = 0; k < rs->rt[i].nr_modules; k++)
+			free(rs->rt[i].modules[k]);
+		free(rs->rt[i].modules);
+		free(rs->rt[i].name);
+		free(rs->rt[i].advice);
+	}
+	for (size_t i = 0; i < rs->nr_interrupts; i++)
+		free(rs->interrupts[i]);
+	free(rs->interrupts);
+	free(rs->rt);
+	free(rs->r);
+	memset(rs, 0, sizeof(*rs));
 }
 
-uint64_t rules_frame_mask(const struct rules *rs, const char *function)
+size_t rules_frame_matches(const struct rules *rs, const char *function, uint32_t *out,
+			   size_t max)
 {
-	uint64_t m = 0;
+	size_t n = 0;
 
 	if (!function)
 		return 0;
-	for (unsigned i = 0; i < rs->n; i++)
-		if (rs->r[i].pattern && fnmatch(rs->r[i].pattern, function, 0) == 0)
-			m |= 1ULL << i;
-	return m;
+	for (size_t i = 0; i < rs->n; i++)
+		if (rs->r[i].pattern && rules_match(rs, i, function)) {
+			if (n < max)
+				out[n] = (uint32_t)i;
+			n++;
+		}
+	return n;
 }
 
-enum counter rules_classify(const struct rules *rs, char state, uint64_t stack_mask)
+bool rules_is_interrupt(const struct rules *rs, const char *function)
 {
-	uint64_t sb = state_bit(state);
+	if (!function)
+		return false;
+	for (size_t i = 0; i < rs->nr_interrupts; i++)
+		if (fnmatch(rs->interrupts[i], function, 0) == 0)
+			return true;
+	return false;
+}
 
-	for (unsigned i = 0; i < rs->n; i++) {
-		const struct rule *r = &rs->r[i];
+long rules_first(const struct rules *rs, enum rule_set set, enum rule_side side, char state,
+		 const uint32_t *matched, size_t n)
+{
+	uint64_t bit = rules_state_bit(state);
+	size_t best;
 
-		if ((r->states & sb) && (!r->pattern || (stack_mask & (1ULL << i))))
-			return r->counter;
+	if (!bit)
+		return -1;
+	best = rs->any_first[set][side][__builtin_ctzll(bit)];
+	for (size_t k = 0; k < n && matched[k] < best; k++) {
+		const struct rule *r = &rs->r[matched[k]];
+
+		if (r->set == set && r->side == side && (r->states & bit)) {
+			best = matched[k];
+			break;
+		}
 	}
-	return CNT_SLEEP;
+	return best == SIZE_MAX ? -1 : (long)best;
+}
+
+/* The built-in program rules, parsed once for profile_runtime_of(). */
+static struct rules builtin_runtimes;
+static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;
+
+static void builtin_parse(void)
+{
+	int ret = 0;
+
+	for (const struct rules_text *t = profile_program_rules; !ret && t->name; t++)
+		ret = rules_parse(&builtin_runtimes, t->text, t->name, RULE_SET_PROGRAM);
+	if (ret)
+		rules_free(&builtin_runtimes);
+}
+
+const struct rule_runtime *rules_runtime_of(const struct rules *rs, const char *module)
+{
+	const char *base;
+
+	if (!module)
+		return NULL;
+	base = strrchr(module, '/') ? strrchr(module, '/') + 1 : module;
+	for (size_t i = 0; i < rs->nrt; i++)
+		for (size_t k = 0; k < rs->rt[i].nr_modules; k++)
+			if (fnmatch(rs->rt[i].modules[k], base, 0) == 0)
+				return &rs->rt[i];
+	return NULL;
+}
+
+const char *profile_runtime_of(const char *module, const char **advice)
+{
+	const struct rule_runtime *rt;
+
+	pthread_once(&builtin_once, builtin_parse);
+	rt = rules_runtime_of(&builtin_runtimes, module);
+	if (advice)
+		*advice = rt ? rt->advice : NULL;
+	return rt ? rt->name : NULL;
 }

@@ -1,55 +1,151 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * rules.h - the off-CPU state rules: a table, read from a file or the
- * built-in copy of src/profile/state-rules, that turns a switch-out's state
- * and stack into a counter. Internal to src/profile.
+ * rules.h - the off-CPU state rules: tables, read from text in the form
+ * users write (src/profile/state-rules, src/profile/waits/NN-NAME.rules, a
+ * --state-rules file), that turn a switch-out's state and stack - or the
+ * stack of what woke the thread - into a counter. Internal to src/profile.
+ *
+ * Every rule belongs to one set: the user's, the programs' (what a runtime
+ * or server waits for, by its own wait functions) or the kernel's (the
+ * thread state and kernel paths). Within a set and a side the first rule
+ * whose states and pattern match decides; which set is asked first is the
+ * accounting's business (account.c, docs/wait-states.md).
  */
 #ifndef PROFILE_RULES_H
 #define PROFILE_RULES_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "profile.h"
 
-#define RULES_MAX 64
+/* Where a rule came from; the order in which rules_setup() reads them. */
+enum rule_set {
+	RULE_SET_USER,          /* --state-rules FILE */
+	RULE_SET_PROGRAM,       /* src/profile/waits/: runtimes' wait functions */
+	RULE_SET_KERNEL,        /* src/profile/state-rules: thread state, kernel paths */
+	RULE_SETS,
+};
+
+/* Which stack a rule reads. */
+enum rule_side {
+	RULE_BLOCKED,           /* the thread's own stack at the switch-out */
+	RULE_WAKER,             /* "woken-by": the stack of the sched_waking that ended it */
+	RULE_SIDES,
+};
+
+/* How a pattern is matched: most are a literal at a place, tried without fnmatch. */
+enum rule_match {
+	MATCH_ANY,              /* "*": every frame, and a stack that is not known */
+	MATCH_EXACT,
+	MATCH_PREFIX,           /* "lit*" */
+	MATCH_SUFFIX,           /* "*lit" */
+	MATCH_INFIX,            /* "*lit*" */
+	MATCH_GLOB,             /* anything else: fnmatch() */
+};
 
 struct rule {
+	char *pattern;          /* as written; NULL for "*" */
+	const char *lit;        /* the literal of a non-glob match, inside pattern */
+	size_t lit_len;
 	uint64_t states;        /* bit (c - '@') per state letter c; all bits for * */
-	char *pattern;          /* fnmatch pattern, NULL for * */
-	enum counter counter;
+	uint32_t line;          /* where it was written */
+	uint16_t runtime;       /* runtimes[runtime - 1] it is for; 0 none */
+	uint8_t set;            /* enum rule_set */
+	uint8_t side;           /* enum rule_side */
+	uint8_t counter;        /* enum counter */
+	uint8_t match;          /* enum rule_match */
+};
+
+/* A runtime or server a set of rules is written for ("runtime" lines). */
+struct rule_runtime {
+	char *name;
+	char **modules;         /* fnmatch patterns on a module's file name */
+	size_t nr_modules;
+	char *advice;           /* what gives its rules the names they read; NULL none */
+	uint8_t set;
 };
 
 struct rules {
-	struct rule r[RULES_MAX];
-	unsigned n;
+	struct rule *r;         /* in order: user, program, kernel rules */
+	size_t n, cap;
+	struct rule_runtime *rt;
+	size_t nrt, cap_rt;
+	char **interrupts;      /* "interrupt" patterns: kernel frames of interrupt handling */
+	size_t nr_interrupts, cap_interrupts;
+	/* per set, side and state letter: the first rule without a pattern,
+	 * SIZE_MAX none (rules_setup() fills it) */
+	size_t any_first[RULE_SETS][RULE_SIDES][64];
 };
 
-/* The built-in rules (generated from src/profile/state-rules). */
+/* A built-in rule text and the file it was made from. */
+struct rules_text {
+	const char *name;
+	const char *text;
+};
+
+/* The built-in rule texts (generated from src/profile/state-rules and
+ * src/profile/waits/ by the Makefile): the kernel's, and the programs' in
+ * the order of their file names, ending with a NULL name. */
 extern const char profile_default_rules[];
+extern const struct rules_text profile_program_rules[];
 
 /**
- * rules_parse() - parse rules text into @rs.
+ * rules_parse() - parse rules text and append its rules to @rs, as @set.
+ * @rs: zeroed before the first call; freed with rules_free().
  * @name: where the text came from, for error messages.
+ *
+ * A line is a rule, "STATES FUNCTION COUNTER", or "woken-by STATES FUNCTION
+ * COUNTER" (a rule on the waker's stack), or a directive: "runtime NAME
+ * [MODULE-PATTERN...]" (the rules below are NAME's), "advice TEXT" (what
+ * gives NAME's rules their names), "interrupt PATTERN..." (kernel
+ * functions of interrupt handling). # starts a comment.
  * Return: 0, PP_ERULES (the line and the problem were logged) or PP_ENOMEM.
  */
-int rules_parse(struct rules *rs, const char *text, const char *name);
-
-/** rules_load() - rules_parse() on the file @path, or the built-in rules when NULL. */
-int rules_load(struct rules *rs, const char *path);
-
-/** rules_free() - free the patterns @rs holds. */
-void rules_free(struct rules *rs);
-
-/** rules_frame_mask() - bit i set when rule i's pattern matches @function. */
-uint64_t rules_frame_mask(const struct rules *rs, const char *function);
+int rules_parse(struct rules *rs, const char *text, const char *name, enum rule_set set);
 
 /**
- * rules_classify() - the counter for an interval.
- * @state: the prev_state letter ('R', 'S', 'D', ...).
- * @stack_mask: rules_frame_mask() of every frame of the stack, or-ed.
- * Return: the first matching rule's counter; CNT_SLEEP when none matches.
+ * rules_setup() - the rules perfport decides with: the file @user_path
+ * (NULL: none) as the user's set, then the built-in program and kernel
+ * sets. @rs is then ready for rules_first(); free it with rules_free().
+ * Return: 0, PP_ENOENT, PP_EIO, PP_ERULES (logged) or PP_ENOMEM.
  */
-enum counter rules_classify(const struct rules *rs, char state, uint64_t stack_mask);
+int rules_setup(struct rules *rs, const char *user_path);
+
+/** rules_index() - fill any_first[] once every set is parsed (rules_setup() calls it). */
+void rules_index(struct rules *rs);
+
+/** rules_free() - free what @rs holds; it is then empty. */
+void rules_free(struct rules *rs);
+
+/** rules_match() - whether rule @i's pattern matches @function (a "*" rule matches all). */
+bool rules_match(const struct rules *rs, size_t i, const char *function);
+
+/**
+ * rules_frame_matches() - the rules with a pattern that match @function,
+ * ascending, into @out (at most @max). Return: how many there are.
+ */
+size_t rules_frame_matches(const struct rules *rs, const char *function, uint32_t *out,
+			   size_t max);
+
+/** rules_is_interrupt() - whether @function is a kernel frame of interrupt handling. */
+bool rules_is_interrupt(const struct rules *rs, const char *function);
+
+/**
+ * rules_first() - the rule of @set and @side that decides a stack.
+ * @state: the prev_state letter ('R', 'S', 'D', ...).
+ * @matched: rules_frame_matches() of the stack's frames, merged, ascending.
+ * Return: the first rule of @set and @side whose states hold @state and
+ * that has no pattern or is in @matched; -1 when none.
+ */
+long rules_first(const struct rules *rs, enum rule_set set, enum rule_side side, char state,
+		 const uint32_t *matched, size_t n);
+
+/** rules_runtime_of() - the runtime of @rs whose module patterns match @module's file name, or NULL. */
+const struct rule_runtime *rules_runtime_of(const struct rules *rs, const char *module);
+
+/** rules_state_bit() - a state letter's bit in rule.states (0 for a non-letter). */
+uint64_t rules_state_bit(char c);
 
 #endif /* PROFILE_RULES_H */

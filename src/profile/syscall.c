@@ -22,38 +22,43 @@ enum timeout_kind {
 
 struct sys_call {
 	const char *name;
+	const char *impl;               /* a kernel function it can be seen by instead of its
+					 * entry point (which a tail call leaves out), or NULL */
 	enum timeout_kind kind;
 	int arg;                        /* the timeout's (or op's) argument */
 	enum counter untimed;           /* the counter of an untimed wait */
 };
 
 static const struct sys_call calls[] = {
-	{ "futex", TO_FUTEX, 3, CNT_SLEEP },
-	{ "futex_waitv", TO_POINTER, 3, CNT_SLEEP },
-	{ "poll", TO_MILLIS, 2, CNT_SLEEP },
-	{ "ppoll", TO_POINTER, 2, CNT_SLEEP },
-	{ "select", TO_POINTER, 4, CNT_SLEEP },
-	{ "pselect6", TO_POINTER, 4, CNT_SLEEP },
-	{ "epoll_wait", TO_MILLIS, 3, CNT_SLEEP },
-	{ "epoll_pwait", TO_MILLIS, 3, CNT_SLEEP },
-	{ "epoll_pwait2", TO_POINTER, 3, CNT_SLEEP },
-	{ "nanosleep", TO_ALWAYS, 0, CNT_TIMED_SLEEP },
-	{ "clock_nanosleep", TO_ALWAYS, 0, CNT_TIMED_SLEEP },
-	{ "semop", TO_NONE, 0, CNT_SLEEP },
-	{ "semtimedop", TO_POINTER, 3, CNT_SLEEP },
-	{ "io_getevents", TO_POINTER, 4, CNT_IO },
-	{ "io_pgetevents", TO_POINTER, 4, CNT_IO },
-	{ "mq_timedreceive", TO_POINTER, 4, CNT_SLEEP },
-	{ "mq_timedsend", TO_POINTER, 4, CNT_SLEEP },
-	{ "rt_sigtimedwait", TO_POINTER, 2, CNT_SLEEP },
-	{ "rt_sigsuspend", TO_NONE, 0, CNT_SLEEP },
-	{ "pause", TO_NONE, 0, CNT_SLEEP },
-	{ "wait4", TO_NONE, 0, CNT_SLEEP },
-	{ "waitid", TO_NONE, 0, CNT_SLEEP },
-	{ "msgrcv", TO_NONE, 0, CNT_SLEEP },
-	{ "flock", TO_FLOCK, 1, CNT_LOCK },
-	{ "fcntl", TO_FCNTL, 1, CNT_LOCK },
-	{ "io_uring_enter", TO_URING, 4, CNT_IO },
+	{ "futex", NULL, TO_FUTEX, 3, CNT_SLEEP },
+	{ "futex_waitv", NULL, TO_POINTER, 3, CNT_SLEEP },
+	{ "poll", NULL, TO_MILLIS, 2, CNT_SLEEP },
+	{ "ppoll", NULL, TO_POINTER, 2, CNT_SLEEP },
+	{ "select", NULL, TO_POINTER, 4, CNT_SLEEP },
+	{ "pselect6", NULL, TO_POINTER, 4, CNT_SLEEP },
+	{ "epoll_wait", NULL, TO_MILLIS, 3, CNT_SLEEP },
+	{ "epoll_pwait", NULL, TO_MILLIS, 3, CNT_SLEEP },
+	{ "epoll_pwait2", NULL, TO_POINTER, 3, CNT_SLEEP },
+	{ "nanosleep", NULL, TO_ALWAYS, 0, CNT_TIMED_SLEEP },
+	{ "clock_nanosleep", NULL, TO_ALWAYS, 0, CNT_TIMED_SLEEP },
+	{ "semop", NULL, TO_NONE, 0, CNT_SLEEP },
+	/* glibc's semop() is semtimedop(..., NULL) on 64-bit; the kernel's
+	 * entry tail-calls do_semtimedop (a libc calling semop itself leaves
+	 * the 4th register as it was: such a wait may read as timed) */
+	{ "semtimedop", "do_semtimedop", TO_POINTER, 3, CNT_SLEEP },
+	{ "io_getevents", NULL, TO_POINTER, 4, CNT_IO },
+	{ "io_pgetevents", NULL, TO_POINTER, 4, CNT_IO },
+	{ "mq_timedreceive", NULL, TO_POINTER, 4, CNT_SLEEP },
+	{ "mq_timedsend", NULL, TO_POINTER, 4, CNT_SLEEP },
+	{ "rt_sigtimedwait", NULL, TO_POINTER, 2, CNT_SLEEP },
+	{ "rt_sigsuspend", NULL, TO_NONE, 0, CNT_SLEEP },
+	{ "pause", NULL, TO_NONE, 0, CNT_SLEEP },
+	{ "wait4", NULL, TO_NONE, 0, CNT_SLEEP },
+	{ "waitid", NULL, TO_NONE, 0, CNT_SLEEP },
+	{ "msgrcv", NULL, TO_NONE, 0, CNT_SLEEP },
+	{ "flock", NULL, TO_FLOCK, 1, CNT_LOCK },
+	{ "fcntl", NULL, TO_FCNTL, 1, CNT_LOCK },
+	{ "io_uring_enter", NULL, TO_URING, 4, CNT_IO },
 };
 
 #define NR_CALLS (sizeof(calls) / sizeof(calls[0]))
@@ -62,6 +67,7 @@ static const struct sys_call calls[] = {
 enum {
 	FUTEX_OP_WAIT = 0, FUTEX_OP_LOCK_PI = 6, FUTEX_OP_WAIT_BITSET = 9,
 	FUTEX_OP_WAIT_REQUEUE_PI = 11, FUTEX_OP_LOCK_PI2 = 13,
+	FUTEX_LOCK_CONTENDED = 2,
 };
 
 /* io_uring_enter flags (linux/io_uring.h) */
@@ -100,6 +106,9 @@ int sys_call_of(const char *function)
 				return (int)i + 1;
 		return 0;
 	}
+	for (size_t i = 0; i < NR_CALLS; i++)
+		if (calls[i].impl && !strcmp(function, calls[i].impl))
+			return (int)i + 1;
 	return 0;
 }
 
@@ -176,8 +185,7 @@ static int uring_timed(const uint64_t args[6], const struct sys_mem *mem)
 	return ts != 0;
 }
 
-int sys_counter(int call, const uint64_t args[6], char state, enum counter rule,
-		const struct sys_mem *mem)
+int sys_counter(int call, const uint64_t args[6], char state, const struct sys_mem *mem)
 {
 	const struct sys_call *c;
 	bool timed;
@@ -206,9 +214,11 @@ int sys_counter(int call, const uint64_t args[6], char state, enum counter rule,
 		case FUTEX_OP_WAIT:
 		case FUTEX_OP_WAIT_BITSET:
 		case FUTEX_OP_WAIT_REQUEUE_PI:
-			/* a mutex's or rwlock's wait stays a lock wait (the rules
-			 * know its user frames); else the timeout decides */
-			if (rule == CNT_LOCK)
+			/* the value 2 is a lock word's "locked, with waiters":
+			 * glibc's low-level locks and Rust's std Mutex wait for
+			 * it (condition variables and semaphores wait for 0);
+			 * else the timeout decides */
+			if ((uint32_t)args[2] == FUTEX_LOCK_CONTENDED)
 				return CNT_LOCK;
 			timed = args[3] != 0;
 			break;

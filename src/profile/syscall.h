@@ -30,9 +30,11 @@ enum sys_arch sys_arch_of(const char *arch);
 
 /**
  * sys_call_of() - the system call whose kernel entry point @function is
- * (__x64_sys_NAME, __arm64_sys_NAME, __se_sys_NAME, __do_sys_NAME), as an
- * index + 1 into the table of calls that decide a wait; 0 for any other
- * function. The name is matched whole, so a kernel helper is no entry.
+ * (__x64_sys_NAME, __arm64_sys_NAME, __se_sys_NAME, __do_sys_NAME), or the
+ * function that implements it where the entry tail-calls it and so is not
+ * on the stack (do_semtimedop), as an index + 1 into the table of calls
+ * that decide a wait; 0 for any other function. The name is matched whole,
+ * so a kernel helper is no entry.
  */
 int sys_call_of(const char *function);
 
@@ -66,14 +68,13 @@ bool sys_mem_of(enum sys_arch arch, uint64_t mask, const uint64_t *regs, const u
 /**
  * sys_counter() - the counter a wait in call @call (sys_call_of()) with
  * @args belongs to, for a thread switched out in @state (sched_switch's
- * letter); -1 when the call and its arguments do not decide it (the rules
- * do then). @rule: what the rules gave, kept where the call only says
- * "untimed" and the rules know better (a mutex's futex wait is a lock).
+ * letter); -1 when the call and its arguments do not decide it (the
+ * kernel's rules do then). A futex wait for the value 2 is a lock word's
+ * contended state (glibc's low-level locks, Rust's std Mutex): a lock.
  * @mem: the sample's user memory, or NULL; read for arguments passed in a
  * structure (io_uring_enter's timeout), which without it do not decide.
  */
-int sys_counter(int call, const uint64_t args[6], char state, enum counter rule,
-		const struct sys_mem *mem);
+int sys_counter(int call, const uint64_t args[6], char state, const struct sys_mem *mem);
 
 /** sys_call_name() - the name of @call, for messages. */
 const char *sys_call_name(int call);

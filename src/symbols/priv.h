@@ -66,6 +66,7 @@ struct cached {
 	uint64_t sym_offset;
 	uint32_t inl_first;      /* its inlined calls, innermost first, in dso_state.inl */
 	uint32_t inl_count;
+	bool addr_name;          /* function is "module+0xADDR": no symbol covers it */
 };
 
 struct dso_state {
@@ -86,6 +87,10 @@ struct dso_state {
 	size_t cache_cap, cache_nr;
 	const char *path;        /* the file used (interned) */
 	uint8_t from;            /* enum sym_from: where it was found */
+	uint64_t frames, unnamed; /* addresses named in it, and those no symbol covers */
+	uint64_t *fde_starts;    /* the functions' start addresses of .eh_frame_hdr, sorted */
+	size_t nr_fde_starts;
+	bool fde_built;
 };
 
 struct uw_proc;

@@ -842,8 +842,98 @@ static uint32_t inline_chain(struct symbolizer *s, struct dso_state *st, uint64_
 	return count;
 }
 
-static void lookup_user(struct symbolizer *s, struct dso_state *st, uint64_t off,
-			struct cached *c)
+/*
+ * The start addresses of @st's functions from its .eh_frame_hdr (found by
+ * its PT_GNU_EH_FRAME segment, so a file without section headers has it
+ * too): the sorted table the unwinders search, as GNU ld writes it
+ * (datarel, sdata4 entries). Nothing when it is another form.
+ */
+static void fde_starts_build(struct dso_state *st)
+{
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(st->mod, &bias);
+	size_t nph = 0;
+
+	st->fde_built = true;
+	if (!elf || elf_getphdrnum(elf, &nph))
+		return;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+		Elf_Data *d;
+		const uint8_t *p;
+		uint32_t count;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_GNU_EH_FRAME)
+			continue;
+		d = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_BYTE);
+		if (!d || d->d_size < 12)
+			return;
+		p = d->d_buf;
+		/* version 1; eh_frame_ptr as 4 bytes; the count as udata4; the
+		 * table as datarel sdata4 pairs (start, FDE) */
+		if (p[0] != 1 || (p[1] & 0x0f) != 0x0b || p[2] != 0x03 || p[3] != 0x3b)
+			return;
+		memcpy(&count, p + 8, 4);
+		if (count > (d->d_size - 12) / 8)
+			count = (uint32_t)((d->d_size - 12) / 8);
+		st->fde_starts = malloc((count ? count : 1) * sizeof(*st->fde_starts));
+		if (!st->fde_starts)
+			return;
+		for (uint32_t k = 0; k < count; k++) {
+			int32_t rel;
+
+			memcpy(&rel, p + 12 + 8 * (size_t)k, 4);
+			st->fde_starts[k] = ph.p_vaddr + (uint64_t)(int64_t)rel;
+		}
+		st->nr_fde_starts = count;
+		return;
+	}
+}
+
+/*
+ * A name for code of @st at @vaddr that no symbol covers: the module's
+ * file name (@module's) and the address (as nm, objdump and addr2line give
+ * it) of the function around it - the start of the call frame information
+ * entry that covers it, one per function - else of the address itself.
+ * Distinct functions keep distinct names, and every address of one
+ * function the same.
+ */
+static const char *address_name(struct symbolizer *s, struct dso_state *st, const char *module,
+				uint64_t vaddr)
+{
+	const char *base = module ? strrchr(module, '/') : NULL;
+	uint64_t start = vaddr;
+	Dwarf_Addr cbias = 0;
+	Dwarf_CFI *cfi = dwfl_module_eh_cfi(st->mod, &cbias);
+	Dwarf_Frame *fr = NULL;
+	char buf[512];
+
+	if (!st->fde_built)
+		fde_starts_build(st);
+	/* an FDE covers it: the last start at or below it is its function's */
+	if (cfi && st->nr_fde_starts &&
+	    dwarf_cfi_addrframe(cfi, vaddr + st->bias - cbias, &fr) == 0) {
+		size_t lo = 0, hi = st->nr_fde_starts;
+
+		while (hi - lo > 1) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (st->fde_starts[mid] <= vaddr)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		if (st->fde_starts[lo] <= vaddr)
+			start = st->fde_starts[lo];
+	}
+	free(fr);
+	base = base ? base + 1 : module ? module : "[unknown]";
+	snprintf(buf, sizeof(buf), "%.400s+0x%" PRIx64, base, start);
+	return strtab_intern(&s->strings, buf);
+}
+
+static void lookup_user(struct symbolizer *s, struct dso_state *st, const char *module,
+			uint64_t off, struct cached *c)
 {
 	uint64_t vaddr = 0, addr;
 	const struct fsym *fs;
@@ -870,6 +960,9 @@ static void lookup_user(struct symbolizer *s, struct dso_state *st, uint64_t off
 	if (fs) {
 		c->function = fs->name;
 		c->sym_offset = addr - fs->addr;
+	} else if (st->mod) {
+		c->function = address_name(s, st, module, vaddr);
+		c->addr_name = c->function != NULL;
 	}
 	line = dwfl_module_getsrc(st->mod, addr);
 	if (line) {
@@ -881,7 +974,7 @@ static void lookup_user(struct symbolizer *s, struct dso_state *st, uint64_t off
 			c->line = lineno > 0 ? (unsigned)lineno : 0;
 		}
 	}
-	if (!s->opts.no_inline && c->function) {
+	if (!s->opts.no_inline && c->function && !c->addr_name) {
 		c->inl_first = (uint32_t)st->nr_inl;
 		c->inl_count = inline_chain(s, st, addr, c);
 	}
@@ -982,7 +1075,7 @@ static size_t resolve_user(struct symbolizer *s, const struct raw_frame *f, stru
 		return 1;
 	}
 	if (!found)
-		lookup_user(s, st, off, c);
+		lookup_user(s, st, d->path, off, c);
 	/* inlined calls first, innermost first; the containing function last */
 	/* (a function inlined into itself, a recursion unrolled, is a frame
 	 * of its own at each level, as addr2line -i shows it) */
@@ -1004,7 +1097,9 @@ static size_t resolve_user(struct symbolizer *s, const struct raw_frame *f, stru
 	out[n].file = c->file;
 	out[n].line = c->line;
 	out[n].sym_offset = c->sym_offset + (f->ret ? 1 : 0);
-	out[n].cause = c->function ? SYM_NAMED : SYM_NO_SYMBOL;
+	out[n].cause = c->function && !c->addr_name ? SYM_NAMED : SYM_NO_SYMBOL;
+	st->frames++;
+	st->unnamed += out[n].cause != SYM_NAMED;
 	return n + 1;
 }
 
@@ -1062,6 +1157,7 @@ void sym_dso_release(struct dso_state *st)
 	free(st->inl);
 	free(st->cache);
 	free(st->dwn);
+	free(st->fde_starts);
 }
 
 void sym_free(struct symbolizer *s)
@@ -1099,6 +1195,8 @@ void sym_dso_where(struct symbolizer *s, const struct dso *d, struct sym_where *
 	if (!st || !st->status)
 		return;
 	w->tried = true;
+	w->frames = st->frames;
+	w->unnamed = st->unnamed;
 	w->found = st->status == 1;
 	w->cause = w->found ? SYM_NAMED : (uint8_t)st->status;
 	if (!w->found)

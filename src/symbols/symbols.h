@@ -154,6 +154,8 @@ struct sym_where {
 	const char *debug;      /* the separate debug file used, or NULL */
 	bool debuginfod;        /* ... fetched from debuginfod */
 	uint8_t cause;          /* enum sym_cause, when not found */
+	uint64_t frames;        /* addresses of it named so far */
+	uint64_t unnamed;       /* ... that no symbol covers ("module+0xADDR") */
 };
 
 /**

@@ -23,14 +23,18 @@ cc -O2 -g -fno-omit-frame-pointer -pthread -o "$WORK/waits" "$TOP/tests/e2e/prog
 REGS=di,si,dx,r10,r8,r9
 [ "$(uname -m)" = aarch64 ] && REGS=x0,x1,x2,x3,x4,x5
 EV="-e cpu-clock/freq=99/ -e sched:sched_switch --switch-events"
-record "$WORK/dwarf.data" $EV --call-graph dwarf,16384 -- "$WORK/waits" 1.5 "$WORK"
-record "$WORK/regs.data" $EV -g --user-regs=$REGS -- "$WORK/waits" 1.5 "$WORK"
-record "$WORK/fp.data" $EV -g -- "$WORK/waits" 1.5 "$WORK"
-# (a large buffer: 35 threads' switches and wakings with their stacks
+# each with the wakers (sched_waking): what woke a wait is evidence too.
+# (a large buffer: 38 threads' switches and wakings with their stacks
 # overflow the default one, and a lost sched_switch loses its wait's stack)
-record "$WORK/wake.data" $EV -e sched:sched_waking -m 4096 --call-graph dwarf,8192 -- "$WORK/waits" 1.5 "$WORK"
+record "$WORK/dwarf.data" $EV -e sched:sched_waking -m 4096 --call-graph dwarf,8192 -- \
+	"$WORK/waits" 1.5 "$WORK"
+record "$WORK/regs.data" $EV -e sched:sched_waking -m 1024 -g --user-regs=$REGS -- "$WORK/waits" 1.5 "$WORK"
+record "$WORK/fp.data" $EV -e sched:sched_waking -m 1024 -g -- "$WORK/waits" 1.5 "$WORK"
+# without the wakers: what the rules alone decide, and what info advises
+record "$WORK/bare.data" $EV -g -- "$WORK/waits" 1.5 "$WORK"
+ln -s dwarf.data "$WORK/wake.data"
 
-for v in dwarf regs fp; do
+for v in dwarf regs fp bare; do
 	for c in lock sleep timed-sleep io preempted; do
 		"$PERFPORT" -q export -i "$WORK/$v.data" -f folded -O counter=$c -O value=ns \
 			-O annotate=false --group-by thread -o "$WORK/$v-$c.folded" ||
@@ -39,12 +43,30 @@ for v in dwarf regs fp; do
 	"$PERFPORT" -q report -i "$WORK/$v.data" --no-tree --no-threads --top 1 >"$WORK/$v.report" ||
 		fail "report $v: exit $?"
 done
-grep -q "decided by their system call's arguments" "$WORK/dwarf.report" ||
+grep -q "off-CPU states decided by:.* syscall arguments [0-9.]* s" "$WORK/dwarf.report" ||
 	fail "report does not say states came from syscall arguments: $(grep off-CPU "$WORK/dwarf.report")"
+grep -q "off-CPU states decided by:.* wakeup [0-9.]* s" "$WORK/fp.report" ||
+	fail "report does not say states came from the wakeups: $(grep off-CPU "$WORK/fp.report")"
 grep -q "whose arguments were not recorded.*--user-regs" "$WORK/fp.report" ||
 	fail "report on a -g recording does not say the arguments are missing"
-"$PERFPORT" -q info -i "$WORK/fp.data" | has "^off-CPU: .*syscall arguments (user registers) no (add --call-graph dwarf" ||
+"$PERFPORT" -q info -i "$WORK/bare.data" | has "^off-CPU: .*syscall arguments (user registers) no (add --call-graph dwarf" ||
 	fail "info on a -g recording does not say how to record the syscall arguments"
+"$PERFPORT" -q info -i "$WORK/bare.data" | has "^off-CPU: .*wakeups no (add -e sched:sched_waking" ||
+	fail "info on a recording without wakeups does not say how to record them"
+# what decided the states adds up to the off-CPU total
+for v in dwarf regs fp bare; do
+	"$PERFPORT" -q report -i "$WORK/$v.data" --json --no-tree >"$WORK/$v-decided.json" || fail "report --json $v"
+	$PY - "$WORK/$v-decided.json" "$v" <<'PY' || fail "$v: the states' deciders do not add up"
+import json, sys
+r = json.load(open(sys.argv[1]))
+off = sum(r["totals"].get(c, {}).get("ns", 0) for c in ("preempted", "lock", "io", "sleep", "timed-sleep"))
+by = r["meta"]["states_decided_by"]
+got = sum(v["ns"] for v in by.values())
+print("%s: decided by %s; %.3f s of %.3f s off CPU" % (sys.argv[2], ", ".join(
+    "%s %.3f s" % (k, v["ns"] / 1e9) for k, v in by.items() if v["count"]), got / 1e9, off / 1e9))
+assert got == off, (got, off)
+PY
+done
 "$PERFPORT" -q info -i "$WORK/dwarf.data" | has "^off-CPU: .*syscall arguments (user registers) yes" ||
 	fail "info on a dwarf recording does not say it holds the syscall arguments"
 
@@ -63,25 +85,28 @@ WANT = {
     "waitpid": "sleep", "sigwait": "sleep", "sigtimedwait": "timed-sleep", "fsync": "io",
     "fdatasync": "io", "msync": "io", "read_cold": "io", "read_direct": "io", "page_fault": "io",
     "mutex_adaptive": "lock", "uring_untimed": "io", "uring_timed": "timed-sleep",
-    "posix_lock": "lock",
+    "posix_lock": "lock", "semop": "sleep", "mutex_clocklock": "lock",
 }
 LOCKS = ("flock", "ofd_lock", "mutex", "rwlock", "mutex_recursive", "mutex_pi", "mutex_timed",
-         "mutex_adaptive", "posix_lock")
-# what the rules alone decide, without registers; the rest is best effort
-# (Debian's glibc has no frame pointers, so -g stacks lose the glibc caller
-# that told a timed condition variable or semaphore wait apart)
+         "mutex_adaptive", "posix_lock", "mutex_clocklock")
+# -g alone (fp, bare): what the rules decide without registers, and with
+# the wakers (fp) what their stacks add: a mutex's or rwlock's unlock ended
+# the lock waits whose glibc frames -g loses (Debian's glibc has no frame
+# pointers); the rest is best effort (a timed wait's timer, fired from an
+# idle CPU, is not in a recording of the workload's own threads)
 RULES_KNOW = {"cond_untimed", "nanosleep", "sem_untimed", "poll_timed", "epoll_timed",
               "select_timed", "flock", "ofd_lock", "mutex", "mutex_pi", "barrier", "pipe_read",
               "socket_read", "eventfd_read", "waitpid", "fsync", "fdatasync", "msync",
               "read_cold", "read_direct", "page_fault", "mutex_adaptive", "uring_untimed",
               "posix_lock"}
-# what only glibc's own frames tell (a futex wait of a rwlock or a timed
-# mutex lock), lost by -g: the registers alone say "a futex wait"
-NEED_FRAMES = {"rwlock", "mutex_timed", "cond_timed", "sem_timed",
-# io_uring_enter's timeout is in a structure on the stack: dwarf copies it
-               "uring_timed"}
+WAKERS_KNOW = RULES_KNOW | {"rwlock", "mutex_timed", "mutex_clocklock"}
+# with the registers (regs): everything but io_uring_enter's timeout, which
+# is in a structure on the stack (dwarf copies it); a timed mutex lock is a
+# futex wait for a lock word's contended value, a rwlock's is ended by its
+# unlock
+NEED_STACK = {"uring_timed"}
 bad = []
-for v in ("dwarf", "regs", "fp"):
+for v in ("dwarf", "regs", "fp", "bare"):
     for name, want in WANT.items():
         tot = collections.Counter()
         for c in ("lock", "sleep", "timed-sleep", "io", "preempted"):
@@ -111,8 +136,8 @@ for v in ("dwarf", "regs", "fp"):
               ", ".join("%s %.0f ms" % (c, n / 1e6) for c, n in tot.most_common())))
         if t < 50e6:
             bad.append("%s %s: only %.0f ms off CPU" % (v, name, t / 1e6))
-        elif share < 0.95 and (v == "dwarf" or name in RULES_KNOW or
-                               (v == "regs" and name not in NEED_FRAMES)):
+        elif share < 0.95 and (v == "dwarf" or (v == "regs" and name not in NEED_STACK) or
+                               (v == "fp" and name in WAKERS_KNOW) or name in RULES_KNOW):
             bad.append("%s %s: %.1f%% %s" % (v, name, 100 * share, want))
 if bad:
     sys.exit("; ".join(bad))
@@ -234,7 +259,7 @@ echo "ok: report --wakers names who ended each wait, as perf script's wakeups sh
 	fail "export flamegraph wakers=true: exit $?"
 grep -q -- "--- woken by ---" "$WORK/offwake.html" && grep -q "wake_all" "$WORK/offwake.html" ||
 	fail "the off-wake flame graph lacks the separator or the waker"
-rc=0; "$PERFPORT" -q export -i "$WORK/dwarf.data" -f folded -O wakers=true -o "$WORK/none.folded" \
+rc=0; "$PERFPORT" -q export -i "$WORK/bare.data" -f folded -O wakers=true -o "$WORK/none.folded" \
 	2>"$WORK/none.err" || rc=$?
 [ $rc -eq 2 ] && grep -q "sched:sched_waking" "$WORK/none.err" || fail "wakers=true without wakeups: exit $rc"
 $PY - "$WORK" <<'PY' || fail "off-wake folded stacks"

@@ -144,25 +144,104 @@ static void test_tree_intern(void **state)
 	tree_release(&t);
 }
 
-/* The built-in rules: state first, then stack patterns, first match wins. */
+/* The counter of rule set @set on @side for a stack of the functions @fns
+ * (NULL-terminated) in state @st, -1 when none of its rules matches. */
+static int verdict(const struct rules *rs, enum rule_set set, enum rule_side side, char st,
+		   const char *const *fns)
+{
+	uint32_t m[64], tmp[64];
+	size_t n = 0;
+	long r;
+
+	for (; *fns; fns++) {
+		size_t k = rules_frame_matches(rs, *fns, tmp, 64);
+
+		for (size_t i = 0; i < k && n < 64; i++)
+			m[n++] = tmp[i];
+	}
+	/* ascending, as the accounting merges them */
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && m[j - 1] > m[j]; j--) {
+			uint32_t t = m[j];
+
+			m[j] = m[j - 1];
+			m[j - 1] = t;
+		}
+	r = rules_first(rs, set, side, st, m, n);
+	return r < 0 ? -1 : rs->r[r].counter;
+}
+
+#define STACK(...) ((const char *const[]){ __VA_ARGS__, NULL })
+
+/* The built-in rules: the kernel's by state, then stack patterns, first
+ * match wins; the programs' by their wait functions; wakers by theirs. */
 static void test_rules_builtin(void **state)
 {
 	struct rules rs;
-	uint64_t lock, sleep, none = 0;
+	const char *const *none = STACK("main");
 
 	(void)state;
-	assert_int_equal(rules_load(&rs, NULL), 0);
-	lock = rules_frame_mask(&rs, "__GI___lll_lock_wait");
-	sleep = rules_frame_mask(&rs, "hrtimer_nanosleep");
-	assert_int_not_equal(lock, 0);
-	assert_int_equal(rules_classify(&rs, 'R', lock), CNT_PREEMPTED);
-	assert_int_equal(rules_classify(&rs, 'S', lock), CNT_LOCK);
-	assert_int_equal(rules_classify(&rs, 'S', lock | sleep), CNT_LOCK);
-	assert_int_equal(rules_classify(&rs, 'S', sleep), CNT_TIMED_SLEEP);
-	assert_int_equal(rules_classify(&rs, 'D', none), CNT_IO);
-	assert_int_equal(rules_classify(&rs, 'S', none), CNT_SLEEP);
-	assert_int_equal(rules_classify(&rs, 'I', none), CNT_SLEEP);
-	assert_int_equal(rules_frame_mask(&rs, "main"), 0);
+	assert_int_equal(rules_setup(&rs, NULL), 0);
+	/* kernel: R is preempted whatever the stack; D is io; S untimed sleep */
+	assert_int_equal(verdict(&rs, RULE_SET_KERNEL, RULE_BLOCKED, 'R', STACK("__lll_lock_wait")),
+			 CNT_PREEMPTED);
+	assert_int_equal(verdict(&rs, RULE_SET_KERNEL, RULE_BLOCKED, 'S', STACK("hrtimer_nanosleep")),
+			 CNT_TIMED_SLEEP);
+	assert_int_equal(verdict(&rs, RULE_SET_KERNEL, RULE_BLOCKED, 'D', none), CNT_IO);
+	assert_int_equal(verdict(&rs, RULE_SET_KERNEL, RULE_BLOCKED, 'D', STACK("__mutex_lock.constprop.0")),
+			 CNT_LOCK);
+	assert_int_equal(verdict(&rs, RULE_SET_KERNEL, RULE_BLOCKED, 'S', none), CNT_SLEEP);
+	assert_int_equal(verdict(&rs, RULE_SET_KERNEL, RULE_BLOCKED, 'I', none), CNT_SLEEP);
+	/* programs: glibc's lock paths (with its prefixes), CPython's GIL,
+	 * PostgreSQL's heavyweight locks over its client reads */
+	assert_int_equal(verdict(&rs, RULE_SET_PROGRAM, RULE_BLOCKED, 'S', STACK("__GI___lll_lock_wait")),
+			 CNT_LOCK);
+	assert_int_equal(verdict(&rs, RULE_SET_PROGRAM, RULE_BLOCKED, 'S',
+				 STACK("__futex_abstimed_wait_common", "___pthread_cond_timedwait64",
+				       "take_gil")), CNT_LOCK);
+	assert_int_equal(verdict(&rs, RULE_SET_PROGRAM, RULE_BLOCKED, 'S',
+				 STACK("__futex_abstimed_wait_common", "___pthread_cond_timedwait64")),
+			 CNT_TIMED_SLEEP);
+	assert_int_equal(verdict(&rs, RULE_SET_PROGRAM, RULE_BLOCKED, 'S',
+				 STACK("epoll_wait", "WaitEventSetWait", "WaitLatch", "ProcSleep",
+				       "LockAcquireExtended")), CNT_LOCK);
+	assert_int_equal(verdict(&rs, RULE_SET_PROGRAM, RULE_BLOCKED, 'S',
+				 STACK("epoll_wait", "WaitEventSetWait", "secure_read")), CNT_SLEEP);
+	assert_int_equal(verdict(&rs, RULE_SET_PROGRAM, RULE_BLOCKED, 'S',
+				 STACK("ObjectMonitor::EnterI(JavaThread*)")), CNT_LOCK);
+	assert_int_equal(verdict(&rs, RULE_SET_PROGRAM, RULE_BLOCKED, 'S',
+				 STACK("std::sys::sync::mutex::futex::Mutex::lock_contended")), CNT_LOCK);
+	assert_int_equal(verdict(&rs, RULE_SET_PROGRAM, RULE_BLOCKED, 'R', STACK("take_gil")), -1);
+	assert_int_equal(verdict(&rs, RULE_SET_PROGRAM, RULE_BLOCKED, 'S', none), -1);
+	assert_int_equal(verdict(&rs, RULE_SET_PROGRAM, RULE_BLOCKED, 'S', STACK("pthread_rwlock_unlock")),
+			 -1);
+	/* wakers: a timer's, a release's, an I/O's completion */
+	assert_int_equal(verdict(&rs, RULE_SET_KERNEL, RULE_WAKER, 'S', STACK("hrtimer_wakeup")),
+			 CNT_TIMED_SLEEP);
+	assert_int_equal(verdict(&rs, RULE_SET_KERNEL, RULE_WAKER, 'S', STACK("process_timeout")),
+			 CNT_TIMED_SLEEP);
+	assert_int_equal(verdict(&rs, RULE_SET_KERNEL, RULE_WAKER, 'S', STACK("blk_mq_end_request")),
+			 CNT_IO);
+	assert_int_equal(verdict(&rs, RULE_SET_KERNEL, RULE_WAKER, 'S', STACK("futex_wake", "write")),
+			 -1);
+	assert_int_equal(verdict(&rs, RULE_SET_PROGRAM, RULE_WAKER, 'S', STACK("__lll_lock_wake")),
+			 CNT_LOCK);
+	assert_int_equal(verdict(&rs, RULE_SET_PROGRAM, RULE_WAKER, 'S', STACK("drop_gil")), CNT_LOCK);
+	/* no user rules */
+	assert_int_equal(verdict(&rs, RULE_SET_USER, RULE_BLOCKED, 'S', STACK("take_gil")), -1);
+	assert_true(rules_is_interrupt(&rs, "asm_sysvec_apic_timer_interrupt"));
+	assert_true(rules_is_interrupt(&rs, "handle_softirqs"));
+	assert_false(rules_is_interrupt(&rs, "do_syscall_64"));
+	/* each runtime is named, with the modules that tell it */
+	{
+		bool pg = false, py = false;
+
+		for (size_t i = 0; i < rs.nrt; i++) {
+			pg = pg || (!strcmp(rs.rt[i].name, "PostgreSQL") && rs.rt[i].nr_modules);
+			py = py || (!strcmp(rs.rt[i].name, "CPython") && rs.rt[i].advice);
+		}
+		assert_true(pg && py);
+	}
 	rules_free(&rs);
 }
 
@@ -171,16 +250,53 @@ static void test_rules_parse(void **state)
 	struct rules rs;
 
 	(void)state;
-	assert_int_equal(rules_parse(&rs, "# c\n\nS,D  foo*  lock # why\n*  *  io\n", "t"), 0);
+	memset(&rs, 0, sizeof(rs));
+	assert_int_equal(rules_parse(&rs, "# c\n\nS,D  foo*  lock # why\n*  *  io\n", "t",
+				     RULE_SET_USER), 0);
 	assert_int_equal(rs.n, 2);
-	assert_int_equal(rules_classify(&rs, 'D', rules_frame_mask(&rs, "foobar")), CNT_LOCK);
-	assert_int_equal(rules_classify(&rs, 'R', rules_frame_mask(&rs, "foobar")), CNT_IO);
+	rules_index(&rs);
+	assert_int_equal(verdict(&rs, RULE_SET_USER, RULE_BLOCKED, 'D', STACK("foobar")), CNT_LOCK);
+	assert_int_equal(verdict(&rs, RULE_SET_USER, RULE_BLOCKED, 'R', STACK("foobar")), CNT_IO);
+	assert_int_equal(verdict(&rs, RULE_SET_USER, RULE_WAKER, 'S', STACK("foobar")), -1);
 	rules_free(&rs);
-	assert_int_equal(rules_parse(&rs, "S foo on-cpu\n", "t"), PP_ERULES);
-	assert_int_equal(rules_parse(&rs, "S foo\n", "t"), PP_ERULES);
-	assert_int_equal(rules_parse(&rs, "S1 foo lock\n", "t"), PP_ERULES);
-	assert_int_equal(rules_parse(&rs, "# only a comment\n", "t"), PP_ERULES);
-	assert_int_equal(rules_parse(&rs, "S foo lock extra\n", "t"), PP_ERULES);
+	/* directives, woken-by, each kind of pattern */
+	assert_int_equal(rules_parse(&rs, "runtime Db db* libdb.so\nadvice install db-dbg  # x\n"
+				     "S  exact  lock\nS  *suffix  io\nS  *infix*  timed-sleep\n"
+				     "S  a?c  preempted\nwoken-by S  waker*  lock\n"
+				     "interrupt irq_*\n", "t", RULE_SET_PROGRAM), 0);
+	rules_index(&rs);
+	assert_int_equal(rs.nrt, 1);
+	assert_string_equal(rs.rt[0].name, "Db");
+	assert_int_equal(rs.rt[0].nr_modules, 2);
+	assert_string_equal(rs.rt[0].advice, "install db-dbg");
+	assert_int_equal(rs.r[0].runtime, 1);
+	assert_int_equal(verdict(&rs, RULE_SET_PROGRAM, RULE_BLOCKED, 'S', STACK("exact")), CNT_LOCK);
+	assert_int_equal(verdict(&rs, RULE_SET_PROGRAM, RULE_BLOCKED, 'S', STACK("exactly")), -1);
+	assert_int_equal(verdict(&rs, RULE_SET_PROGRAM, RULE_BLOCKED, 'S', STACK("a_suffix")), CNT_IO);
+	assert_int_equal(verdict(&rs, RULE_SET_PROGRAM, RULE_BLOCKED, 'S', STACK("suffix_not")), -1);
+	assert_int_equal(verdict(&rs, RULE_SET_PROGRAM, RULE_BLOCKED, 'S', STACK("xinfixy")),
+			 CNT_TIMED_SLEEP);
+	assert_int_equal(verdict(&rs, RULE_SET_PROGRAM, RULE_BLOCKED, 'S', STACK("abc")), CNT_PREEMPTED);
+	assert_int_equal(verdict(&rs, RULE_SET_PROGRAM, RULE_BLOCKED, 'S', STACK("waker1")), -1);
+	assert_int_equal(verdict(&rs, RULE_SET_PROGRAM, RULE_WAKER, 'S', STACK("waker1")), CNT_LOCK);
+	assert_true(rules_is_interrupt(&rs, "irq_exit"));
+	rules_free(&rs);
+	assert_int_equal(rules_parse(&rs, "S foo on-cpu\n", "t", RULE_SET_USER), PP_ERULES);
+	rules_free(&rs);
+	assert_int_equal(rules_parse(&rs, "S foo\n", "t", RULE_SET_USER), PP_ERULES);
+	rules_free(&rs);
+	assert_int_equal(rules_parse(&rs, "S1 foo lock\n", "t", RULE_SET_USER), PP_ERULES);
+	rules_free(&rs);
+	assert_int_equal(rules_parse(&rs, "# only a comment\n", "t", RULE_SET_USER), PP_ERULES);
+	rules_free(&rs);
+	assert_int_equal(rules_parse(&rs, "S foo lock extra\n", "t", RULE_SET_USER), PP_ERULES);
+	rules_free(&rs);
+	assert_int_equal(rules_parse(&rs, "woken-by foo lock\n", "t", RULE_SET_USER), PP_ERULES);
+	rules_free(&rs);
+	assert_int_equal(rules_parse(&rs, "advice no runtime\n", "t", RULE_SET_USER), PP_ERULES);
+	rules_free(&rs);
+	assert_int_equal(rules_parse(&rs, "runtime\n", "t", RULE_SET_USER), PP_ERULES);
+	rules_free(&rs);
 }
 
 static void test_counter_names(void **state)
@@ -518,7 +634,10 @@ static void test_syscall_evidence(void **state)
 	uint64_t args[6], poll_inf[6] = { 0, 1, (uint64_t)-1 }, poll_10[6] = { 0, 1, 10 };
 	uint64_t futex_wait[6] = { 0, 128 | 0, 1, 0 }, futex_timed[6] = { 0, 128 | 9, 1, 0x7ff0 };
 	uint64_t futex_pi[6] = { 0, 6 }, flock_nb[6] = { 3, 2 | 4 }, flock_ex[6] = { 3, 2 };
+	uint64_t futex_lll[6] = { 0, 128 | 0, 2, 0 }, futex_lll_timed[6] = { 0, 128 | 9, 2, 0x7ff0 };
+	uint64_t sem_untimed[6] = { 1, 0x7ff0, 1, 0 }, sem_timed[6] = { 1, 0x7ff0, 1, 0x7fe0 };
 	uint64_t setlkw[6] = { 3, 7 }, setlk[6] = { 3, 6 };
+	int semtimedop = sys_call_of("__x64_sys_semtimedop");
 	int poll = sys_call_of("__x64_sys_poll"), futex = sys_call_of("__se_sys_futex");
 	int flock = sys_call_of("__do_sys_flock"), fcntl = sys_call_of("__arm64_sys_fcntl");
 
@@ -539,18 +658,25 @@ static void test_syscall_evidence(void **state)
 	assert_int_equal(args[5], 0x9);   /* r9 */
 	assert_false(sys_args(SYS_ARCH_X86_64, mask & ~(1ull << 18), regs, args)); /* no r10 */
 	assert_false(sys_args(SYS_ARCH_NONE, mask, regs, args));
-	assert_int_equal(sys_counter(poll, poll_inf, 'S', CNT_TIMED_SLEEP, NULL), CNT_SLEEP);
-	assert_int_equal(sys_counter(poll, poll_10, 'S', CNT_TIMED_SLEEP, NULL), CNT_TIMED_SLEEP);
-	assert_int_equal(sys_counter(poll, poll_10, 'D', CNT_IO, NULL), -1);    /* D: the rules */
-	assert_int_equal(sys_counter(poll, poll_10, 'R', CNT_PREEMPTED, NULL), -1);
-	assert_int_equal(sys_counter(futex, futex_wait, 'S', CNT_SLEEP, NULL), CNT_SLEEP);
-	assert_int_equal(sys_counter(futex, futex_wait, 'S', CNT_LOCK, NULL), CNT_LOCK);
-	assert_int_equal(sys_counter(futex, futex_timed, 'S', CNT_SLEEP, NULL), CNT_TIMED_SLEEP);
-	assert_int_equal(sys_counter(futex, futex_pi, 'S', CNT_SLEEP, NULL), CNT_LOCK);
-	assert_int_equal(sys_counter(flock, flock_ex, 'S', CNT_SLEEP, NULL), CNT_LOCK);
-	assert_int_equal(sys_counter(flock, flock_nb, 'S', CNT_SLEEP, NULL), -1);
-	assert_int_equal(sys_counter(fcntl, setlkw, 'S', CNT_SLEEP, NULL), CNT_LOCK);
-	assert_int_equal(sys_counter(fcntl, setlk, 'S', CNT_SLEEP, NULL), -1);
+	assert_int_equal(sys_counter(poll, poll_inf, 'S', NULL), CNT_SLEEP);
+	assert_int_equal(sys_counter(poll, poll_10, 'S', NULL), CNT_TIMED_SLEEP);
+	assert_int_equal(sys_counter(poll, poll_10, 'D', NULL), -1);    /* D: the rules */
+	assert_int_equal(sys_counter(poll, poll_10, 'R', NULL), -1);
+	assert_int_equal(sys_counter(futex, futex_wait, 'S', NULL), CNT_SLEEP);
+	/* waiting for 2, a lock word's contended state, timed or not: a lock */
+	assert_int_equal(sys_counter(futex, futex_lll, 'S', NULL), CNT_LOCK);
+	assert_int_equal(sys_counter(futex, futex_lll_timed, 'S', NULL), CNT_LOCK);
+	/* glibc's semop() is semtimedop(), seen by do_semtimedop where the
+	 * entry point tail-called it */
+	assert_int_equal(sys_call_of("do_semtimedop"), semtimedop);
+	assert_int_equal(sys_counter(semtimedop, sem_untimed, 'S', NULL), CNT_SLEEP);
+	assert_int_equal(sys_counter(semtimedop, sem_timed, 'S', NULL), CNT_TIMED_SLEEP);
+	assert_int_equal(sys_counter(futex, futex_timed, 'S', NULL), CNT_TIMED_SLEEP);
+	assert_int_equal(sys_counter(futex, futex_pi, 'S', NULL), CNT_LOCK);
+	assert_int_equal(sys_counter(flock, flock_ex, 'S', NULL), CNT_LOCK);
+	assert_int_equal(sys_counter(flock, flock_nb, 'S', NULL), -1);
+	assert_int_equal(sys_counter(fcntl, setlkw, 'S', NULL), CNT_LOCK);
+	assert_int_equal(sys_counter(fcntl, setlk, 'S', NULL), -1);
 }
 
 /* io_uring_enter's timeout lies in a structure on the user stack: read from
@@ -575,16 +701,16 @@ static void test_syscall_uring(void **state)
 	assert_false(sys_mem_of(SYS_ARCH_X86_64, mask, regs, NULL, 0, &mem));
 	assert_true(sys_mem_of(SYS_ARCH_X86_64, mask, regs, stack, sizeof(stack), &mem));
 	assert_int_equal(mem.base, 0x7ffc1000);
-	assert_int_equal(sys_counter(uring, plain, 'S', CNT_SLEEP, NULL), CNT_IO);
-	assert_int_equal(sys_counter(uring, no_wait, 'S', CNT_SLEEP, &mem), -1);
-	assert_int_equal(sys_counter(uring, ext_reg, 'S', CNT_SLEEP, &mem), -1);
+	assert_int_equal(sys_counter(uring, plain, 'S', NULL), CNT_IO);
+	assert_int_equal(sys_counter(uring, no_wait, 'S', &mem), -1);
+	assert_int_equal(sys_counter(uring, ext_reg, 'S', &mem), -1);
 	/* the arg at sp + 8: its ts (at +16) is 0, then set */
-	assert_int_equal(sys_counter(uring, ext, 'S', CNT_SLEEP, NULL), -1);
-	assert_int_equal(sys_counter(uring, ext, 'S', CNT_SLEEP, &mem), CNT_IO);
+	assert_int_equal(sys_counter(uring, ext, 'S', NULL), -1);
+	assert_int_equal(sys_counter(uring, ext, 'S', &mem), CNT_IO);
 	memcpy(stack + 8 + 16, &ts, sizeof(ts));
-	assert_int_equal(sys_counter(uring, ext, 'S', CNT_SLEEP, &mem), CNT_TIMED_SLEEP);
+	assert_int_equal(sys_counter(uring, ext, 'S', &mem), CNT_TIMED_SLEEP);
 	/* past the copy's end: undecided, never a read beyond it */
-	assert_int_equal(sys_counter(uring, ext_far, 'S', CNT_SLEEP, &mem), -1);
+	assert_int_equal(sys_counter(uring, ext_far, 'S', &mem), -1);
 }
 
 int main(void)

@@ -21,6 +21,7 @@
 #include <sys/eventfd.h>
 #include <sys/file.h>
 #include <sys/select.h>
+#include <sys/sem.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -40,7 +41,9 @@ static pthread_cond_t cond = PTHREAD_COND_INITIALIZER, cond_never = PTHREAD_COND
 static unsigned long cond_ticks;
 static pthread_mutex_t contended = PTHREAD_MUTEX_INITIALIZER;
 static pthread_rwlock_t rwlock = PTHREAD_RWLOCK_INITIALIZER;
-static pthread_mutex_t recursive, pi_mutex, timed_mutex, adaptive;
+static pthread_mutex_t recursive, pi_mutex, timed_mutex, clock_mutex, adaptive;
+static int semid = -1;            /* a SysV semaphore, posted by the waker */
+static int rcvtimeo_sock[2];      /* never written: recv ends by SO_RCVTIMEO */
 static pthread_barrier_t barrier;
 static int pipe_rd[2], sock[2], efd;
 static pthread_t sigwaiter;
@@ -551,9 +554,11 @@ static void *lock_holder(void *arg)
 		pthread_mutex_lock(&recursive);
 		pthread_mutex_lock(&pi_mutex);
 		pthread_mutex_lock(&timed_mutex);
+		pthread_mutex_lock(&clock_mutex);
 		pthread_mutex_lock(&adaptive);
 		tick();
 		pthread_mutex_unlock(&adaptive);
+		pthread_mutex_unlock(&clock_mutex);
 		pthread_mutex_unlock(&timed_mutex);
 		pthread_mutex_unlock(&pi_mutex);
 		pthread_mutex_unlock(&recursive);
@@ -646,6 +651,45 @@ __attribute__((noinline)) static void wait_mutex_timed(void)
 	}
 }
 
+/* A SysV semaphore's semop() without a timeout (glibc passes it to the
+ * kernel as semtimedop with a NULL timeout), posted by the waker. */
+__attribute__((noinline)) static void wait_semop(void)
+{
+	struct sembuf down = { .sem_num = 0, .sem_op = -1 };
+
+	while (running())
+		if (semop(semid, &down, 1) < 0 && errno != EINTR)
+			break;
+}
+
+/* recv() on a socket nobody writes, ended by its SO_RCVTIMEO (10 ms): a
+ * timeout that is no argument of the call. */
+__attribute__((noinline)) static void wait_recv_timeout(void)
+{
+	struct timeval tv = { 0, TICK_NS / 1000 };
+	char c;
+
+	setsockopt(rcvtimeo_sock[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	while (running())
+		if (recv(rcvtimeo_sock[0], &c, 1, 0) > 0)
+			break;
+}
+
+/* pthread_mutex_clocklock() (CLOCK_MONOTONIC, 5 s) on a mutex the holder
+ * keeps 10 ms at a time: a lock wait with a timeout. */
+__attribute__((noinline)) static void wait_mutex_clocklock(void)
+{
+	while (running()) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_sec += 5;
+		if (pthread_mutex_clocklock(&clock_mutex, CLOCK_MONOTONIC, &ts) == 0)
+			pthread_mutex_unlock(&clock_mutex);
+		tick();
+	}
+}
+
 /* Ends one wait of each untimed waiter. */
 static void wake_all(void)
 {
@@ -661,6 +705,8 @@ static void wake_all(void)
 	    write(efd, &(uint64_t){ 1 }, sizeof(uint64_t)) < 0)
 		perror("wake");
 	pthread_kill(sigwaiter, SIGUSR1);
+	if (semid >= 0 && semop(semid, &(struct sembuf){ .sem_num = 0, .sem_op = 1 }, 1) < 0)
+		perror("semop");
 }
 
 /* Wakes the untimed waits every 10 ms, and a few times more at the end so
@@ -705,6 +751,7 @@ int main(int argc, char **argv)
 		W(pipe_read), W(socket_read), W(eventfd_read), W(waitpid), W(sigwait),
 		W(sigtimedwait), W(fsync), W(fdatasync), W(msync), W(read_cold), W(read_direct),
 		W(page_fault), W(mutex_adaptive), W(uring_untimed), W(uring_timed), W(posix_lock),
+		W(semop), W(recv_timeout), W(mutex_clocklock),
 	};
 	enum { N = sizeof(waits) / sizeof(waits[0]) };
 	pthread_t t[N + 2];
@@ -731,10 +778,12 @@ int main(int argc, char **argv)
 		pthread_mutex_init(&pi_mutex, &a);
 		pthread_mutexattr_setprotocol(&a, PTHREAD_PRIO_NONE);
 		pthread_mutex_init(&timed_mutex, &a);
+		pthread_mutex_init(&clock_mutex, &a);
 		pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ADAPTIVE_NP);
 		pthread_mutex_init(&adaptive, &a);
 		pthread_barrier_init(&barrier, NULL, 2);
 		if (pipe(pipe_rd) || socketpair(AF_UNIX, SOCK_STREAM, 0, sock) ||
+		    socketpair(AF_UNIX, SOCK_STREAM, 0, rcvtimeo_sock) ||
 		    (efd = eventfd(0, 0)) < 0)
 			return 1;
 		/* the signals are taken by sigwait alone */
@@ -751,6 +800,7 @@ int main(int argc, char **argv)
 		end_at.tv_nsec -= 1000000000L;
 	}
 	rounds = (long)(secs * 1e9 / TICK_NS);
+	semid = semget(IPC_PRIVATE, 1, IPC_CREAT | 0600);
 	holder = posix_holder();
 	for (int i = 0; i < N; i++) {
 		pthread_create(&t[i], NULL, run, (void *)&waits[i]);
@@ -767,5 +817,7 @@ int main(int argc, char **argv)
 	pthread_join(t[N + 1], NULL);
 	if (holder > 0)
 		waitpid(holder, NULL, 0);
+	if (semid >= 0)
+		semctl(semid, 0, IPC_RMID);
 	return 0;
 }
