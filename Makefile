@@ -20,7 +20,7 @@ DEBS     := build-essential pkg-config libtraceevent-dev libzstd-dev libjson-c-d
 # -six, -dateutil and Go for Datakit's own parser; rustc for a Rust workload
 TEST_DEBS := linux-perf python3 python3-jsonschema python3-botocore protobuf-compiler python3-lz4 \
              python3-grpcio chromium openssl python3-protobuf python3-six python3-dateutil llvm nodejs debuginfod golang-go \
-             rustc libc6-dbg
+             rustc libc6-dbg postgresql python3-dbg default-jdk-headless openjdk-17-dbg
 
 OPT      ?= -O2 -g
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
