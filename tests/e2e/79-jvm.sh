@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The HotSpot JVM's threads: blocked entering a synchronized block is a lock
+# wait (ObjectMonitor::EnterI parks in pthread_cond_wait, which alone reads
+# as an untimed sleep); Thread.sleep is timed-sleep; Object.wait() without a
+# timeout is sleep, though the notifier's monitor exit is what wakes it.
+# progs/Waits.java runs four threads contending for one monitor (off CPU
+# only to wait for it), a sleeper, a waiter and its notifier, each an OS
+# thread of its Java name. Recorded with --call-graph dwarf (glibc between
+# the JVM's frames and the futex breaks -g's frame-pointer chain);
+# openjdk-17-dbg names libjvm's functions.
+. "$(dirname "$0")/lib/common.sh"
+need_python
+need_perf
+need_tracepoint
+command -v javac >/dev/null && command -v java >/dev/null ||
+	skip "no JDK (apt-get install default-jdk-headless)"
+JVM=$(readlink -f "$(dirname "$(readlink -f "$(command -v java)")")/../lib/server/libjvm.so")
+BID=$(readelf -n "$JVM" 2>/dev/null | sed -n 's/.*Build ID: \([0-9a-f]*\).*/\1/p')
+[ -n "$BID" ] && [ -f "/usr/lib/debug/.build-id/${BID:0:2}/${BID:2}.debug" ] ||
+	skip "the JVM's debug symbols are not installed (apt-get install openjdk-17-dbg, for $JVM)"
+javac -d "$WORK" "$TOP/tests/e2e/progs/Waits.java" || fail "javac"
+record "$WORK/jvm.data" -m 2048 -e cpu-clock/freq=499/ -e sched:sched_switch \
+	-e sched:sched_waking --switch-events --call-graph dwarf,8192 -- \
+	java -XX:-UsePerfData -Xmx64m -cp "$WORK" Waits 2
+"$PERFPORT" -q report -i "$WORK/jvm.data" --json --no-tree >"$WORK/jvm.json" || fail "report: exit $?"
+"$PERFPORT" -q report -i "$WORK/jvm.data" --no-tree --top 3 >"$WORK/jvm.txt" || fail "report: exit $?"
+$PY - "$WORK/jvm.json" <<'PY' || fail "the JVM's waits out of their states"
+import json, sys
+r = json.load(open(sys.argv[1]))
+by = {t["comm"]: {c: v["ns"] / 1e9 for c, v in t["counters"].items()} for t in r["threads"]}
+WANT = {"contend-0": "lock", "contend-1": "lock", "contend-2": "lock", "contend-3": "lock",
+        "sleeper": "timed-sleep", "waiter": "sleep", "notifier": "timed-sleep"}
+bad = []
+for name, want in WANT.items():
+    c = by.get(name, {})
+    waits = sum(v for k, v in c.items() if k not in ("on-cpu", "preempted"))
+    print("%-10s %-12s %5.1f%% of %.3f s waiting (%s)" % (name, want,
+          100 * c.get(want, 0) / waits if waits else 0, waits,
+          ", ".join("%s %.3f s" % (k, v) for k, v in sorted(c.items()))))
+    if waits < 0.5 or c.get(want, 0) < 0.95 * waits:
+        bad.append(name)
+if bad:
+    sys.exit("out of their state: " + ", ".join(bad))
+PY
+has "^# runtime HotSpot (.*libjvm.so): its rules decided" "$WORK/jvm.txt" ||
+	fail "report does not name HotSpot's rules: $(grep '^#' "$WORK/jvm.txt")"
+echo "ok: synchronized contention is lock, Thread.sleep timed-sleep, Object.wait sleep"
