@@ -330,3 +330,54 @@ PY
 else
 	echo "(g++ with C++20 is not installed: the C++ waits are not tried)"
 fi
+
+# Rust's standard library (progs/waits-rs.rs): a contended Mutex, a RwLock
+# reader under a writer, Condvar wait and wait_timeout, thread::sleep. With
+# dwarf each in its state; with the registers alone the Mutex too (a futex
+# wait for a lock word's contended value), the rest but the RwLock (whose
+# futex value says nothing)
+if command -v rustc >/dev/null; then
+	rustc -O -g -o "$WORK/wrs" "$TOP/tests/e2e/progs/waits-rs.rs" 2>"$WORK/rustc.log" ||
+		{ cat "$WORK/rustc.log"; fail "cannot build progs/waits-rs.rs"; }
+	record "$WORK/rs-dwarf.data" $EV -e sched:sched_waking -m 1024 --call-graph dwarf,8192 -- "$WORK/wrs" 1.5
+	record "$WORK/rs-regs.data" $EV -e sched:sched_waking -m 1024 -g --user-regs=$REGS -- "$WORK/wrs" 1.5
+	for v in dwarf regs; do
+		for c in lock sleep timed-sleep io preempted; do
+			"$PERFPORT" -q export -i "$WORK/rs-$v.data" -f folded -O counter=$c -O value=ns \
+				-O annotate=false --group-by thread -o "$WORK/rs-$v-$c.folded" ||
+				fail "export rs $v $c: exit $?"
+		done
+	done
+	$PY - "$WORK" "$(rustc --version)" <<'PY' || fail "Rust waits"
+import collections, re, sys
+w = sys.argv[1]
+WANT = {"rs_mutex": "lock", "rs_rwlock": "lock", "rs_condvar": "sleep",
+        "rs_cv_timeout": "timed-sleep", "rs_sleep": "timed-sleep"}
+bad = []
+for v in ("dwarf", "regs"):
+    tot = collections.defaultdict(collections.Counter)
+    for c in ("lock", "sleep", "timed-sleep", "io", "preempted"):
+        for line in open("%s/rs-%s-%s.folded" % (w, v, c)):
+            s, val = line.rsplit(" ", 1)
+            frames = s.split(";")
+            m = re.fullmatch(r"(\S+) \[\d+\]", frames[1]) if len(frames) > 1 else None
+            if not m or m.group(1) not in WANT:
+                continue
+            # the lock threads' pause between two locks is no lock wait
+            if WANT[m.group(1)] == "lock" and any("sleep" in f for f in frames[2:]):
+                continue
+            tot[m.group(1)][c] += int(val)
+    for name, want in WANT.items():
+        t = sum(n for c, n in tot[name].items() if c != "preempted")
+        share = tot[name][want] / t if t else 0
+        print("%s %-6s %-14s %-12s %5.1f%% of %.0f ms" % (sys.argv[2].split()[1], v, name, want,
+              100 * share, t / 1e6))
+        if t < 100e6 or (share < 0.95 and not (v == "regs" and name == "rs_rwlock")):
+            bad.append("%s %s: %.1f%% %s" % (v, name, 100 * share, want))
+if bad:
+    sys.exit("; ".join(bad))
+PY
+	echo "ok: Rust std's waits in their states"
+else
+	echo "(rustc is not installed: the Rust waits are not tried)"
+fi
