@@ -354,10 +354,19 @@ struct advice {
 	char text[512];
 };
 
-static size_t collect_advice(const struct info_ctx *c, struct perf_evsel *const *ev, size_t nr,
-			     struct advice *out, size_t max)
+static size_t collect_advice(const struct info_ctx *c, const struct perf_stats *st,
+			     struct perf_evsel *const *ev, size_t nr, struct advice *out, size_t max)
 {
 	size_t n = 0;
+
+	if (perf_stats_lost(st) && n < max)
+		snprintf(out[n++].text, sizeof(out->text),
+			 "the kernel lost %" PRIu64 " samples (its buffer was full): what they "
+			 "held is missing - on-CPU time, and the stacks of the switches among "
+			 "them (their off-CPU time is charged without its stack, and a wait "
+			 "whose switch-in was lost may be bounded by a later event); record "
+			 "with a larger buffer (perf record -m 4096 ...), a smaller "
+			 "--call-graph dwarf size, or fewer events", perf_stats_lost(st));
 
 	for (size_t i = 0; i < nr && n < max; i++) {
 		const struct perf_attr *a = &ev[i]->attr;
@@ -950,7 +959,7 @@ int cmd_info(int argc, char **argv)
 		ret = PP_ENOMEM;
 	st = perf_reader_stats(r);
 	ev = perf_reader_evsels(r, &nr);
-	nadv = collect_advice(&ctx, ev, nr, adv, sizeof(adv) / sizeof(*adv));
+	nadv = collect_advice(&ctx, st, ev, nr, adv, sizeof(adv) / sizeof(*adv));
 	if (json)
 		print_json(path, r, &ctx, adv, nadv);
 	else

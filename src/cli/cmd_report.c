@@ -107,7 +107,10 @@ static void print_header(const struct profile *p, const char *path)
 	const struct profile_meta *m = &p->meta;
 	const struct profile_counts *t = &p->total[0];
 	char a[32], b[32];
-	time_t s0 = (time_t)(m->start_ns / 1000000000), s1 = (time_t)(m->end_ns / 1000000000);
+	/* the span the profile describes: the samples', within --time */
+	uint64_t w0 = m->start_ns + (m->window_lo > m->first_time ? m->window_lo - m->first_time : 0);
+	uint64_t w1 = m->start_ns + (m->window_hi > m->first_time ? m->window_hi - m->first_time : 0);
+	time_t s0 = (time_t)(w0 / 1000000000), s1 = (time_t)(w1 / 1000000000);
 	struct tm tm;
 
 	strftime(a, sizeof(a), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&s0, &tm));
@@ -116,8 +119,10 @@ static void print_header(const struct profile *p, const char *path)
 	printf("# host %s, kernel %s, %s, %" PRIu32 " CPUs, perf %s\n",
 	       m->hostname ? m->hostname : "?", m->osrelease ? m->osrelease : "?",
 	       m->arch ? m->arch : "?", m->nr_cpus, m->perf_version ? m->perf_version : "?");
-	printf("# time %s .. %s (%.3f s, %s)\n", a, b, secs(m->end_ns - m->start_ns),
-	       profile_time_source_name(m->time_source));
+	printf("# time %s .. %s (%.3f s", a, b, secs(w1 > w0 ? w1 - w0 : 0));
+	if (m->window_lo > m->first_time || m->window_hi < m->last_time)
+		printf(", --time's part of %.3f s", secs(m->last_time - m->first_time));
+	printf(", %s)\n", profile_time_source_name(m->time_source));
 	for (size_t i = 0; i < m->nr_sources; i++) {
 		const struct profile_source *s = &m->sources[i];
 
@@ -145,6 +150,11 @@ static void print_header(const struct profile *p, const char *path)
 		       m->iv_approx, m->iv_open_at_end, secs(m->iv_open_ns),
 		       m->offcpu_simple ? "; states: simple" : "");
 	print_decided(m);
+	if (m->lost)
+		printf("# lost: %" PRIu64 " samples the kernel could not write (its buffer was "
+		       "full): their on-CPU time is missing, and the switches among them were "
+		       "charged without their stacks (record with -m 4096, a smaller dwarf "
+		       "size, or fewer events)\n", m->lost);
 	if (m->iv_syscall_no_regs)
 		printf("# off-CPU states: %" PRIu64 " in a system call whose arguments were not "
 		       "recorded, decided by the rules (record with --call-graph dwarf or "
@@ -205,8 +215,9 @@ static void print_top(const struct profile *p, const struct func_sum *fs, size_t
 		sort_by_total = by_total;
 		qsort(sorted, nr, sizeof(*sorted), func_cmp);
 		printf("\n## %s: top %s by %s%s\n", counter_name(c), what, by_total ? "total" : "self",
-		       !by_total && report_offcpu(c) ? " (where the threads waited: the innermost "
-		       "user function; the kernel's path is in the trees)" : "");
+		       !by_total && report_offcpu(c) ? " (where the threads waited: the program's "
+		       "innermost function, outside the C library; the kernel's path is in the "
+		       "trees)" : "");
 		printf("%8s %10s %8s %10s  %s\n", "self%", "self", "total%", "total",
 		       ro->sort == SORT_MODULE ? "module" : "function");
 		for (size_t i = 0, shown = 0; i < nr && shown < ro->top; i++) {
@@ -266,10 +277,6 @@ struct wake_pair {
 };
 
 /* A frame of the program rather than of a shared library (libc, libstdc++...). */
-static bool is_program(const struct profile_frame *f)
-{
-	return report_is_user(f) && !(f->module && strstr(f->module, ".so"));
-}
 
 /* Kernel frames of the wakeup machinery itself, never "the waker". */
 static bool is_wake_helper(const char *fn)
@@ -315,7 +322,7 @@ static const char *side_name(const struct profile *p, const uint32_t *path, size
 		size_t i = waker ? sep + 1 + n : sep - 1 - n;
 		const struct profile_frame *f = &p->waker_frames[path[i]];
 
-		if (!prog && is_program(f))
+		if (!prog && report_is_program(f))
 			prog = f->function;
 		if (!user && report_is_user(f))
 			user = f->function;
@@ -490,7 +497,8 @@ static int by_state_cmp(const void *pa, const void *pb)
 
 /*
  * --sort state: one table for the off-CPU counters - where the threads
- * waited (the innermost user function) and in which state, a column each.
+ * waited (the program's innermost function: report_is_program()) and in
+ * which state, a column each.
  */
 static void print_by_state(const struct profile *p, const struct func_sum *fs, size_t nr,
 			   const struct report_opts *ro)
@@ -513,8 +521,8 @@ static void print_by_state(const struct profile *p, const struct func_sum *fs, s
 	memcpy(sorted, fs, nr * sizeof(*sorted));
 	by_state_mask = mask;
 	qsort(sorted, nr, sizeof(*sorted), by_state_cmp);
-	printf("\n## off-CPU: where the threads waited, by state (seconds; the innermost user "
-	       "function)\n%8s %10s", "off%", "off-cpu");
+	printf("\n## off-CPU: where the threads waited, by state (seconds; the program's innermost "
+	       "function, outside the C library)\n%8s %10s", "off%", "off-cpu");
 	for (int c = 0; c < CNT_COUNT; c++)
 		if (mask & (1u << c))
 			printf(" %11s", counter_name((enum counter)c));
@@ -776,8 +784,9 @@ static void report_usage(FILE *out)
 		"functions by self and total time and a caller tree with percentages\n"
 		"(each node's children largest first), then each thread's time by state.\n"
 		"Off CPU, a function's self time is the time threads waited in it: the\n"
-		"innermost user function of each stack (the kernel's path below it, always\n"
-		"ending in the scheduler, is in the trees).\n"
+		"program's innermost function of each stack, outside the C library's\n"
+		"wrappers (the kernel's path below it, always ending in the scheduler, and\n"
+		"the library's frames are in the trees).\n"
 		"\n"
 		"options:\n"
 		"  -i, --input FILE        the recording (default ./perf.data; - for stdin)\n"

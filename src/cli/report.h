@@ -23,7 +23,7 @@ struct func_sum {
  * report_function_sums() - the top tables' lines (@nr set), by function or
  * by module: self and total per counter, a function's total counted once
  * per stack however often it recurses; @by_wait: off-CPU self time where
- * the threads waited (the innermost user function), else at each leaf.
+ * the threads waited (the program's innermost function), else at each leaf.
  * Return: an array the caller frees, NULL out of memory.
  */
 struct func_sum *report_function_sums(const struct profile *p, enum sort_key sort, bool by_wait,
@@ -39,6 +39,14 @@ void report_frame_label(const struct profile *p, uint32_t f, char *buf, size_t l
 
 /** report_is_user() - a frame of user code: not kernel, synthetic, process or thread. */
 bool report_is_user(const struct profile_frame *f);
+
+/**
+ * report_is_program() - a user frame outside the C library's wrappers
+ * (profile_module_is_wrapper()): the frames "where a program waited" is
+ * read from - its innermost one - by every view (--sort state, the top
+ * tables' off-CPU self time, the callee tree, --wakers).
+ */
+bool report_is_program(const struct profile_frame *f);
 
 /** report_offcpu() - whether counter @c is time off CPU, charged where the thread waits. */
 bool report_offcpu(enum counter c);

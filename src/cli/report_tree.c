@@ -39,6 +39,23 @@ bool report_is_user(const struct profile_frame *f)
 	return !(f->flags & (FRAME_F_KERNEL | FRAME_F_SYNTHETIC | FRAME_F_PROCESS | FRAME_F_THREAD));
 }
 
+bool report_is_program(const struct profile_frame *f)
+{
+	/* modules are interned: one answer per module, kept for the next */
+	static const char *last;
+	static bool last_wrapper;
+
+	if (!report_is_user(f))
+		return false;
+	if (!f->module)
+		return true;
+	if (f->module != last) {
+		last = f->module;
+		last_wrapper = profile_module_is_wrapper(f->module);
+	}
+	return !last_wrapper;
+}
+
 bool report_offcpu(enum counter c)
 {
 	return c != CNT_ON_CPU && c != CNT_IDLE;
@@ -49,6 +66,7 @@ struct funcs_ctx {
 	uint32_t *key;               /* per frame: its line's index in f */
 	uint32_t *active;            /* per key: open nodes with it on the path */
 	uint32_t *waits_in;          /* per depth: the innermost user frame's key, or none */
+	uint32_t *prog_in;           /* ... the innermost program frame's (report_is_program()) */
 	bool by_wait;                /* off-CPU self to where the thread waited */
 };
 
@@ -71,7 +89,7 @@ static int funcs_visit(void *ctx, const struct profile *p, uint32_t node, bool l
 	uint32_t f = p->nodes[node].frame, d = p->nodes[node].depth, k, w;
 
 	if (f == UINT32_MAX) {
-		c->waits_in[0] = UINT32_MAX;
+		c->waits_in[0] = c->prog_in[0] = UINT32_MAX;
 		return 0;
 	}
 	k = c->key[f];
@@ -79,8 +97,11 @@ static int funcs_visit(void *ctx, const struct profile *p, uint32_t node, bool l
 		c->active[k]--;
 		return 0;
 	}
-	w = report_is_user(&p->frames[f]) ? k : c->waits_in[d - 1];
-	c->waits_in[d] = w;
+	/* where it waited: the program's innermost frame, outside the C
+	 * library's wrappers; else the innermost user frame */
+	c->waits_in[d] = report_is_user(&p->frames[f]) ? k : c->waits_in[d - 1];
+	c->prog_in[d] = report_is_program(&p->frames[f]) ? k : c->prog_in[d - 1];
+	w = c->prog_in[d] != UINT32_MAX ? c->prog_in[d] : c->waits_in[d];
 	for (int i = 0; i < CNT_COUNT; i++) {
 		uint32_t to = c->by_wait && report_offcpu((enum counter)i) && w != UINT32_MAX ? w : k;
 
@@ -109,7 +130,8 @@ struct func_sum *report_function_sums(const struct profile *p, enum sort_key sor
 	c.key = calloc(p->nr_frames + 1, sizeof(*c.key));
 	c.active = calloc(p->nr_frames + 1, sizeof(*c.active));
 	c.waits_in = calloc((size_t)maxd + 1, sizeof(*c.waits_in));
-	if (!c.f || !c.key || !c.active || !c.waits_in)
+	c.prog_in = calloc((size_t)maxd + 1, sizeof(*c.prog_in));
+	if (!c.f || !c.key || !c.active || !c.waits_in || !c.prog_in)
 		goto fail;
 	for (uint32_t i = 0; i < p->nr_frames; i++) {
 		uint32_t k = nkeys;
@@ -132,6 +154,7 @@ struct func_sum *report_function_sums(const struct profile *p, enum sort_key sor
 	free(c.key);
 	free(c.active);
 	free(c.waits_in);
+	free(c.prog_in);
 	*nr = nkeys;
 	return c.f;
 fail:
@@ -139,6 +162,7 @@ fail:
 	free(c.key);
 	free(c.active);
 	free(c.waits_in);
+	free(c.prog_in);
 	return NULL;
 }
 
@@ -340,9 +364,14 @@ int report_callee_tree(const struct profile *p, enum counter c, double min)
 			continue;
 		for (uint32_t k = node; k && k != UINT32_MAX; k = p->nodes[k].parent)
 			path[np++] = p->nodes[k].frame;
-		if (report_offcpu(c))
-			while (start < np && !report_is_user(&p->frames[path[start]]))
+		if (report_offcpu(c)) {
+			/* the program's innermost frame, else the innermost user one */
+			while (start < np && !report_is_program(&p->frames[path[start]]))
 				start++;
+			if (start == np)
+				for (start = 0; start < np && !report_is_user(&p->frames[path[start]]);)
+					start++;
+		}
 		if (start == np)
 			start = 0;      /* no user frame: a kernel thread */
 		t.n[0].ns += v;

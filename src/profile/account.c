@@ -167,6 +167,14 @@ static struct acct_thread *thread_get(struct account *a, uint32_t pid, uint32_t 
 /* The part of [b, e] inside the --time window. */
 static uint64_t clip(const struct account *a, uint64_t b, uint64_t e)
 {
+	/* nothing before the recording's first sample: perf enables its
+	 * side-band records (switches) before its sampling events, and a
+	 * system-wide recording's first switch records come some 60 ms
+	 * earlier, without the stacks the samples give */
+	if (!a->first_time)
+		return 0;
+	if (b < a->first_time)
+		b = a->first_time;
 	if (a->filter.has_time) {
 		if (b < a->filter.t0)
 			b = a->filter.t0;
@@ -1145,7 +1153,8 @@ static void iv_close(struct account *a, struct acct_thread *th, uint64_t end, en
 	} else {
 		th->blocked_ns += d;
 	}
-	if (!d && a->filter.has_time && (end < a->filter.t0 || out > a->filter.t1))
+	if (!d && (!a->first_time || end < a->first_time ||
+		   (a->filter.has_time && (end < a->filter.t0 || out > a->filter.t1))))
 		return;
 	th->out_cnt = decide(th->verdict, &by);
 	meta->decided_count[by]++;
@@ -1608,7 +1617,6 @@ static void switch_record(struct account *a, const struct perf_event *ev)
 		cpu_running(a, s->cpu, UINT32_MAX, UINT32_MAX, NULL);
 	if (!s->tid)
 		return;
-	note_time(a, s->time);
 	th = thread_get(a, s->pid, s->tid, s->time);
 	if (!th)
 		return;
@@ -1644,7 +1652,6 @@ int acct_event(struct account *a, const struct perf_event *ev, const uint64_t *p
 	case PERF_RECORD_FORK:
 		if (ev->u.task.pid == ev->u.task.ppid && ev->u.task.tid == ev->u.task.ptid)
 			break;       /* not a new task */
-		note_time(a, ev->u.task.time);
 		th = thread_new(a, ev->u.task.pid, ev->u.task.tid, ev->u.task.time);
 		if (!th)
 			return a->err = PP_ENOMEM;
@@ -1652,7 +1659,6 @@ int acct_event(struct account *a, const struct perf_event *ev, const uint64_t *p
 		thread_refresh(a, th);
 		break;
 	case PERF_RECORD_EXIT:
-		note_time(a, ev->u.task.time);
 		th = thread_find(a, ev->u.task.tid);
 		if (th && !th->exited) {
 			iv_evidence(a, th, ev->u.task.time, ev->has_sample_id ? ev->sample.cpu : UINT32_MAX);
@@ -1666,7 +1672,6 @@ int acct_event(struct account *a, const struct perf_event *ev, const uint64_t *p
 			/* a task execs on CPU: its run is known from here, which
 			 * for perf record's workload (enabled at exec) is where
 			 * the recording of it begins */
-			note_time(a, ev->sample.time);
 			th = thread_get(a, ev->u.comm.pid, ev->u.comm.tid, ev->sample.time);
 			if (!th)
 				return a->err;

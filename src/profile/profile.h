@@ -70,6 +70,13 @@ struct profile_runtime {
  */
 const char *profile_runtime_of(const char *module, const char **advice);
 
+/**
+ * profile_module_is_wrapper() - whether @module is a library of wrappers
+ * (the C library: a "wrappers" runtime of the built-in program rules):
+ * where a program waits is its innermost frame outside such modules.
+ */
+bool profile_module_is_wrapper(const char *module);
+
 /* Synthetic frames, beside symbols.h's FRAME_F_* flags. */
 enum {
 	FRAME_F_PROCESS = 1 << 8,   /* a --group-by root: "comm [pid]" */

@@ -222,6 +222,15 @@ static int parse_line(struct rules *rs, char *line, enum rule_set set, const cha
 		return 0;
 	if (strcmp(tok[0], "runtime") == 0)
 		return parse_runtime(rs, tok, nt, set, name, lineno);
+	if (strcmp(tok[0], "wrappers") == 0) {
+		if (nt != 1 || !rs->nrt || rs->rt[rs->nrt - 1].set != set) {
+			pp_error("'%s' line %u: 'wrappers' stands alone, after a runtime line", name,
+				 lineno);
+			return PP_ERULES;
+		}
+		rs->rt[rs->nrt - 1].wrappers = true;
+		return 0;
+	}
 	if (strcmp(tok[0], "interrupt") == 0) {
 		if (nt < 2) {
 			pp_error("'%s' line %u: an interrupt line is 'interrupt PATTERN...'", name,
@@ -245,7 +254,7 @@ int rules_parse(struct rules *rs, const char *text, const char *name, enum rule_
 {
 	char *copy = strdup(text), *line;
 	unsigned lineno = 0;
-	size_t before = rs->n;
+	size_t before = rs->n, rt_before = rs->nrt;
 	int ret = 0;
 
 	if (!copy)
@@ -262,7 +271,7 @@ int rules_parse(struct rules *rs, const char *text, const char *name, enum rule_
 		line = nl ? nl + 1 : NULL;
 	}
 	free(copy);
-	if (!ret && rs->n == before) {
+	if (!ret && rs->n == before && rs->nrt == rt_before) {
 		pp_error("'%s' holds no rules", name);
 		ret = PP_ERULES;
 	}
@@ -451,4 +460,13 @@ const char *profile_runtime_of(const char *module, const char **advice)
 	if (advice)
 		*advice = rt ? rt->advice : NULL;
 	return rt ? rt->name : NULL;
+}
+
+bool profile_module_is_wrapper(const char *module)
+{
+	const struct rule_runtime *rt;
+
+	pthread_once(&builtin_once, builtin_parse);
+	rt = rules_runtime_of(&builtin_runtimes, module);
+	return rt && rt->wrappers;
 }

@@ -65,6 +65,9 @@ struct rule_runtime {
 	size_t nr_modules;
 	char *advice;           /* what gives its rules the names they read; NULL none */
 	uint8_t set;
+	bool wrappers;          /* "wrappers": its functions wrap system calls for a
+				 * program; where a program waits is its innermost
+				 * frame outside them (the C library) */
 };
 
 struct rules {
@@ -99,8 +102,10 @@ extern const struct rules_text profile_program_rules[];
  * A line is a rule, "STATES FUNCTION COUNTER", or "woken-by STATES FUNCTION
  * COUNTER" (a rule on the waker's stack), or a directive: "runtime NAME
  * [MODULE-PATTERN...]" (the rules below are NAME's), "advice TEXT" (what
- * gives NAME's rules their names), "interrupt PATTERN..." (kernel
- * functions of interrupt handling). # starts a comment.
+ * gives NAME's rules their names), "wrappers" (NAME's functions wrap
+ * system calls: where a program waits is its innermost frame outside
+ * them), "interrupt PATTERN..." (kernel functions of interrupt handling).
+ * # starts a comment. A text holds at least one rule or runtime.
  * Return: 0, PP_ERULES (the line and the problem were logged) or PP_ENOMEM.
  */
 int rules_parse(struct rules *rs, const char *text, const char *name, enum rule_set set);

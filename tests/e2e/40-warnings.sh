@@ -67,6 +67,24 @@ for f in "$CORPUS/quipper/perf.data.lost_samples-4.4" "$CORPUS/quipper/perf.data
 	echo "ok: $(basename "$f"): $want lost samples everywhere"
 done
 
+# a recording that lost samples (a tiny buffer under dwarf stacks): info
+# warns with what to record, report's header says it, with the same count
+cc -O2 -g -fno-omit-frame-pointer -pthread -o "$WORK/waits" "$TOP/tests/e2e/progs/waits.c" ||
+	fail "cannot build progs/waits.c"
+record "$WORK/lost.data" -m 2 -e sched:sched_switch -e cpu-clock/freq=999/ --call-graph dwarf,4096 \
+	-- "$WORK/waits" 0.5 "$WORK"
+lost=$("$PERFPORT" -q info -i "$WORK/lost.data" | sed -n 's/^lost: *\([0-9]*\) samples.*/\1/p')
+if [ "${lost:-0}" -gt 0 ]; then
+	warnings "$WORK/lost.data" | has "the kernel lost $lost samples (its buffer was full).*perf record -m 4096" ||
+		fail "info does not warn of $lost lost samples: $(warnings "$WORK/lost.data")"
+	"$PERFPORT" -q report -i "$WORK/lost.data" --no-tree --top 1 >"$WORK/lost.txt" || fail "report: exit $?"
+	has "^# lost: $lost samples the kernel could not write" "$WORK/lost.txt" ||
+		fail "report does not say $lost samples were lost: $(grep '^#' "$WORK/lost.txt")"
+	echo "ok: $lost lost samples said by info and report"
+else
+	echo "(perf lost nothing with -m 2: the lost-samples warning is not tried)"
+fi
+
 # kernel frames that cannot be named: info says why and what would name them
 f="$CORPUS/quipper/perf.data.piped.target-3.8"
 if [ -f "$f" ]; then

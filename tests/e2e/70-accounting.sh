@@ -112,4 +112,24 @@ if [ -f "$P/perf.data.zstd" ]; then
 else
 	echo "note: $P not found: corpus check left out"
 fi
+# A system-wide recording: perf writes switch records some 60 ms before
+# its first sample. The profile spans the samples, as info does: no thread
+# lives, and nothing is charged, before the first; --time's span is the
+# header's
+record "$WORK/sw.data" -a -e cpu-clock/freq=99/ -e sched:sched_switch --switch-events -g -- sleep 0.5
+"$PERFPORT" -q report --json --no-tree -i "$WORK/sw.data" >"$WORK/sw.json" || fail "report -a: exit $?"
+"$PERFPORT" -q info --json -i "$WORK/sw.data" >"$WORK/sw-info.json" || fail "info -a: exit $?"
+$PY - "$WORK/sw.json" "$WORK/sw-info.json" <<'PY' || fail "the profile's span is not the samples'"
+import json, sys
+r, i = (json.load(open(f)) for f in sys.argv[1:3])
+m = r["meta"]
+first, last = i["first_sample_time"], i["last_sample_time"]
+assert (m["first_time"], m["last_time"]) == (first, last), ((m["first_time"], m["last_time"]), (first, last))
+for t in r["threads"]:
+    assert first <= t["start"] <= t["end"] <= last, (t["comm"], t["start"], t["end"], first, last)
+print("span %.3f s = info's; %d threads within it" % ((last - first) / 1e9, len(r["threads"])))
+PY
+span=$("$PERFPORT" -q report -i "$WORK/sw.data" --no-tree --top 1 --time 25%-75% | sed -n 's/^# time .*(\([0-9.]*\) s, --time.s part of \([0-9.]*\) s.*/\1 \2/p')
+[ -n "$span" ] || fail "report's header does not give --time's span: $("$PERFPORT" -q report -i "$WORK/sw.data" --no-tree --top 1 --time 25%-75% | grep '^# time')"
+echo "ok: the span is the samples' ($span)"
 echo "ok: accounting"
