@@ -144,6 +144,73 @@ if bad:
 PY
 echo "ok: every wait's time in its state where the arguments are recorded"
 
+# your rules decide first: over the programs' (glibc's mutex: lock), the
+# wakeup's and the call's arguments (poll's timeout), the kernel's
+# (nanosleep); a woken-by rule of yours over the programs' (a rwlock wait
+# that lock_holder's unlock ended) but after your rules on the blocked
+# stack, and never on the user frames an interrupt ran over (the ticks'
+# timers); report says how much your rules decided
+cat >"$WORK/user.rules" <<'EOF2'
+S,I       wait_mutex          io
+S,I       wait_poll_timed     lock
+S,I       wait_nanosleep      io
+woken-by S,I lock_holder      preempted
+EOF2
+"$PERFPORT" -q report -i "$WORK/dwarf.data" --state-rules "$WORK/user.rules" --json --no-tree \
+	>"$WORK/user.json" || fail "report --state-rules: exit $?"
+"$PERFPORT" -q report -i "$WORK/dwarf.data" --state-rules "$WORK/user.rules" --no-tree --top 1 \
+	>"$WORK/user.txt" || fail "report --state-rules: exit $?"
+has "^# off-CPU states decided by: user rules [0-9.]* s" "$WORK/user.txt" ||
+	fail "report does not say the user's rules decided: $(grep decided "$WORK/user.txt")"
+$PY - "$WORK/user.json" "$WORK/dwarf-decided.json" <<'PY' || fail "the user's rules do not override"
+import json, sys
+u, d = (json.load(open(f)) for f in sys.argv[1:3])
+def thread(r, comm):
+    return {c: v["ns"] for c, v in [t for t in r["threads"] if t["comm"] == comm][0]["counters"].items()}
+bad = []
+for comm, want in (("mutex", "io"), ("poll_timed", "lock"), ("nanosleep", "io")):
+    c = thread(u, comm)
+    waits = sum(v for k, v in c.items() if k not in ("on-cpu", "preempted"))
+    print("%-10s %-5s %5.1f%% of %.0f ms waiting" % (comm, want, 100 * c.get(want, 0) / waits, waits / 1e6))
+    if c.get(want, 0) < 0.95 * waits:
+        bad.append(comm)
+# the rwlock's lock waits became the woken-by rule's; its ticks stay timed
+before, after = thread(d, "rwlock"), thread(u, "rwlock")
+moved = after.get("preempted", 0) - before.get("preempted", 0)
+print("rwlock: lock %.0f -> %.0f ms, preempted +%.0f ms, timed-sleep %.0f -> %.0f ms" % (
+    before.get("lock", 0) / 1e6, after.get("lock", 0) / 1e6, moved / 1e6,
+    before.get("timed-sleep", 0) / 1e6, after.get("timed-sleep", 0) / 1e6))
+if after.get("lock", 0) > 0.05 * before.get("lock", 1) or moved < 0.9 * before.get("lock", 0) or \
+   abs(after.get("timed-sleep", 0) - before.get("timed-sleep", 0)) > 0.05 * before.get("timed-sleep", 1):
+    bad.append("rwlock")
+if bad:
+    sys.exit("not as the user's rules say: " + ", ".join(bad))
+PY
+echo "ok: the user's rules override every layer"
+
+# a recv() ended by its socket's SO_RCVTIMEO: no argument says it had a
+# timeout, its waker does - the timer. System-wide, so that the timers an
+# idle CPU fires are recorded too (a recording of the workload alone holds
+# only the wakeups its own threads made); of the waits whose waking was
+# recorded, the timer's are timed-sleep
+record "$WORK/all.data" -a $EV -e sched:sched_waking -m 1024 -g -- "$WORK/waits" 1.5 "$WORK"
+"$PERFPORT" -q report -i "$WORK/all.data" --comm recv_timeout --wakers --json --no-tree \
+	>"$WORK/rcvtimeo.json" || fail "report --wakers: exit $?"
+$PY - "$WORK/rcvtimeo.json" <<'PY' || fail "SO_RCVTIMEO's waits are not timed-sleep"
+import collections, json, sys
+r = json.load(open(sys.argv[1]))
+by = collections.Counter()
+for w in r["wakers"]:
+    # its own waits (not a page fault's lock wait), by counter
+    if "--- woken by ---" in w["stack"] and any("recv" in f for f in w["stack"]):
+        by[w["counter"]] += w["ns"]
+t = sum(by.values())
+print("recv_timeout's waits with their waking recorded: %.0f ms, %s" % (t / 1e6,
+      ", ".join("%s %.1f%%" % (c, 100 * v / t) for c, v in by.most_common())))
+assert t > 300e6 and by["timed-sleep"] >= 0.95 * t, dict(by)
+PY
+echo "ok: a wait its socket's timeout ended is timed-sleep where its waking was recorded"
+
 # --no-kernel hides the kernel's frames after the states are decided: every
 # thread's time by state is the same as with them (the syscall entry points
 # and kernel lock paths that decided them are kernel frames)
