@@ -899,7 +899,7 @@ static void fde_starts_build(struct dso_state *st)
  * function the same.
  */
 static const char *address_name(struct symbolizer *s, struct dso_state *st, const char *module,
-				uint64_t vaddr)
+				uint64_t vaddr, uint64_t *startp)
 {
 	const char *base = module ? strrchr(module, '/') : NULL;
 	uint64_t start = vaddr;
@@ -927,6 +927,7 @@ static const char *address_name(struct symbolizer *s, struct dso_state *st, cons
 			start = st->fde_starts[lo];
 	}
 	free(fr);
+	*startp = start;
 	base = base ? base + 1 : module ? module : "[unknown]";
 	snprintf(buf, sizeof(buf), "%.400s+0x%" PRIx64, base, start);
 	return strtab_intern(&s->strings, buf);
@@ -961,8 +962,11 @@ static void lookup_user(struct symbolizer *s, struct dso_state *st, const char *
 		c->function = fs->name;
 		c->sym_offset = addr - fs->addr;
 	} else if (st->mod) {
-		c->function = address_name(s, st, module, vaddr);
+		uint64_t start = vaddr;
+
+		c->function = address_name(s, st, module, vaddr, &start);
 		c->addr_name = c->function != NULL;
+		c->sym_offset = vaddr - start;
 	}
 	line = dwfl_module_getsrc(st->mod, addr);
 	if (line) {

@@ -20,11 +20,28 @@ leaves() { # the innermost named frame in the workload, per sample, as a sorted 
 }
 
 # 1. only the stripped program was ever recorded (a cache of its own): its
-#    own functions unknown
+#    own functions have no names, but keep their addresses - each frame is
+#    workload+0xSTART, its function's start (as nm gives it for the
+#    unstripped build), so distinct functions stay distinct frames
 H="$WORK/alone" rec "$WORK/alone.data" "$WORK/deploy/workload"
 H="$WORK/alone" leaves "$WORK/alone.data" >"$WORK/alone.leaves"
 grep -q hot_inner "$WORK/alone.leaves" && fail "a stripped program named without its symbols"
-grep -q '\[unknown\]' "$WORK/alone.leaves" || { cat "$WORK/alone.leaves"; fail "no unknown frames in the stripped program"; }
+HOME="$WORK/alone" "$PERFPORT" -q stacks -i "$WORK/alone.data" |
+	sed -n 's|.* \(workload+0x[0-9a-f]*\)+0x[0-9a-f]* (.*/deploy/workload)$|\1|p' | sort | uniq -c >"$WORK/alone.names"
+nm "$WORK/full/workload" | awk '$2 ~ /^[tT]$/ { print $1, $3 }' |
+	while read -r a f; do printf 'workload+0x%x %s\n' "$((16#$a))" "$f"; done >"$WORK/nm.names"
+$PY - "$WORK/alone.names" "$WORK/nm.names" <<'PY' || fail "the stripped program's frames are not named by their functions' addresses"
+import sys
+got = {l.split()[1]: int(l.split()[0]) for l in open(sys.argv[1])}
+nm = dict(l.split() for l in open(sys.argv[2]))
+print("stripped frames: " + ", ".join("%s (%s) %d" % (n, nm.get(n, "?"), c) for n, c in sorted(got.items())))
+assert got, "no workload+0x frame"
+assert all(n in nm for n in got), [n for n in got if n not in nm]
+assert {"hot_inner", "cpu_worker"} <= {nm[n] for n in got}, "hot_inner and cpu_worker not apart"
+PY
+H="$WORK/alone" "$PERFPORT" -q info -i "$WORK/alone.data" >"$WORK/alone.info"
+has "^    [0-9]* of [0-9]* addresses in no symbol" "$WORK/alone.info" ||
+	fail "info does not count the stripped program's unnamed addresses: $(grep -A2 deploy/workload "$WORK/alone.info")"
 
 # 2. the unstripped build recorded first (perf caches it by build id), then
 #    gone from disk: the stripped program's frames take its names
