@@ -52,7 +52,7 @@ enum {
 	"                          frames per process, or per process and thread\n"         \
 	"      --offcpu-states HOW rules (default: the state rules) or simple (all\n"       \
 	"                          off-CPU time is sleep)\n"                                \
-	"      --state-rules FILE  off-CPU state rules instead of the built-in ones\n"      \
+	"      --state-rules FILE  your off-CPU state rules, decided before all else\n"    \
 	"      --pid LIST          only these processes (comma-separated)\n"               \
 	"      --tid LIST          only these threads\n"                                   \
 	"      --comm LIST         only threads with these command names\n"                \
