@@ -164,17 +164,26 @@ static struct acct_thread *thread_get(struct account *a, uint32_t pid, uint32_t 
 	return th;
 }
 
+/*
+ * Where the recording begins: its first sample (the header says when, in
+ * a file; else the first seen so far), 0 while none is known. perf enables
+ * its side-band records (switches) before its sampling events: a
+ * system-wide recording's first switch records come some 60 ms before its
+ * first sample, without the stacks the samples give. A recording without
+ * any sample (switch records alone) begins at its first record.
+ */
+static uint64_t window_start(const struct account *a)
+{
+	return a->hdr_first ? a->hdr_first : a->first_time;
+}
+
 /* The part of [b, e] inside the --time window. */
 static uint64_t clip(const struct account *a, uint64_t b, uint64_t e)
 {
-	/* nothing before the recording's first sample: perf enables its
-	 * side-band records (switches) before its sampling events, and a
-	 * system-wide recording's first switch records come some 60 ms
-	 * earlier, without the stacks the samples give */
-	if (!a->first_time)
-		return 0;
-	if (b < a->first_time)
-		b = a->first_time;
+	uint64_t lo = window_start(a);
+
+	if (b < lo)
+		b = lo;
 	if (a->filter.has_time) {
 		if (b < a->filter.t0)
 			b = a->filter.t0;
@@ -796,7 +805,8 @@ static size_t frame_rules(struct account *a, uint32_t f, const uint32_t **ids)
 			a->rule_ids = ni;
 			a->rule_ids_cap = cap;
 		}
-		memcpy(a->rule_ids + a->rule_ids_len, buf, n * sizeof(*buf));
+		if (n)
+			memcpy(a->rule_ids + a->rule_ids_len, buf, n * sizeof(*buf));
 		fr->first = (uint32_t)a->rule_ids_len;
 		fr->n = (uint16_t)n;
 		a->rule_ids_len += n;
@@ -886,7 +896,8 @@ static size_t stack_rules(struct account *a, uint32_t node, enum rule_side side,
 		a->rule_ids = ni;
 		a->rule_ids_cap = cap;
 	}
-	memcpy(a->rule_ids + a->rule_ids_len, m, k * sizeof(*m));
+	if (k)
+		memcpy(a->rule_ids + a->rule_ids_len, m, k * sizeof(*m));
 	a->stack_rules[id] = (struct acct_span){ (uint32_t)a->rule_ids_len, (uint32_t)k };
 	a->rule_ids_len += k;
 	*ids = a->rule_ids + a->stack_rules[id].first;
@@ -1153,7 +1164,7 @@ static void iv_close(struct account *a, struct acct_thread *th, uint64_t end, en
 	} else {
 		th->blocked_ns += d;
 	}
-	if (!d && (!a->first_time || end < a->first_time ||
+	if (!d && (end < window_start(a) ||
 		   (a->filter.has_time && (end < a->filter.t0 || out > a->filter.t1))))
 		return;
 	th->out_cnt = decide(th->verdict, &by);
@@ -1361,9 +1372,17 @@ static uint64_t sample_weight(const struct acct_src *src, const struct perf_samp
 	return src->freq_ns ? src->freq_ns : s->period;
 }
 
-static void note_time(struct account *a, uint64_t t)
+/* A record at @t: a sample's sets the profile's span, any record's the
+ * span of a recording without samples. */
+static void note_time(struct account *a, uint64_t t, bool sample)
 {
 	if (!t)
+		return;
+	if (!a->rec_first || t < a->rec_first)
+		a->rec_first = t;
+	if (t > a->rec_last)
+		a->rec_last = t;
+	if (!sample)
 		return;
 	if (!a->first_time || t < a->first_time)
 		a->first_time = t;
@@ -1527,7 +1546,7 @@ static void sample_one(struct account *a, const struct perf_event *ev, const uin
 		if (ev->sample.tid == UINT32_MAX)
 			ev = sample_task(a, src, ev, &fixed);
 		s = &ev->sample;
-		note_time(a, s->time);
+		note_time(a, s->time, true);
 		th = thread_on_cpu(a, s->cpu, s->pid, s->tid, s->time);
 	} else {
 		s = &ev->sample;
@@ -1617,6 +1636,7 @@ static void switch_record(struct account *a, const struct perf_event *ev)
 		cpu_running(a, s->cpu, UINT32_MAX, UINT32_MAX, NULL);
 	if (!s->tid)
 		return;
+	note_time(a, s->time, false);
 	th = thread_get(a, s->pid, s->tid, s->time);
 	if (!th)
 		return;
@@ -1652,6 +1672,7 @@ int acct_event(struct account *a, const struct perf_event *ev, const uint64_t *p
 	case PERF_RECORD_FORK:
 		if (ev->u.task.pid == ev->u.task.ppid && ev->u.task.tid == ev->u.task.ptid)
 			break;       /* not a new task */
+		note_time(a, ev->u.task.time, false);
 		th = thread_new(a, ev->u.task.pid, ev->u.task.tid, ev->u.task.time);
 		if (!th)
 			return a->err = PP_ENOMEM;
@@ -1659,6 +1680,7 @@ int acct_event(struct account *a, const struct perf_event *ev, const uint64_t *p
 		thread_refresh(a, th);
 		break;
 	case PERF_RECORD_EXIT:
+		note_time(a, ev->u.task.time, false);
 		th = thread_find(a, ev->u.task.tid);
 		if (th && !th->exited) {
 			iv_evidence(a, th, ev->u.task.time, ev->has_sample_id ? ev->sample.cpu : UINT32_MAX);
@@ -1672,6 +1694,7 @@ int acct_event(struct account *a, const struct perf_event *ev, const uint64_t *p
 			/* a task execs on CPU: its run is known from here, which
 			 * for perf record's workload (enabled at exec) is where
 			 * the recording of it begins */
+			note_time(a, ev->sample.time, false);
 			th = thread_get(a, ev->u.comm.pid, ev->u.comm.tid, ev->sample.time);
 			if (!th)
 				return a->err;
@@ -1691,6 +1714,11 @@ int acct_event(struct account *a, const struct perf_event *ev, const uint64_t *p
 
 void acct_finish(struct account *a)
 {
+	/* a recording of records alone spans them */
+	if (!a->first_time) {
+		a->first_time = a->rec_first;
+		a->last_time = a->rec_last;
+	}
 	pend_make_all(a);
 	for (size_t i = 0; i < a->nr_threads; i++) {
 		struct acct_thread *th = &a->threads[i];
@@ -1874,6 +1902,7 @@ int acct_init(struct account *a, const struct profile_opts *opts, const struct m
 	if (ret)
 		return ret;
 	a->sys_arch = sys_arch_of(hdr->arch);
+	a->hdr_first = hdr->sample_time_first;
 	if (hdr->cmdline && (strstr(hdr->cmdline, " -a") || strstr(hdr->cmdline, " --all-cpus") ||
 			     strstr(hdr->cmdline, " -C")))
 		a->system_wide = true;

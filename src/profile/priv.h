@@ -191,7 +191,10 @@ struct account {
 	struct raw_frame raw[ACCT_MAX_FRAMES];
 	uint32_t path[ACCT_MAX_FRAMES * 8];
 
-	uint64_t first_time, last_time;
+	uint64_t first_time, last_time;    /* the samples' span (of a recording without
+					    * samples: its records', at the end) */
+	uint64_t rec_first, rec_last;      /* every record's */
+	uint64_t hdr_first;                /* the first sample's, as the header says; 0 unknown */
 	uint64_t slice_origin;             /* perf clock of slice 0 (opts->slice_ns), 0 unset */
 	struct profile_meta *meta;         /* counts go here */
 };

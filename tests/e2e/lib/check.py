@@ -234,7 +234,11 @@ def frames(ours_path, perf_path, *mins):
             # symbol versions (@@GLIBC_2.17), perfport drops them
             def norm(n):
                 return re.sub(r"@.*$", "", re.sub(r"^__GI_", "", n))
-            if x[1] == y[1] or norm(x[1]) == norm(y[1]):
+            # what no symbol covers, perf calls [unknown]; perfport names it
+            # by its function's address in the module: MODULE+0xSTART
+            addr_named = y[1] == "[unknown]" and re.fullmatch(
+                re.escape(x[2].rsplit("/", 1)[-1]) + r"\+0x[0-9a-f]+", x[1])
+            if x[1] == y[1] or norm(x[1]) == norm(y[1]) or addr_named:
                 stats[kind][0] += 1
             else:
                 bad[(x[1], y[1])] += 1
