@@ -549,8 +549,10 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 		}
 		f = to_stdout ? stdout : of.f;
 		r = plugin_run(pl[i], view, f, plugin_is_directory(pl[i]) ? dir : NULL, false);
-		if (to_stdout && fflush(f)) {
-			pp_error("cannot write to standard output: %s", strerror(errno));
+		errno = 0;
+		if (to_stdout && (fflush(f) || ferror(f))) {
+			pp_error("cannot write to standard output: %s",
+				 errno ? strerror(errno) : "a write failed");
 			r = PP_EIO;
 		}
 		if (!to_stdout && outfile_close(&of, r == 0))

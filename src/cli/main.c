@@ -2,6 +2,7 @@
 /*
  * main.c - perfport's command table and global options.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -186,6 +187,20 @@ void cli_progress(void *ctx, uint64_t done, uint64_t total)
 	*shown = 1;
 }
 
+/*
+ * The command's status, unless what it printed did not all reach standard
+ * output (a full filesystem, a closed descriptor): that is an error, as a
+ * short file is. A status already worse is kept.
+ */
+static int stdout_done(int rc)
+{
+	errno = 0;
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return rc;
+	pp_error("cannot write standard output: %s", errno ? strerror(errno) : "a write failed");
+	return rc == EXIT_USAGE ? rc : EXIT_NOTHING;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -236,7 +251,7 @@ int main(int argc, char **argv)
 			/* 0: getopt starts afresh, in its default (permuting) order, not
 			 * in the "+" order that stopped at the command */
 			optind = 0;
-			return commands[i].run(argc, argv);
+			return stdout_done(commands[i].run(argc, argv));
 		}
 	}
 	{

@@ -57,11 +57,21 @@ int outfile_open(struct outfile *o, const char *path)
 	int fd, err;
 
 	memset(o, 0, sizeof(*o));
-	o->path = strdup(path);
+	/* a symbolic link to a regular file: that file is replaced (beside
+	 * it), the link stays */
+	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && stat(path, &st) == 0 &&
+	    S_ISREG(st.st_mode) && (o->path = realpath(path, NULL)) != NULL) {
+		path = o->path;
+		slash = strrchr(path, '/');
+	} else {
+		o->path = strdup(path);
+	}
 	if (!o->path)
 		goto nomem;
 	exists = lstat(path, &st) == 0;
 	if (exists && !S_ISREG(st.st_mode)) {
+		/* a device, a pipe, a symbolic link: written as it is, kept
+		 * whatever happens (it is not perfport's to remove) */
 		o->f = fopen(path, "w");
 		if (!o->f)
 			goto fail;
@@ -83,6 +93,7 @@ int outfile_open(struct outfile *o, const char *path)
 		o->f = fopen(path, "w");
 		if (!o->f)
 			goto fail;
+		o->created = !exists;
 		return PP_OK;
 	}
 	if (fd < 0) {
@@ -121,6 +132,14 @@ int outfile_close(struct outfile *o, bool keep)
 
 	if (!o->f)
 		return PP_OK;
+	/* a write that failed earlier (ENOSPC while the buffer drained) is
+	 * known by the stream's error flag: fclose() then only flushes */
+	errno = 0;
+	if ((fflush(o->f) || ferror(o->f)) && keep) {
+		pp_error("cannot write '%s': %s", o->path, errno ? strerror(errno) : "a write failed");
+		keep = false;
+		ret = PP_EIO;
+	}
 	if (fclose(o->f) && keep) {
 		pp_error("cannot write '%s': %s", o->path, strerror(errno));
 		keep = false;
@@ -131,7 +150,7 @@ int outfile_close(struct outfile *o, bool keep)
 		keep = false;
 		ret = PP_EIO;
 	}
-	if (!keep)
+	if (!keep && (o->tmp || o->created))
 		unlink(o->tmp ? o->tmp : o->path);
 	if (o->tmp)
 		track(o->tmp, false);

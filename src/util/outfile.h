@@ -4,9 +4,10 @@
  * file (or a new one) is written as a temporary beside it, ".NAME.perfport-
  * XXXXXX", and renamed over it when kept, so a failed or interrupted export
  * leaves the previous file as it was; SIGINT, SIGTERM and SIGHUP remove the
- * temporaries in flight. Anything else at the path (a device, a pipe, a
- * symbolic link), and a writable file in a directory that takes no new
- * file, is written in place.
+ * temporaries in flight. A symbolic link to a regular file has that file
+ * replaced so, and stays. Anything else at the path (a device, a pipe, a
+ * dangling link), and a writable file in a directory that takes no new
+ * file, is written in place, and never removed.
  */
 #ifndef UTIL_OUTFILE_H
 #define UTIL_OUTFILE_H
@@ -18,6 +19,7 @@ struct outfile {
 	FILE *f;                     /* write here */
 	char *path;                  /* where it goes; owned */
 	char *tmp;                   /* the temporary; NULL when written in place */
+	bool created;                /* written in place to a file this open made */
 };
 
 /**
@@ -29,8 +31,10 @@ int outfile_open(struct outfile *o, const char *path);
 
 /**
  * outfile_close() - finish @o: if @keep, close it and put it in place;
- * otherwise (or if closing fails) remove what was written, leaving what was
- * at the path before. @o is empty afterwards.
+ * otherwise (or if any write, the flush or the close failed: a full
+ * filesystem) remove what was written, leaving what was at the path
+ * before. What perfport did not create (a device, a symbolic link's
+ * target, a file written in place) is never removed. @o is empty afterwards.
  * Return: PP_OK, or PP_EIO when @keep was asked and could not be done (logged).
  */
 int outfile_close(struct outfile *o, bool keep);

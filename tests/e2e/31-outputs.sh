@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Nothing lost, nothing destroyed: an output that cannot be written whole
+# is an error (exit 2) and is not left in place; what perfport did not
+# create is never removed.
+# - a device node at -o whose writes fail (the test's own /dev/full: mknod
+#   in its directory) stays a device;
+# - a symbolic link at -o: the file it points to is replaced whole, the
+#   link stays; when the write fails, the file keeps what it held;
+# - a full filesystem (a 16 KiB tmpfs the test mounts): export's file,
+#   report --json, stacks and export -o - redirected there exit 2, and no
+#   half file (nor a temporary) is left.
+. "$(dirname "$0")/lib/common.sh"
+F="$TOP/samples/offcpu.perf.data"
+SMALL="$WORK/small"
+mkdir -p "$SMALL"
+trap 'rc=$?; umount "$SMALL" 2>/dev/null || true; [ -n "${KEEP:-}" ] || rm -rf "$WORK"; exit $rc' EXIT
+
+# run CMD...: perfport's exit status, its stderr in $WORK/err
+run() { local rc=0; "$PERFPORT" -q "$@" 2>"$WORK/err" || rc=$?; echo "$rc"; }
+
+# 1. a device whose writes fail
+if mknod "$WORK/full" c 1 7 2>/dev/null; then
+	rc=$(run export -i "$F" -f folded -o "$WORK/full")
+	[ "$rc" = 2 ] || fail "export to a full device: exit $rc, want 2 ($(cat "$WORK/err"))"
+	[ -c "$WORK/full" ] || fail "export removed the device node it could not write"
+	has "cannot write '$WORK/full'" "$WORK/err" || fail "no error naming the device: $(cat "$WORK/err")"
+	echo "ok: a device whose writes fail: exit 2, the node stays"
+else
+	echo "(mknod is not allowed here: the device case is not tried)"
+fi
+
+# 2. a symbolic link to a file: the file replaced whole, the link kept
+echo old >"$WORK/target.folded"
+ln -s target.folded "$WORK/link.folded"
+rc=$(run export -i "$F" -f folded -o "$WORK/link.folded")
+[ "$rc" = 0 ] || fail "export through a link: exit $rc ($(cat "$WORK/err"))"
+[ -L "$WORK/link.folded" ] || fail "export replaced the link itself"
+"$PERFPORT" -q export -i "$F" -f folded -o - | cmp -s - "$WORK/target.folded" ||
+	fail "the link's target does not hold the export"
+echo "ok: a link's target replaced whole, the link kept"
+
+# 3. a full filesystem
+mount -t tmpfs -o size=16k tmpfs "$SMALL" 2>/dev/null ||
+	skip "cannot mount a small tmpfs here (needs root): the full-filesystem cases are not tried"
+left() { find "$SMALL" -mindepth 1 \( -name "$1" -o -name ".$1.perfport-*" \) | head -3; }
+rc=$(run export -i "$F" -f flamegraph -o "$SMALL/fg.html")
+[ "$rc" = 2 ] || fail "export -f flamegraph to a full filesystem: exit $rc, want 2"
+[ -z "$(left fg.html)" ] || fail "a half page left behind: $(left fg.html)"
+has "cannot write '$SMALL/fg.html'" "$WORK/err" || fail "no error naming the file: $(cat "$WORK/err")"
+echo "ok: export to a full filesystem: exit 2, nothing left"
+
+# the file a link points to keeps what it held when the new one cannot be written
+echo old >"$SMALL/kept.html"
+ln -s "$SMALL/kept.html" "$WORK/kept.html"
+rc=$(run export -i "$F" -f flamegraph -o "$WORK/kept.html")
+[ "$rc" = 2 ] && [ -L "$WORK/kept.html" ] && [ "$(cat "$SMALL/kept.html")" = old ] ||
+	fail "a failed export through a link: exit $rc, link $(stat -c %F "$WORK/kept.html" 2>&1), target '$(head -c 40 "$SMALL/kept.html")'"
+rm -f "$SMALL/kept.html"
+echo "ok: a failed export through a link leaves its file as it was"
+
+for c in "report --json" "stacks" "export -f flamegraph -o -"; do
+	rc=0
+	"$PERFPORT" -q $c -i "$F" >"$SMALL/out" 2>"$WORK/err" || rc=$?
+	[ "$rc" = 2 ] || fail "'$c' to a full filesystem: exit $rc, want 2 ($(cat "$WORK/err"))"
+	has "cannot write" "$WORK/err" || fail "'$c': no error said: $(cat "$WORK/err")"
+	rm -f "$SMALL/out"
+done
+echo "ok: report --json, stacks, export -o - to a full filesystem: exit 2"
