@@ -430,25 +430,31 @@ static enum perfport_status pyro_upload(void *state, const struct perfport_profi
 		       s->server);
 		return usage(h);
 	}
-	for (int g = 0; g < NR_GROUPS && st == PERFPORT_OK; g++) {
+	/* every profile is sent, or kept in the spool by the host, whatever
+	 * happened to the one before: the first failure is the status */
+	for (int g = 0; g < NR_GROUPS && st != PERFPORT_USAGE; g++) {
 		char url[10240], q[8192];
+		enum perfport_status r;
 		void *buf;
 		size_t len;
 
 		if (!s->want[g])
 			continue;
-		st = encode(s, p, g, &buf, &len);
-		if (st != PERFPORT_OK || !buf)
+		r = encode(s, p, g, &buf, &len);
+		if (r != PERFPORT_OK || !buf) {
+			st = st == PERFPORT_OK ? r : st;
 			continue;
+		}
 		if (s->push) {
 			push_series(&push, s, p, g, buf, len);
 		} else {
 			ingest_query(s, p, q, sizeof(q));
 			server_url(s, url, sizeof(url), q);
-			st = post(s, url, "Content-Type: application/octet-stream", buf, len);
-			if (st == PERFPORT_OK)
+			r = post(s, url, "Content-Type: application/octet-stream", buf, len);
+			if (r == PERFPORT_OK)
 				h->log(h, PERFPORT_LOG_INFO, "pyroscope: %s of '%s' sent (%zu bytes)",
 				       group_name[g], s->app, len);
+			st = st == PERFPORT_OK ? r : st;
 		}
 		h->free(buf);
 		sent++;

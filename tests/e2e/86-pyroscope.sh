@@ -162,7 +162,8 @@ echo "ok: push.v1.PusherService/Push, 503 retried"
 test_server pyroscope_server.py invalid "$GEN"
 upload bad
 [ $rc -ne 0 ] || fail "a 400: exit 0"
-[ ! -f "$WORK/srv/req-1.json" ] || fail "a 400 was retried"
+# each of the two profiles sent once: a 400 is the request's own fault, not retried
+[ ! -f "$WORK/srv/req-2.json" ] || fail "a 400 was retried"
 grep -q "invalid, from the test" "$WORK/bad.stderr" || { cat "$WORK/bad.stderr"; fail "the server's message is not shown"; }
 echo "ok: a 400 is not retried, its message shown"
 
@@ -171,7 +172,26 @@ PYROSCOPE_AUTHORIZATION=$TOKEN upload down --retries 1
 [ $rc -ne 0 ] || fail "a server that stays down: exit 0"
 [ -n "$(ls "$WORK/state/perfport/spool" 2>/dev/null)" ] || fail "not spooled"
 ! grep -rq "dXNlcjpzM2NyM3Q" "$WORK/state/perfport/spool" || fail "the secret is in the spool"
-echo "ok: spooled without the secret"
+# both profiles (process_cpu and wall), each its own request, are kept
+[ "$(ls "$WORK/state/perfport/spool" | wc -l)" -eq 2 ] ||
+	fail "a server that stays down: $(ls "$WORK/state/perfport/spool" | wc -l) of 2 requests spooled"
+echo "ok: spooled without the secret, every request"
+rm -rf "$WORK/state/perfport/spool"
+
+# the first request fails, the second is delivered: the first is kept in
+# the spool (exit 4), the second sent all the same; resend delivers the first
+test_server pyroscope_server.py unavailable,ok "$GEN"
+upload half --retries 1
+[ $rc -eq 4 ] || { cat "$WORK/half.stderr"; fail "first request failed, second delivered: exit $rc, want 4"; }
+[ -f "$WORK/srv/req-1.json" ] || fail "the second request was not sent after the first failed"
+[ "$(ls "$WORK/state/perfport/spool" | wc -l)" -eq 1 ] || fail "the failed request is not in the spool"
+XDG_STATE_HOME="$WORK/state" "$PERFPORT" -q resend >"$WORK/resend.out" 2>&1 ||
+	{ cat "$WORK/resend.out"; fail "resend: exit $?"; }
+[ -f "$WORK/srv/req-2.json" ] && [ -z "$(ls "$WORK/state/perfport/spool")" ] ||
+	fail "resend did not deliver the kept request"
+[ "$(field 2 'r["series"][0]["labels"]["__name__"]')" != "$(field 1 'r["series"][0]["labels"]["__name__"]')" ] ||
+	fail "the resent request is the delivered one again"
+echo "ok: a failed first request spooled, the second sent all the same, resend delivers the first"
 
 for bad in "-O app=my:app" "--label __name__=x" "--label env=a,b"; do
 	rc=0
