@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -240,6 +241,24 @@ static int worst(int a, int b)
 
 /* One format's upload; its exit status: a failure whose every request is
  * in the spool is EXIT_SPOOLED, one that lost a request EXIT_NOTHING. */
+/*
+ * A SIGINT, SIGTERM or SIGHUP during the uploads: what was not delivered
+ * is in the spool (net_guard()); the process ends with the signal, as it
+ * would have without the uploads.
+ */
+static void end_if_signalled(void)
+{
+	int sig = net_stopped();
+
+	if (!sig)
+		return;
+	pp_error("interrupted by %s: what was not delivered is kept in the spool "
+		 "('perfport resend' sends it)", strsignal(sig));
+	fflush(stdout);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
 static int upload_one(struct plugin *pl, const struct perfport_profile *view, bool say)
 {
 	unsigned req0, req1, spooled0 = net_spooled(), lost0 = net_lost();
@@ -248,7 +267,10 @@ static int upload_one(struct plugin *pl, const struct perfport_profile *view, bo
 	int r;
 
 	net_delivered(&req0, &b0);
+	net_guard(true);
 	r = plugin_run(pl, view, NULL, NULL, true);
+	net_guard(false);
+	end_if_signalled();
 	net_delivered(&req1, &b1);
 	kib = (double)(b1 - b0) / 1024.0;
 	if (!r && say)
@@ -639,7 +661,10 @@ int cmd_resend(int argc, char **argv)
 		return cli_usage_error("resend", "unexpected argument '%s'", argv[optind + 1]);
 	dir = optind < argc ? argv[optind] : NULL;
 	net_configure(&nc);
+	net_guard(true);
 	ret = net_resend(dir, &st);
+	net_guard(false);
+	end_if_signalled();
 	if (dir && !st.exists && ret == PP_OK) {
 		pp_error("no spool directory '%s'", dir);
 		return EXIT_USAGE;

@@ -28,6 +28,12 @@
 #include "sls.h"
 
 static struct net_config config;
+/* a SIGINT, SIGTERM or SIGHUP that came while uploads were guarded
+ * (net_guard()): no request is sent from then on, each is spooled */
+static volatile sig_atomic_t stop_signal;
+static struct sigaction stop_old[3];
+static const int stop_sigs[3] = { SIGINT, SIGTERM, SIGHUP };
+static bool guarded;
 static unsigned spooled;
 static unsigned lost;                /* requests that failed and were not kept */
 static unsigned delivered_requests;  /* answered with success, and their bodies' bytes */
@@ -326,6 +332,9 @@ static struct curl_slist *sls_headers(const struct net_request *rq, const struct
 
 /* One attempt. Return: the curl code; *status, what the headers said in
  * @h, the body in @b. */
+static int on_progress(void *ctx, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+		       curl_off_t ulnow);
+
 static CURLcode attempt(const struct net_request *rq, const struct aws_creds *cr,
 			const char *secret, long *status, struct head *h, struct buf *b)
 {
@@ -395,6 +404,8 @@ static CURLcode attempt(const struct net_request *rq, const struct aws_creds *cr
 	if (config.ca_file)
 		lc.easy_setopt(c, CURLOPT_CAINFO, config.ca_file);
 	lc.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	lc.easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+	lc.easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
 	lc.easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
 	lc.easy_setopt(c, CURLOPT_WRITEDATA, b);
 	lc.easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
@@ -427,12 +438,54 @@ static void server_message(const char *body, char *out, size_t max)
 			*p = ' ';
 }
 
+/* Wait @ms, less if a stop signal comes. */
 static void sleep_ms(unsigned long ms)
 {
 	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000 };
 
-	while (nanosleep(&ts, &ts) && errno == EINTR)
+	while (nanosleep(&ts, &ts) && errno == EINTR && !stop_signal)
 		;
+}
+
+static void on_stop(int sig)
+{
+	if (!stop_signal)
+		stop_signal = sig;
+}
+
+void net_guard(bool on)
+{
+	if (on == guarded)
+		return;
+	for (size_t i = 0; i < sizeof(stop_sigs) / sizeof(stop_sigs[0]); i++) {
+		if (on) {
+			/* no SA_RESTART: a backoff's sleep ends at the signal */
+			struct sigaction sa = { .sa_handler = on_stop };
+
+			sigemptyset(&sa.sa_mask);
+			sigaction(stop_sigs[i], &sa, &stop_old[i]);
+		} else {
+			sigaction(stop_sigs[i], &stop_old[i], NULL);
+		}
+	}
+	guarded = on;
+}
+
+int net_stopped(void)
+{
+	return stop_signal;
+}
+
+/* libcurl's progress callback: a stop signal ends the transfer. */
+static int on_progress(void *ctx, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+		       curl_off_t ulnow)
+{
+	(void)ctx;
+	(void)dltotal;
+	(void)dlnow;
+	(void)ultotal;
+	(void)ulnow;
+	return stop_signal != 0;
 }
 
 static unsigned jitter(unsigned max)
@@ -530,6 +583,10 @@ int net_send(const struct net_request *rq, struct net_response *rs)
 
 	memset(rs, 0, sizeof(*rs));
 	rs->grpc_status = -1;
+	if (stop_signal) {
+		snprintf(msg, sizeof(msg), "not sent: interrupted by %s", strsignal(stop_signal));
+		goto failed;
+	}
 	if (!curl_load())
 		goto failed; /* kept in the spool: resent once libcurl is there */
 	if (rq->secret_header && !(secret = secret_line(rq->secret_header))) {
@@ -602,6 +659,9 @@ int net_send(const struct net_request *rq, struct net_response *rs)
 				own_fault = true;
 				break;
 			}
+		} else if (rc != CURLE_OK && stop_signal) {
+			snprintf(msg, sizeof(msg), "interrupted by %s", strsignal(stop_signal));
+			break;
 		} else if (rc != CURLE_OK) {
 			snprintf(msg, sizeof(msg), "%s", lc.easy_strerror(rc));
 		} else {
@@ -614,7 +674,7 @@ int net_send(const struct net_request *rq, struct net_response *rs)
 				break;
 			}
 		}
-		if (n == max)
+		if (n == max || stop_signal)
 			break;
 		wait = net_backoff_ms(n);
 		/* a server's Retry-After is honoured up to --timeout: one
@@ -626,6 +686,10 @@ int net_send(const struct net_request *rq, struct net_response *rs)
 		pp_warn("%s %s: %s; attempt %u of %u in %.1f s", rq->method, rq->url, msg, n + 1, max,
 			wait / 1000.0);
 		sleep_ms(wait);
+		if (stop_signal) {
+			snprintf(msg, sizeof(msg), "interrupted by %s", strsignal(stop_signal));
+			break;
+		}
 	}
 failed:
 	explicit_bzero(&cr, sizeof(cr));

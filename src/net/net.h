@@ -85,6 +85,18 @@ struct net_resend_stats {
  */
 int net_resend(const char *dir, struct net_resend_stats *st);
 
+/**
+ * net_guard() - while on, SIGINT, SIGTERM and SIGHUP stop the uploads
+ * instead of the process: the request in flight ends, it and every later
+ * one are kept in the spool (their own failures aside) and not sent.
+ * Off restores the handlers there were; the caller then ends the process
+ * with the signal (net_stopped()), once what it printed is out.
+ */
+void net_guard(bool on);
+
+/** net_stopped() - the signal that stopped the uploads, 0 none. */
+int net_stopped(void);
+
 /** net_spooled() - how many requests were kept in the spool so far. */
 unsigned net_spooled(void);
 
