@@ -49,3 +49,50 @@ for e in "$SPOOL"/*; do sed -i "s|^url $HANG|url $URL|" "$e/request"; done
 "$PERFPORT" -q resend >"$WORK/resend.out" 2>&1 || { cat "$WORK/resend.out"; fail "resend: exit $?"; }
 [ -f "$WORK/srv/req-1.json" ] && [ -z "$(ls "$SPOOL")" ] || fail "resend did not deliver the interrupted upload"
 echo "ok: the interrupted upload's requests delivered by resend"
+
+# - a connection that drops before the status line (the server read the
+#   whole request): at-least-once - sent again on each attempt and on
+#   resend - and every copy is the same bytes, so the run's ids in it (the
+#   series' sample ID here; CodeGuru's profileToken, OTLP's profile_id,
+#   Datakit's and ARMS's profile_id) are the same: a backend that drops
+#   repeats by them can (docs/delivery.md)
+$PY - "$WORK/drop" <<'PY' &
+import http.server, os, socketserver, sys
+d = sys.argv[1]
+os.makedirs(d, exist_ok=True)
+n = [0]
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        open("%s/body-%d" % (d, n[0]), "wb").write(body)
+        n[0] += 1
+        if os.path.exists(d + "/answer"):
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+        else:
+            self.close_connection = True
+            self.connection.shutdown(2)   # read, then gone: no status line
+    def log_message(self, *a):
+        pass
+s = socketserver.TCPServer(("127.0.0.1", 0), H)
+open(d + "/port", "w").write(str(s.server_address[1]))
+s.serve_forever()
+PY
+DROP_PID=$!
+for _ in $(seq 100); do [ -f "$WORK/drop/port" ] && break; sleep 0.05; done
+DROP="http://127.0.0.1:$(cat "$WORK/drop/port")"
+rm -rf "$SPOOL"
+rc=0
+"$PERFPORT" -q upload -i "$F" -f pyroscope -O api=push -O server="$DROP" --retries 3 \
+	2>"$WORK/drop.err" || rc=$?
+[ $rc -eq 4 ] || { cat "$WORK/drop.err"; kill $DROP_PID; fail "a dropped connection: exit $rc, want 4 (spooled)"; }
+touch "$WORK/drop/answer"
+"$PERFPORT" -q resend >"$WORK/resend2.out" 2>&1 || { kill $DROP_PID; cat "$WORK/resend2.out"; fail "resend: exit $?"; }
+kill $DROP_PID
+n=$(ls "$WORK/drop" | grep -c '^body-')
+[ "$n" -eq 4 ] || fail "a dropped connection: $n copies arrived, want 3 attempts and the resend's"
+for i in 1 2 3; do
+	cmp -s "$WORK/drop/body-0" "$WORK/drop/body-$i" || fail "copy $i differs from the first: its ids are not the same"
+done
+echo "ok: a connection dropped before the status: 3 attempts and the resend, the same bytes (the same ids) each time"
