@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "../net/net.h"
+#include "../util/cleanup.h"
 #include "../util/log.h"
 #include "symopts.h"
 
@@ -71,14 +72,6 @@ static void remove_root(void)
 	root[0] = '\0';
 }
 
-static void on_signal(int sig)
-{
-	/* nftw() and remove() are not async-signal-safe, but the run is over:
-	 * what is left half-removed stays in a private directory of TMPDIR */
-	remove_root();
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
 
 /* perf archive's names beside @input: perf.data.tar.bz2, and the
  * .tar.gz/.tar.xz/.tar.zst newer perf writes. */
@@ -111,16 +104,18 @@ int symopts_prepare(struct cli_sym *c, const char *input)
 		return 0;
 	if (!tarball)
 		tarball = found;
+	/* removed however the run ends, from before the directory is made: a
+	 * signal while it is unpacked too (nftw() and remove() are not
+	 * async-signal-safe, but the run is over: what is left half-removed
+	 * stays in a private directory of TMPDIR) */
+	atexit(remove_root);
+	cleanup_on_signal(remove_root);
 	if (sym_archive_unpack(tarball, root, sizeof(root))) {
 		if (c->archive)
 			return -1;
 		pp_warn("'%s' beside the recording cannot be read: its files are not used", tarball);
 		return 0;
 	}
-	atexit(remove_root);
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	signal(SIGHUP, on_signal);
 	c->o.archive_dir = root;
 	pp_info("symbols from the perf archive '%s' first", tarball);
 	return 0;

@@ -16,6 +16,7 @@
 
 #include "../net/net.h"
 #include "../plugin/plugin.h"
+#include "../util/cleanup.h"
 #include "../profile/profile.h"
 #include "../util/error.h"
 #include "../util/log.h"
@@ -255,6 +256,7 @@ static void end_if_signalled(void)
 	pp_error("interrupted by %s: what was not delivered is kept in the spool "
 		 "('perfport resend' sends it)", strsignal(sig));
 	fflush(stdout);
+	cleanup_run();
 	signal(sig, SIG_DFL);
 	raise(sig);
 }

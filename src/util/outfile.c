@@ -5,12 +5,12 @@
 #include "outfile.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cleanup.h"
 #include "error.h"
 #include "log.h"
 
@@ -19,7 +19,8 @@
 #define OUTFILE_PENDING 64
 static char *volatile pending[OUTFILE_PENDING];
 
-static void on_signal(int sig)
+/* At a signal that ends the run: the temporaries in flight removed. */
+static void remove_pending(void)
 {
 	for (size_t i = 0; i < OUTFILE_PENDING; i++) {
 		char *t = pending[i];
@@ -27,20 +28,12 @@ static void on_signal(int sig)
 		if (t)
 			unlink(t);
 	}
-	signal(sig, SIG_DFL);
-	raise(sig);
 }
 
 static void track(char *tmp, bool add)
 {
-	static bool handlers;
-
-	if (add && !handlers) {
-		signal(SIGINT, on_signal);
-		signal(SIGTERM, on_signal);
-		signal(SIGHUP, on_signal);
-		handlers = true;
-	}
+	if (add)
+		cleanup_on_signal(remove_pending);
 	for (size_t i = 0; i < OUTFILE_PENDING; i++)
 		if (add ? !pending[i] : pending[i] == tmp) {
 			pending[i] = add ? tmp : NULL;

@@ -39,6 +39,24 @@ rc=$(run export -i "$F" -f folded -o "$WORK/link.folded")
 	fail "the link's target does not hold the export"
 echo "ok: a link's target replaced whole, the link kept"
 
+# 2b. SIGTERM while a perf archive is unpacked: its private directory is
+#     removed (it was left, 772 MB of it); and while an export with
+#     --archive writes: both the output's temporary and the archive's
+#     directory go (the output's handler replaced the archive's)
+mkdir -p "$WORK/arc/d" "$WORK/tmp"
+head -c 150M /dev/zero >"$WORK/arc/d/big"
+tar cjf "$WORK/arc/big.tar.bz2" -C "$WORK/arc/d" big
+rm -f "$WORK/arc/d/big"
+TMPDIR="$WORK/tmp" "$PERFPORT" -q report -i "$F" --archive "$WORK/arc/big.tar.bz2" >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 100); do [ -n "$(ls "$WORK/tmp")" ] && break; sleep 0.01; done
+[ -n "$(ls "$WORK/tmp")" ] || fail "no archive directory was made"
+kill -TERM $pid
+rc=0; wait $pid || rc=$?
+[ $rc -eq 143 ] || fail "SIGTERM while unpacking: exit $rc, want 143"
+[ -z "$(ls "$WORK/tmp")" ] || fail "SIGTERM while unpacking left $(ls "$WORK/tmp")"
+echo "ok: SIGTERM while a perf archive is unpacked: its directory removed"
+
 # 3. a full filesystem
 mount -t tmpfs -o size=16k tmpfs "$SMALL" 2>/dev/null ||
 	skip "cannot mount a small tmpfs here (needs root): the full-filesystem cases are not tried"
