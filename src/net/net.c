@@ -919,6 +919,60 @@ static int by_name(const struct dirent **a, const struct dirent **b)
 	return strcmp((*a)->d_name, (*b)->d_name);
 }
 
+/* Whether the entry directory @entry is whole: its request ends with "end",
+ * and its body has the size it says. */
+static bool entry_whole(const char *entry)
+{
+	char file[PATH_MAX + 16], *req, *line;
+	size_t len, blen, size = SIZE_MAX;
+	struct stat st;
+	bool end = false;
+
+	snprintf(file, sizeof(file), "%s/request", entry);
+	req = read_all(file, &len);
+	if (!req)
+		return false;
+	for (line = req; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		if (!strncmp(line, "size ", 5))
+			size = (size_t)strtoull(line + 5, NULL, 10);
+		else if (!strncmp(line, "end\n", 4) || !strcmp(line, "end"))
+			end = true;
+	}
+	free(req);
+	snprintf(file, sizeof(file), "%s/body", entry);
+	blen = stat(file, &st) ? SIZE_MAX - 1 : (size_t)st.st_size;
+	return end && size == blen;
+}
+
+/*
+ * A hidden ".new-MS-PID-RAND" entry in @dir: one being written, or one whose
+ * writer was killed before renaming it into place. Once its writer is gone,
+ * a whole one is adopted (renamed as a spool entry, to be sent) and a part
+ * one removed.
+ */
+static void adopt_new(const char *dir, const char *name)
+{
+	char path[PATH_MAX], to[PATH_MAX];
+	const char *p = strchr(name + 5, '-'), *r;
+	long pid = p ? strtol(p + 1, NULL, 10) : 0;
+
+	if (pid <= 0 || !(kill((pid_t)pid, 0) && errno == ESRCH))
+		return;             /* its writer still runs */
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	r = strrchr(name, '-');
+	if (!entry_whole(path)) {
+		remove_entry(path);
+		pp_warn("'%s': a spool entry whose writer was killed before it was whole: removed",
+			path);
+		return;
+	}
+	snprintf(to, sizeof(to), "%s/%.*s-adopted%s", dir, (int)(p - (name + 5)), name + 5,
+		 r ? r : "");
+	if (!rename(path, to))
+		pp_warn("'%s': a whole spool entry whose writer was killed before it was put in "
+			"place: adopted as '%s'", path, to);
+}
+
 int net_resend(const char *dir, struct net_resend_stats *st)
 {
 	struct net_resend_stats mine;
@@ -941,6 +995,10 @@ int net_resend(const char *dir, struct net_resend_stats *st)
 		const char *name = list[i]->d_name;
 		char entry[PATH_MAX], claim[PATH_MAX];
 
+		/* an entry whose writer died before it was renamed into
+		 * place: adopted when whole, else removed */
+		if (!strncmp(name, ".new-", 5))
+			adopt_new(dir, name);
 		/* a claim whose resend died: back in the spool */
 		if (!strncmp(name, ".claim-", 7)) {
 			long pid = strtol(name + 7, NULL, 10);

@@ -96,3 +96,29 @@ for i in 1 2 3; do
 	cmp -s "$WORK/drop/body-0" "$WORK/drop/body-$i" || fail "copy $i differs from the first: its ids are not the same"
 done
 echo "ok: a connection dropped before the status: 3 attempts and the resend, the same bytes (the same ids) each time"
+
+# - a spool entry whose writer was killed before renaming it into place
+#   (a hidden .new-MS-PID-RAND): once its writer is gone, resend adopts a
+#   whole one (and delivers it) and removes a part one; a writer still
+#   running is left alone
+rm -rf "$SPOOL"
+rc=0
+"$PERFPORT" -q upload -i "$F" -f pyroscope -O server="$HANG" --timeout 1 --retries 1 \
+	2>"$WORK/hang.err" || rc=$?
+[ $rc -eq 4 ] || { cat "$WORK/hang.err"; fail "a server that never answers: exit $rc, want 4"; }
+set -- "$SPOOL"/*
+[ $# -eq 2 ] || fail "a server that never answers: $# entries, want 2"
+sleep 0 & dead=$!; wait $dead
+sed -i "s|^url $HANG|url $URL|" "$1/request" "$2/request"
+mv "$1" "$SPOOL/.new-1700000000000-$dead-0001"
+sed -i '/^end$/d' "$2/request"
+mv "$2" "$SPOOL/.new-1700000000001-$dead-0002"
+mkdir "$SPOOL/.new-1700000000002-$$-0003"
+n0=$(ls "$WORK/srv" | grep -c '^req-')
+"$PERFPORT" resend >"$WORK/resend3.out" 2>&1 || { cat "$WORK/resend3.out"; fail "resend: exit $?"; }
+[ "$(ls "$WORK/srv" | grep -c '^req-')" -eq $((n0 + 1)) ] || fail "the whole .new entry was not delivered"
+[ "$(ls -A "$SPOOL")" = ".new-1700000000002-$$-0003" ] ||
+	fail "the spool holds $(ls -A "$SPOOL" | tr '\n' ' '), want only the live writer's entry"
+has "adopted" "$WORK/resend3.out" && has "removed" "$WORK/resend3.out" ||
+	fail "resend does not say what it adopted and removed: $(cat "$WORK/resend3.out")"
+echo "ok: a killed writer's whole spool entry adopted and delivered, a part one removed, a live one left"
