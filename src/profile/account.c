@@ -1428,7 +1428,9 @@ static void switch_sample(struct account *a, struct acct_src *src, const struct 
 		perf_tp_read_u64(src->prev_state, s, &prev_state);
 	if (src->next_pid)
 		perf_tp_read_u64(src->next_pid, s, &next_pid);
-	state = state_letter(src, prev_state);
+	/* without prev_state the thread's state is unknown: a wait (the
+	 * stack's layers decide what for), never taken for preemption */
+	state = src->prev_state ? state_letter(src, prev_state) : 'S';
 	if ((uint32_t)prev_pid != s->tid)
 		prev = thread_get(a, UINT32_MAX, (uint32_t)prev_pid, s->time);
 	src->used++;
@@ -1849,6 +1851,11 @@ static void src_setup(struct account *a, struct acct_src *src, const struct perf
 			src->next_pid = perf_tp_field(e, "next_pid");
 			src->nr_flags = perf_tp_print_flags(e, "prev_state", src->flags,
 							    ACCT_MAX_FLAGS);
+			if (!src->prev_state)
+				pp_warn("'%s' has no prev_state field in the recording's format: "
+					"the switched-out threads' states are unknown, so no "
+					"off-CPU time is told preempted (runnable) from waiting; "
+					"their waits are decided by their stacks", name);
 			if (src->freq) {
 				a->meta->freq_trap = true;
 				pp_warn("'%s' was recorded in frequency mode (a global -F applies to "

@@ -143,6 +143,22 @@ PY
 # __print_flags: libtraceevent's parser dereferences NULL on it (perf 6.1
 # crashes too). No print format is handed to libtraceevent; perfport reads
 # the prev_state table itself, and this one reads no prev_state: defaults
+# sched_switch without a prev_state field (a renamed field): the states are
+# unknown - a warning says so, and no off-CPU time is taken for preemption
+# (all of it was "preempted", silently); the off-CPU total stays the same
+patch_format "$WORK/noprev.data" "field:long prev_state;" "prev_state;" "prev_stat_;"
+"$PERFPORT" report -i "$WORK/noprev.data" --json --no-tree >"$WORK/noprev.json" 2>"$WORK/noprev.err" ||
+	fail "report without prev_state: exit $?"
+has "has no prev_state field.*states are unknown" "$WORK/noprev.err" ||
+	fail "no warning without prev_state: $(cat "$WORK/noprev.err")"
+$PY - "$WORK/noprev.json" "$WORK/goodfmt.json" <<'PY' || fail "without prev_state"
+import json, sys
+a, b = (json.load(open(f))["totals"] for f in sys.argv[1:3])
+off = lambda t: sum(v["ns"] for c, v in t.items() if c not in ("on-cpu", "idle"))
+assert "preempted" not in a, a
+assert off(a) == off(b), (off(a), off(b))
+PY
+echo "ok: sched_switch without prev_state: warned, nothing taken for preemption"
 patch_format "$WORK/badfmt.data" "__print_flags(REC->prev_state" "__print_flags(REC->prev_state" \
 	"__print_flags(REC->prev_stxte"
 for cmd in info report; do
