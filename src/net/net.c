@@ -385,6 +385,7 @@ static CURLcode attempt(const struct net_request *rq, const struct aws_creds *cr
 		hdrs = signed_hdrs;
 	}
 	lc.easy_setopt(c, CURLOPT_URL, rq->url);
+	lc.easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 	lc.easy_setopt(c, CURLOPT_CUSTOMREQUEST, rq->method);
 	if (rq->body) {
 		/* curl 7.88 hashes a read-callback body as empty: POSTFIELDS it is */
@@ -521,6 +522,22 @@ void net_sleep_ms(unsigned long ms)
  * The header line a secret_header spec ("Name=ENV") stands for, with the
  * variable read now; a new string (zero it before freeing), or NULL (logged).
  */
+/* The variables perfport signs requests with (aws.c): the signature goes
+ * out, never they. */
+static bool is_credential(const char *var)
+{
+	static const char *const creds[] = {
+		"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
+		"ALIBABA_CLOUD_ACCESS_KEY_ID", "ALIBABA_CLOUD_ACCESS_KEY_SECRET",
+		"ALIBABA_CLOUD_SECURITY_TOKEN",
+	};
+
+	for (size_t i = 0; i < sizeof(creds) / sizeof(creds[0]); i++)
+		if (!strcmp(var, creds[i]))
+			return true;
+	return false;
+}
+
 static char *secret_line(const char *spec)
 {
 	const char *eq = strchr(spec, '='), *v;
@@ -532,6 +549,11 @@ static char *secret_line(const char *spec)
 	    strspn(eq + 1, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") !=
 		    strlen(eq + 1)) {
 		pp_error("'%s' is not a secret header: Name=ENV_VAR", spec);
+		return NULL;
+	}
+	if (is_credential(eq + 1)) {
+		pp_error("'%s' is a credential perfport signs with, never sent as a header "
+			 "(%.*s)", eq + 1, (int)nlen, spec);
 		return NULL;
 	}
 	v = getenv(eq + 1);
@@ -573,6 +595,51 @@ static const char *grpc_status_name(int st)
 	return (size_t)st < sizeof(names) / sizeof(names[0]) ? names[st] : "?";
 }
 
+/*
+ * Why @rq may not be sent at all (its own fault: not spooled either), NULL
+ * when it may: an http:// or https:// URL without a user or password in it
+ * (printed and spooled, it would leak), headers without control bytes (a
+ * line break would add headers of its own).
+ */
+static const char *request_refused(const struct net_request *rq, char *buf, size_t len)
+{
+	const char *host;
+
+	if (!rq->url || (strncmp(rq->url, "http://", 7) && strncmp(rq->url, "https://", 8)))
+		return "its URL is not http:// or https://";
+	host = rq->url + strcspn(rq->url, ":") + 3;
+	if (memchr(host, '@', strcspn(host, "/?#")))
+		return "its URL holds a user name or password (give credentials with the "
+		       "format's secret header option, from the environment)";
+	for (size_t i = 0; rq->headers && rq->headers[i]; i++)
+		for (const unsigned char *c = (const unsigned char *)rq->headers[i]; *c; c++)
+			if ((*c < 0x20 && *c != '\t') || *c == 0x7f) {
+				snprintf(buf, len, "its header '%.*s' holds a control byte (a line break "
+					 "would add headers of its own)",
+					 (int)strcspn(rq->headers[i], ":"), rq->headers[i]);
+				return buf;
+			}
+	return NULL;
+}
+
+/* @url for messages: a user or password in it shown as "***". */
+static const char *url_shown(const char *url, char *buf, size_t len)
+{
+	const char *host = url ? strstr(url, "://") : NULL;
+	size_t hl;
+	const char *at;
+
+	if (!host)
+		return url ? url : "";
+	host += 3;
+	hl = strcspn(host, "/?#");
+	at = memchr(host, '@', hl);
+	if (!at)
+		return url;
+	snprintf(buf, len, "%.*s***%s", (int)(host - url), url, at);
+	return buf;
+}
+
 int net_send(const struct net_request *rq, struct net_response *rs)
 {
 	unsigned max = net_attempts();
@@ -583,6 +650,17 @@ int net_send(const struct net_request *rq, struct net_response *rs)
 
 	memset(rs, 0, sizeof(*rs));
 	rs->grpc_status = -1;
+	{
+		char why[256], shown[1024];
+		const char *no = request_refused(rq, why, sizeof(why));
+
+		if (no) {
+			pp_error("%s %s: not sent: %s", rq->method,
+				 url_shown(rq->url, shown, sizeof(shown)), no);
+			lost++;
+			return PP_EIO;
+		}
+	}
 	if (stop_signal) {
 		snprintf(msg, sizeof(msg), "not sent: interrupted by %s", strsignal(stop_signal));
 		goto failed;
@@ -705,6 +783,40 @@ failed:
 
 /* --- the spool --- */
 
+/*
+ * Why the spool @dir may not be used, NULL when it may: its entries name
+ * URLs and the variables secrets come from, so nobody else may write it -
+ * it is a directory (not a link), this user's, writable by none other.
+ */
+static const char *spool_unsafe(const char *dir, char *buf, size_t len)
+{
+	struct stat st;
+
+	if (lstat(dir, &st))
+		return NULL;        /* not there: made 0700 when needed */
+	if (!S_ISDIR(st.st_mode))
+		return S_ISLNK(st.st_mode) ? "it is a symbolic link" : "it is not a directory";
+	if (st.st_uid != geteuid()) {
+		snprintf(buf, len, "it is owned by another user (uid %u)", (unsigned)st.st_uid);
+		return buf;
+	}
+	if (st.st_mode & 022)
+		return "it is writable by other users";
+	return NULL;
+}
+
+/* spool_unsafe(), said: an error naming what to do. */
+static bool spool_refused(const char *dir)
+{
+	char buf[128];
+	const char *why = spool_unsafe(dir, buf, sizeof(buf));
+
+	if (why)
+		pp_error("the spool '%s' is refused: %s (make it this user's, mode 0700, or give "
+			 "--spool DIR)", dir, why);
+	return why != NULL;
+}
+
 static int mkdirs(const char *path)
 {
 	char tmp[PATH_MAX];
@@ -770,6 +882,8 @@ static int spool(const struct net_request *rq)
 	FILE *f;
 	int tries = 0;
 
+	if (spool_refused(dir))
+		return PP_EIO;
 	if (mkdirs(dir)) {
 		pp_error("cannot keep the request in the spool '%s': %s", dir, strerror(errno));
 		return PP_EIO;
@@ -907,6 +1021,19 @@ static int resend_one(const char *entry)
 		free(body);
 		return 1;          /* cut short: sent, it could go unsigned or half */
 	}
+	/* what perfport never writes: another scheme, a credential it signs
+	 * with as a header's source (a planted entry would send it out) */
+	if ((strncmp(rq.url, "http://", 7) && strncmp(rq.url, "https://", 8)) ||
+	    (rq.secret_header && strchr(rq.secret_header, '=') &&
+	     is_credential(strchr(rq.secret_header, '=') + 1))) {
+		pp_error("'%s': %s: not sent", entry, rq.secret_header && strchr(rq.secret_header, '=') &&
+			 is_credential(strchr(rq.secret_header, '=') + 1) ?
+			 "it names a credential perfport signs with as a header's source" :
+			 "its URL is not http:// or https://");
+		free(req);
+		free(body);
+		return 2;
+	}
 	ret = net_send(&rq, &rs);
 	free(rs.body);
 	free(req);
@@ -983,6 +1110,8 @@ int net_resend(const char *dir, struct net_resend_stats *st)
 		st = &mine;
 	memset(st, 0, sizeof(*st));
 	st->dir = dir = dir ? dir : net_spool_dir();
+	if (spool_refused(dir))
+		return PP_EIO;
 	n = scandir(dir, &list, NULL, by_name);
 	if (n < 0) {
 		if (errno == ENOENT)
@@ -1043,7 +1172,7 @@ int net_resend(const char *dir, struct net_resend_stats *st)
 			st->delivered++;
 		} else if (r > 0) {
 			rename(claim, entry);
-			set_aside(entry, "is damaged (cut short)");
+			set_aside(entry, r == 2 ? "is refused" : "is damaged (cut short)");
 			st->kept++;
 			ret = PP_EIO;
 		} else {

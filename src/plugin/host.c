@@ -50,21 +50,31 @@ static bool is_dir(const char *p)
 
 void plugin_paths_default(struct plugin_paths *paths, const char *plugin_dir)
 {
-	static char env_copy[4096], exe_dir[PATH_MAX + 32], rel_dir[PATH_MAX + 64];
+	static char *env_copy, exe_dir[PATH_MAX + 32], rel_dir[PATH_MAX + 64];
 	const char *env = getenv("PERFPORT_PLUGIN_PATH");
 	ssize_t n;
 
 	paths->nr = 0;
 	if (plugin_dir)
 		paths->dirs[paths->nr++] = plugin_dir;
-	if (env && *env) {
+	/* the whole list, however long: a path is never cut (a cut one names
+	 * another directory) */
+	free(env_copy);
+	env_copy = env && *env ? strdup(env) : NULL;
+	if (env && *env && !env_copy)
+		pp_warn("PERFPORT_PLUGIN_PATH: out of memory: not read");
+	if (env_copy) {
 		char *save = NULL, *d;
 		size_t ignored = 0;
 
-		snprintf(env_copy, sizeof(env_copy), "%s", env);
 		for (d = strtok_r(env_copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
 			if (!*d)
 				continue;
+			if (strlen(d) >= PATH_MAX) {
+				pp_warn("PERFPORT_PLUGIN_PATH: a directory of %zu bytes, longer than a "
+					"path can be (%d): ignored", strlen(d), PATH_MAX - 1);
+				continue;
+			}
 			if (paths->nr < ENV_DIRS_MAX)
 				paths->dirs[paths->nr++] = d;
 			else

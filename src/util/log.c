@@ -23,16 +23,30 @@ unsigned long pp_log_errors(void)
 	return atomic_load(&errors);
 }
 
-/* One line: "perfport: " PREFIX MESSAGE. */
+/*
+ * One line: "perfport: " PREFIX MESSAGE. What a message quotes (a server's
+ * reply, a name from a recording) reaches the terminal without its control
+ * bytes: each is written as \xNN, so none moves the cursor, clears the
+ * screen or starts a line of its own.
+ */
 static void vline(int level, const char *fmt, va_list ap)
 {
 	static const char *const prefix[] = { "error: ", "warning: ", "", "debug: " };
+	char buf[4096], out[4 * sizeof(buf)];
+	size_t n = 0;
 
 	if (level < 0 || level > PP_LOG_DEBUG)
 		level = PP_LOG_ERROR;
-	fprintf(stderr, "perfport: %s", prefix[level]);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	for (const unsigned char *c = (const unsigned char *)buf; *c; c++) {
+		if (*c < 0x20 || *c == 0x7f) {
+			n += (size_t)snprintf(out + n, sizeof(out) - n, "\\x%02x", *c);
+		} else {
+			out[n++] = (char)*c;
+		}
+	}
+	out[n] = '\0';
+	fprintf(stderr, "perfport: %s%s\n", prefix[level], out);
 }
 
 void pp_warn_status(const char *fmt, ...)

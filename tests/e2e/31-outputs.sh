@@ -57,6 +57,24 @@ rc=0; wait $pid || rc=$?
 [ -z "$(ls "$WORK/tmp")" ] || fail "SIGTERM while unpacking left $(ls "$WORK/tmp")"
 echo "ok: SIGTERM while a perf archive is unpacked: its directory removed"
 
+# 2c. a function named with control bytes (an ESC sequence that would clear
+#     the terminal): printed with each as '?', by report and stacks
+cat >"$WORK/evil.c" <<'EOF'
+__attribute__((noinline)) int spin(int n) { volatile int x = 0; for (int i = 0; i < n; i++) x += i; return x; }
+int main(void) { int s = 0; for (int k = 0; k < 2000; k++) s += spin(100000); return s == 42; }
+EOF
+if cc -O1 -fno-omit-frame-pointer -o "$WORK/evil0" "$WORK/evil.c" &&
+   objcopy --redefine-sym spin=$'sp\x1b[2Jin' "$WORK/evil0" "$WORK/evil" &&
+   perf record -q -o "$WORK/evil.data" -e cpu-clock -- "$WORK/evil" >/dev/null 2>&1; then
+	"$PERFPORT" -q report -i "$WORK/evil.data" --no-tree --top 3 >"$WORK/evil.txt" 2>&1
+	"$PERFPORT" -q stacks -i "$WORK/evil.data" >>"$WORK/evil.txt" 2>&1
+	! grep -q $'\x1b' "$WORK/evil.txt" && has 'sp?\[2Jin' "$WORK/evil.txt" ||
+		fail "a name's control bytes reached the output: $(grep -a sp "$WORK/evil.txt" | head -2 | od -c | head -3)"
+	echo "ok: a name with control bytes printed with '?'"
+else
+	echo "(cannot build or record the test program: names with control bytes not tried)"
+fi
+
 # 3. a full filesystem
 mount -t tmpfs -o size=16k tmpfs "$SMALL" 2>/dev/null ||
 	skip "cannot mount a small tmpfs here (needs root): the full-filesystem cases are not tried"

@@ -122,3 +122,91 @@ n0=$(ls "$WORK/srv" | grep -c '^req-')
 has "adopted" "$WORK/resend3.out" && has "removed" "$WORK/resend3.out" ||
 	fail "resend does not say what it adopted and removed: $(cat "$WORK/resend3.out")"
 echo "ok: a killed writer's whole spool entry adopted and delivered, a part one removed, a live one left"
+
+# Let in:
+# - a spool that others can write, or another user's, is refused (its
+#   entries name URLs and secrets' variables): not written, not resent
+mkdir -p "$WORK/open-spool"
+chmod 777 "$WORK/open-spool"
+rc=0
+"$PERFPORT" -q upload -i "$F" -f pyroscope -O server="$HANG" --timeout 1 --retries 1 \
+	--spool "$WORK/open-spool" 2>"$WORK/open.err" || rc=$?
+[ $rc -eq 2 ] || { cat "$WORK/open.err"; fail "a world-writable spool: exit $rc, want 2 (nothing kept)"; }
+has "spool '$WORK/open-spool' is refused: it is writable by other users" "$WORK/open.err" ||
+	fail "no refusal of a world-writable spool: $(cat "$WORK/open.err")"
+[ -z "$(ls -A "$WORK/open-spool")" ] || fail "a world-writable spool was written"
+chmod 700 "$WORK/open-spool"
+if chown nobody "$WORK/open-spool" 2>/dev/null; then
+	rc=0; "$PERFPORT" -q resend "$WORK/open-spool" 2>"$WORK/other.err" || rc=$?
+	[ $rc -ne 0 ] && has "is refused: it is owned by another user" "$WORK/other.err" ||
+		fail "another user's spool: exit $rc, $(cat "$WORK/other.err")"
+fi
+echo "ok: a spool others can write, or another user's, refused"
+
+# - a planted entry naming a credential perfport signs with as its secret
+#   header's source: moved aside, nothing sent, the secret nowhere
+rm -rf "$SPOOL"
+"$PERFPORT" -q upload -i "$F" -f pyroscope -O server="$HANG" --timeout 1 --retries 1 2>/dev/null || true
+set -- "$SPOOL"/*
+sed -i -e "s|^url $HANG|url $URL|" -e 's|^end$|secret X-Leak=AWS_SECRET_ACCESS_KEY\nend|' "$1/request"
+rm -rf "$2"
+n0=$(ls "$WORK/srv" | grep -c '^req-')
+rc=0; AWS_SECRET_ACCESS_KEY=planted-s3cret "$PERFPORT" resend >"$WORK/plant.out" 2>&1 || rc=$?
+[ "$(ls "$WORK/srv" | grep -c '^req-')" -eq "$n0" ] || fail "a planted entry was sent"
+! grep -rq planted-s3cret "$WORK/srv" "$WORK/plant.out" || fail "the credential went out"
+has "names a credential perfport signs with" "$WORK/plant.out" && ls "$SPOOL" | has '^damaged-' ||
+	fail "the planted entry is not refused and set aside: $(cat "$WORK/plant.out")"
+rm -rf "$SPOOL"
+echo "ok: a spool entry naming a signing credential refused, nothing sent"
+
+# - endpoints that are not http(s), a user:password in an URL, a line break
+#   in a header option: refused before anything is sent, not spooled, the
+#   password never printed
+for ep in "file:///etc/hostname" "gopher://127.0.0.1:1/" "dict://127.0.0.1:1/"; do
+	rc=0; "$PERFPORT" -q upload -i "$F" -f otlp -O endpoint="$ep" 2>"$WORK/ep.err" || rc=$?
+	{ [ $rc -eq 1 ] || [ $rc -eq 2 ]; } && has "not .*http:// or https://" "$WORK/ep.err" ||
+		fail "endpoint $ep: exit $rc, $(cat "$WORK/ep.err")"
+	! has "$(hostname)" "$WORK/ep.err" || fail "a file:// endpoint's contents were shown"
+done
+[ -z "$(ls "$SPOOL" 2>/dev/null)" ] || fail "a refused endpoint was spooled"
+n0=$(ls "$WORK/srv" | grep -c '^req-')
+rc=0; "$PERFPORT" -q upload -i "$F" -f pyroscope -O server="http://me:pa55w0rd@${URL#http://}" \
+	>"$WORK/pw.out" 2>&1 || rc=$?
+{ [ $rc -eq 1 ] || [ $rc -eq 2 ]; } && has "holds a user name or password" "$WORK/pw.out" ||
+	fail "a password in the URL: exit $rc, $(cat "$WORK/pw.out")"
+! has pa55w0rd "$WORK/pw.out" || fail "the URL's password was printed"
+rc=0; "$PERFPORT" -q upload -i "$F" -f pyroscope -O server="$URL" -O tenant=$'t\r\nX-Injected: 1' \
+	>"$WORK/crlf.out" 2>&1 || rc=$?
+[ $rc -ne 0 ] && [ "$(ls "$WORK/srv" | grep -c '^req-')" -eq "$n0" ] ||
+	fail "a line break in a header option: exit $rc, or it was sent"
+[ -z "$(ls "$SPOOL" 2>/dev/null)" ] || fail "a refused request was spooled"
+echo "ok: file://, gopher://, dict://, a password in the URL, a line break in a header: refused"
+
+# - a server's message with control bytes is shown escaped
+$PY - "$WORK/esc" <<'PY' &
+import http.server, os, socketserver, sys
+d = sys.argv[1]
+os.makedirs(d, exist_ok=True)
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        body = b'{"message": "bad \x1b[2J\x1b]0;owned\x07 request"}'
+        self.send_response(400)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *a):
+        pass
+s = socketserver.TCPServer(("127.0.0.1", 0), H)
+open(d + "/port", "w").write(str(s.server_address[1]))
+s.serve_forever()
+PY
+ESC_PID=$!
+for _ in $(seq 100); do [ -f "$WORK/esc/port" ] && break; sleep 0.05; done
+rc=0; "$PERFPORT" -q upload -i "$F" -f pyroscope -O server="http://127.0.0.1:$(cat "$WORK/esc/port")" \
+	2>"$WORK/esc.err" || rc=$?
+kill $ESC_PID
+[ $rc -ne 0 ] || fail "a 400: exit 0"
+! grep -q $'\x1b' "$WORK/esc.err" && has 'bad \\x1b\[2J' "$WORK/esc.err" ||
+	fail "the server's control bytes reached the terminal: $(od -c "$WORK/esc.err" | head -5)"
+echo "ok: a server's message with control bytes shown escaped"

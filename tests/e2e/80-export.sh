@@ -451,6 +451,23 @@ rc=0; PERFPORT_PLUGIN_PATH="$many" "$PERFPORT" export -i "$WORK/pt.data" -f fold
 [ $rc -eq 0 ] && [ -s "$WORK/many.folded" ] || fail "PERFPORT_PLUGIN_PATH with 20 entries: exit $rc, $(cat "$WORK/err")"
 grep -q "PERFPORT_PLUGIN_PATH: .* ignored" "$WORK/err" || fail "no warning for the ignored directories"
 echo "ok: PERFPORT_PLUGIN_PATH with 20 entries"
+
+# a long PERFPORT_PLUGIN_PATH is read whole, never cut: cut at 4095 bytes,
+# its last entry $WORK/trusted_plugins named $WORK/tr, a directory holding
+# another plugin; an entry longer than a path can be is ignored, warned
+mkdir -p "$WORK/tr" "$WORK/trusted_plugins"
+cp "$WORK/plugins/count.so" "$WORK/tr/"
+pad=$((4095 - ${#WORK} - 3 - 2))
+long=$(printf '/%*s' $((pad / 2 - 1)) '' | tr ' ' a):$(printf '/%*s' $((pad - pad / 2 - 1)) '' | tr ' ' b):$WORK/trusted_plugins
+[ "${long:0:4095}" = "${long%%:$WORK/trusted_plugins}:$WORK/tr" ] || fail "the test's path list is not cut where it should be"
+PERFPORT_PLUGIN_PATH="$long" "$PERFPORT" formats >"$WORK/formats.txt" 2>&1 || fail "formats: exit $?"
+! has '^count ' "$WORK/formats.txt" || fail "a cut PERFPORT_PLUGIN_PATH loaded plugins from the cut name's directory"
+huge=$(printf '/%*s' 5000 '' | tr ' ' c)
+PERFPORT_PLUGIN_PATH="$huge:$WORK/plugins" "$PERFPORT" formats >"$WORK/formats.txt" 2>&1 || fail "formats: exit $?"
+has "PERFPORT_PLUGIN_PATH: a directory of 5001 bytes.*ignored" "$WORK/formats.txt" ||
+	fail "no warning for an over-long PERFPORT_PLUGIN_PATH entry: $(head -3 "$WORK/formats.txt")"
+has '^count ' "$WORK/formats.txt" || fail "the entry after an over-long one was not read"
+echo "ok: a long PERFPORT_PLUGIN_PATH read whole; an over-long entry refused"
 expect_refusal "an unknown format" "no format 'nosuch'" -f nosuch
 
 # the recording is never overwritten: -o naming it (directly or by a link)
