@@ -434,45 +434,89 @@ static void module_span(struct profile_module *m, const struct profile_frame *f)
 
 /* The modules frames name, with the build ids the recording gave them and
  * the span of their frames' addresses. */
-static int finish_modules(struct profile *p, struct profile_priv *pv, const struct machine *m)
+/* By path, then as recorded: of two files at one path, the first is found. */
+static int cmp_dso_path(const void *x, const void *y)
+{
+	const struct dso *a = *(struct dso *const *)x, *b = *(struct dso *const *)y;
+	int r = strcmp(a->path, b->path);
+
+	return r ? r : (a->id > b->id) - (a->id < b->id);
+}
+
+/* The first dso of @sorted (by path) whose path is @path, else NULL. */
+static const struct dso *dso_by_path(struct dso **sorted, size_t n, const char *path)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (strcmp(sorted[mid]->path, path) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && !strcmp(sorted[lo]->path, path) ? sorted[lo] : NULL;
+}
+
+/*
+ * The modules frames name, in order of first use, with their build ids
+ * and spans; @by_module maps a module's (interned) name to its index + 1.
+ * Linear in frames and files (a recording of 200,000 mapped files was
+ * quadratic here: each frame scanned the modules, each module the files).
+ */
+static int finish_modules(struct profile *p, struct profile_priv *pv, const struct machine *m,
+			  struct wordmap *by_module)
 {
 	struct dso *const *dsos;
-	size_t nr_dsos, n = 0;
+	struct dso **with_id;
+	size_t nr_dsos, nr_with = 0, n = 0;
+	uint32_t next = 1;
 	int err = 0;
 
 	dsos = machine_dsos(m, &nr_dsos);
 	pv->modules = calloc(p->nr_frames + 1, sizeof(*pv->modules));
-	if (!pv->modules)
+	with_id = calloc(nr_dsos + 1, sizeof(*with_id));
+	if (!pv->modules || !with_id) {
+		free(with_id);
 		return PP_ENOMEM;
+	}
+	for (size_t d = 0; d < nr_dsos; d++)
+		if (dsos[d] && dsos[d]->build_id_size && dsos[d]->path)
+			with_id[nr_with++] = dsos[d];
+	qsort(with_id, nr_with, sizeof(*with_id), cmp_dso_path);
 	for (size_t i = 0; i < p->nr_frames; i++) {
 		const struct profile_frame *f = &p->frames[i];
-		const char *mod = f->module;
-		struct profile_module *pm = NULL;
+		uint64_t key = (uint64_t)(uintptr_t)f->module;
+		struct profile_module *pm;
+		const struct dso *d;
+		bool fresh = false;
+		uint32_t id;
 
-		if (!mod)
+		if (!f->module)
 			continue;
-		for (size_t k = 0; k < n && !pm; k++)
-			if (pv->modules[k].path == mod) /* interned: one pointer per name */
-				pm = &pv->modules[k];
-		if (pm) {
-			module_span(pm, f);
-			continue;
-		}
-		pm = &pv->modules[n];
-		pm->path = mod;
-		module_span(pm, f);
-		for (size_t d = 0; d < nr_dsos; d++) {
-			char hex[2 * PERF_MAX_BUILD_ID + 1];
-
-			if (!dsos[d] || !dsos[d]->build_id_size || strcmp(dsos[d]->path, mod) != 0)
-				continue;
-			for (size_t b = 0; b < dsos[d]->build_id_size; b++)
-				snprintf(hex + 2 * b, 3, "%02x", dsos[d]->build_id[b]);
-			pv->modules[n].build_id = tree_intern(&pv->tree, hex, &err);
+		/* interned: one pointer per name */
+		id = wordmap_get(by_module, &key, 1, &next, &fresh);
+		if (!id) {
+			err = PP_ENOMEM;
 			break;
 		}
-		n++;
+		pm = &pv->modules[id - 1];
+		if (fresh) {
+			pm->path = f->module;
+			d = dso_by_path(with_id, nr_with, f->module);
+			if (d) {
+				char hex[2 * PERF_MAX_BUILD_ID + 1];
+
+				for (size_t b = 0; b < d->build_id_size; b++)
+					snprintf(hex + 2 * b, 3, "%02x", d->build_id[b]);
+				pm->build_id = tree_intern(&pv->tree, hex, &err);
+			}
+			n++;
+		}
+		module_span(pm, f);
 	}
+	free(with_id);
 	p->modules = pv->modules;
 	p->nr_modules = n;
 	return err;
@@ -480,14 +524,18 @@ static int finish_modules(struct profile *p, struct profile_priv *pv, const stru
 
 /* The runtimes the rules know: which one a module of the profile is, how
  * many of that module's frames have names, and what their rules decided. */
-static int finish_runtimes(struct profile *p, struct profile_priv *pv, const struct account *a)
+static int finish_runtimes(struct profile *p, struct profile_priv *pv, const struct account *a,
+			   struct wordmap *by_module)
 {
 	const struct rules *rs = &a->rules;
+	uint16_t *rt_of = calloc(p->nr_modules + 1, sizeof(*rt_of));  /* runtime + 1 */
 	int err = 0;
 
 	pv->runtimes = calloc(rs->nrt + 1, sizeof(*pv->runtimes));
-	if (!pv->runtimes)
+	if (!pv->runtimes || !rt_of) {
+		free(rt_of);
 		return PP_ENOMEM;
+	}
 	for (size_t i = 0; i < rs->nrt; i++) {
 		struct profile_runtime *pr = &pv->runtimes[i];
 		const struct rule_runtime *rt = &rs->rt[i];
@@ -496,16 +544,36 @@ static int finish_runtimes(struct profile *p, struct profile_priv *pv, const str
 		pr->advice = rt->advice ? tree_intern(&pv->tree, rt->advice, &err) : NULL;
 		pr->count = a->rt_count[i];
 		pr->ns = a->rt_ns[i];
-		for (size_t k = 0; k < p->nr_modules && !pr->module; k++)
-			if (rules_runtime_of(rs, p->modules[k].path) == rt)
-				pr->module = p->modules[k].path;
-		for (size_t f = 0; pr->module && f < p->nr_frames; f++) {
-			if (p->frames[f].module != pr->module)
-				continue;
-			pr->frames++;
-			pr->unnamed += !!(p->frames[f].flags & FRAME_F_UNKNOWN);
-		}
 	}
+	/* each module once: the runtime it is, the first module of each */
+	for (size_t k = 0; k < p->nr_modules; k++) {
+		const struct rule_runtime *rt = rules_runtime_of(rs, p->modules[k].path);
+
+		if (!rt)
+			continue;
+		rt_of[k] = (uint16_t)(rt - rs->rt + 1);
+		if (!pv->runtimes[rt - rs->rt].module)
+			pv->runtimes[rt - rs->rt].module = p->modules[k].path;
+	}
+	/* the frames of a runtime's first module, and the unnamed ones */
+	for (size_t f = 0; f < p->nr_frames; f++) {
+		uint64_t key = (uint64_t)(uintptr_t)p->frames[f].module;
+		uint32_t next = 0, id;
+		bool fresh = false;
+		struct profile_runtime *pr;
+
+		if (!p->frames[f].module)
+			continue;
+		id = wordmap_get(by_module, &key, 1, &next, &fresh);
+		if (!id || fresh || !rt_of[id - 1])
+			continue;
+		pr = &pv->runtimes[rt_of[id - 1] - 1];
+		if (pr->module != p->frames[f].module)
+			continue;
+		pr->frames++;
+		pr->unnamed += !!(p->frames[f].flags & FRAME_F_UNKNOWN);
+	}
+	free(rt_of);
 	p->meta.runtimes = pv->runtimes;
 	p->meta.nr_runtimes = rs->nrt;
 	return err;
@@ -589,10 +657,14 @@ static int finish(struct profile *p, struct profile_priv *pv, struct build_ctx *
 	ret = finish_threads(p, pv, a);
 	if (!ret)
 		ret = finish_sources(p, pv, a, r);
-	if (!ret)
-		ret = finish_modules(p, pv, c->m);
-	if (!ret)
-		ret = finish_runtimes(p, pv, a);
+	if (!ret) {
+		struct wordmap by_module = { 0 };
+
+		ret = finish_modules(p, pv, c->m, &by_module);
+		if (!ret)
+			ret = finish_runtimes(p, pv, a, &by_module);
+		wordmap_free(&by_module);
+	}
 	return ret;
 }
 
