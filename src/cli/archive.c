@@ -26,7 +26,9 @@
  * each server probed first, with a short timeout, so that one that is down
  * or stalled costs a few seconds and one warning, not libdebuginfod's 90 s
  * per file; the servers that answer keep being asked, each request bounded
- * (DEBUGINFOD_TIMEOUT 10 s unless set). Done once, before any thread.
+ * (DEBUGINFOD_TIMEOUT 10 s, DEBUGINFOD_MAXTIME 60 s, DEBUGINFOD_RETRY_LIMIT
+ * 0 unless set); a build id it had nothing for is not asked again in the
+ * run (symbols.c). Done once, before any thread.
  */
 static void debuginfod_prepare(void)
 {
@@ -62,6 +64,14 @@ static void debuginfod_prepare(void)
 		unsetenv("DEBUGINFOD_URLS");
 	if (keep[0] && !getenv("DEBUGINFOD_TIMEOUT"))
 		setenv("DEBUGINFOD_TIMEOUT", "10", 1);
+	/* and a whole transfer bounded: a server that drips bytes never
+	 * trips the timeout, which waits for the next byte */
+	if (keep[0] && !getenv("DEBUGINFOD_MAXTIME"))
+		setenv("DEBUGINFOD_MAXTIME", "60", 1);
+	/* one request per build id and run: the client's own retries (2 by
+	 * default) tripled what a failing server costs */
+	if (keep[0] && !getenv("DEBUGINFOD_RETRY_LIMIT"))
+		setenv("DEBUGINFOD_RETRY_LIMIT", "0", 1);
 }
 
 static char root[PATH_MAX];

@@ -24,6 +24,7 @@
 #include <gelf.h>
 #include <libiberty/demangle.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,6 +170,29 @@ static bool debuginfod_configured(void)
 	return urls && *urls;
 }
 
+/*
+ * The build ids debuginfod had no debug file for (or gave none in time) in
+ * this run: not asked again. Every Dwfl asks for its own modules - the
+ * namer's, each unwinding thread's, info's - so a server that drips bytes
+ * cost the same build id its whole timeout six times. The lock also keeps
+ * two threads from asking for one build id at once.
+ */
+#define DI_FAILED_MAX 1024
+static pthread_mutex_t di_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct di_failed {
+	uint8_t id[PERF_MAX_BUILD_ID];
+	uint8_t n;
+} di_failed[DI_FAILED_MAX];
+static size_t nr_di_failed;
+
+static bool di_failed_has(const unsigned char *id, int n)
+{
+	for (size_t i = 0; i < nr_di_failed; i++)
+		if (di_failed[i].n == n && !memcmp(di_failed[i].id, id, (size_t)n))
+			return true;
+	return false;
+}
+
 /* libdwfl's search for a separate debug file, after perfport's cache of
  * uncompressed copies (debugcache.c). The copy must come first: once
  * libdwfl's own search finds a file by build id it keeps that file's
@@ -191,8 +215,25 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 		errno = 0;
 		return -1;
 	}
-	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
-					    debuglink_file, debuglink_crc, debuginfo_file_name);
+	if (!debuginfod_configured() || n <= 0 || n > PERF_MAX_BUILD_ID)
+		return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
+						    debuglink_file, debuglink_crc, debuginfo_file_name);
+	/* debuginfod asked once per build id: a failure is remembered */
+	pthread_mutex_lock(&di_lock);
+	if (di_failed_has(id, n) && (!file_name ||
+				     !debug_file_may_exist(mod, file_name, debuglink_file))) {
+		pthread_mutex_unlock(&di_lock);
+		errno = 0;
+		return -1;
+	}
+	fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
+					  debuglink_crc, debuginfo_file_name);
+	if (fd < 0 && !di_failed_has(id, n) && nr_di_failed < DI_FAILED_MAX) {
+		memcpy(di_failed[nr_di_failed].id, id, (size_t)n);
+		di_failed[nr_di_failed++].n = (uint8_t)n;
+	}
+	pthread_mutex_unlock(&di_lock);
+	return fd;
 }
 
 static const Dwfl_Callbacks dwfl_callbacks = {

@@ -81,3 +81,54 @@ for url in "http://127.0.0.1:$DOWN" "http://127.0.0.1:$(cat "$WORK/slowport")"; 
 	grep -q "hot_inner" "$WORK/bad.ours" && fail "$url: a name without debug info"
 	echo "ok: $url costs $t s and one warning"
 done
+
+# a server that answers, then drips the debug file's bytes (one per half
+# second, never done): every Dwfl asked it for the same build id (the
+# namer's, the unwinders', info's: 60 s a binary); now once per run, bounded
+# by DEBUGINFOD_MAXTIME
+$PY - "$WORK/drip" <<'PY' &
+import http.server, os, socketserver, sys, threading, time
+d = sys.argv[1]
+os.makedirs(d, exist_ok=True)
+lock = threading.Lock()
+class H(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def do_HEAD(self):
+        self.send_response(404)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+    def do_GET(self):
+        if "/buildid/" not in self.path:
+            return self.do_HEAD()
+        with lock:
+            open(d + "/requests", "a").write(self.path + "\n")
+        self.send_response(200)
+        self.send_header("Content-Length", str(10 << 20))
+        self.end_headers()
+        try:
+            for _ in range(600):
+                self.wfile.write(b"\x7f")
+                self.wfile.flush()
+                time.sleep(0.5)
+        except OSError:
+            pass
+    def log_message(self, *a):
+        pass
+class S(socketserver.ThreadingMixIn, socketserver.TCPServer):
+    daemon_threads = True
+s = S(("127.0.0.1", 0), H)
+open(d + "/port.tmp", "w").write(str(s.server_address[1]))
+os.rename(d + "/port.tmp", d + "/port")
+s.serve_forever()
+PY
+DRIP=$!
+trap 'kill $DPID $SLOW $DRIP 2>/dev/null; rm -rf "$WORK"' EXIT
+for _ in $(seq 100); do [ -f "$WORK/drip/port" ] && break; sleep 0.05; done
+t0=$(date +%s)
+HOME="$WORK/home" DEBUGINFOD_URLS="http://127.0.0.1:$(cat "$WORK/drip/port")" DEBUGINFOD_CACHE_PATH="$WORK/cache3" \
+	DEBUGINFOD_TIMEOUT=2 DEBUGINFOD_MAXTIME=3 \
+	"$PERFPORT" -q info -j 3 -i "$WORK/run/perf.data" >"$WORK/drip.out" 2>&1 || fail "info with a dripping debuginfod: exit $?"
+t=$(( $(date +%s) - t0 ))
+n=$(grep -c "/buildid/$ID/debuginfo" "$WORK/drip/requests" 2>/dev/null || true)
+[ "${n:-0}" -eq 1 ] || fail "a dripping debuginfod was asked $n times for $ID's debug file (in $t s)"
+echo "ok: a dripping debuginfod asked once for the build id, $t s"
