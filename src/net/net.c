@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -335,6 +336,23 @@ static struct curl_slist *sls_headers(const struct net_request *rq, const struct
 static int on_progress(void *ctx, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
 		       curl_off_t ulnow);
 
+/* A body streamed from a file descriptor (a spool entry's, on resend). */
+static size_t read_body(char *buf, size_t size, size_t n, void *ctx)
+{
+	ssize_t r;
+
+	do
+		r = read(*(const int *)ctx, buf, size * n);
+	while (r < 0 && errno == EINTR && !stop_signal);
+	return r < 0 ? CURL_READFUNC_ABORT : (size_t)r;
+}
+
+static int seek_body(void *ctx, curl_off_t off, int origin)
+{
+	return lseek(*(const int *)ctx, (off_t)off, origin) < 0 ? CURL_SEEKFUNC_FAIL :
+								  CURL_SEEKFUNC_OK;
+}
+
 static CURLcode attempt(const struct net_request *rq, const struct aws_creds *cr,
 			const char *secret, long *status, struct head *h, struct buf *b)
 {
@@ -387,7 +405,17 @@ static CURLcode attempt(const struct net_request *rq, const struct aws_creds *cr
 	lc.easy_setopt(c, CURLOPT_URL, rq->url);
 	lc.easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 	lc.easy_setopt(c, CURLOPT_CUSTOMREQUEST, rq->method);
-	if (rq->body) {
+	if (rq->body_in_fd) {
+		/* streamed from its file, from the start on each attempt (never a
+		 * signed request's: curl 7.88 hashes a read-callback body as empty) */
+		lseek(rq->body_fd, 0, SEEK_SET);
+		lc.easy_setopt(c, CURLOPT_POST, 1L);
+		lc.easy_setopt(c, CURLOPT_READFUNCTION, read_body);
+		lc.easy_setopt(c, CURLOPT_READDATA, (void *)&rq->body_fd);
+		lc.easy_setopt(c, CURLOPT_SEEKFUNCTION, seek_body);
+		lc.easy_setopt(c, CURLOPT_SEEKDATA, (void *)&rq->body_fd);
+		lc.easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)rq->body_len);
+	} else if (rq->body) {
 		/* curl 7.88 hashes a read-callback body as empty: POSTFIELDS it is */
 		lc.easy_setopt(c, CURLOPT_POSTFIELDS, rq->body);
 		lc.easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)rq->body_len);
@@ -935,6 +963,9 @@ fail:
 	return PP_EIO;
 }
 
+/* A spool entry's request file, whole (at most REQUEST_MAX: a larger one
+ * is no request perfport wrote), NUL-terminated; NULL if unreadable. */
+#define REQUEST_MAX (1 << 20)
 static char *read_all(const char *path, size_t *len)
 {
 	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -945,8 +976,10 @@ static char *read_all(const char *path, size_t *len)
 	if (fd < 0)
 		return NULL;
 	while ((n = read(fd, chunk, sizeof(chunk))) > 0)
-		if (!buf_add(&b, chunk, (size_t)n))
+		if (!buf_add(&b, chunk, (size_t)n) || b.len > REQUEST_MAX) {
+			b.err = true;
 			break;
+		}
 	close(fd);
 	if (n != 0 || b.err) {
 		free(b.p);
@@ -975,7 +1008,10 @@ static void set_aside(const char *entry, const char *why)
 /* 0 sent, -1 failed (kept), 1 damaged (set aside) */
 static int resend_one(const char *entry)
 {
-	char file[PATH_MAX + 16], *req, *body, *save = NULL;
+	char file[PATH_MAX + 16], *req, *save = NULL;
+	void *map = NULL;
+	struct stat bst;
+	int bfd;
 	const char *headers[64];
 	size_t nh = 0, len, blen, size = SIZE_MAX;
 	struct net_request rq = { 0 };
@@ -986,12 +1022,16 @@ static int resend_one(const char *entry)
 	snprintf(file, sizeof(file), "%s/request", entry);
 	req = read_all(file, &len);
 	snprintf(file, sizeof(file), "%s/body", entry);
-	body = read_all(file, &blen);
-	if (!req || !body) {
+	/* the body is not read into memory: streamed from its file, or (a
+	 * signed request's, whose signature hashes it) mapped */
+	bfd = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (!req || bfd < 0 || fstat(bfd, &bst) || !S_ISREG(bst.st_mode)) {
 		free(req);
-		free(body);
+		if (bfd >= 0)
+			close(bfd);
 		return 1;
 	}
+	blen = (size_t)bst.st_size;
 	for (char *l = strtok_r(req, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
 		if (!strncmp(l, "method ", 7))
 			rq.method = l + 7;
@@ -1014,12 +1054,23 @@ static int resend_one(const char *entry)
 	}
 	headers[nh] = NULL;
 	rq.headers = headers;
-	rq.body = body;
 	rq.body_len = blen;
 	if (!rq.method || !rq.url || !end || size != blen) {
 		free(req);
-		free(body);
+		close(bfd);
 		return 1;          /* cut short: sent, it could go unsigned or half */
+	}
+	if (rq.aws_sigv4 || rq.sls_sign) {
+		map = blen ? mmap(NULL, blen, PROT_READ, MAP_PRIVATE, bfd, 0) : NULL;
+		if (map == MAP_FAILED) {
+			free(req);
+			close(bfd);
+			return -1;
+		}
+		rq.body = map ? map : "";
+	} else {
+		rq.body_in_fd = true;
+		rq.body_fd = bfd;
 	}
 	/* what perfport never writes: another scheme, a credential it signs
 	 * with as a header's source (a planted entry would send it out) */
@@ -1030,15 +1081,16 @@ static int resend_one(const char *entry)
 			 is_credential(strchr(rq.secret_header, '=') + 1) ?
 			 "it names a credential perfport signs with as a header's source" :
 			 "its URL is not http:// or https://");
-		free(req);
-		free(body);
-		return 2;
+		ret = 2;
+	} else {
+		ret = net_send(&rq, &rs) == PP_OK ? 0 : -1;
+		free(rs.body);
 	}
-	ret = net_send(&rq, &rs);
-	free(rs.body);
+	if (map && map != MAP_FAILED)
+		munmap(map, blen);
+	close(bfd);
 	free(req);
-	free(body);
-	return ret == PP_OK ? 0 : -1;
+	return ret;
 }
 
 static int by_name(const struct dirent **a, const struct dirent **b)

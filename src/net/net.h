@@ -38,6 +38,9 @@ struct net_request {
 	const char *sls_sign;        /* "v4:REGION" or "v1" to sign for SLS, or NULL */
 	bool grpc;                   /* a gRPC call over HTTP/2; see perfport_http_request.grpc */
 	const char *secret_header;   /* "Name=ENV": header Name from $ENV at send time, or NULL */
+	bool body_in_fd;             /* the body is read from body_fd (body_len bytes from
+				      * its start, on each attempt), not from body */
+	int body_fd;
 };
 
 struct net_response {

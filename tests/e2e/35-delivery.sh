@@ -210,3 +210,46 @@ kill $ESC_PID
 ! grep -q $'\x1b' "$WORK/esc.err" && has 'bad \\x1b\[2J' "$WORK/esc.err" ||
 	fail "the server's control bytes reached the terminal: $(od -c "$WORK/esc.err" | head -5)"
 echo "ok: a server's message with control bytes shown escaped"
+
+# Scale: a spool entry with a 1 GiB body (a sparse file) is streamed from
+# its file, not read into memory (it was: 1.1 GB)
+rm -rf "$SPOOL"
+$PY - "$WORK/sink" <<'PY' &
+import http.server, os, socketserver, sys
+d = sys.argv[1]
+os.makedirs(d, exist_ok=True)
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        left, got = int(self.headers.get("Content-Length", 0)), 0
+        while left:
+            b = self.rfile.read(min(left, 1 << 20))
+            if not b:
+                break
+            left -= len(b)
+            got += len(b)
+        open(d + "/got", "w").write(str(got))
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+    def log_message(self, *a):
+        pass
+s = socketserver.TCPServer(("127.0.0.1", 0), H)
+open(d + "/port.tmp", "w").write(str(s.server_address[1]))
+os.rename(d + "/port.tmp", d + "/port")
+s.serve_forever()
+PY
+SINK_PID=$!
+for _ in $(seq 100); do [ -f "$WORK/sink/port" ] && break; sleep 0.05; done
+E="$SPOOL/1700000000000-pyroscope-0001"
+mkdir -p "$E"
+chmod 700 "$SPOOL"
+truncate -s 1G "$E/body"
+printf 'method POST\nurl http://127.0.0.1:%s/ingest\nsigv4 -\nsls -\nheader Content-Type: application/octet-stream\nsize %s\nend\n' \
+	"$(cat "$WORK/sink/port")" $((1 << 30)) >"$E/request"
+/usr/bin/time -f %M -o "$WORK/resend.rss" "$PERFPORT" -q resend >"$WORK/big.out" 2>&1 ||
+	{ kill $SINK_PID; cat "$WORK/big.out"; fail "resend of a 1 GiB entry: exit $?"; }
+kill $SINK_PID
+[ "$(cat "$WORK/sink/got")" = $((1 << 30)) ] || fail "the 1 GiB body arrived as $(cat "$WORK/sink/got") bytes"
+rss=$(cat "$WORK/resend.rss")
+[ "$rss" -lt 204800 ] || fail "resend of a 1 GiB entry took $rss KB"
+echo "ok: a 1 GiB spool entry resent in $rss KB"
