@@ -708,6 +708,10 @@ int machine_event(struct machine *m, const struct perf_event *ev)
 		if (!t)
 			return PP_ENOMEM;
 		strncpy(t->comm, ev->u.comm.comm, sizeof(t->comm) - 1);
+		/* a name set by the program: no control byte reaches an output */
+		for (char *c = t->comm; *c; c++)
+			if ((unsigned char)*c < 0x20 || *c == 0x7f)
+				*c = '?';
 		if (ev->u.comm.tid == ev->u.comm.pid) {
 			p = process_get(m, ev->u.comm.pid);
 			if (!p)

@@ -66,7 +66,7 @@ const char *tree_intern(struct tree *t, const char *s, int *err)
 
 	if (!s)
 		return NULL;
-	r = strtab_intern(&t->strings, s);
+	r = strtab_intern_text(&t->strings, s);
 	if (!r)
 		*err = PP_ENOMEM;
 	return r;

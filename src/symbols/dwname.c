@@ -386,5 +386,5 @@ const char *dwname_qualified(struct symbolizer *s, Dwarf_Die *die)
 	sb_add(&b, name);
 	/* only a lambda's name is changed: the others keep their DWARF name,
 	 * as addr2line and perf print it */
-	return b.over || !b.lambda ? NULL : strtab_intern(&s->strings, b.s);
+	return b.over || !b.lambda ? NULL : strtab_intern_text(&s->strings, b.s);
 }

@@ -104,7 +104,7 @@ static bool add_sym(struct symbolizer *s, struct jit_map *m, size_t *cap, uint64
 	}
 	m->syms[m->nr].start = start;
 	m->syms[m->nr].end = start + size;
-	m->syms[m->nr].name = strtab_intern(&s->strings, name);
+	m->syms[m->nr].name = strtab_intern_text(&s->strings, name);
 	if (m->syms[m->nr].name)
 		m->nr++;
 	return true;

@@ -385,7 +385,7 @@ static bool try_file(struct symbolizer *s, const char *path, uint64_t kernel_tex
 	regular = stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0;
 	if (regular && ksym_cache_load(s, path, &st, &text_addr)) {
 		place(s, kernel_text, text_addr);
-		s->kernel_source = strtab_intern(&s->strings, what);
+		s->kernel_source = strtab_intern_text(&s->strings, what);
 		pp_info("kernel symbols from %s (parsed before, from perfport's cache)", what);
 		return true;
 	}
@@ -399,7 +399,7 @@ static bool try_file(struct symbolizer *s, const char *path, uint64_t kernel_tex
 	if (regular)
 		ksym_cache_save(s, path, &st, text_addr);
 	place(s, kernel_text, text_addr);
-	s->kernel_source = strtab_intern(&s->strings, what);
+	s->kernel_source = strtab_intern_text(&s->strings, what);
 	pp_info("kernel symbols from %s", what);
 	return true;
 }
@@ -437,7 +437,7 @@ static bool same_boot(struct symbolizer *s, uint64_t kernel_text)
 		kernel_free(s);
 		return false;
 	}
-	s->kernel_source = strtab_intern(&s->strings, "/proc/kallsyms (same release and boot, "
+	s->kernel_source = strtab_intern_text(&s->strings, "/proc/kallsyms (same release and boot, "
 				       "no build id recorded)");
 	pp_info("kernel symbols from %s", s->kernel_source);
 	return true;
@@ -533,7 +533,7 @@ static bool try_vmlinux(struct symbolizer *s, const char *path, uint64_t kernel_
 	s->ksym_names_len = names_used;
 	ksyms_sort(s);
 	place(s, kernel_text, text_addr);
-	s->kernel_source = strtab_intern(&s->strings, path);
+	s->kernel_source = strtab_intern_text(&s->strings, path);
 	pp_info("kernel symbols from %s", path);
 	return true;
 }

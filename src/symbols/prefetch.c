@@ -199,12 +199,12 @@ fail:
  */
 static void adopt_strings(struct symbolizer *s, struct dso_state *st)
 {
-	const char *p = st->path ? strtab_intern(&s->strings, st->path) : NULL;
+	const char *p = st->path ? strtab_intern_text(&s->strings, st->path) : NULL;
 
 	if (p)
 		st->path = p;
 	for (size_t i = 0; i < st->nr_syms; i++) {
-		p = strtab_intern(&s->strings, st->syms[i].name);
+		p = strtab_intern_text(&s->strings, st->syms[i].name);
 		if (p)
 			st->syms[i].name = p;
 	}

@@ -558,7 +558,7 @@ static size_t plt_symbols(struct symbolizer *s, struct dso_state *st, size_t k)
 		snprintf(buf, sizeof(buf), "%s@plt", clean_name(s, name));
 		st->syms[k] = (struct fsym){ .addr = start + i * entry, .size = entry,
 					     .bind = STB_GLOBAL,
-					     .name = strtab_intern(&s->strings, buf) };
+					     .name = strtab_intern_text(&s->strings, buf) };
 		if (st->syms[k].name)
 			k++;
 	}
@@ -648,7 +648,7 @@ int sym_load_dso(struct symbolizer *s, struct dso_state *st, const struct dso *d
 
 	if (!path)
 		return cause;
-	st->path = strtab_intern(&s->strings, path);
+	st->path = strtab_intern_text(&s->strings, path);
 	free(path);
 	if (!st->path)
 		return SYM_NO_FILE;
@@ -698,9 +698,9 @@ static const char *clean_name(struct symbolizer *s, const char *name)
 		name = buf;
 	}
 	if (name[0] != '_' || (name[1] != 'Z' && name[1] != 'R'))
-		return strtab_intern(&s->strings, name);
+		return strtab_intern_text(&s->strings, name);
 	dm = cplus_demangle(name, DMGL_AUTO | DMGL_ANSI);
-	res = strtab_intern(&s->strings, dm ? dm : name);
+	res = strtab_intern_text(&s->strings, dm ? dm : name);
 	free(dm);
 	return res;
 }
@@ -816,7 +816,7 @@ static void call_site(struct symbolizer *s, Dwarf_Die *cu, Dwarf_Die *scope, con
 		const char *f = dwarf_filesrc(files, v, NULL, NULL);
 
 		if (f)
-			*file = strtab_intern(&s->strings, f);
+			*file = strtab_intern_text(&s->strings, f);
 	}
 }
 
@@ -971,7 +971,7 @@ static const char *address_name(struct symbolizer *s, struct dso_state *st, cons
 	*startp = start;
 	base = base ? base + 1 : module ? module : "[unknown]";
 	snprintf(buf, sizeof(buf), "%.400s+0x%" PRIx64, base, start);
-	return strtab_intern(&s->strings, buf);
+	return strtab_intern_text(&s->strings, buf);
 }
 
 static void lookup_user(struct symbolizer *s, struct dso_state *st, const char *module,
@@ -1015,7 +1015,7 @@ static void lookup_user(struct symbolizer *s, struct dso_state *st, const char *
 		const char *file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
 
 		if (file) {
-			c->file = strtab_intern(&s->strings, file);
+			c->file = strtab_intern_text(&s->strings, file);
 			c->line = lineno > 0 ? (unsigned)lineno : 0;
 		}
 	}
@@ -1257,7 +1257,7 @@ void sym_dso_where(struct symbolizer *s, const struct dso *d, struct sym_where *
 		(void)dwfl_module_getdwarf(st->mod, &bias);
 		if (dwfl_module_info(st->mod, NULL, NULL, NULL, NULL, NULL, &main_file, &debug) &&
 		    debug && (!main_file || strcmp(main_file, debug))) {
-			w->debug = strtab_intern(&s->strings, debug);
+			w->debug = strtab_intern_text(&s->strings, debug);
 			w->debuginfod = strstr(debug, "/debuginfod_client/") ||
 					(cache && *cache && !strncmp(debug, cache, strlen(cache)));
 		}
@@ -1276,7 +1276,7 @@ void sym_dso_where(struct symbolizer *s, const struct dso *d, struct sym_where *
 				snprintf(path, sizeof(path), "%s/.cache/debuginfod_client/%s/debuginfo",
 					 home ? home : "/root", idhex);
 			if (getenv("DEBUGINFOD_URLS") && !stat(path, &sb) && S_ISREG(sb.st_mode) && sb.st_size) {
-				w->debug = strtab_intern(&s->strings, path);
+				w->debug = strtab_intern_text(&s->strings, path);
 				w->debuginfod = true;
 			}
 		}

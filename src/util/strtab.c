@@ -41,34 +41,10 @@ static char *store(struct strtab *t, const char *s, size_t len)
 	return at;
 }
 
-/* Whether @s holds a control byte (a name that would drive a terminal). */
-static bool has_control(const char *s)
-{
-	for (const unsigned char *c = (const unsigned char *)s; *c; c++)
-		if (*c < 0x20 || *c == 0x7f)
-			return true;
-	return false;
-}
-
 const char *strtab_intern(struct strtab *t, const char *s)
 {
 	size_t i, mask;
 
-	/* names come from recordings and binaries: a control byte in one
-	 * is kept as '?', so no output prints it raw */
-	if (has_control(s)) {
-		char *clean = strdup(s);
-		const char *r;
-
-		if (!clean)
-			return NULL;
-		for (char *c = clean; *c; c++)
-			if ((unsigned char)*c < 0x20 || *c == 0x7f)
-				*c = '?';
-		r = strtab_intern(t, clean);
-		free(clean);
-		return r;
-	}
 
 	if ((t->nr + 1) * 2 > t->cap) {
 		size_t cap = t->cap ? t->cap * 2 : 1024;
@@ -104,4 +80,31 @@ void strtab_free(struct strtab *t)
 	free(t->blocks);
 	free(t->slots);
 	memset(t, 0, sizeof(*t));
+}
+
+/* Whether @s holds a control byte (a name that would drive a terminal). */
+static bool has_control(const char *s)
+{
+	for (const unsigned char *c = (const unsigned char *)s; *c; c++)
+		if (*c < 0x20 || *c == 0x7f)
+			return true;
+	return false;
+}
+
+const char *strtab_intern_text(struct strtab *t, const char *s)
+{
+	char *clean;
+	const char *r;
+
+	if (!has_control(s))
+		return strtab_intern(t, s);
+	clean = strdup(s);
+	if (!clean)
+		return NULL;
+	for (char *c = clean; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
+	r = strtab_intern(t, clean);
+	free(clean);
+	return r;
 }

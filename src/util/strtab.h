@@ -26,4 +26,11 @@ const char *strtab_intern(struct strtab *t, const char *s);
 /** strtab_free() - release every string; @t is empty and reusable after. */
 void strtab_free(struct strtab *t);
 
+/**
+ * strtab_intern_text() - strtab_intern() of a name from outside (a symbol,
+ * a thread's comm, a file name): a control byte in it is kept as '?', so
+ * that no output prints it raw to a terminal.
+ */
+const char *strtab_intern_text(struct strtab *t, const char *s);
+
 #endif /* UTIL_STRTAB_H */
