@@ -23,6 +23,10 @@
 #define NAME_MAX_LEN 1024
 #define MAX_DEPTH 8
 
+/* the index of the module being named (its units' DIE parents), for the
+ * scopes of a DIE without a walk of its unit; set per dwname_qualified() */
+static _Thread_local struct inl_index *cur_index;
+
 /* A string being built in a fixed buffer; truncation is an error. */
 struct sb {
 	char s[NAME_MAX_LEN];
@@ -312,7 +316,7 @@ static bool scope_prefix(Dwarf_Die *die, struct sb *b, int depth)
 
 	if (depth > MAX_DEPTH)
 		return false;
-	n = dwarf_getscopes_die(die, &sc);
+	n = inlidx_scopes(cur_index, die, &sc);
 	if (n <= 0) {
 		free(sc);
 		return n == 0;
@@ -371,11 +375,13 @@ static bool lang_cxx(Dwarf_Die *die)
 	       lang == DW_LANG_C_plus_plus_11 || lang == DW_LANG_C_plus_plus_14;
 }
 
-const char *dwname_qualified(struct symbolizer *s, Dwarf_Die *die)
+const char *dwname_qualified(struct symbolizer *s, struct inl_index *x, Dwarf_Die *die)
 {
 	struct sb b = { .n = 0 };
 	Dwarf_Die decl;
 	const char *name;
+
+	cur_index = x;
 
 	die_decl(die, &decl);
 	name = dwarf_diename(&decl);

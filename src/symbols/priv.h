@@ -88,6 +88,7 @@ struct dso_state {
 	const char *path;        /* the file used (interned) */
 	uint8_t from;            /* enum sym_from: where it was found */
 	uint64_t frames, unnamed; /* addresses named in it, and those no symbol covers */
+	struct inl_index *inlidx; /* its units' inlined calls, indexed (inlidx.c) */
 	uint64_t *fde_starts;    /* the functions' start addresses of .eh_frame_hdr, sorted */
 	size_t nr_fde_starts;
 	bool fde_built;
@@ -152,6 +153,24 @@ struct symbolizer {
 
 /* symbols.c */
 int sym_load_dso(struct symbolizer *s, struct dso_state *st, const struct dso *d);
+/* inlidx.c */
+struct inl_index;
+/*
+ * inlidx_chain() - the function and inlined calls around @addr (in the
+ * unit's own addresses) of the unit @cu, innermost first into @out (at
+ * most @max), ending with the function they are in; @cu_out: the unit's
+ * DIE, for call sites. The unit is indexed at its first lookup, into *@x
+ * (made then). Return: how many are in @out.
+ */
+size_t inlidx_chain(struct inl_index **x, Dwarf_Die *cu, uint64_t addr, Dwarf_Die *out,
+		    size_t max, Dwarf_Die *cu_out);
+/*
+ * inlidx_scopes() - as dwarf_getscopes_die(): @die, the DIEs it is in, and
+ * its unit, into *@scopes (free() it); from the index of its unit when
+ * that unit was indexed (no walk from the unit's root), else libdw's.
+ */
+int inlidx_scopes(struct inl_index *x, Dwarf_Die *die, Dwarf_Die **scopes);
+void inlidx_free(struct inl_index *x);
 void sym_build_symtab(struct symbolizer *s, struct dso_state *st);
 void sym_dso_release(struct dso_state *st);
 /* prefetch.c */
@@ -228,7 +247,7 @@ int kallsyms_parse(struct symbolizer *s, const char *text, size_t len, uint64_t 
  * ("main::{lambda(long)#3}::operator()"); interned in @s. NULL where its
  * unit is not C++ or a scope cannot be spelled.
  */
-const char *dwname_qualified(struct symbolizer *s, Dwarf_Die *die);
+const char *dwname_qualified(struct symbolizer *s, struct inl_index *x, Dwarf_Die *die);
 
 /* jit.c */
 bool jit_lookup(struct symbolizer *s, const struct raw_frame *f, struct sym_frame *out);

@@ -776,7 +776,7 @@ static const char *qualified_name(struct symbolizer *s, struct dso_state *st, Dw
 			return st->dwn[i].name;
 	st->dwn[i].key = key;
 	st->dwn[i].dwarf = origin.cu;
-	st->dwn[i].name = dwname_qualified(s, &origin);
+	st->dwn[i].name = dwname_qualified(s, st->inlidx, &origin);
 	st->dwn_nr++;
 	return st->dwn[i].name;
 }
@@ -825,39 +825,31 @@ static void call_site(struct symbolizer *s, Dwarf_Die *cu, Dwarf_Die *scope, con
  * inlined and the position inside it; the containing function gets the
  * outermost call site. Return: how many were added to st->inl.
  *
- * dwarf_getscopes() gives the innermost scope at @addr, but past an inlined
- * call it goes on with the scopes of the inlined function's abstract
- * definition, not with the code it was inlined into: the chain of calls is
- * the innermost scope's concrete parents, from dwarf_getscopes_die().
+ * The chain is the concrete nesting of the code at @addr - the inlined
+ * calls it is in, inside out, then the function - from the index of its
+ * unit (inlidx.c), built once per unit where dwarf_getscopes() walked the
+ * unit's DIEs again for every address.
  */
 static uint32_t inline_chain(struct symbolizer *s, struct dso_state *st, uint64_t addr,
 			     struct cached *c)
 {
-	Dwarf_Die *cu, *scopes = NULL, *chain = NULL, innermost;
+	Dwarf_Die *cu, chain[64], cudie;
 	Dwarf_Addr dbias;
 	const char *file = c->file;
 	unsigned line = c->line;
 	uint32_t count = 0;
-	int n;
+	size_t n;
 
 	cu = dwfl_module_addrdie(st->mod, addr, &dbias);
 	if (!cu)
 		return 0;
-	n = dwarf_getscopes(cu, addr - dbias, &scopes);
-	if (n <= 0) {
-		free(scopes);
-		return 0;
-	}
-	innermost = scopes[0];
-	free(scopes);
-	n = dwarf_getscopes_die(&innermost, &chain);
-	for (int i = 0; i < n; i++) {
+	n = inlidx_chain(&st->inlidx, cu, addr - dbias, chain, sizeof(chain) / sizeof(chain[0]),
+			 &cudie);
+	for (size_t i = 0; i < n; i++) {
 		struct inl *in;
 
-		if (dwarf_tag(&chain[i]) == DW_TAG_subprogram)
-			break;          /* the containing function: no call site */
 		if (dwarf_tag(&chain[i]) != DW_TAG_inlined_subroutine)
-			continue;       /* a lexical block */
+			break;          /* the containing function: no call site */
 		if (st->nr_inl == st->cap_inl) {
 			size_t cap = st->cap_inl ? st->cap_inl * 2 : 256;
 			struct inl *m = realloc(st->inl, cap * sizeof(*m));
@@ -873,9 +865,8 @@ static uint32_t inline_chain(struct symbolizer *s, struct dso_state *st, uint64_
 		in->line = line;
 		count++;
 		/* the next frame out is at this call's site */
-		call_site(s, cu, &chain[i], &file, &line);
+		call_site(s, &cudie, &chain[i], &file, &line);
 	}
-	free(chain);
 	if (count) {
 		c->file = file;
 		c->line = line;
@@ -1203,6 +1194,7 @@ void sym_dso_release(struct dso_state *st)
 	free(st->cache);
 	free(st->dwn);
 	free(st->fde_starts);
+	inlidx_free(st->inlidx);
 }
 
 void sym_free(struct symbolizer *s)
