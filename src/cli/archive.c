@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "../net/net.h"
+#include "../perf/perf.h"
 #include "../util/cleanup.h"
 #include "../util/log.h"
 #include "symopts.h"
@@ -75,11 +76,13 @@ static void debuginfod_prepare(void)
 }
 
 static char root[PATH_MAX];
+static bool root_temporary;          /* a private directory: removed at the end */
 
 static void remove_root(void)
 {
-	sym_archive_remove(root);
-	root[0] = '\0';
+	if (root_temporary)
+		sym_archive_remove(root);
+	root_temporary = false;
 }
 
 
@@ -104,6 +107,9 @@ int symopts_prepare(struct cli_sym *c, const char *input)
 {
 	char found[PATH_MAX + 16];
 	const char *tarball = c->archive;
+	struct perf_reader *hdr_reader = NULL;
+	const struct perf_header_info *hdr;
+	int ret;
 
 	debuginfod_prepare();
 	if (root[0]) {
@@ -114,13 +120,29 @@ int symopts_prepare(struct cli_sym *c, const char *input)
 		return 0;
 	if (!tarball)
 		tarball = found;
-	/* removed however the run ends, from before the directory is made: a
-	 * signal while it is unpacked too (nftw() and remove() are not
-	 * async-signal-safe, but the run is over: what is left half-removed
-	 * stays in a private directory of TMPDIR) */
+	/* the build ids the recording names (its header's, in file mode): only
+	 * their members are unpacked, and not those whose files are here */
+	if (input && strcmp(input, "-")) {
+		int lvl = pp_log_get_level();
+
+		pp_log_set_level(PP_LOG_ERROR - 1);     /* the real read says what is wrong */
+		if (perf_reader_open(input, NULL, &hdr_reader))
+			hdr_reader = NULL;
+		pp_log_set_level(lvl);
+	}
+	hdr = hdr_reader ? perf_reader_header(hdr_reader) : NULL;
+	/* a private directory, when no cache can be had, is removed however
+	 * the run ends (nftw() and remove() are not async-signal-safe, but the
+	 * run is over: what is left half-removed stays in TMPDIR); an unpack
+	 * into the cache that a signal stops is removed by symbols/archive.c */
 	atexit(remove_root);
 	cleanup_on_signal(remove_root);
-	if (sym_archive_unpack(tarball, root, sizeof(root))) {
+	ret = sym_archive_open(tarball, hdr ? hdr->build_ids : NULL, hdr ? hdr->nr_build_ids : 0,
+			       hdr && !hdr->pipe && hdr->nr_build_ids, root, sizeof(root),
+			       &root_temporary);
+	if (hdr_reader)
+		perf_reader_close(hdr_reader);
+	if (ret) {
 		if (c->archive)
 			return -1;
 		pp_warn("'%s' beside the recording cannot be read: its files are not used", tarball);

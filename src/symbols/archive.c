@@ -12,7 +12,9 @@
 #define _XOPEN_SOURCE 700
 #include <archive.h>
 #include <archive_entry.h>
+#include <dirent.h>
 #include <dlfcn.h>
+#include <signal.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -23,8 +25,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../util/cachedir.h"
+#include "../util/cleanup.h"
 #include "../util/error.h"
+#include "../util/hash.h"
 #include "../util/log.h"
+#include "priv.h"
 #include "symbols.h"
 
 /* A relative path without "." or ".." components, and not empty. */
@@ -164,24 +170,85 @@ static int write_file(struct archive *a, const char *path)
 	return 0;
 }
 
+/*
+ * The build id an archive entry is for: the component of its path that is
+ * one ("usr/lib/libc.so.6/ID/elf"), or the name a ".build-id/xx/rest" link
+ * makes. False for an entry of none (a directory above them).
+ */
+static bool entry_build_id(const char *name, char *hex, size_t len)
+{
+	const char *p = name;
+
+	if (!strncmp(name, ".build-id/", 10) && strlen(name) > 13 && name[12] == '/') {
+		snprintf(hex, len, "%.2s%s", name + 10, name + 13);
+		return strspn(hex, "0123456789abcdef") == strlen(hex) && strlen(hex) >= 16;
+	}
+	while (*p) {
+		size_t n = strcspn(p, "/");
+
+		if (n >= 16 && n <= 2 * PERF_MAX_BUILD_ID && n < len &&
+		    strspn(p, "0123456789abcdef") >= n) {
+			snprintf(hex, len, "%.*s", (int)n, p);
+			return true;
+		}
+		p += n;
+		while (*p == '/')
+			p++;
+	}
+	return false;
+}
+
+/* Whether @hex is among @want (NULL: every build id is wanted). */
+static bool wanted(const char *hex, const char *const *want)
+{
+	if (!want)
+		return true;
+	for (; *want; want++)
+		if (!strcmp(*want, hex))
+			return true;
+	return false;
+}
+
+/* The directory being unpacked, removed if a signal ends the run first. */
+static char unpacking[PATH_MAX];
+
+static void remove_unpacking(void)
+{
+	if (unpacking[0])
+		sym_archive_remove(unpacking);
+}
+
 int sym_archive_unpack(const char *tarball, char *root, size_t len)
 {
-	struct archive *a = archive_load() ? la.read_new() : NULL;
-	struct archive_entry *e;
 	const char *tmp = getenv("TMPDIR");
-	unsigned files = 0, skipped = 0;
-	int ret = PP_EIO, r;
 
-	if (!a) {
-		root[0] = '\0';
-		return la.ok ? PP_ENOMEM : PP_EIO;
-	}
 	snprintf(root, len, "%s/perfport-archive.XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(root)) {
 		pp_error("cannot make a directory for '%s': %s", tarball, strerror(errno));
 		root[0] = '\0';
-		la.read_free(a);
 		return PP_EIO;
+	}
+	snprintf(unpacking, sizeof(unpacking), "%s", root);
+	cleanup_on_signal(remove_unpacking);
+	if (sym_archive_unpack_into(tarball, root, NULL)) {
+		unpacking[0] = '\0';
+		root[0] = '\0';
+		return PP_EIO;
+	}
+	unpacking[0] = '\0';    /* whole: the caller's now */
+	return PP_OK;
+}
+
+int sym_archive_unpack_into(const char *tarball, const char *root, const char *const *want)
+{
+	struct archive *a = archive_load() ? la.read_new() : NULL;
+	struct archive_entry *e;
+	unsigned files = 0, skipped = 0, others = 0;
+	int ret = PP_EIO, r;
+
+	if (!a) {
+		sym_archive_remove(root);
+		return la.ok ? PP_ENOMEM : PP_EIO;
 	}
 	la.read_support_filter_all(a);
 	la.read_support_format_tar(a);
@@ -197,6 +264,15 @@ int sym_archive_unpack(const char *tarball, char *root, size_t len)
 		if (!name || !path_ok(name) || strlen(root) + strlen(name) + 2 > PATH_MAX) {
 			skipped++;
 			continue;
+		}
+		{
+			char hex[2 * PERF_MAX_BUILD_ID + 1];
+
+			/* a member of a build id the recording does not need */
+			if (want && entry_build_id(name, hex, sizeof(hex)) && !wanted(hex, want)) {
+				others++;
+				continue;
+			}
 		}
 		snprintf(path, sizeof(path), "%s/%s", root, name);
 		if (make_parents(path, strlen(root))) {
@@ -227,14 +303,13 @@ int sym_archive_unpack(const char *tarball, char *root, size_t len)
 	if (skipped)
 		pp_warn("'%s': %u entries not unpacked (absolute, with '..', a link out of it, "
 			"or neither a file, a directory nor a link)", tarball, skipped);
-	pp_info("'%s': %u files unpacked into '%s'", tarball, files, root);
+	pp_info("'%s': %u files unpacked into '%s'%s", tarball, files, root,
+		others ? " (the others are of build ids the recording does not need)" : "");
 	ret = PP_OK;
 out:
 	la.read_free(a);
-	if (ret) {
+	if (ret)
 		sym_archive_remove(root);
-		root[0] = '\0';
-	}
 	return ret;
 }
 
@@ -250,4 +325,155 @@ void sym_archive_remove(const char *root)
 {
 	if (root && *root)
 		nftw(root, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/*
+ * --- the cache: an archive unpacked once ---
+ *
+ * An archive is unpacked into perfport's cache directory, under a name made
+ * from its identity (device, inode, size, modification time) and the build
+ * ids the recording needs from it, and read there by later runs. Unpacking
+ * goes to a hidden directory renamed into place when whole; one a signal
+ * interrupted is removed, one whose process died is removed by the next run.
+ */
+
+/* The build ids of @ids (hex) whose files are not here with that id. */
+static char **needed_ids(const struct perf_build_id *ids, size_t n)
+{
+	char **want = calloc(n + 1, sizeof(*want));
+	size_t k = 0;
+
+	if (!want)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		uint8_t id[PERF_MAX_BUILD_ID];
+		int len;
+		char hex[2 * PERF_MAX_BUILD_ID + 1];
+
+		if (!ids[i].size || ids[i].size > PERF_MAX_BUILD_ID)
+			continue;
+		for (size_t b = 0; b < ids[i].size; b++)
+			snprintf(hex + 2 * b, 3, "%02x", ids[i].id[b]);
+		/* the file at hand with the same build id: its member not needed */
+		if (ids[i].filename && ids[i].filename[0] == '/' &&
+		    (len = sym_file_build_id(ids[i].filename, id, sizeof(id))) == ids[i].size &&
+		    !memcmp(id, ids[i].id, (size_t)len))
+			continue;
+		if (!(want[k] = strdup(hex))) {
+			for (size_t j = 0; j < k; j++)
+				free(want[j]);
+			free(want);
+			return NULL;
+		}
+		k++;
+	}
+	return want;
+}
+
+/* Hidden directories of unpacks whose process is gone: removed. */
+static void remove_stale(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		char path[PATH_MAX];
+		long pid;
+
+		if (strncmp(e->d_name, ".tmp-", 5) || !strchr(e->d_name + 5, '-'))
+			continue;
+		pid = strtol(strchr(e->d_name + 5, '-') + 1, NULL, 10);
+		if (pid > 0 && kill((pid_t)pid, 0) && errno == ESRCH &&
+		    (size_t)snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) < sizeof(path))
+			sym_archive_remove(path);
+	}
+	closedir(d);
+}
+
+int sym_archive_open(const char *tarball, const struct perf_build_id *ids, size_t nr_ids,
+		     bool ids_known, char *root, size_t len, bool *temporary)
+{
+	char dir[PATH_MAX], key[64], tmp[PATH_MAX], done[PATH_MAX + 16];
+	char **want = NULL;
+	uint64_t w[8];
+	struct stat st;
+	size_t nw = 0;
+	int ret;
+
+	*temporary = false;
+	if (stat(tarball, &st) || !S_ISREG(st.st_mode)) {
+		pp_error("cannot read '%s': %s", tarball, strerror(errno ? errno : EINVAL));
+		root[0] = '\0';
+		return PP_EIO;
+	}
+	if (ids_known && !(want = needed_ids(ids, nr_ids))) {
+		root[0] = '\0';
+		return PP_ENOMEM;
+	}
+	/* the archive's identity and what is wanted of it */
+	w[nw++] = (uint64_t)st.st_dev;
+	w[nw++] = (uint64_t)st.st_ino;
+	w[nw++] = (uint64_t)st.st_size;
+	w[nw++] = (uint64_t)st.st_mtim.tv_sec;
+	w[nw++] = (uint64_t)st.st_mtim.tv_nsec;
+	w[nw] = want ? 1 : 0;
+	for (size_t i = 0; want && want[i]; i++)
+		for (const char *c = want[i]; *c; c++)
+			w[nw] = mix64(w[nw] ^ (uint64_t)(unsigned char)*c);
+	nw++;
+	snprintf(key, sizeof(key), "%016llx", (unsigned long long)hash_words(w, nw));
+	if (!cache_dir(dir, sizeof(dir), "archives", true) ||
+	    (size_t)snprintf(root, len, "%s/%s", dir, key) >= len) {
+		/* no cache: a private directory, removed when the run ends */
+		ret = sym_archive_unpack(tarball, root, len);
+		*temporary = ret == PP_OK;
+		goto out;
+	}
+	snprintf(done, sizeof(done), "%s/.complete", root);
+	if (!access(done, F_OK)) {
+		pp_info("'%s': read from perfport's cache '%s'", tarball, root);
+		ret = PP_OK;
+		goto out;
+	}
+	remove_stale(dir);
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%.*s/.tmp-%s-%d-XXXXXX", PATH_MAX - 100, dir, key,
+			     (int)getpid()) >= sizeof(tmp) || !mkdtemp(tmp)) {
+		pp_error("cannot make a directory in perfport's cache '%s': %s", dir, strerror(errno));
+		root[0] = '\0';
+		ret = PP_EIO;
+		goto out;
+	}
+	snprintf(unpacking, sizeof(unpacking), "%s", tmp);
+	cleanup_on_signal(remove_unpacking);
+	pp_warn("unpacking the perf archive '%s' into perfport's cache, once: later runs read it "
+		"there ('%s')", tarball, root);
+	ret = sym_archive_unpack_into(tarball, tmp, (const char *const *)want);
+	if (ret == PP_OK) {
+		char marker[PATH_MAX + 16];
+		int fd;
+
+		snprintf(marker, sizeof(marker), "%s/.complete", tmp);
+		fd = open(marker, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd < 0 || close(fd))
+			ret = PP_EIO;
+	}
+	if (ret == PP_OK && rename(tmp, root)) {
+		/* another run put it there first: theirs is whole too */
+		sym_archive_remove(tmp);
+		snprintf(done, sizeof(done), "%s/.complete", root);
+		if (access(done, F_OK))
+			ret = PP_EIO;
+	}
+	unpacking[0] = '\0';
+	if (ret) {
+		pp_error("cannot unpack '%s' into perfport's cache '%s'", tarball, dir);
+		root[0] = '\0';
+	}
+out:
+	for (size_t i = 0; want && want[i]; i++)
+		free(want[i]);
+	free(want);
+	return ret;
 }

@@ -290,6 +290,7 @@ static int elf_probe(const char *path, uint8_t *id, size_t max, bool *symtab)
  */
 int sym_file_build_id(const char *path, uint8_t *id, size_t max)
 {
+	elf_version(EV_CURRENT);        /* callable before any symbolizer */
 	return elf_probe(path, id, max, NULL);
 }
 

@@ -133,6 +133,27 @@ const char *sym_cause_name(enum sym_cause cause);
  */
 int sym_archive_unpack(const char *tarball, char *root, size_t len);
 
+/**
+ * sym_archive_unpack_into() - unpack the perf archive @tarball into the
+ * directory @root (made by the caller; removed on failure), only the
+ * members of the build ids in @want (lowercase hex, NULL-terminated; NULL:
+ * every member). Return: PP_OK, or an error (logged).
+ */
+int sym_archive_unpack_into(const char *tarball, const char *root, const char *const *want);
+
+/**
+ * sym_archive_open() - the perf archive @tarball as a directory laid out as
+ * perf's build-id cache, into @root: unpacked once into perfport's cache
+ * (keyed by the archive's identity and what is wanted of it) and read there
+ * by later runs; with @ids_known, only the members of the build ids in
+ * @ids (the recording's) whose files are not here with that build id.
+ * @temporary: set when no cache directory could be had and @root is a
+ * private directory to remove (sym_archive_remove()) when the run ends.
+ * Return: PP_OK, or an error (logged; @root is then "").
+ */
+int sym_archive_open(const char *tarball, const struct perf_build_id *ids, size_t nr_ids,
+		     bool ids_known, char *root, size_t len, bool *temporary);
+
 /** sym_archive_remove() - remove what sym_archive_unpack() made at @root. */
 void sym_archive_remove(const char *root);
 

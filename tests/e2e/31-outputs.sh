@@ -47,14 +47,26 @@ mkdir -p "$WORK/arc/d" "$WORK/tmp"
 head -c 150M /dev/zero >"$WORK/arc/d/big"
 tar cjf "$WORK/arc/big.tar.bz2" -C "$WORK/arc/d" big
 rm -f "$WORK/arc/d/big"
-TMPDIR="$WORK/tmp" "$PERFPORT" -q report -i "$F" --archive "$WORK/arc/big.tar.bz2" >/dev/null 2>&1 &
-pid=$!
-for _ in $(seq 100); do [ -n "$(ls "$WORK/tmp")" ] && break; sleep 0.01; done
-[ -n "$(ls "$WORK/tmp")" ] || fail "no archive directory was made"
-kill -TERM $pid
-rc=0; wait $pid || rc=$?
-[ $rc -eq 143 ] || fail "SIGTERM while unpacking: exit $rc, want 143"
-[ -z "$(ls "$WORK/tmp")" ] || fail "SIGTERM while unpacking left $(ls "$WORK/tmp")"
+# into perfport's cache (a hidden directory there until it is whole), and,
+# with no cache to be had (no HOME), into a private directory of TMPDIR
+for where in cache tmp; do
+	if [ $where = cache ]; then
+		XDG_CACHE_HOME="$WORK/cache" "$PERFPORT" -q report -i "$F" --archive "$WORK/arc/big.tar.bz2" \
+			>/dev/null 2>&1 &
+		watch="$WORK/cache/perfport/archives"
+	else
+		env -u HOME -u XDG_CACHE_HOME TMPDIR="$WORK/tmp" "$PERFPORT" -q report -i "$F" \
+			--archive "$WORK/arc/big.tar.bz2" >/dev/null 2>&1 &
+		watch="$WORK/tmp"
+	fi
+	pid=$!
+	for _ in $(seq 200); do [ -n "$(ls -A "$watch" 2>/dev/null)" ] && break; sleep 0.01; done
+	[ -n "$(ls -A "$watch" 2>/dev/null)" ] || fail "$where: no archive directory was made"
+	kill -TERM $pid
+	rc=0; wait $pid || rc=$?
+	[ $rc -eq 143 ] || fail "$where: SIGTERM while unpacking: exit $rc, want 143"
+	[ -z "$(ls -A "$watch")" ] || fail "$where: SIGTERM while unpacking left $(ls -A "$watch")"
+done
 echo "ok: SIGTERM while a perf archive is unpacked: its directory removed"
 
 # 2c. a function named with control bytes (an ESC sequence that would clear

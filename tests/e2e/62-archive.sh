@@ -3,9 +3,10 @@
 # and moved where its binaries are absent (and perf's build-id cache empty)
 # names every frame perf script names with the archive unpacked by hand -
 # perfport reads the tarball beside the recording itself (or --archive FILE),
-# .tar.bz2 and the .gz/.xz/.zst variants, into a private directory removed on
-# exit. A hostile tarball (absolute paths, "..", links out of it) writes
-# nothing outside that directory.
+# .tar.bz2 and the .gz/.xz/.zst variants, unpacked once into its cache - only
+# the members of build ids the recording names and whose files are not here -
+# and read there by later runs. A hostile tarball (absolute paths, "..",
+# links out of it) writes nothing outside its directory.
 . "$(dirname "$0")/lib/common.sh"
 need_perf
 need_python
@@ -34,6 +35,24 @@ HOME="$WORK/empty" TMPDIR="$WORK/tmp" "$PERFPORT" -q stacks -i "$WORK/away/perf.
 	fail "stacks: exit $?"
 $PY "$CHECK" frames "$WORK/away.ours" "$WORK/away.perf" 99 k=99 || fail "names with the archive"
 [ -z "$(ls -A "$WORK/tmp")" ] || fail "the unpacked archive was left in TMPDIR: $(ls "$WORK/tmp")"
+# unpacked once, into the cache: the first run says so, a later one reads
+# the cache (the same names, nothing said); only the members needed -
+# arprog's (gone from here) and the kernel's, not libc's (here, the same
+# build id)
+HOME="$WORK/empty" TMPDIR="$WORK/tmp" "$PERFPORT" stacks -i "$WORK/away/perf.data" >"$WORK/away2.ours" \
+	2>"$WORK/away2.err" || fail "stacks again: exit $?"
+cmp -s "$WORK/away.ours" "$WORK/away2.ours" || fail "the cached archive names otherwise"
+! has "unpacking" "$WORK/away2.err" || fail "the archive was unpacked again: $(cat "$WORK/away2.err")"
+cache=$(ls -d "$WORK/empty/.cache/perfport/archives/"*/ 2>/dev/null | head -1)
+[ -n "$cache" ] && [ -f "$cache/.complete" ] || fail "no archive in the cache: $(ls -R "$WORK/empty" | head)"
+find "$cache" -path '*arprog/*/elf' | has . || fail "arprog not in the cache"
+find "$cache" -name kallsyms | has . || fail "the kernel's names not in the cache"
+! find "$cache" -path '*libc.so*' | has . || fail "libc (here, the same build id) was unpacked"
+rm -rf "$WORK/empty/.cache"
+HOME="$WORK/empty" "$PERFPORT" stacks -i "$WORK/away/perf.data" >/dev/null 2>"$WORK/away3.err" || fail "stacks: exit $?"
+has "unpacking the perf archive '$WORK/away/perf.data.tar.bz2' into perfport's cache" "$WORK/away3.err" ||
+	fail "the first run does not say it unpacks: $(cat "$WORK/away3.err")"
+echo "ok: the archive unpacked once into the cache, only what the recording needs"
 HOME="$WORK/empty" "$PERFPORT" info -i "$WORK/away/perf.data" >"$WORK/info.txt"
 grep -q "^kernel names:  the perf archive" "$WORK/info.txt" || fail "info: $(grep kernel "$WORK/info.txt")"
 echo "ok: the archive beside the recording names its frames as perf does by hand"
