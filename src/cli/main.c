@@ -18,6 +18,7 @@
 #include "../util/log.h"
 #include "../util/mem.h"
 #include "../util/suggest.h"
+#include "../util/threadtime.h"
 #include "cli.h"
 
 struct command {
@@ -251,7 +252,11 @@ int main(int argc, char **argv)
 			/* 0: getopt starts afresh, in its default (permuting) order, not
 			 * in the "+" order that stopped at the command */
 			optind = 0;
-			return stdout_done(commands[i].run(argc, argv));
+			int rc = stdout_done(commands[i].run(argc, argv));
+
+			thread_time_note("main");
+			thread_time_report();
+			return rc;
 		}
 	}
 	{

@@ -28,6 +28,7 @@
  * (with those before it), the others when their names are asked for.
  */
 #include "namer.h"
+#include "../util/threadtime.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -169,6 +170,7 @@ static void *namer_main(void *arg)
 			idle_since = 0;
 		}
 	}
+	thread_time_note("namer");
 	return NULL;
 }
 

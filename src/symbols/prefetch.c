@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/threadtime.h"
 #include "../util/log.h"
 #include "priv.h"
 
@@ -99,6 +100,7 @@ static void *helper_main(void *arg)
 		pthread_cond_broadcast(&pf->changed);
 	}
 	pthread_mutex_unlock(&pf->lock);
+	thread_time_note("prefetch");
 	return NULL;
 }
 

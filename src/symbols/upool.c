@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/threadtime.h"
 #include "../util/error.h"
 
 #define BATCH 256
@@ -96,6 +97,7 @@ static void *worker_main(void *arg)
 			pthread_cond_signal(&p->done);
 	}
 	pthread_mutex_unlock(&p->lock);
+	thread_time_note("unwind");
 	return NULL;
 }
 
