@@ -209,3 +209,82 @@ if [ "$big_mb" -gt 0 ]; then
 		printf "peak RSS, export -f folded: %.0f MB file %.0f MB, %.0f MB file %.0f MB\n", sa / 1048576, a / 1024, sb / 1048576, b / 1024
 		printf "ratio (large / small peak RSS): %.2fx\n\n", b / a }'
 fi
+
+# --- issue 34: naming that scales ---
+
+# A C++ -O2 program of real-world shape (tests/bench/gen_cxx.py: templates,
+# STL containers, std::function, lambdas, inlining several levels deep; 96
+# kernels, ~2,000 functions), recorded with --call-graph dwarf,8192: naming
+# is most of the work here, not the unwinding of one recursion.
+cxx="$dir/cxx.perf.data"
+if command -v g++ >/dev/null; then
+	if [ ! -x "$dir/cxxshape" ] || [ tests/bench/gen_cxx.py -nt "$dir/cxxshape" ]; then
+		echo "building the C++ benchmark program (tests/bench/gen_cxx.py; about a minute) ..."
+		/usr/bin/python3 tests/bench/gen_cxx.py "$dir/cxxshape.cc" 96
+		g++ -std=c++17 -O2 -g -o "$dir/cxxshape" "$dir/cxxshape.cc"
+		rm -f "$cxx"
+	fi
+	if [ ! -f "$cxx" ]; then
+		echo "recording the C++ program with --call-graph dwarf,8192 ..."
+		perf record -q --call-graph dwarf,8192 -F 2000 -e cpu-clock -o "$cxx" -- "$dir/cxxshape" 6 \
+			>/dev/null 2>&1
+	fi
+	data=$cxx
+	size=$(stat -c %s "$data")
+	mb=$(awk -v s="$size" 'BEGIN { printf "%.1f", s / 1048576 }')
+	echo "recording: $data, $mb MB ($(nm -C "$dir/cxxshape" | grep -c ' [tTwW] ') functions)"
+	declare -A wall
+	for j in 1 2 4; do
+		t=$(measure "$PERFPORT" export -f folded -j "$j" -o "$dir/cxx-$j.folded" -i "$data")
+		wall[$j]=${t%% *}
+		PERFPORT_THREAD_TIMES="$dir/threads-$j" "$PERFPORT" export -f folded -j "$j" \
+			-o "$dir/cxx-$j.folded" -i "$data" >/dev/null 2>&1 || true
+		awk -v j="$j" -v w="${wall[$j]}" '{ cpu[$1] += $2; n[$1]++ } END {
+			printf "export -j %s: %.3f s wall; CPU by thread:", j, w
+			for (r in cpu) printf " %s %.3f s%s", r, cpu[r], (n[r] > 1 ? " (" n[r] " threads)" : "")
+			printf "\n" }' "$dir/threads-$j"
+	done
+	cmp -s "$dir/cxx-1.folded" "$dir/cxx-4.folded" || echo "WARNING: -j 4's output differs from -j 1's"
+	main4=$(awk '$1 == "main" { print $2 }' "$dir/threads-4")
+	awk -v m="$main4" -v w="${wall[1]}" 'BEGIN {
+		printf "the main thread at -j 4: %.3f s, %.0f%% of -j 1'"'"'s wall time (issue 34 wants <= 20%%)\n\n", m, 100 * m / w }'
+	one=$(measure "$PERFPORT" export -f folded -j 1 -o "$dir/cxx-1.folded" -i "$data")
+	two=$(measure "$PERFPORT" export -f folded -j 2 -o "$dir/cxx-2.folded" -i "$data")
+	theirs=$(measure perf report --stdio --no-children -i "$data")
+	report "perfport export -j 1 (C++)" "perf report --no-children" "$one" "$theirs"
+	report "perfport export -j 2 (C++)" "perf report --no-children" "$two" "$theirs"
+else
+	echo "the C++ benchmark: skipped (no g++)"
+	echo
+fi
+
+# A perf archive beside a recording (the post-incident workflow): the first
+# run unpacks it into perfport's cache, later runs read the cache; against
+# the same recording with its files at hand (the archive moved away).
+pyd="$dir/py.perf.data"
+if [ ! -f "$pyd.tar.bz2" ]; then
+	perf record -q -g --user-regs=di,si,dx,r10,r8,r9 -e cpu-clock/freq=999/ -e sched:sched_switch \
+		--switch-events -o "$pyd" -- /usr/bin/python3 tests/e2e/progs/waits.py 3 "$dir/py.json" \
+		>/dev/null 2>&1
+	perf archive "$pyd" >/dev/null 2>&1 || true
+fi
+if [ -f "$pyd.tar.bz2" ]; then
+	cache="$dir/xdg-cache"
+	rm -rf "$cache"
+	t0=$(date +%s%N)
+	XDG_CACHE_HOME="$cache" "$PERFPORT" -q report -i "$pyd" >/dev/null 2>&1 || true
+	first=$(( $(date +%s%N) - t0 ))
+	data=$pyd
+	size=$(stat -c %s "$data")
+	mb=$(awk -v s="$size" 'BEGIN { printf "%.1f", s / 1048576 }')
+	cached=$(XDG_CACHE_HOME="$cache" measure "$PERFPORT" -q report -i "$pyd")
+	mv "$pyd.tar.bz2" "$pyd.away"
+	local_=$(XDG_CACHE_HOME="$cache" measure "$PERFPORT" -q report -i "$pyd")
+	mv "$pyd.away" "$pyd.tar.bz2"
+	echo "recording: $pyd, $mb MB, with its perf archive ($(( $(stat -c %s "$pyd.tar.bz2") >> 20 )) MB)"
+	awk -v f="$first" 'BEGIN { printf "perfport report, first run (unpacks): %.3f s\n", f / 1e9 }'
+	report "perfport report (archive cached)" "perfport report (files local)" "$cached" "$local_"
+	# (the ratio printed is local / cached: issue 34 wants cached within 1.1x of local)
+	theirs=$(measure perf report --stdio -i "$pyd")
+	report "perfport report (python3)" "perf report --stdio" "$local_" "$theirs"
+fi
