@@ -48,25 +48,41 @@ struct folded {
 	char *line;
 	size_t cap;
 	int err;
+	/* the previous line's frames, where each began in line[] and the hash
+	 * of the text before it: stacks come in pre-order, so the next line
+	 * mostly repeats them, and only what differs is written and hashed */
+	uint32_t *prev;
+	size_t *prev_at;
+	uint64_t *prev_hash;
+	size_t nr_prev, cap_prev;
 	/* the lines, merged: two stacks can print alike (frames that differ
 	 * only in what a line does not show: a module, a kind) */
-	struct fline { char *s; uint64_t v; } *lines;
+	struct fline { char *s; uint64_t v, hash; } *lines;
 	size_t nr_lines, cap_lines;
 	uint32_t *slots;      /* open addressing on the text: index + 1 */
 	size_t slots_cap;
 };
 
-static uint64_t text_hash(const char *s, size_t n)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
+#define TEXT_HASH_SEED 0xcbf29ce484222325ULL
 
+/* FNV-1a over @n bytes of @s, continuing from @h (TEXT_HASH_SEED to start) */
+static uint64_t text_hash_more(uint64_t h, const char *s, size_t n)
+{
 	for (size_t i = 0; i < n; i++)
 		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+static uint64_t text_hash_end(uint64_t h)
+{
 	return h ^ h >> 29;
 }
 
-/* Add @v to the line @s (@n bytes), made if new. false out of memory. */
-static bool line_add(struct folded *f, const char *s, size_t n, uint64_t v)
+/*
+ * Add @v to the line @s (@n bytes, hashed to @hash by text_hash()), made
+ * if new. false out of memory.
+ */
+static bool line_add(struct folded *f, const char *s, size_t n, uint64_t hash, uint64_t v)
 {
 	size_t j;
 
@@ -77,7 +93,7 @@ static bool line_add(struct folded *f, const char *s, size_t n, uint64_t v)
 		if (!sl)
 			return false;
 		for (size_t i = 0; i < f->nr_lines; i++) {
-			for (j = text_hash(f->lines[i].s, strlen(f->lines[i].s)) & (cap - 1); sl[j];
+			for (j = f->lines[i].hash & (cap - 1); sl[j];
 			     j = (j + 1) & (cap - 1))
 				;
 			sl[j] = (uint32_t)i + 1;
@@ -86,10 +102,10 @@ static bool line_add(struct folded *f, const char *s, size_t n, uint64_t v)
 		f->slots = sl;
 		f->slots_cap = cap;
 	}
-	for (j = text_hash(s, n) & (f->slots_cap - 1); f->slots[j]; j = (j + 1) & (f->slots_cap - 1)) {
+	for (j = hash & (f->slots_cap - 1); f->slots[j]; j = (j + 1) & (f->slots_cap - 1)) {
 		struct fline *l = &f->lines[f->slots[j] - 1];
 
-		if (!strncmp(l->s, s, n) && !l->s[n]) {
+		if (l->hash == hash && !strncmp(l->s, s, n) && !l->s[n]) {
 			l->v += v;
 			return true;
 		}
@@ -107,6 +123,7 @@ static bool line_add(struct folded *f, const char *s, size_t n, uint64_t v)
 	if (!f->lines[f->nr_lines].s)
 		return false;
 	f->lines[f->nr_lines].v = v;
+	f->lines[f->nr_lines].hash = hash;
 	f->slots[j] = (uint32_t)++f->nr_lines;
 	return true;
 }
@@ -186,22 +203,85 @@ static size_t put_name(struct folded *f, size_t at, const char *s)
 {
 	size_t n = strlen(s);
 
+	char *d;
+
 	if (!reserve(f, at + n + 64))
 		return (size_t)-1;
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-
-		f->line[at + i] = c == ';' || c == '\n' || c == '\r' ? '_' : c;
-	}
+	d = f->line + at;
+	memcpy(d, s, n);
+	/* names rarely hold what breaks a line: look, then mend */
+	for (size_t i = strcspn(s, ";\n\r"); i < n; i++)
+		if (d[i] == ';' || d[i] == '\n' || d[i] == '\r')
+			d[i] = '_';
 	return at + n;
+}
+
+static bool prev_reserve(struct folded *f, size_t n)
+{
+	size_t cap;
+	uint32_t *fr;
+	size_t *at;
+	uint64_t *h;
+
+	if (n <= f->cap_prev)
+		return true;
+	cap = f->cap_prev ? f->cap_prev : 64;
+	while (cap < n)
+		cap *= 2;
+	fr = realloc(f->prev, cap * sizeof(*fr));
+	if (!fr)
+		return false;
+	f->prev = fr;
+	at = realloc(f->prev_at, cap * sizeof(*at));
+	if (!at)
+		return false;
+	f->prev_at = at;
+	h = realloc(f->prev_hash, cap * sizeof(*h));
+	if (!h)
+		return false;
+	f->prev_hash = h;
+	f->cap_prev = cap;
+	return true;
+}
+
+/* Write frame @fr at @at of the line; return the end, (size_t)-1 out of memory. */
+static size_t put_frame(struct folded *f, size_t at, const struct perfport_frame *fr)
+{
+	at = put_name(f, at, fr->function);
+	if (at == (size_t)-1)
+		return at;
+	if (f->module && fr->module && !(fr->flags & PERFPORT_FRAME_INLINED)) {
+		const char *base = strrchr(fr->module, '/');
+		bool bracketed = fr->module[0] == '['; /* [kernel.kallsyms], [vdso] */
+
+		f->line[at++] = ' ';
+		if (!bracketed)
+			f->line[at++] = '[';
+		at = put_name(f, at, base && !bracketed ? base + 1 : fr->module);
+		if (at == (size_t)-1)
+			return at;
+		if (!bracketed)
+			f->line[at++] = ']';
+	}
+	if (f->annotate) {
+		const char *sfx = fr->flags & PERFPORT_FRAME_INLINED ? "_[i]"
+				  : fr->flags & PERFPORT_FRAME_KERNEL ? "_[k]"
+				  : fr->flags & PERFPORT_FRAME_JIT ? "_[j]" : NULL;
+
+		if (sfx) {
+			memcpy(f->line + at, sfx, 4);
+			at += 4;
+		}
+	}
+	return at;
 }
 
 static int one_stack(void *ctx, const struct perfport_profile *p, const uint32_t *frames,
 		     size_t depth, uint32_t node)
 {
 	struct folded *f = ctx;
-	uint64_t v = 0;
-	size_t at = 0;
+	uint64_t v = 0, h;
+	size_t at, same = 0;
 
 	for (unsigned c = 0; c < p->nr_counters && c < 64; c++) {
 		if (!(f->counters >> c & 1))
@@ -212,46 +292,36 @@ static int one_stack(void *ctx, const struct perfport_profile *p, const uint32_t
 		v /= 1000000;
 	if (!v)
 		return 0;
-	for (size_t i = 0; i < depth; i++) {
-		const struct perfport_frame *fr = perfport_frame_at(p, frames[i]);
+	if (!prev_reserve(f, depth + 1))
+		goto nomem;
+	/* the frames this line shares with the one before are in line[] */
+	while (same < depth && same < f->nr_prev && frames[same] == f->prev[same])
+		same++;
+	at = same ? f->prev_at[same] : 0;
+	h = same ? f->prev_hash[same] : TEXT_HASH_SEED;
+	for (size_t i = same; i < depth; i++) {
+		size_t start = at;
 
 		if (i) {
 			if (!reserve(f, at + 2))
-				return -1;
+				goto nomem;
 			f->line[at++] = ';';
 		}
-		at = put_name(f, at, fr->function);
+		at = put_frame(f, at, perfport_frame_at(p, frames[i]));
 		if (at == (size_t)-1)
-			return -1;
-		if (f->module && fr->module && !(fr->flags & PERFPORT_FRAME_INLINED)) {
-			const char *base = strrchr(fr->module, '/');
-			bool bracketed = fr->module[0] == '['; /* [kernel.kallsyms], [vdso] */
-
-			f->line[at++] = ' ';
-			if (!bracketed)
-				f->line[at++] = '[';
-			at = put_name(f, at, base && !bracketed ? base + 1 : fr->module);
-			if (at == (size_t)-1)
-				return -1;
-			if (!bracketed)
-				f->line[at++] = ']';
-		}
-		if (f->annotate) {
-			const char *sfx = fr->flags & PERFPORT_FRAME_INLINED ? "_[i]"
-					  : fr->flags & PERFPORT_FRAME_KERNEL ? "_[k]"
-					  : fr->flags & PERFPORT_FRAME_JIT ? "_[j]" : NULL;
-
-			if (sfx) {
-				memcpy(f->line + at, sfx, 4);
-				at += 4;
-			}
-		}
+			goto nomem;
+		h = text_hash_more(h, f->line + start, at - start);
+		f->prev[i] = frames[i];
+		f->prev_at[i + 1] = at;
+		f->prev_hash[i + 1] = h;
 	}
-	if (!line_add(f, f->line, at, v)) {
-		f->err = 1;
-		return -1;
-	}
+	f->nr_prev = depth;
+	if (!line_add(f, f->line, at, text_hash_end(h), v))
+		goto nomem;
 	return 0;
+nomem:
+	f->err = 1;
+	return -1;
 }
 
 static enum perfport_status folded_write(void *state, const struct perfport_profile *p,
@@ -307,6 +377,7 @@ static enum perfport_status folded_write(void *state, const struct perfport_prof
 				     "time (counter= picks the states)");
 	}
 	f->out = out;
+	f->nr_prev = 0;
 	if (f->host->stacks(p, one_stack, f) || f->err) {
 		lines_free(f);
 		f->host->log(f->host, PERFPORT_LOG_ERROR, "folded: cannot write the stacks");
@@ -330,6 +401,9 @@ static void folded_fini(void *state)
 		return;
 	free(f->want);
 	free(f->line);
+	free(f->prev);
+	free(f->prev_at);
+	free(f->prev_hash);
 	free(f);
 }
 
