@@ -277,10 +277,11 @@ if [ -f "$pyd.tar.bz2" ]; then
 	data=$pyd
 	size=$(stat -c %s "$data")
 	mb=$(awk -v s="$size" 'BEGIN { printf "%.1f", s / 1048576 }')
-	cached=$(XDG_CACHE_HOME="$cache" measure "$PERFPORT" -q report -i "$pyd")
-	mv "$pyd.tar.bz2" "$pyd.away"
-	local_=$(XDG_CACHE_HOME="$cache" measure "$PERFPORT" -q report -i "$pyd")
-	mv "$pyd.away" "$pyd.tar.bz2"
+	# the files local: the same recording under another name, with no
+	# archive beside it; alternated with the cached runs (measure_pair)
+	cp "$pyd" "$dir/py-local.perf.data"
+	IFS='|' read -r cached local_ <<<"$(XDG_CACHE_HOME="$cache" measure_pair \
+		"$PERFPORT" -q report -i "$pyd" :: "$PERFPORT" -q report -i "$dir/py-local.perf.data")"
 	echo "recording: $pyd, $mb MB, with its perf archive ($(( $(stat -c %s "$pyd.tar.bz2") >> 20 )) MB)"
 	awk -v f="$first" 'BEGIN { printf "perfport report, first run (unpacks): %.3f s\n", f / 1e9 }'
 	report "perfport report (archive cached)" "perfport report (files local)" "$cached" "$local_"
