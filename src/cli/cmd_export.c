@@ -22,94 +22,8 @@
 #include "../util/log.h"
 #include "../util/outfile.h"
 #include "cli.h"
+#include "exporters.h"
 #include "profopts.h"
-
-#define MAX_FORMATS 16
-#define MAX_SETTINGS 64
-
-enum { OPT_PLUGIN_DIR = 0x1400, OPT_LABEL, OPT_UPLOAD, OPT_SPOOL, OPT_CA_FILE, OPT_TIMEOUT,
-       OPT_RETRIES, OPT_BASE };
-
-#define NET_LONG_OPTIONS                                               \
-	{ "spool", required_argument, NULL, OPT_SPOOL },               \
-	{ "ca-file", required_argument, NULL, OPT_CA_FILE },           \
-	{ "timeout", required_argument, NULL, OPT_TIMEOUT },           \
-	{ "retries", required_argument, NULL, OPT_RETRIES }
-
-#define NET_HELP                                                                            \
-	"      --spool DIR         keep uploads that cannot be sent here (default\n"         \
-	"                          $XDG_STATE_HOME/perfport/spool)\n"                         \
-	"      --ca-file FILE      trust these CA certificates (TLS is always verified)\n"   \
-	"      --timeout S         give one attempt S seconds (default 60)\n"                \
-	"      --retries N         attempts per request (default 5); between two, a\n"      \
-	"                          backoff or the server's Retry-After, at most S: a\n"     \
-	"                          request takes at most 2 x N x S seconds, then is kept\n" \
-	"                          in the spool\n"
-
-/* A transport option; false if @opt is not one. Sets *@bad on a bad value. */
-#define MAX_FORMAT_NAMES 64
-
-struct names {
-	char *v[MAX_FORMAT_NAMES];
-	size_t n;
-};
-
-static void name_one(void *ctx, const char *path, const struct plugin *pl)
-{
-	struct names *nm = ctx;
-	char *s;
-
-	(void)path;
-	if (!pl || nm->n == MAX_FORMAT_NAMES)
-		return;
-	for (size_t i = 0; i < nm->n; i++)
-		if (!strcmp(nm->v[i], plugin_exporter(pl)->name))
-			return;
-	s = strdup(plugin_exporter(pl)->name);
-	if (s)
-		nm->v[nm->n++] = s;
-}
-
-/* "no format 'F' (one of: ...; did you mean 'G'?)", as a usage error. */
-static int no_format(const char *cmd, const char *f, const struct plugin_paths *paths)
-{
-	struct names nm = { .n = 0 };
-	char buf[1024];
-	int r;
-
-	plugin_list(paths, name_one, &nm);
-	r = cli_usage_error(cmd, "no format '%s'%s", f,
-			    cli_choices(buf, sizeof(buf), f, (const char *const *)nm.v, nm.n));
-	for (size_t i = 0; i < nm.n; i++)
-		free(nm.v[i]);
-	return r;
-}
-
-static bool net_option(int opt, const char *arg, struct net_config *nc, const char **bad)
-{
-	char *end;
-	long v;
-
-	switch (opt) {
-	case OPT_SPOOL: nc->spool_dir = arg; return true;
-	case OPT_CA_FILE: nc->ca_file = arg; return true;
-	case OPT_TIMEOUT:
-	case OPT_RETRIES:
-		v = strtol(arg, &end, 10);
-		if (*end || !*arg || v < 1 || v > 3600) {
-			*bad = opt == OPT_TIMEOUT ? "--timeout takes 1 to 3600 seconds"
-						  : "--retries takes 1 to 3600";
-			return true;
-		}
-		if (opt == OPT_TIMEOUT)
-			nc->timeout_s = v;
-		else
-			nc->max_attempts = (unsigned)v;
-		return true;
-	default:
-		return false;
-	}
-}
 
 static void export_usage(FILE *out, bool upload_cmd)
 {
@@ -179,36 +93,6 @@ static void formats_usage(FILE *out)
 		"  -h, --help              show this help\n");
 }
 
-struct setting {
-	char *format;                /* NULL: the only format */
-	char *key, *value;
-};
-
-static int parse_setting(const char *arg, struct setting *s)
-{
-	const char *eq = strchr(arg, '=');
-	const char *dot;
-
-	memset(s, 0, sizeof(*s));
-	if (!eq || eq == arg)
-		return -1;
-	dot = memchr(arg, '.', (size_t)(eq - arg));
-	if (dot) {
-		s->format = strndup(arg, (size_t)(dot - arg));
-		s->key = strndup(dot + 1, (size_t)(eq - dot - 1));
-	} else {
-		s->key = strndup(arg, (size_t)(eq - arg));
-	}
-	s->value = strdup(eq + 1);
-	if (s->key && *s->key && s->value && (!dot || s->format))
-		return 0;
-	free(s->format);
-	free(s->key);
-	free(s->value);
-	memset(s, 0, sizeof(*s));
-	return -1;
-}
-
 static bool is_directory(const char *path)
 {
 	struct stat st;
@@ -223,67 +107,6 @@ static bool is_input(const char *out, const char *in)
 
 	return strcmp(in, "-") != 0 && stat(out, &so) == 0 && stat(in, &si) == 0 &&
 	       so.st_dev == si.st_dev && so.st_ino == si.st_ino;
-}
-
-/*
- * Upload with @pl, then say on stdout (when @say) how much the transport
- * delivered for it, so that a post-incident upload ends with a receipt.
- */
-/* The worse of two exit statuses: usage, nothing, spooled, partial, full. */
-static int worst(int a, int b)
-{
-	static const int rank[] = {
-		[EXIT_FULL] = 0, [EXIT_PARTIAL] = 1, [EXIT_SPOOLED] = 2, [EXIT_NOTHING] = 3,
-		[EXIT_USAGE] = 4,
-	};
-
-	return rank[b] > rank[a] ? b : a;
-}
-
-/* One format's upload; its exit status: a failure whose every request is
- * in the spool is EXIT_SPOOLED, one that lost a request EXIT_NOTHING. */
-/*
- * A SIGINT, SIGTERM or SIGHUP during the uploads: what was not delivered
- * is in the spool (net_guard()); the process ends with the signal, as it
- * would have without the uploads.
- */
-static void end_if_signalled(void)
-{
-	int sig = net_stopped();
-
-	if (!sig)
-		return;
-	pp_error("interrupted by %s: what was not delivered is kept in the spool "
-		 "('perfport resend' sends it)", strsignal(sig));
-	fflush(stdout);
-	cleanup_run();
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-static int upload_one(struct plugin *pl, const struct perfport_profile *view, bool say)
-{
-	unsigned req0, req1, spooled0 = net_spooled(), lost0 = net_lost();
-	uint64_t b0, b1;
-	double kib;
-	int r;
-
-	net_delivered(&req0, &b0);
-	net_guard(true);
-	r = plugin_run(pl, view, NULL, NULL, true);
-	net_guard(false);
-	end_if_signalled();
-	net_delivered(&req1, &b1);
-	kib = (double)(b1 - b0) / 1024.0;
-	if (!r && say)
-		printf("%s: uploaded: %u request%s, %.*f %s\n", plugin_exporter(pl)->name,
-		       req1 - req0, req1 - req0 == 1 ? "" : "s", kib < 1024 ? 1 : 2,
-		       kib < 1024 ? kib : kib / 1024.0, kib < 1024 ? "KiB" : "MiB");
-	if (!r)
-		return EXIT_FULL;
-	if (r == PP_EUSAGE)
-		return EXIT_USAGE;
-	return net_spooled() > spooled0 && net_lost() == lost0 ? EXIT_SPOOLED : EXIT_NOTHING;
 }
 
 static int export_main(int argc, char **argv, bool upload_cmd)
@@ -311,14 +134,14 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 	const char *path = "perf.data", *output = NULL, *plugin_dir = NULL, *msg, *base_path = NULL;
 	struct perfport_profile *base_view = NULL;
 	struct profile *base = NULL;
-	const char *labels[MAX_SETTINGS];
-	struct setting settings[MAX_SETTINGS];
-	struct plugin *pl[MAX_FORMATS] = { 0 };
+	const char *labels[SETTINGS_MAX];
+	struct setting settings[SETTINGS_MAX];
+	struct exporters exs = { .n = 0 };
+	struct plugin **pl = exs.pl;
 	struct perfport_profile *view = NULL;
-	struct plugin_paths paths;
 	struct profile *p = NULL;
-	char *formats = NULL, *save = NULL;
-	size_t nr_pl = 0, nr_set = 0, nr_labels = 0;
+	char *formats = NULL;
+	size_t nr_set = 0, nr_labels = 0;
 	int opt, ret = EXIT_USAGE, built, shown = 0;
 	bool partial = false;
 
@@ -342,14 +165,14 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 			break;
 		case 'o': output = optarg; break;
 		case 'O':
-			if (nr_set == MAX_SETTINGS || parse_setting(optarg, &settings[nr_set])) {
+			if (nr_set == SETTINGS_MAX || setting_parse(optarg, &settings[nr_set])) {
 				cli_usage_error(cmd, "-O takes [FORMAT.]KEY=VALUE, not '%s'", optarg);
 				goto out;
 			}
 			nr_set++;
 			break;
 		case OPT_LABEL:
-			if (nr_labels == MAX_SETTINGS || !strchr(optarg, '=') || *optarg == '=') {
+			if (nr_labels == SETTINGS_MAX || !strchr(optarg, '=') || *optarg == '=') {
 				cli_usage_error(cmd, "--label takes KEY=VALUE, not '%s'", optarg);
 				goto out;
 			}
@@ -391,67 +214,15 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 	net_configure(&nc);
 
 	/* every plugin loaded and every option checked before the file is read */
-	plugin_paths_default(&paths, plugin_dir);
-	for (char *f = strtok_r(formats, ",", &save); f; f = strtok_r(NULL, ",", &save)) {
-		int r;
-
-		for (size_t i = 0; i < nr_pl; i++)
-			if (strcmp(plugin_exporter(pl[i])->name, f) == 0) {
-				cli_usage_error(cmd, "format '%s' given twice", f);
-				goto out;
-			}
-		if (nr_pl == MAX_FORMATS) {
-			cli_usage_error(cmd, "at most %d formats at once", MAX_FORMATS);
-			goto out;
-		}
-		r = plugin_load(f, &paths, &pl[nr_pl]);
-		if (r == PP_ENOENT) {
-			no_format(cmd, f, &paths);
-			goto out;
-		}
-		if (r) {
-			ret = r == PP_ENOMEM ? EXIT_NOTHING : EXIT_USAGE;
-			goto out;
-		}
-		if (strcmp(plugin_exporter(pl[nr_pl])->name, f) != 0) {
-			pp_error("plugin '%s' refused: it calls itself '%s', not '%s'",
-				 plugin_path(pl[nr_pl]), plugin_exporter(pl[nr_pl])->name, f);
-			nr_pl++;
-			goto out;
-		}
-		nr_pl++;
-	}
-	for (size_t i = 0; i < nr_set; i++) {
-		struct plugin *target = NULL;
-
-		if (!settings[i].format && nr_pl == 1)
-			target = pl[0];
-		for (size_t k = 0; k < nr_pl && settings[i].format && !target; k++)
-			if (strcmp(plugin_exporter(pl[k])->name, settings[i].format) == 0)
-				target = pl[k];
-		if (!target) {
-			if (settings[i].format)
-				cli_usage_error(cmd, "-O %s.%s: '%s' is not one of the formats asked for",
-						settings[i].format, settings[i].key, settings[i].format);
-			else
-				cli_usage_error(cmd, "-O %s: say which format (FORMAT.%s=...)",
-						settings[i].key, settings[i].key);
-			goto out;
-		}
-		if (plugin_set_option(target, settings[i].key, settings[i].value))
-			goto out;
-	}
-	for (size_t i = 0; upload && i < nr_pl; i++)
-		if (!plugin_exporter(pl[i])->upload) {
-			cli_usage_error(cmd, "format '%s' writes files only: it cannot upload",
-					plugin_exporter(pl[i])->name);
-			goto out;
-		}
-	if (output && strcmp(output, "-") == 0 && nr_pl > 1) {
+	ret = exporters_load(cmd, formats, plugin_dir, settings, nr_set, upload, &exs);
+	if (ret != EXIT_FULL)
+		goto out;
+	ret = EXIT_USAGE;
+	if (output && strcmp(output, "-") == 0 && exs.n > 1) {
 		cli_usage_error(cmd, "-o - (stdout) takes one format");
 		goto out;
 	}
-	for (size_t i = 0; !upload_cmd && output && strcmp(output, "-") == 0 && i < nr_pl; i++)
+	for (size_t i = 0; !upload_cmd && output && strcmp(output, "-") == 0 && i < exs.n; i++)
 		if (plugin_is_directory(pl[i])) {
 			cli_usage_error(cmd, "format '%s' writes a directory of files: not to stdout",
 					plugin_exporter(pl[i])->name);
@@ -463,20 +234,7 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 		goto out;
 	}
 
-	if (!po.group_given) {
-		bool all = nr_pl > 0;
-
-		for (size_t i = 0; i < nr_pl; i++)
-			all = all && plugin_wants_threads(pl[i]);
-		if (all)
-			po.o.group_by = GROUP_THREAD;
-	}
-	for (size_t i = 0; i < nr_pl && upload; i++)
-		if (plugin_wants_slices(pl[i]))
-			po.o.slice_ns = PLUGIN_SLICE_NS;
-	for (size_t i = 0; i < nr_pl; i++)
-		if (plugin_wants_samples(pl[i]))
-			po.o.timeline = true;
+	exporters_profile_opts(&exs, upload, po.group_given, &po.o);
 	po.o.progress = cli_progress;
 	po.o.progress_ctx = &shown;
 	po.o.warn_estimated_time = true; /* the formats carry the times */
@@ -516,13 +274,13 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 		}
 		view->base = base_view;
 	}
-	if (!upload_cmd && nr_pl > 1 && output && mkdir(output, 0777) && errno != EEXIST) {
+	if (!upload_cmd && exs.n > 1 && output && mkdir(output, 0777) && errno != EEXIST) {
 		pp_error("cannot make directory '%s': %s", output, strerror(errno));
 		ret = EXIT_NOTHING;
 		goto out;
 	}
 	ret = EXIT_FULL;
-	for (size_t i = 0; i < nr_pl; i++) {
+	for (size_t i = 0; i < exs.n; i++) {
 		const struct perfport_exporter *ex = plugin_exporter(pl[i]);
 		const char *name = ex->default_output ? ex->default_output : ex->name;
 		char file[4096 + 256], dir[4096];
@@ -532,12 +290,12 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 		int r;
 
 		if (upload_cmd) {
-			ret = worst(ret, upload_one(pl[i], view, pp_log_get_level() >= PP_LOG_WARN));
+			ret = exit_worst(ret, exporters_upload_one(pl[i], view, pp_log_get_level() >= PP_LOG_WARN));
 			continue;
 		}
 		if (plugin_is_directory(pl[i])) {
 			/* <-o> for one format, else <-o or .>/<name>; the main file in it */
-			if (nr_pl == 1 && output)
+			if (exs.n == 1 && output)
 				snprintf(dir, sizeof(dir), "%s", output);
 			else
 				snprintf(dir, sizeof(dir), "%s%s%s", output ? output : "",
@@ -546,11 +304,11 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 			if (!made_dir && (errno != EEXIST || !is_directory(dir))) {
 				pp_error("cannot make directory '%s': %s", dir,
 					 errno == EEXIST ? strerror(ENOTDIR) : strerror(errno));
-				ret = worst(ret, EXIT_NOTHING);
+				ret = exit_worst(ret, EXIT_NOTHING);
 				continue;
 			}
 			snprintf(file, sizeof(file), "%s/%s", dir, name);
-		} else if (nr_pl == 1 && output) {
+		} else if (exs.n == 1 && output) {
 			snprintf(file, sizeof(file), "%s", output);
 		} else if (output) {
 			snprintf(file, sizeof(file), "%s/%s", output, name);
@@ -566,7 +324,7 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 			r = to_stdout ? PP_OK : outfile_open(&of, file);
 		}
 		if (r) {
-			ret = worst(ret, EXIT_NOTHING);
+			ret = exit_worst(ret, EXIT_NOTHING);
 			if (made_dir)
 				rmdir(dir);
 			continue;
@@ -582,7 +340,7 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 		if (!to_stdout && outfile_close(&of, r == 0))
 			r = PP_EIO;
 		if (r) {
-			ret = worst(ret, r == PP_EUSAGE ? EXIT_USAGE : EXIT_NOTHING);
+			ret = exit_worst(ret, r == PP_EUSAGE ? EXIT_USAGE : EXIT_NOTHING);
 			if (made_dir)
 				rmdir(dir);
 			continue;
@@ -591,7 +349,7 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 			snprintf(file, sizeof(file), "%s/", dir);
 		pp_info("%s: '%s'", ex->name, file);
 		if (upload)
-			ret = worst(ret, upload_one(pl[i], view, pp_log_get_level() >= PP_LOG_WARN &&
+			ret = exit_worst(ret, exporters_upload_one(pl[i], view, pp_log_get_level() >= PP_LOG_WARN &&
 							     !(output && strcmp(output, "-") == 0)));
 	}
 	if (ret == EXIT_FULL && partial) {
@@ -604,13 +362,9 @@ out:
 	profile_free(base);
 	view_free(view);
 	profile_free(p);
-	for (size_t i = 0; i < nr_pl; i++)
-		plugin_unload(pl[i]);
-	for (size_t i = 0; i < nr_set; i++) {
-		free(settings[i].format);
-		free(settings[i].key);
-		free(settings[i].value);
-	}
+	exporters_free(&exs);
+	for (size_t i = 0; i < nr_set; i++)
+		setting_free(&settings[i]);
 	free(formats);
 	return ret;
 }
@@ -666,7 +420,7 @@ int cmd_resend(int argc, char **argv)
 	net_guard(true);
 	ret = net_resend(dir, &st);
 	net_guard(false);
-	end_if_signalled();
+	exporters_end_if_signalled();
 	if (dir && !st.exists && ret == PP_OK) {
 		pp_error("no spool directory '%s'", dir);
 		return EXIT_USAGE;
@@ -745,7 +499,7 @@ int cmd_formats(int argc, char **argv)
 	}
 	r = plugin_load(argv[optind], &paths, &pl);
 	if (r == PP_ENOENT)
-		return no_format("formats", argv[optind], &paths);
+		return exporters_no_format("formats", argv[optind], &paths);
 	if (r)
 		return EXIT_NOTHING;
 	{
