@@ -29,6 +29,7 @@ int cmd_formats(int argc, char **argv);
 int cmd_upload(int argc, char **argv);
 int cmd_resend(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_watch(int argc, char **argv);
 
 /*
  * The global options, taken after the command too (as perf and git take

@@ -36,6 +36,7 @@ static const struct command commands[] = {
 	{ "export", cmd_export, "write the profile in one or more formats, by their plugins" },
 	{ "upload", cmd_upload, "send the profile to a backend, by its format's plugin" },
 	{ "resend", cmd_resend, "send again the uploads kept in the spool" },
+	{ "watch", cmd_watch, "follow a directory of rotating recordings, sending each file as it is finished" },
 	{ "formats", cmd_formats, "list the export formats, or one format's options" },
 };
 

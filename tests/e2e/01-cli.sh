@@ -31,7 +31,7 @@ bad_option "perfport resend: unknown option '--frob'" resend --frob
 bad_option "perfport: unknown option '--frob'" --frob
 
 # a wrong name lists the valid ones and suggests the nearest
-bad_option "perfport: 'reprot' is not a command (one of: info, dump, stacks, report, diff, export, upload, resend, formats; did you mean 'report'?)" reprot
+bad_option "perfport: 'reprot' is not a command (one of: info, dump, stacks, report, diff, export, upload, resend, watch, formats; did you mean 'report'?)" reprot
 bad_option "perfport report: unknown option '--tpo'; did you mean '--top'?" report --tpo 3
 bad_option "perfport report: --counter takes counter names separated by commas: 'lok' is none (one of: on-cpu, preempted, lock, io, sleep, timed-sleep, idle; did you mean 'lock'?)" report --counter on-cpu,lok
 rc=0; "$PERFPORT" export -f pprf -o "$WORK/x" -i "$TOP/samples/oncpu.perf.data" 2>"$WORK/err" || rc=$?

@@ -1,0 +1,703 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd_watch.c - `perfport watch DIR`: continuous profiling from perf's
+ * rotating files. `perf record --switch-output=30s -o DIR/perf.data`
+ * renames each finished file to perf.data.<timestamp>; the watcher follows
+ * DIR (inotify, and a rescan at start and every few seconds), turns each
+ * finished file into one profile, in name order, and uploads it to every
+ * format asked for. Which files are done is kept in a state file written
+ * atomically after each one, so that a restart sends none twice and skips
+ * none; an upload that fails is in the spool and the watcher resends the
+ * spool itself, with backoff, while new files keep coming.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../util/error.h"
+#include "../util/log.h"
+#include "cli.h"
+#include "exporters.h"
+#include "profopts.h"
+
+#define WATCH_RESCAN_MS 5000          /* a rescan even without inotify's word */
+#define WATCH_RESEND_MAX_S 600        /* the spool's backoff grows up to this */
+#define WATCH_STATE_NAME ".perfport-watch"
+
+struct watch {
+	const char *dir;
+	char state[PATH_MAX];
+	long keep;                    /* newest done files kept; -1: all */
+	bool once;
+	unsigned resend_s;            /* the spool's first retry after a failure */
+	struct exporters ex;
+	struct cli_prof po;
+	const char *labels[SETTINGS_MAX];
+	size_t nr_labels;
+	char **done;                  /* names of the files sent, sorted */
+	size_t nr_done, cap_done;
+	/* the spool: something may wait there; when to try it next */
+	bool spool_pending;
+	time_t next_resend;
+	unsigned backoff_s;
+	unsigned windows;
+	int status;                   /* the worst exit status so far */
+};
+
+static volatile sig_atomic_t watch_stop;
+
+static void on_stop(int sig)
+{
+	if (watch_stop) {
+		/* a second signal: the user does not want the window finished */
+		signal(sig, SIG_DFL);
+		raise(sig);
+	}
+	watch_stop = sig;
+}
+
+/*
+ * A finished rotation: "<name>.<digits>" (perf's %Y%m%d%H%M%S plus
+ * hundredths; at least 8 digits), not hidden. Return: where the digits
+ * start, or NULL.
+ */
+static const char *rotation_stamp(const char *name)
+{
+	const char *dot = strrchr(name, '.');
+	size_t n;
+
+	if (name[0] == '.' || !dot || dot == name)
+		return NULL;
+	n = strlen(dot + 1);
+	if (n < 8)
+		return NULL;
+	for (const char *c = dot + 1; *c; c++)
+		if (!isdigit((unsigned char)*c))
+			return NULL;
+	return dot + 1;
+}
+
+/* Order of rotation: by the time stamp, then the name. */
+static int rotation_cmp(const void *a, const void *b)
+{
+	const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+	const char *sx = rotation_stamp(x), *sy = rotation_stamp(y);
+	size_t lx = strlen(sx), ly = strlen(sy);
+	int c;
+
+	if (lx != ly)
+		return lx < ly ? -1 : 1;
+	c = strcmp(sx, sy);
+	return c ? c : strcmp(x, y);
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Is @name in the state: sent, or (as "!name") found unreadable? */
+static bool in_state(const struct watch *w, const char *name)
+{
+	return w->nr_done && bsearch(&name, w->done, w->nr_done, sizeof(*w->done), name_cmp);
+}
+
+static bool is_failed(const struct watch *w, const char *name)
+{
+	char bang[NAME_MAX + 2];
+
+	return (size_t)snprintf(bang, sizeof(bang), "!%s", name) < sizeof(bang) && in_state(w, bang);
+}
+
+static bool is_done(const struct watch *w, const char *name)
+{
+	return in_state(w, name) || is_failed(w, name);
+}
+
+/* Put @name in the state (a file that could not be read: "!name"). */
+static int done_add(struct watch *w, const char *name)
+{
+	char *s;
+
+	if (in_state(w, name))
+		return 0;
+	if (w->nr_done == w->cap_done) {
+		size_t cap = w->cap_done ? w->cap_done * 2 : 64;
+		char **d = realloc(w->done, cap * sizeof(*d));
+
+		if (!d)
+			return PP_ENOMEM;
+		w->done = d;
+		w->cap_done = cap;
+	}
+	s = strdup(name);
+	if (!s)
+		return PP_ENOMEM;
+	w->done[w->nr_done++] = s;
+	qsort(w->done, w->nr_done, sizeof(*w->done), name_cmp);
+	return 0;
+}
+
+static void done_free(struct watch *w)
+{
+	for (size_t i = 0; i < w->nr_done; i++)
+		free(w->done[i]);
+	free(w->done);
+	w->done = NULL;
+	w->nr_done = w->cap_done = 0;
+}
+
+/* Read the state file: one name per line, '#' lines aside. Absent: none. */
+static int state_load(struct watch *w)
+{
+	FILE *f = fopen(w->state, "r");
+	char line[NAME_MAX + 2];
+	int ret = 0;
+
+	if (!f) {
+		if (errno == ENOENT)
+			return 0;
+		pp_error("cannot read the state file '%s': %s", w->state, strerror(errno));
+		return PP_EIO;
+	}
+	while (!ret && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (line[0] && line[0] != '#' && !strchr(line, '/') && strcmp(line, "!"))
+			ret = done_add(w, line);
+	}
+	if (!ret && ferror(f)) {
+		pp_error("cannot read the state file '%s': %s", w->state, strerror(errno));
+		ret = PP_EIO;
+	}
+	fclose(f);
+	return ret;
+}
+
+static bool file_exists(const struct watch *w, const char *name)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (name[0] == '!')
+		name++;
+	return (size_t)snprintf(path, sizeof(path), "%s/%s", w->dir, name) < sizeof(path) &&
+	       lstat(path, &st) == 0;
+}
+
+/*
+ * Write the state file whole or not at all: a temporary beside it, synced,
+ * renamed over it. Names of files no longer in DIR are dropped (they can
+ * come back only as new rotations, with new names).
+ */
+static int state_save(struct watch *w)
+{
+	char tmp[PATH_MAX + 32];
+	size_t keep = 0;
+	FILE *f;
+	int fd;
+
+	for (size_t i = 0; i < w->nr_done; i++) {
+		if (file_exists(w, w->done[i]))
+			w->done[keep++] = w->done[i];
+		else
+			free(w->done[i]);
+	}
+	w->nr_done = keep;
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", w->state, (long)getpid()) >= sizeof(tmp)) {
+		pp_error("the state file's path '%s' is too long", w->state);
+		return PP_EIO;
+	}
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 || !(f = fdopen(fd, "w"))) {
+		pp_error("cannot write the state file '%s': %s", tmp, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return PP_EIO;
+	}
+	fprintf(f, "# perfport watch: the recordings of '%s' already sent\n", w->dir);
+	for (size_t i = 0; i < w->nr_done; i++)
+		fprintf(f, "%s\n", w->done[i]);
+	if (fflush(f) || ferror(f) || fsync(fileno(f))) {
+		pp_error("cannot write the state file '%s': %s", tmp, strerror(errno));
+		fclose(f);
+		unlink(tmp);
+		return PP_EIO;
+	}
+	fclose(f);
+	if (rename(tmp, w->state)) {
+		pp_error("cannot replace the state file '%s': %s", w->state, strerror(errno));
+		unlink(tmp);
+		return PP_EIO;
+	}
+	return 0;
+}
+
+/*
+ * Remove the oldest files already sent beyond --keep N: never one not
+ * sent, nor one that could not be read (it is kept to be looked at).
+ */
+static size_t keep_newest(struct watch *w, char **names, size_t n)
+{
+	size_t sent = 0, removed = 0;
+
+	if (w->keep < 0)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		sent += in_state(w, names[i]);
+	for (size_t i = 0; i < n && sent > (size_t)w->keep; i++) {
+		char path[PATH_MAX];
+
+		if (!in_state(w, names[i]))
+			continue;
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", w->dir, names[i]) < sizeof(path) &&
+		    unlink(path) && errno != ENOENT)
+			pp_warn("cannot remove '%s': %s", path, strerror(errno));
+		else
+			removed++;
+		sent--;
+	}
+	return removed;
+}
+
+static double secs_since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* "on-cpu 1.23 s, lock 0.40 s, ..." of the profile's totals, into @buf. */
+static void totals_line(const struct profile *p, char *buf, size_t len)
+{
+	size_t at = 0;
+
+	buf[0] = '\0';
+	if (!p->nr_nodes)
+		return;
+	for (int c = 0; c < CNT_COUNT && at < len; c++) {
+		uint64_t ns = p->total[0].ns[c];
+
+		if (!p->total[0].count[c])
+			continue;
+		at += (size_t)snprintf(buf + at, len - at, "%s%s %.2f s", at ? ", " : "",
+				       counter_name((enum counter)c), (double)ns / 1e9);
+	}
+}
+
+/* One finished file: its profile, uploaded to every format. */
+static int send_one(struct watch *w, const char *name)
+{
+	char path[PATH_MAX], totals[256];
+	struct perfport_profile *view = NULL;
+	struct profile *p = NULL;
+	struct timespec t0;
+	unsigned req0, req1;
+	uint64_t b0, b1;
+	int built, ret = EXIT_FULL;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", w->dir, name) >= sizeof(path)) {
+		pp_error("'%s/%s': the path is too long", w->dir, name);
+		return -1;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	built = profile_build(path, &w->po.o, &p);
+	w->po.o.warn_estimated_time = false; /* said once: every file is recorded alike */
+	if (!p) {
+		pp_error("'%s': not read: not sent, and kept (the state file names it with '!')",
+			 path);
+		return -1;
+	}
+	view = view_build(p, &(struct view_opts){ w->labels, w->nr_labels });
+	if (!view) {
+		pp_error("%s", pp_strerror(PP_ENOMEM));
+		profile_free(p);
+		return EXIT_NOTHING;
+	}
+	net_delivered(&req0, &b0);
+	for (size_t i = 0; i < w->ex.n; i++) {
+		unsigned spooled0 = net_spooled(), lost0 = net_lost();
+		int r = plugin_run(w->ex.pl[i], view, NULL, NULL, true);
+
+		if (r && net_spooled() > spooled0 && net_lost() == lost0) {
+			ret = exit_worst(ret, EXIT_SPOOLED);
+			if (!w->spool_pending)
+				w->next_resend = time(NULL) + w->backoff_s;
+			w->spool_pending = true;
+		} else if (r) {
+			ret = exit_worst(ret, r == PP_EUSAGE ? EXIT_USAGE : EXIT_NOTHING);
+		}
+	}
+	net_delivered(&req1, &b1);
+	if (ret == EXIT_FULL && built == PP_EPARTIAL) {
+		pp_warn_status("'%s': read partly: %" PRIu64 " records skipped%s", path,
+			       p->read.skipped_records, p->read.truncated ? ", the data ends early" : "");
+		ret = EXIT_PARTIAL;
+	}
+	totals_line(p, totals, sizeof(totals));
+	if (pp_log_get_level() >= PP_LOG_WARN) {
+		printf("%s: %" PRIu64 " samples%s%s; %u request%s, %.1f KiB sent%s; %.2f s\n", name,
+		       p->total[0].count[CNT_ON_CPU] + p->total[0].count[CNT_IDLE],
+		       totals[0] ? ", " : "", totals, req1 - req0, req1 - req0 == 1 ? "" : "s",
+		       (double)(b1 - b0) / 1024.0,
+		       ret == EXIT_SPOOLED ? " (the rest kept in the spool)" : "", secs_since(&t0));
+		fflush(stdout);
+	}
+	view_free(view);
+	profile_free(p);
+	return ret;
+}
+
+/* Resend the spool when it is time; the backoff doubles while it fails. */
+static void resend_due(struct watch *w, bool force)
+{
+	struct net_resend_stats st;
+	time_t now = time(NULL);
+
+	if (!w->spool_pending || (!force && now < w->next_resend))
+		return;
+	if (net_resend(NULL, &st) == PP_OK && !st.kept) {
+		if (st.delivered)
+			pp_info("the spool: %u upload%s delivered", st.delivered,
+				st.delivered == 1 ? "" : "s");
+		w->spool_pending = false;
+		w->backoff_s = w->resend_s;
+		return;
+	}
+	pp_warn("the spool: %u delivered, %u still kept; next try in %u s", st.delivered,
+		st.kept, w->backoff_s);
+	w->next_resend = now + w->backoff_s;
+	w->backoff_s = w->backoff_s * 2 > WATCH_RESEND_MAX_S ? WATCH_RESEND_MAX_S
+							      : w->backoff_s * 2;
+}
+
+/* Every finished file not sent yet, in order; then --keep. */
+static int scan(struct watch *w)
+{
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	DIR *d = opendir(w->dir);
+	int ret = 0;
+
+	if (!d) {
+		pp_error("cannot read directory '%s': %s", w->dir, strerror(errno));
+		return PP_EIO;
+	}
+	while ((de = readdir(d))) {
+		char path[PATH_MAX];
+		struct stat st;
+
+		if (!rotation_stamp(de->d_name) ||
+		    (size_t)snprintf(path, sizeof(path), "%s/%s", w->dir, de->d_name) >= sizeof(path) ||
+		    lstat(path, &st) || !S_ISREG(st.st_mode))
+			continue;
+		if (n == cap) {
+			size_t c = cap ? cap * 2 : 64;
+			char **nn = realloc(names, c * sizeof(*nn));
+
+			if (!nn) {
+				ret = PP_ENOMEM;
+				break;
+			}
+			names = nn;
+			cap = c;
+		}
+		if (!(names[n] = strdup(de->d_name))) {
+			ret = PP_ENOMEM;
+			break;
+		}
+		n++;
+	}
+	closedir(d);
+	if (!ret)
+		qsort(names, n, sizeof(*names), rotation_cmp);
+	for (size_t i = 0; !ret && i < n && !watch_stop; i++) {
+		char bang[NAME_MAX + 2];
+		int r;
+
+		if (is_done(w, names[i]))
+			continue;
+		/* in order: nothing newer goes out while an older file's
+		 * upload waits in the spool */
+		resend_due(w, false);
+		if (w->spool_pending) {
+			if (w->once)
+				pp_warn("'%s' and later files are not sent: an earlier upload waits "
+					"in the spool '%s' (the next run sends it first)", names[i],
+					net_spool_dir());
+			break;
+		}
+		r = send_one(w, names[i]);
+		w->status = exit_worst(w->status, r < 0 ? EXIT_NOTHING : r);
+		w->windows++;
+		snprintf(bang, sizeof(bang), "!%s", names[i]);
+		ret = done_add(w, r < 0 ? bang : names[i]);
+		if (!ret)
+			ret = state_save(w);
+	}
+	if (!ret && keep_newest(w, names, n))
+		ret = state_save(w); /* the names removed leave the state */
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	if (ret == PP_ENOMEM)
+		pp_error("%s", pp_strerror(ret));
+	return ret;
+}
+
+/* Follow the directory until SIGINT or SIGTERM (or once through with --once). */
+static int follow(struct watch *w)
+{
+	int fd = -1, ret;
+
+	if (!w->once) {
+		fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+		if (fd < 0 || inotify_add_watch(fd, w->dir, IN_MOVED_TO | IN_CLOSE_WRITE) < 0) {
+			pp_warn("cannot watch '%s' with inotify (%s): it is read every %d s",
+				w->dir, strerror(errno), WATCH_RESCAN_MS / 1000);
+			if (fd >= 0)
+				close(fd);
+			fd = -1;
+		}
+	}
+	for (;;) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+
+		ret = scan(w);
+		if (ret || w->once || watch_stop)
+			break;
+		int ms = WATCH_RESCAN_MS;
+
+		if (w->spool_pending) {
+			time_t now = time(NULL);
+
+			ms = w->next_resend <= now ? 0
+			     : w->next_resend - now < WATCH_RESCAN_MS / 1000 ? (int)(w->next_resend - now) * 1000
+			     : WATCH_RESCAN_MS;
+		}
+		if (poll(&pfd, fd >= 0 ? 1 : 0, ms) > 0)
+			while (read(fd, buf, sizeof(buf)) > 0)
+				;
+		if (watch_stop)
+			break;
+	}
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
+static void watch_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: perfport watch DIR -f FORMAT[,FORMAT...] [-O [FORMAT.]KEY=VALUE]...\n"
+		"                      [--label KEY=VALUE]... [--keep N] [--state FILE]\n"
+		"                      [--once] [--resend-every S] [--spool DIR]\n"
+		"                      [--ca-file FILE] [--timeout S] [--retries N]\n"
+		"                      [--plugin-dir DIR] [profile options]\n"
+		"\n"
+		"Continuous profiling from perf's rotating files: with\n"
+		"  perf record --switch-output=30s -o DIR/perf.data ...\n"
+		"running, perf renames each finished file to perf.data.<timestamp>; each\n"
+		"becomes one profile, uploaded to every format asked for (as 'perfport\n"
+		"upload' does), one after the other in the order perf wrote them, and a\n"
+		"line says what each held and sent. DIR is read at start and followed\n"
+		"until SIGINT or SIGTERM, which let the file being sent finish (a second\n"
+		"one ends at once). A state file says which files were sent, so that a\n"
+		"restart sends none twice. An upload that fails is kept in the watcher's\n"
+		"spool and sent again, with a backoff; later files wait on disk until it\n"
+		"is delivered, so that a backend gets every file once, in order.\n"
+		"Files are never removed unless --keep says so.\n"
+		"\n"
+		"options:\n"
+		"  -f, --format LIST       formats, comma-separated (required; each must upload)\n"
+		"  -O, --option F.KEY=VAL  a format's option, as 'perfport upload' takes it\n"
+		"      --label KEY=VALUE   a label handed to every format (service, env...)\n"
+		"      --keep N            keep the N newest files sent and remove older\n"
+		"                          ones (default: keep every file)\n"
+		"      --state FILE        which files were sent (default DIR/" WATCH_STATE_NAME ")\n"
+		"      --once              send what is there and exit, without following\n"
+		"      --resend-every S    try the spool again S seconds after a failure,\n"
+		"                          doubling up to %d s (default 30)\n"
+		"      --plugin-dir DIR    look for plugins in DIR first\n"
+				"      --spool DIR         the watcher's spool (default: the state file's\n"
+		"                          path with .spool)\n"
+		"      --ca-file FILE, --timeout S, --retries N: as 'perfport upload'\n"
+		PROFOPTS_HELP
+		"  -h, --help              show this help\n"
+		"\n"
+		"exit status: 0 every file sent; 3 a file read partly; 4 an upload kept in the\n"
+		"spool; 2 a file or an upload lost; 1 a bad command line.\n",
+		WATCH_RESEND_MAX_S);
+}
+
+int cmd_watch(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ "option", required_argument, NULL, 'O' },
+		{ "label", required_argument, NULL, OPT_LABEL },
+		{ "plugin-dir", required_argument, NULL, OPT_PLUGIN_DIR },
+		{ "keep", required_argument, NULL, OPT_KEEP },
+		{ "state", required_argument, NULL, OPT_STATE },
+		{ "once", no_argument, NULL, OPT_ONCE },
+		{ "resend-every", required_argument, NULL, OPT_RESEND_EVERY },
+		NET_LONG_OPTIONS,
+		PROFOPTS_LONG_OPTIONS,
+		CLI_GLOBAL_LONG_OPTIONS,
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct watch w = { .keep = -1, .resend_s = 30, .po.sym.o.use_proc_kallsyms = true };
+	struct setting settings[SETTINGS_MAX];
+	const char *formats = NULL, *plugin_dir = NULL, *state = NULL, *net_bad = NULL, *msg;
+	struct net_config nc = { 0 };
+	struct sigaction sa = { .sa_handler = on_stop };
+	char spool[PATH_MAX + 8];
+	size_t nr_set = 0;
+	struct stat st;
+	int opt, ret = EXIT_USAGE;
+	char *end;
+
+	while ((opt = getopt_long(argc, argv, ":f:O:h" CLI_GLOBAL_SHORT SYMOPTS_SHORT, opts,
+				  NULL)) != -1) {
+		switch (opt) {
+		case 'f': formats = optarg; break;
+		case 'O':
+			if (nr_set == SETTINGS_MAX || setting_parse(optarg, &settings[nr_set])) {
+				cli_usage_error("watch", "-O takes [FORMAT.]KEY=VALUE, not '%s'", optarg);
+				goto out;
+			}
+			nr_set++;
+			break;
+		case OPT_LABEL:
+			if (w.nr_labels == SETTINGS_MAX || !strchr(optarg, '=') || *optarg == '=') {
+				cli_usage_error("watch", "--label takes KEY=VALUE, not '%s'", optarg);
+				goto out;
+			}
+			w.labels[w.nr_labels++] = optarg;
+			break;
+		case OPT_PLUGIN_DIR: plugin_dir = optarg; break;
+		case OPT_KEEP:
+			errno = 0;
+			w.keep = strtol(optarg, &end, 10);
+			if (errno || *end || !*optarg || w.keep < 0) {
+				cli_usage_error("watch", "--keep takes a count of files, not '%s'", optarg);
+				goto out;
+			}
+			break;
+		case OPT_STATE: state = optarg; break;
+		case OPT_ONCE: w.once = true; break;
+		case OPT_RESEND_EVERY: {
+			long v = strtol(optarg, &end, 10);
+
+			if (*end || !*optarg || v < 1 || v > WATCH_RESEND_MAX_S) {
+				cli_usage_error("watch", "--resend-every takes 1 to %d seconds, not '%s'",
+						WATCH_RESEND_MAX_S, optarg);
+				goto out;
+			}
+			w.resend_s = (unsigned)v;
+			break;
+		}
+		case 'h':
+			watch_usage(stdout);
+			ret = EXIT_FULL;
+			goto out;
+		default:
+			if (opt != '?' && opt != ':' &&
+			    (cli_global_option(opt) || net_option(opt, optarg, &nc, &net_bad) ||
+			     profopts_parse(opt, optarg, &w.po)))
+				break;
+			cli_bad_option("watch", opt, argv, opts);
+			goto out;
+		}
+	}
+	if (optind + 1 != argc) {
+		if (optind < argc)
+			cli_usage_error("watch", "unexpected argument '%s'", argv[optind + 1]);
+		else
+			cli_usage_error("watch", "say which directory to watch (where perf record "
+				       "--switch-output writes)");
+		goto out;
+	}
+	w.dir = argv[optind];
+	if (strcmp(w.dir, "-") == 0) {
+		cli_usage_error("watch", "a live pipe (perf record -o - | perfport watch -) is not "
+			       "supported yet: record with --switch-output into a directory");
+		goto out;
+	}
+	if (stat(w.dir, &st) || !S_ISDIR(st.st_mode)) {
+		cli_usage_error("watch", "'%s' is not a directory", w.dir);
+		goto out;
+	}
+	if (!formats || !*formats) {
+		cli_usage_error("watch", "-f FORMAT is required ('perfport formats' lists them)");
+		goto out;
+	}
+	if ((size_t)snprintf(w.state, sizeof(w.state), "%s", state ? state : "") >= sizeof(w.state) ||
+	    (!state && (size_t)snprintf(w.state, sizeof(w.state), "%s/%s", w.dir,
+					WATCH_STATE_NAME) >= sizeof(w.state))) {
+		cli_usage_error("watch", "the state file's path is too long");
+		goto out;
+	}
+	msg = profopts_finish(&w.po);
+	if (msg || net_bad) {
+		cli_usage_error("watch", "%s", msg ? msg : net_bad);
+		goto out;
+	}
+	if (symopts_prepare(&w.po.sym, NULL)) {
+		ret = EXIT_NOTHING;
+		goto out;
+	}
+	/* the watcher's own spool, beside its state: what waits there holds
+	 * back later files, so it must not be shared with other uploads */
+	if (!nc.spool_dir) {
+		if ((size_t)snprintf(spool, sizeof(spool), "%s.spool", w.state) >= sizeof(spool)) {
+			cli_usage_error("watch", "the state file's path is too long");
+			goto out;
+		}
+		nc.spool_dir = spool;
+	}
+	net_configure(&nc);
+	ret = exporters_load("watch", formats, plugin_dir, settings, nr_set, true, &w.ex);
+	if (ret != EXIT_FULL)
+		goto out;
+	exporters_profile_opts(&w.ex, true, w.po.group_given, &w.po.o);
+	w.po.o.warn_estimated_time = true;
+	if (state_load(&w)) {
+		ret = EXIT_NOTHING;
+		goto out;
+	}
+	/* what an earlier run left in the spool is tried at once */
+	w.spool_pending = true;
+	w.backoff_s = w.resend_s;
+	w.next_resend = time(NULL);
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	resend_due(&w, true);
+	ret = follow(&w) ? EXIT_NOTHING : w.status;
+	if (watch_stop)
+		pp_info("stopped by %s after %u file%s", strsignal(watch_stop), w.windows,
+			w.windows == 1 ? "" : "s");
+out:
+	exporters_free(&w.ex);
+	done_free(&w);
+	for (size_t i = 0; i < nr_set; i++)
+		setting_free(&settings[i]);
+	return ret;
+}

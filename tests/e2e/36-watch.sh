@@ -1,0 +1,227 @@
+#!/usr/bin/env bash
+# perfport watch: perf record --switch-output=1s writes a file a second
+# while the watcher follows the directory and uploads each file to a
+# loopback Pyroscope and a loopback OTLP collector at once (the stand-ins
+# of 86 and 89). Checked: one upload per file to each, in order; each
+# upload's totals equal 'perfport report' of its file (on-CPU and every
+# off-CPU state); the windows follow each other in time (OTLP's start and
+# duration); SIGTERM lets the watcher finish and exit 0; a restart sends
+# nothing twice (the state file) and sends what came while it was down;
+# a backend down for several requests gets every file once, in order,
+# through the watcher's own spool; --keep removes only files sent; bad
+# command lines are refused.
+. "$(dirname "$0")/lib/common.sh"
+need_python
+need_perf
+need_tracepoint
+$PY -c 'import google.protobuf, grpc' 2>/dev/null ||
+	skip "python3-protobuf and python3-grpcio are not installed"
+command -v protoc >/dev/null || skip "protoc is not installed (apt-get install protobuf-compiler)"
+command -v go >/dev/null || skip "go is not installed (apt-get install golang-go): go tool pprof decodes"
+export XDG_STATE_HOME="$WORK/state"
+build_shape
+
+# start_server NAME SCRIPT.py ARGS...: a stand-in in $WORK/NAME; its PID in PIDS
+PIDS=()
+trap '[ ${#PIDS[@]} -eq 0 ] || kill "${PIDS[@]}" 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$WORK"' EXIT
+start_server() {
+	local name=$1 script=$2; shift 2
+	rm -rf "${WORK:?}/$name"
+	mkdir -p "$WORK/$name"
+	$PY "$TOP/tests/e2e/lib/$script" "$WORK/$name" "$@" 2>"$WORK/$name.log" &
+	PIDS+=($!)
+	for _ in $(seq 200); do [ -f "$WORK/$name/port" ] && break; sleep 0.05; done
+	[ -f "$WORK/$name/port" ] || { cat "$WORK/$name.log"; fail "the $name stand-in did not start"; }
+}
+start_server pyro pyroscope_server.py ok "$WORK/gen-pyro"
+start_server otlp otlp_server.py ok "$WORK/gen-otlp"
+PYRO="http://127.0.0.1:$(cat "$WORK/pyro/port")"
+OTLP="http://127.0.0.1:$(cat "$WORK/otlp/port")"
+
+# rotate DIR SECONDS: shape under perf, a new file every second
+rotate() {
+	perf record -q -k CLOCK_MONOTONIC --switch-output=1s -e cpu-clock/freq=997/ \
+		-e sched:sched_switch --switch-events -g -o "$1/perf.data" -- "$SHAPE" "$2" "$WORK" \
+		>"$WORK/record.log" 2>&1 || { cat "$WORK/record.log"; fail "perf record --switch-output"; }
+}
+# sent DIR: how many files the state file lists
+sent() { grep -vc '^#' "$1/.perfport-watch" 2>/dev/null || true; }
+# wait_sent DIR N: until the watcher has sent N files (30 s at most)
+wait_sent() {
+	for _ in $(seq 300); do [ "$(sent "$1")" -ge "$2" ] && return 0; sleep 0.1; done
+	fail "the watcher sent $(sent "$1") of $2 files in 30 s: $(cat "$WORK/watch.err")"
+}
+
+# --- live: the watcher follows while perf writes ---
+mkdir -p "$WORK/rot"
+"$PERFPORT" watch "$WORK/rot" -f pyroscope,otlp -O pyroscope.server="$PYRO" \
+	-O otlp.endpoint="$OTLP" --label env=ci >"$WORK/watch.out" 2>"$WORK/watch.err" &
+WATCH=$!
+PIDS+=($WATCH)
+rotate "$WORK/rot" 5
+n=$(ls "$WORK/rot" | grep -c '^perf\.data\.[0-9]*$' || true)
+[ "$n" -ge 4 ] || fail "perf record --switch-output=1s for 5 s wrote $n files"
+wait_sent "$WORK/rot" "$n"
+kill -TERM "$WATCH"
+rc=0
+wait "$WATCH" || rc=$?
+[ $rc -eq 0 ] || { cat "$WORK/watch.err"; fail "watch after SIGTERM: exit $rc"; }
+[ "$(wc -l <"$WORK/watch.out")" -eq "$n" ] || fail "not a line per file: $(cat "$WORK/watch.out")"
+grep -q 'samples, on-cpu [0-9.]* s.*; [0-9]* requests, [0-9.]* KiB sent; [0-9.]* s$' "$WORK/watch.out" ||
+	fail "a file's line: $(head -1 "$WORK/watch.out")"
+for f in $(ls "$WORK/rot" | grep '^perf\.data\.[0-9]*$' | sort); do
+	"$PERFPORT" -q report --json -i "$WORK/rot/$f" >"$WORK/rot-$f.json" || fail "report $f: exit $?"
+done
+
+# check DIR [RUNS]: the stand-ins' requests against the reports of DIR's
+# files; the windows of each of RUNS recordings (1) follow one another
+check() {
+	$PY - "$WORK" "$1" "${2:-1}" <<'PY' || fail "${CHECKING:-the uploads}"
+import glob, json, os, re, sys
+sys.path.insert(0, os.environ["TOP"] + "/tests/e2e/lib")
+from otlp_check import load
+w, d, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
+files = sorted(f for f in os.listdir(d) if re.fullmatch(r"perf\.data\.[0-9]+", f))
+reports = [json.load(open("%s/rot-%s.json" % (w, f)))["totals"] for f in files]
+def reqs(name, ext):
+    out = []
+    for p in glob.glob("%s/%s/req-*.%s" % (w, name, ext)):
+        out.append((int(re.search(r"req-([0-9]+)", p).group(1)), p))
+    return [p for _, p in sorted(out)]
+# Pyroscope: the requests answered ok, each file's process_cpu once, in order
+pyro = []
+for p in reqs("pyro", "json"):
+    r = json.load(open(p))
+    if r.get("step") != "ok":
+        continue
+    for s in r["series"]:
+        if s["labels"]["__name__"] == "process_cpu":
+            pyro.append((s["types"]["process_cpu:cpu:nanoseconds:cpu:nanoseconds"]["total"],
+                         s["types"]["process_cpu:samples:count:cpu:nanoseconds"]["total"],
+                         s["labels"].get("env")))
+want = [(t["on-cpu"]["ns"], t["on-cpu"]["count"], "ci") for t in reports]
+if pyro != want:
+    sys.exit("pyroscope got (ns, samples, env) %s\nthe files' reports: %s" % (pyro, want))
+# OTLP: one export per file, in order, every state's total as the report says
+spans, otlp = [], []
+for p in reqs("otlp", "bin"):
+    meta = json.load(open(p[:-4] + ".json"))
+    if meta.get("step") != "ok":
+        continue
+    req = load(os.path.join(w, "gen-otlp"), open(p, "rb").read(), "protobuf")
+    d_ = req.dictionary
+    got, t0, t1 = {}, None, None
+    for sp in req.resource_profiles[0].scope_profiles:
+        for prof in sp.profiles:
+            state = None
+            for i in prof.attribute_indices:
+                a = d_.attribute_table[i]
+                if d_.string_table[a.key_strindex] == "thread.state":
+                    state = a.value.string_value
+            got[state] = sum(sum(s.values) for s in prof.samples)
+            t0, t1 = prof.time_unix_nano, prof.time_unix_nano + prof.duration_nano
+    otlp.append(got)
+    spans.append((t0, t1))
+want = [{c: v["ns"] for c, v in t.items()} for t in reports]
+if otlp != want:
+    sys.exit("otlp got %s\nthe files' reports: %s" % (otlp, want))
+breaks = 0
+for (a0, a1), (b0, b1) in zip(spans, spans[1:]):
+    gap = b0 - a1
+    if b0 > a0 and gap > 100e6 and breaks < runs - 1:
+        breaks += 1  # the next recording
+        continue
+    if not (b0 > a0 and -5e6 <= gap <= 100e6):
+        sys.exit("windows [%d, %d] and [%d, %d]: not one after the other (gap %.1f ms)" %
+                 (a0, a1, b0, b1, gap / 1e6))
+print("%d files: one upload each to pyroscope and otlp, in order, totals equal their reports; "
+      "gaps between windows %s ms" % (len(files), [round((b0 - a1) / 1e6, 1)
+                                                   for (_, a1), (b0, _) in zip(spans, spans[1:])]))
+PY
+}
+CHECKING="live rotation" check "$WORK/rot"
+echo "ok: live: $n files, each sent once to pyroscope and otlp"
+
+# --- a restart: nothing sent twice; what came while it was down is sent ---
+rotate "$WORK/rot" 2
+m=$(ls "$WORK/rot" | grep -c '^perf\.data\.[0-9]*$' || true)
+rc=0
+"$PERFPORT" watch "$WORK/rot" --once -f pyroscope,otlp -O pyroscope.server="$PYRO" \
+	-O otlp.endpoint="$OTLP" --label env=ci >"$WORK/watch.out" 2>"$WORK/watch.err" || rc=$?
+[ $rc -eq 0 ] || { cat "$WORK/watch.err"; fail "watch --once: exit $rc"; }
+[ "$(wc -l <"$WORK/watch.out")" -eq $((m - n)) ] ||
+	fail "the restart sent $(wc -l <"$WORK/watch.out") files, $((m - n)) were new"
+for f in $(ls "$WORK/rot" | grep '^perf\.data\.[0-9]*$' | sort); do
+	[ -f "$WORK/rot-$f.json" ] || "$PERFPORT" -q report --json -i "$WORK/rot/$f" >"$WORK/rot-$f.json"
+done
+CHECKING="after a restart" check "$WORK/rot" 2
+echo "ok: a restart sent the $((m - n)) new files and none twice"
+
+# --- --keep 1: only files sent are removed, the newest kept ---
+"$PERFPORT" -q watch "$WORK/rot" --once --keep 1 -f pyroscope -O server="$PYRO" ||
+	fail "watch --keep 1: exit $?"
+[ "$(ls "$WORK/rot" | grep -c '^perf\.data\.[0-9]*$')" -eq 1 ] || fail "--keep 1 left: $(ls "$WORK/rot")"
+[ "$(sent "$WORK/rot")" -eq 1 ] || fail "the state file still names removed files"
+echo "ok: --keep 1"
+
+# --- the backend down for three requests: the spool, then in order ---
+start_server pyro pyroscope_server.py unavailable,unavailable,unavailable,ok "$WORK/gen-pyro"
+PYRO="http://127.0.0.1:$(cat "$WORK/pyro/port")"
+mkdir -p "$WORK/down"
+"$PERFPORT" watch "$WORK/down" -f pyroscope -O server="$PYRO" --label env=ci --retries 1 \
+	--resend-every 1 >"$WORK/watch.out" 2>"$WORK/watch.err" &
+WATCH=$!
+PIDS+=($WATCH)
+rotate "$WORK/down" 4
+n=$(ls "$WORK/down" | grep -c '^perf\.data\.[0-9]*$' || true)
+wait_sent "$WORK/down" "$n"
+for _ in $(seq 300); do
+	[ -z "$(ls -A "$WORK/down/.perfport-watch.spool" 2>/dev/null)" ] && break
+	sleep 0.1
+done
+kill -TERM "$WATCH"
+wait "$WATCH" || true
+for f in $(ls "$WORK/down" | grep '^perf\.data\.[0-9]*$' | sort); do
+	"$PERFPORT" -q report --json -i "$WORK/down/$f" >"$WORK/rot-$f.json"
+done
+$PY - "$WORK" "$n" <<'PY' || fail "the backend down, then up"
+import glob, json, re, sys
+w, n = sys.argv[1], int(sys.argv[2])
+steps = []
+for p in sorted(glob.glob(w + "/pyro/req-*.json"), key=lambda p: int(re.search(r"req-([0-9]+)", p).group(1))):
+    r = json.load(open(p))
+    steps.append((r["step"], r["query"]["from"] if r.get("query") else None,
+                  [s["types"]["process_cpu:cpu:nanoseconds:cpu:nanoseconds"]["total"]
+                   for s in r.get("series", []) if s["labels"]["__name__"] == "process_cpu"]))
+ok = [s for s in steps if s[0] == "ok" and s[2]]  # the process_cpu series, one per file
+if [s[0] for s in steps[:3]] != ["unavailable"] * 3:
+    sys.exit("the first three requests: %s" % steps[:3])
+if len(ok) != n or len(set(map(str, ok))) != n:
+    sys.exit("%d files, %d delivered: %s" % (n, len(ok), steps))
+every = [str(s) for s in steps if s[0] == "ok"]
+if len(every) != len(set(every)):
+    sys.exit("a request delivered twice: %s" % steps)
+froms = [int(s[1]) for s in ok]
+if froms != sorted(froms):
+    sys.exit("delivered out of order: %s" % froms)
+print("down for 3 requests: %d requests in all, %d files delivered once each, in order" % (len(steps), n))
+PY
+grep -q 'the spool' "$WORK/watch.err" || fail "the log says nothing of the spool: $(cat "$WORK/watch.err")"
+echo "ok: a backend down, then up: every file once, in order"
+
+# --- command lines refused ---
+bad() { # MESSAGE ARGS...
+	local msg=$1; shift
+	rc=0
+	"$PERFPORT" watch "$@" >/dev/null 2>"$WORK/bad.err" || rc=$?
+	[ $rc -eq 1 ] || fail "watch $*: exit $rc, not 1"
+	grep -q "$msg" "$WORK/bad.err" || fail "watch $*: $(cat "$WORK/bad.err")"
+}
+bad "say which directory" -f pyroscope
+bad "not a directory" "$WORK/nope" -f pyroscope
+bad "is not supported yet" - -f pyroscope
+bad "cannot upload" "$WORK/rot" -f folded
+bad "keep takes" "$WORK/rot" -f pyroscope --keep -1
+bad "unrecognized\|unknown" "$WORK/rot" -f pyroscope --bogus
+"$PERFPORT" watch --help | has -- '--switch-output' || fail "watch --help"
+echo "ok: bad command lines refused"
