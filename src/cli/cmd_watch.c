@@ -423,7 +423,7 @@ static int scan(struct watch *w)
 		n++;
 	}
 	closedir(d);
-	if (!ret)
+	if (!ret && n)
 		qsort(names, n, sizeof(*names), rotation_cmp);
 	for (size_t i = 0; !ret && i < n && !watch_stop; i++) {
 		char bang[NAME_MAX + 2];

@@ -45,7 +45,11 @@ rotate() {
 		>"$WORK/record.log" 2>&1 || { cat "$WORK/record.log"; fail "perf record --switch-output"; }
 }
 # sent DIR: how many files the state file lists
-sent() { grep -vc '^#' "$1/.perfport-watch" 2>/dev/null || true; }
+sent() {
+	local c
+	c=$(grep -vc '^#' "$1/.perfport-watch" 2>/dev/null) || true
+	echo "${c:-0}"
+}
 # wait_sent DIR N: until the watcher has sent N files (30 s at most)
 wait_sent() {
 	for _ in $(seq 300); do [ "$(sent "$1")" -ge "$2" ] && return 0; sleep 0.1; done
