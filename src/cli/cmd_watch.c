@@ -298,29 +298,20 @@ static void totals_line(const struct profile *p, char *buf, size_t len)
 	}
 }
 
-/* One finished file: its profile, uploaded to every format. */
-static int send_one(struct watch *w, const char *name)
+/*
+ * Upload @p (freed here) to every format and say what it held and sent,
+ * as @what; with @defer every request goes straight to the spool, behind
+ * what waits there. Return: the exit status of it.
+ */
+static int upload_profile(struct watch *w, const char *what, struct profile *p, bool partial,
+			  const struct timespec *t0, bool defer)
 {
-	char path[PATH_MAX], totals[256];
-	struct perfport_profile *view = NULL;
-	struct profile *p = NULL;
-	struct timespec t0;
+	struct perfport_profile *view;
+	char totals[256];
 	unsigned req0, req1;
 	uint64_t b0, b1;
-	int built, ret = EXIT_FULL;
+	int ret = EXIT_FULL;
 
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s", w->dir, name) >= sizeof(path)) {
-		pp_error("'%s/%s': the path is too long", w->dir, name);
-		return -1;
-	}
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	built = profile_build(path, &w->po.o, &p);
-	w->po.o.warn_estimated_time = false; /* said once: every file is recorded alike */
-	if (!p) {
-		pp_error("'%s': not read: not sent, and kept (the state file names it with '!')",
-			 path);
-		return -1;
-	}
 	view = view_build(p, &(struct view_opts){ w->labels, w->nr_labels });
 	if (!view) {
 		pp_error("%s", pp_strerror(PP_ENOMEM));
@@ -328,6 +319,7 @@ static int send_one(struct watch *w, const char *name)
 		return EXIT_NOTHING;
 	}
 	net_delivered(&req0, &b0);
+	net_defer(defer);
 	for (size_t i = 0; i < w->ex.n; i++) {
 		unsigned spooled0 = net_spooled(), lost0 = net_lost();
 		int r = plugin_run(w->ex.pl[i], view, NULL, NULL, true);
@@ -341,24 +333,49 @@ static int send_one(struct watch *w, const char *name)
 			ret = exit_worst(ret, r == PP_EUSAGE ? EXIT_USAGE : EXIT_NOTHING);
 		}
 	}
+	net_defer(false);
 	net_delivered(&req1, &b1);
-	if (ret == EXIT_FULL && built == PP_EPARTIAL) {
-		pp_warn_status("'%s': read partly: %" PRIu64 " records skipped%s", path,
+	if (ret == EXIT_FULL && partial) {
+		pp_warn_status("%s: read partly: %" PRIu64 " records skipped%s", what,
 			       p->read.skipped_records, p->read.truncated ? ", the data ends early" : "");
 		ret = EXIT_PARTIAL;
 	}
 	totals_line(p, totals, sizeof(totals));
 	if (pp_log_get_level() >= PP_LOG_WARN) {
-		printf("%s: %" PRIu64 " samples%s%s; %u request%s, %.1f KiB sent%s; %.2f s\n", name,
+		printf("%s: %" PRIu64 " samples%s%s; %u request%s, %.1f KiB sent%s; %.2f s\n", what,
 		       p->total[0].count[CNT_ON_CPU] + p->total[0].count[CNT_IDLE],
 		       totals[0] ? ", " : "", totals, req1 - req0, req1 - req0 == 1 ? "" : "s",
 		       (double)(b1 - b0) / 1024.0,
-		       ret == EXIT_SPOOLED ? " (the rest kept in the spool)" : "", secs_since(&t0));
+		       ret != EXIT_SPOOLED ? "" : defer ? " (kept in the spool, in order)"
+						: " (the rest kept in the spool)", secs_since(t0));
 		fflush(stdout);
 	}
 	view_free(view);
 	profile_free(p);
 	return ret;
+}
+
+/* One finished file: its profile, uploaded to every format; -1: not read. */
+static int send_one(struct watch *w, const char *name)
+{
+	char path[PATH_MAX];
+	struct profile *p = NULL;
+	struct timespec t0;
+	int built;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", w->dir, name) >= sizeof(path)) {
+		pp_error("'%s/%s': the path is too long", w->dir, name);
+		return -1;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	built = profile_build(path, &w->po.o, &p);
+	w->po.o.warn_estimated_time = false; /* said once: every file is recorded alike */
+	if (!p) {
+		pp_error("'%s': not read: not sent, and kept (the state file names it with '!')",
+			 path);
+		return -1;
+	}
+	return upload_profile(w, name, p, built == PP_EPARTIAL, &t0, false);
 }
 
 /* Resend the spool when it is time; the backoff doubles while it fails. */

@@ -668,6 +668,13 @@ static const char *url_shown(const char *url, char *buf, size_t len)
 	return buf;
 }
 
+static bool deferred;
+
+void net_defer(bool on)
+{
+	deferred = on;
+}
+
 int net_send(const struct net_request *rq, struct net_response *rs)
 {
 	unsigned max = net_attempts();
@@ -691,6 +698,13 @@ int net_send(const struct net_request *rq, struct net_response *rs)
 	}
 	if (stop_signal) {
 		snprintf(msg, sizeof(msg), "not sent: interrupted by %s", strsignal(stop_signal));
+		goto failed;
+	}
+	if (deferred) {
+		char shown[1024];
+
+		pp_info("%s %s: not sent now: kept in the spool behind the uploads waiting there",
+			rq->method, url_shown(rq->url, shown, sizeof(shown)));
 		goto failed;
 	}
 	if (!curl_load())
@@ -810,6 +824,10 @@ failed:
 }
 
 /* --- the spool --- */
+
+/* entries are resent in the order of their names: the time, then this
+ * process's count, so that two kept in one millisecond keep their order */
+static unsigned spool_seq;
 
 /*
  * Why the spool @dir may not be used, NULL when it may: its entries name
@@ -948,12 +966,13 @@ static int spool(const struct net_request *rq)
 	/* its name taken exclusively: a rename never replaces a directory
 	 * that holds files */
 	do {
-		snprintf(path, sizeof(path), "%s/%lld%03ld-%s-%04x", dir, (long long)now.tv_sec,
-			 now.tv_nsec / 1000000, rq->spool_tag, jitter(0x10000));
+		snprintf(path, sizeof(path), "%s/%lld%03ld-%06u-%s-%04x", dir, (long long)now.tv_sec,
+			 now.tv_nsec / 1000000, spool_seq % 1000000, rq->spool_tag, jitter(0x10000));
 	} while (rename(tmp, path) && (errno == EEXIST || errno == ENOTEMPTY) && ++tries < 16);
 	if (tries == 16 || access(path, F_OK))
 		goto fail;
 	pp_warn("the request was kept in '%s'; 'perfport resend' sends it again", path);
+	spool_seq++;
 	spooled++;
 	return PP_OK;
 fail:

@@ -97,6 +97,14 @@ int net_resend(const char *dir, struct net_resend_stats *st);
  */
 void net_guard(bool on);
 
+/**
+ * net_defer() - while on, net_send() sends nothing: each request that may
+ * be spooled goes straight to the spool (net_resend() sends it later, in
+ * the order of the spool's names), the others are lost; for a caller that
+ * keeps its uploads in order while earlier ones wait in the spool.
+ */
+void net_defer(bool on);
+
 /** net_stopped() - the signal that stopped the uploads, 0 none. */
 int net_stopped(void);
 

@@ -39,9 +39,20 @@ struct build_ctx {
 	struct machine *m;
 	struct upool *pool;
 	struct namer *namer;
+	struct symbolizer *sym;
+	const struct profile_opts *o;
+	const char *path;
 	struct account acct;
+	bool acct_ready;
+	struct profile *p;                 /* being built (acct counts into its meta) */
+	/* profile_build_windows(): the current window ends at window_hi */
+	uint64_t window_ns, window_hi;
+	profile_window_fn fn;
+	void *fn_ctx;
 	int err;
 };
+
+static int window_cut(struct build_ctx *c, const struct perf_event *ev);
 
 static const char *const counter_names[CNT_COUNT] = {
 	[CNT_ON_CPU] = "on-cpu",
@@ -231,8 +242,9 @@ int acct_filter_parse(struct acct_filter *f, const struct profile_opts *o,
 static int on_pooled(void *ctx, const struct perf_event *ev, const uint64_t *pcs, size_t n)
 {
 	struct build_ctx *c = ctx;
+	int ret = c->window_ns ? window_cut(c, ev) : 0;
 
-	return acct_event(&c->acct, ev, pcs, n);
+	return ret ? ret : acct_event(&c->acct, ev, pcs, n);
 }
 
 static int on_event(void *ctx, const struct perf_event *ev)
@@ -240,6 +252,10 @@ static int on_event(void *ctx, const struct perf_event *ev)
 	struct build_ctx *c = ctx;
 	int ret = 0;
 
+	if (c->o->stop && *c->o->stop) {
+		c->err = PP_ESTOPPED;
+		return PP_ESTOPPED;
+	}
 	if (ev->type == PERF_RECORD_SAMPLE && !c->chosen) {
 		size_t nr;
 		struct perf_evsel *const *evs = perf_reader_evsels(c->r, &nr);
@@ -266,6 +282,8 @@ static int on_event(void *ctx, const struct perf_event *ev)
 			namer_drain(c->namer);
 			ret = upool_machine_event(c->pool, c->m, ev);
 		}
+		if (!ret && c->window_ns)
+			ret = window_cut(c, ev);
 		if (!ret)
 			ret = acct_event(&c->acct, ev, NULL, 0);
 		break;
@@ -734,92 +752,203 @@ static void check_left_out(const struct profile *p, const char *path)
 			nc ? counted : "none", left, first);
 }
 
-/* Build from the open reader @r (closed here, whatever happens). */
-static int build(struct perf_reader *r, const char *path, const struct profile_opts *o,
-		 struct profile **out)
+/* Start the profile of the recording, or of the window from @lo (0: its first sample). */
+static int profile_open(struct build_ctx *c, uint64_t lo)
 {
-	struct symbolizer *sym = NULL;
-	struct build_ctx *c;
 	struct profile_priv *pv;
-	struct profile *p;
-	bool acct_ready = false;
 	int ret;
 
-	*out = NULL;
-	p = calloc(1, sizeof(*p));
+	c->p = calloc(1, sizeof(*c->p));
 	pv = calloc(1, sizeof(*pv));
-	c = calloc(1, sizeof(*c));
-	if (p)
-		p->priv = pv;
-	if (!p || !pv || !c) {
-		ret = PP_ENOMEM;
-		goto fail;
+	if (!c->p || !pv) {
+		free(c->p);
+		free(pv);
+		c->p = NULL;
+		return PP_ENOMEM;
 	}
+	c->p->priv = pv;
+	ret = acct_init(&c->acct, c->o, c->m, c->namer, perf_reader_header(c->r), &c->p->meta);
+	c->acct_ready = true;
+	if (ret)
+		return ret;
+	if (lo) {
+		/* a later window spans from its boundary, not from the
+		 * recording's first sample (what the header says) */
+		c->acct.hdr_first = lo;
+		c->acct.first_time = lo;
+	}
+	if (c->chosen) {
+		size_t nr;
+		struct perf_evsel *const *evs = perf_reader_evsels(c->r, &nr);
+
+		acct_choose_sources(&c->acct, evs, nr);
+	}
+	return 0;
+}
+
+static void acct_drop(struct build_ctx *c)
+{
+	if (!c->acct_ready)
+		return;
+	acct_release(&c->acct);
+	tree_release(&c->acct.tree);
+	c->acct_ready = false;
+}
+
+/*
+ * Finish the profile being built (up to @hi, perf clock; 0: its last
+ * event) into c->p; the accounting is released. @partial: the pass so far
+ * skipped something. Return: 0, or an error (c->p freed then).
+ */
+static int profile_close(struct build_ctx *c, uint64_t hi)
+{
+	struct profile *p = c->p;
+	int ret;
+
+	p->read = *perf_reader_stats(c->r);
+	p->meta.lost = perf_stats_lost(&p->read);
+	p->sym = *sym_stats(c->sym);
+	upool_add_stats(c->pool, &p->sym);
+	if (hi && c->acct.first_time && c->acct.last_time < hi - 1)
+		c->acct.last_time = hi - 1; /* the window spans to its end */
+	ret = finish(p, p->priv, c, c->r, c->o, c->path);
+	acct_drop(c);
+	if (ret) {
+		profile_free(p);
+		c->p = NULL;
+	}
+	return ret;
+}
+
+static bool pass_partial(struct build_ctx *c, int ret)
+{
+	const struct perf_stats *st = perf_reader_stats(c->r);
+
+	return ret != PP_OK || st->skipped_records || st->truncated;
+}
+
+/*
+ * Before accounting @ev: when it is at or past the current window's end,
+ * that window is finished and handed on, and the one @ev falls in begins.
+ */
+static int window_cut(struct build_ctx *c, const struct perf_event *ev)
+{
+	uint64_t t = ev->type == PERF_RECORD_SAMPLE || ev->has_sample_id ? ev->sample.time : 0;
+	uint64_t lo;
+	struct profile *p;
+	bool empty;
+	int ret;
+
+	if (!t)
+		return 0;
+	if (!c->window_hi) {
+		if (ev->type != PERF_RECORD_SAMPLE)
+			return 0;
+		c->window_hi = t + c->window_ns; /* windows count from the first sample */
+		return 0;
+	}
+	if (t < c->window_hi)
+		return 0;
+	lo = c->window_hi + (t - c->window_hi) / c->window_ns * c->window_ns;
+	/* the names of what is pending, then the window's profile */
+	ret = upool_flush(c->pool);
+	if (ret)
+		return ret;
+	empty = !c->acct.first_time || c->acct.rec_first == 0;
+	ret = profile_close(c, c->window_hi);
+	if (ret)
+		return ret;
+	p = c->p;
+	c->p = NULL;
+	empty = empty || !p->meta.counters_present;
+	if (empty)
+		profile_free(p);
+	else if ((ret = c->fn(c->fn_ctx, p, pass_partial(c, PP_OK))))
+		return ret;
+	c->window_hi = lo + c->window_ns;
+	return profile_open(c, lo);
+}
+
+/*
+ * Build from the open reader @r (closed here, whatever happens): one
+ * profile into *@out, or with @window_ns one per window handed to @fn.
+ */
+static int build(struct perf_reader *r, const char *path, const struct profile_opts *o,
+		 uint64_t window_ns, profile_window_fn fn, void *fn_ctx, struct profile **out)
+{
+	struct build_ctx *c;
+	int ret;
+
+	if (out)
+		*out = NULL;
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		perf_reader_close(r);
+		return PP_ENOMEM;
+	}
+	c->r = r;
+	c->o = o;
+	c->path = path;
+	c->window_ns = window_ns;
+	c->fn = fn;
+	c->fn_ctx = fn_ctx;
 	c->m = machine_new(perf_reader_header(r));
-	sym = sym_new(&o->sym, perf_reader_header(r));
-	if (sym && o->jobs > 1)
-		sym_prefetch(sym, o->jobs - 1 < 4 ? o->jobs - 1 : 4);
+	c->sym = sym_new(&o->sym, perf_reader_header(r));
+	if (c->sym && o->jobs > 1)
+		sym_prefetch(c->sym, o->jobs - 1 < 4 ? o->jobs - 1 : 4);
 	c->pool = c->m ? upool_new(o->jobs ? o->jobs : 1, &o->sym, perf_reader_header(r), c->m,
 				   on_pooled, c) : NULL;
 	/* new frames are named on a thread of their own with -j 2 and more */
-	c->namer = sym ? namer_new(sym, o->jobs > 1) : NULL;
-	if (!c->m || !sym || !c->pool || !c->namer) {
+	c->namer = c->sym ? namer_new(c->sym, o->jobs > 1) : NULL;
+	if (!c->m || !c->sym || !c->pool || !c->namer) {
 		ret = PP_ENOMEM;
-		goto fail;
+		goto out;
 	}
-	c->r = r;
-	ret = acct_init(&c->acct, o, c->m, c->namer, perf_reader_header(r), &p->meta);
-	acct_ready = true;
+	ret = profile_open(c, 0);
 	if (ret)
-		goto fail;
+		goto out;
 	ret = perf_reader_run(r, on_event, c);
 	if (ret == PP_OK || ret == PP_ESTOPPED)
 		ret = upool_flush(c->pool);
 	if (c->err)
 		ret = c->err;
 	namer_finish(c->namer); /* then the symbolizer's counts are whole */
-	p->read = *perf_reader_stats(r);
-	p->meta.lost = perf_stats_lost(&p->read);
-	p->sym = *sym_stats(sym);
-	upool_add_stats(c->pool, &p->sym);
-	if (ret == PP_ENOMEM || ret == PP_ERULES || ret == PP_EUSAGE)
-		goto fail;
+	/* a window's consumer that failed ends the pass (one that asked to
+	 * stop, PP_ESTOPPED, gets the last window) */
+	if (ret == PP_ENOMEM || ret == PP_ERULES || ret == PP_EUSAGE || !c->p ||
+	    (window_ns && c->err && c->err != PP_ESTOPPED))
+		goto out;
 	{
-		int partial = ret != PP_OK || p->read.skipped_records || p->read.truncated;
+		bool partial = pass_partial(c, window_ns && ret == PP_ESTOPPED ? PP_OK : ret);
+		struct profile *p;
 
-		ret = finish(p, pv, c, r, o, path);
+		ret = profile_close(c, 0);
 		if (ret)
-			goto fail;
-		check_empty(p, o, path);
-		check_left_out(p, path);
+			goto out;
+		p = c->p;
+		c->p = NULL;
+		if (!window_ns) {
+			check_empty(p, o, path);
+			check_left_out(p, path);
+			*out = p;
+		} else if (p->meta.counters_present) {
+			ret = fn(fn_ctx, p, partial);
+			if (ret)
+				goto out;
+		} else {
+			profile_free(p);
+		}
 		ret = partial ? PP_EPARTIAL : PP_OK;
 	}
-	acct_release(&c->acct);
-	tree_release(&c->acct.tree);
+out:
+	acct_drop(c);
+	profile_free(c->p);
 	upool_free(c->pool);
 	namer_free(c->namer);
-	sym_free(sym);
+	sym_free(c->sym);
 	machine_free(c->m);
 	perf_reader_close(r);
 	free(c);
-	*out = p;
-	return ret;
-fail:
-	if (c && acct_ready) {
-		acct_release(&c->acct);
-		tree_release(&c->acct.tree);
-	}
-	if (c) {
-		upool_free(c->pool);
-		namer_free(c->namer);
-		machine_free(c->m);
-	}
-	sym_free(sym);
-	perf_reader_close(r);
-	free(c);
-	profile_free(p);
-	if (!p)
-		free(pv);
 	return ret;
 }
 
@@ -834,7 +963,23 @@ int profile_build(const char *path, const struct profile_opts *o, struct profile
 
 	*out = NULL;
 	ret = perf_reader_open(path, &ropts, &r);
-	return ret ? ret : build(r, path, o, out);
+	return ret ? ret : build(r, path, o, 0, NULL, NULL, out);
+}
+
+int profile_build_windows(const char *path, const struct profile_opts *o, uint64_t window_ns,
+			  profile_window_fn fn, void *ctx)
+{
+	struct perf_reader_opts ropts = {
+		.ordered = true, .progress = o->progress, .progress_ctx = o->progress_ctx,
+		.events = o->events,
+	};
+	struct perf_reader *r;
+	int ret;
+
+	if (!window_ns || !fn)
+		return PP_EUSAGE;
+	ret = perf_reader_open(path, &ropts, &r);
+	return ret ? ret : build(r, path, o, window_ns, fn, ctx, NULL);
 }
 
 int profile_build_mem(const void *data, size_t size, const char *name,
@@ -846,7 +991,7 @@ int profile_build_mem(const void *data, size_t size, const char *name,
 
 	*out = NULL;
 	ret = perf_reader_open_mem(data, size, &ropts, &r);
-	return ret ? ret : build(r, name, o, out);
+	return ret ? ret : build(r, name, o, 0, NULL, NULL, out);
 }
 
 void profile_free(struct profile *p)

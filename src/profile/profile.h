@@ -12,6 +12,7 @@
 #ifndef PROFILE_PROFILE_H
 #define PROFILE_PROFILE_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -114,6 +115,10 @@ struct profile_opts {
 	/* also keep every sample and off-CPU interval with its time and thread
 	 * (profile.timed), for formats that show a timeline */
 	bool timeline;
+	/* when *stop becomes non-zero (a signal handler's flag), the pass ends
+	 * at the next record as if the recording ended there (PP_ESTOPPED
+	 * inside; the profile, or the last window, is finished as usual) */
+	const volatile sig_atomic_t *stop;
 };
 
 /* One sample or off-CPU interval as it was counted (profile_opts.timeline). */
@@ -308,6 +313,31 @@ int profile_build(const char *path, const struct profile_opts *opts, struct prof
  */
 int profile_build_mem(const void *data, size_t size, const char *name,
 		      const struct profile_opts *opts, struct profile **out);
+
+/**
+ * typedef profile_window_fn - one window of a stream, finished.
+ * @p: its profile, the callee's to free (profile_free()), even on error.
+ * @partial: records were skipped so far in the stream (p->read says what).
+ * Return: 0 to go on, non-zero (an enum pp_error) to stop the pass.
+ */
+typedef int (*profile_window_fn)(void *ctx, struct profile *p, bool partial);
+
+/**
+ * profile_build_windows() - read the recording at @path (a pipe's endless
+ * stream too: "-") once, and hand @fn a profile of each @window_ns of it,
+ * in time order, as soon as the ordering of the records lets a window end
+ * (a record at or after its end was delivered; the last one at the end of
+ * the stream). Windows are [lo, lo + @window_ns) from the first sample;
+ * one with nothing in it is not handed on. Threads, maps and names carry
+ * from one window to the next (the machine and the symbolizer are the
+ * pass's), each sample is counted in the one window it falls in, and an
+ * off-CPU interval open at a window's end counts up to it there (its rest,
+ * in the next window, is not counted: at most one interval per thread and
+ * boundary).
+ * Return: as profile_build(), for the whole pass, or what @fn returned.
+ */
+int profile_build_windows(const char *path, const struct profile_opts *opts, uint64_t window_ns,
+			  profile_window_fn fn, void *ctx);
 
 /** profile_free() - free the profile and every string it holds; NULL is fine. */
 void profile_free(struct profile *p);
