@@ -18,6 +18,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,7 @@
 #define WATCH_RESCAN_MS 5000          /* a rescan even without inotify's word */
 #define WATCH_RESEND_MAX_S 600        /* the spool's backoff grows up to this */
 #define WATCH_STATE_NAME ".perfport-watch"
+#define WATCH_QUEUE 8                 /* windows built and not yet sent (pipe mode) */
 
 struct watch {
 	const char *dir;
@@ -55,6 +57,18 @@ struct watch {
 	unsigned backoff_s;
 	unsigned windows;
 	int status;                   /* the worst exit status so far */
+	/* pipe mode: windows built by the reading thread, sent by another */
+	const char *input;            /* -i: a stream cut into windows; NULL: DIR */
+	uint64_t window_ns;
+	pthread_mutex_t mu;
+	pthread_cond_t put, got;
+	struct queued {
+		struct profile *p;
+		bool partial;
+		struct timespec built;
+	} q[WATCH_QUEUE];
+	size_t q_head, q_len;
+	bool q_done, q_waited;
 };
 
 static volatile sig_atomic_t watch_stop;
@@ -518,29 +532,167 @@ static int follow(struct watch *w)
 	return ret;
 }
 
+/* --- a stream cut into windows (-i) --- */
+
+/* "HH:MM:SS.mmm" (UTC) of @ns, into @buf */
+static const char *clock_text(uint64_t ns, char *buf, size_t len)
+{
+	time_t t = (time_t)(ns / 1000000000u);
+	struct tm tm;
+
+	if (!gmtime_r(&t, &tm) || !strftime(buf, len, "%H:%M:%S", &tm))
+		snprintf(buf, len, "?");
+	else
+		snprintf(buf + strlen(buf), len - strlen(buf), ".%03u",
+			 (unsigned)(ns % 1000000000u / 1000000u));
+	return buf;
+}
+
+/*
+ * The sending thread: windows in the order they were built; while an
+ * earlier upload waits in the spool, or windows pile up behind a slow
+ * backend, they go straight to the spool (in order), which is resent
+ * when due.
+ */
+static void *sender(void *arg)
+{
+	struct watch *w = arg;
+
+	for (;;) {
+		struct queued it;
+		char what[80], a[32], b[32];
+		size_t backlog;
+		bool defer;
+
+		pthread_mutex_lock(&w->mu);
+		while (!w->q_len && !w->q_done)
+			pthread_cond_wait(&w->got, &w->mu);
+		if (!w->q_len) {
+			pthread_mutex_unlock(&w->mu);
+			break;
+		}
+		it = w->q[w->q_head];
+		w->q_head = (w->q_head + 1) % WATCH_QUEUE;
+		backlog = --w->q_len;
+		pthread_cond_signal(&w->put);
+		pthread_mutex_unlock(&w->mu);
+
+		resend_due(w, false);
+		defer = w->spool_pending || backlog >= WATCH_QUEUE / 2;
+		snprintf(what, sizeof(what), "window %s-%s", clock_text(it.p->meta.start_ns, a, sizeof(a)),
+			 clock_text(it.p->meta.end_ns, b, sizeof(b)));
+		w->status = exit_worst(w->status, upload_profile(w, what, it.p, it.partial, &it.built,
+								  defer));
+		w->windows++;
+	}
+	return NULL;
+}
+
+/* profile_build_windows()'s consumer: queue the window for the sender. */
+static int queue_window(void *ctx, struct profile *p, bool partial)
+{
+	struct watch *w = ctx;
+
+	pthread_mutex_lock(&w->mu);
+	if (w->q_len == WATCH_QUEUE && !w->q_waited) {
+		pp_warn("the uploads are slower than the windows come: reading waits for them");
+		w->q_waited = true;
+	}
+	while (w->q_len == WATCH_QUEUE)
+		pthread_cond_wait(&w->put, &w->mu);
+	w->q[(w->q_head + w->q_len) % WATCH_QUEUE] = (struct queued){ p, partial, { 0, 0 } };
+	clock_gettime(CLOCK_MONOTONIC, &w->q[(w->q_head + w->q_len) % WATCH_QUEUE].built);
+	w->q_len++;
+	pthread_cond_signal(&w->got);
+	pthread_mutex_unlock(&w->mu);
+	return 0;
+}
+
+/* Read the stream to its end (or SIGINT/SIGTERM), a profile per window. */
+static int follow_stream(struct watch *w)
+{
+	pthread_t th;
+	int ret, r;
+
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_cond_init(&w->put, NULL);
+	pthread_cond_init(&w->got, NULL);
+	r = pthread_create(&th, NULL, sender, w);
+	if (r) {
+		pp_error("cannot start the sending thread: %s", strerror(r));
+		return PP_ENOMEM;
+	}
+	w->po.o.stop = &watch_stop;
+	ret = profile_build_windows(w->input, &w->po.o, w->window_ns, queue_window, w);
+	pthread_mutex_lock(&w->mu);
+	w->q_done = true;
+	pthread_cond_signal(&w->got);
+	pthread_mutex_unlock(&w->mu);
+	pthread_join(th, NULL);
+	pthread_cond_destroy(&w->got);
+	pthread_cond_destroy(&w->put);
+	pthread_mutex_destroy(&w->mu);
+	if (w->spool_pending && !watch_stop)
+		resend_due(w, true); /* the stream ended: what waits is sent now, once */
+	if (ret == PP_EPARTIAL) {
+		w->status = exit_worst(w->status, EXIT_PARTIAL);
+		ret = 0;
+	}
+	return ret == PP_ESTOPPED ? 0 : ret;
+}
+
+/* "30s", "500ms", "2m", "1.5s" (a bare number: seconds) into ns; 0 if malformed. */
+static uint64_t parse_duration(const char *s)
+{
+	char *end;
+	double v = strtod(s, &end);
+	double mul = 1e9;
+
+	if (end == s || v <= 0)
+		return 0;
+	if (!strcmp(end, "ms"))
+		mul = 1e6;
+	else if (!strcmp(end, "m") || !strcmp(end, "min"))
+		mul = 60e9;
+	else if (*end && strcmp(end, "s"))
+		return 0;
+	v *= mul;
+	return v >= 1e6 && v <= 86400e9 ? (uint64_t)v : 0;
+}
+
 static void watch_usage(FILE *out)
 {
 	fprintf(out,
 		"usage: perfport watch DIR -f FORMAT[,FORMAT...] [-O [FORMAT.]KEY=VALUE]...\n"
 		"                      [--label KEY=VALUE]... [--keep N] [--state FILE]\n"
-		"                      [--once] [--resend-every S] [--spool DIR]\n"
-		"                      [--ca-file FILE] [--timeout S] [--retries N]\n"
+		"                      [--once] [--resend-every S] [transport options]\n"
 		"                      [--plugin-dir DIR] [profile options]\n"
+		"       perfport watch -i FILE|- [--window DURATION] -f FORMAT[,FORMAT...] ...\n"
 		"\n"
-		"Continuous profiling from perf's rotating files: with\n"
-		"  perf record --switch-output=30s -o DIR/perf.data ...\n"
+		"Continuous profiling from perf, each window uploaded as 'perfport upload'\n"
+		"does to every format asked for, in order, with a line saying what it\n"
+		"held and sent.\n"
+		"\n"
+		"Rotating files: with 'perf record --switch-output=30s -o DIR/perf.data'\n"
 		"running, perf renames each finished file to perf.data.<timestamp>; each\n"
-		"becomes one profile, uploaded to every format asked for (as 'perfport\n"
-		"upload' does), one after the other in the order perf wrote them, and a\n"
-		"line says what each held and sent. DIR is read at start and followed\n"
-		"until SIGINT or SIGTERM, which let the file being sent finish (a second\n"
-		"one ends at once). A state file says which files were sent, so that a\n"
-		"restart sends none twice. An upload that fails is kept in the watcher's\n"
-		"spool and sent again, with a backoff; later files wait on disk until it\n"
-		"is delivered, so that a backend gets every file once, in order.\n"
+		"is one window. DIR is read at start and followed until SIGINT or\n"
+		"SIGTERM, which let the file being sent finish (a second one ends at\n"
+		"once). A state file says which files were sent, so that a restart sends\n"
+		"none twice. An upload that fails is kept in the watcher's spool and sent\n"
+		"again, with a backoff; later files wait on disk until it is delivered.\n"
 		"Files are never removed unless --keep says so.\n"
 		"\n"
+		"A stream: 'perf record -o - ... | perfport watch -i - --window 30s' cuts\n"
+		"the stream into windows by sample time (from its first sample); a\n"
+		"window ends once perf's ordering shows nothing earlier can come, and\n"
+		"the last at the end of the stream or at SIGINT/SIGTERM. Threads, maps\n"
+		"and names carry from window to window. Windows are sent by a thread of\n"
+		"their own; while an earlier one waits in the spool, or uploads fall\n"
+		"behind, they go to the spool in order and are resent from there.\n"
+		"\n"
 		"options:\n"
+		"  -i, --input FILE        a stream to cut into windows (- for stdin)\n"
+		"      --window DURATION   the windows' length with -i: 30s (default), 500ms, 2m\n"
 		"  -f, --format LIST       formats, comma-separated (required; each must upload)\n"
 		"  -O, --option F.KEY=VAL  a format's option, as 'perfport upload' takes it\n"
 		"      --label KEY=VALUE   a label handed to every format (service, env...)\n"
@@ -552,7 +704,8 @@ static void watch_usage(FILE *out)
 		"                          doubling up to %d s (default 30)\n"
 		"      --plugin-dir DIR    look for plugins in DIR first\n"
 				"      --spool DIR         the watcher's spool (default: the state file's\n"
-		"                          path with .spool)\n"
+		"                          path with .spool; with -i, $XDG_STATE_HOME/\n"
+		"                          perfport/spool-watch)\n"
 		"      --ca-file FILE, --timeout S, --retries N: as 'perfport upload'\n"
 		PROFOPTS_HELP
 		"  -h, --help              show this help\n"
@@ -565,6 +718,8 @@ static void watch_usage(FILE *out)
 int cmd_watch(int argc, char **argv)
 {
 	static const struct option opts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "window", required_argument, NULL, OPT_WINDOW },
 		{ "format", required_argument, NULL, 'f' },
 		{ "option", required_argument, NULL, 'O' },
 		{ "label", required_argument, NULL, OPT_LABEL },
@@ -590,9 +745,13 @@ int cmd_watch(int argc, char **argv)
 	int opt, ret = EXIT_USAGE;
 	char *end;
 
-	while ((opt = getopt_long(argc, argv, ":f:O:h" CLI_GLOBAL_SHORT SYMOPTS_SHORT, opts,
+	const char *dir_only = NULL, *window = NULL;
+
+	while ((opt = getopt_long(argc, argv, ":i:f:O:h" CLI_GLOBAL_SHORT SYMOPTS_SHORT, opts,
 				  NULL)) != -1) {
 		switch (opt) {
+		case 'i': w.input = optarg; break;
+		case OPT_WINDOW: window = optarg; break;
 		case 'f': formats = optarg; break;
 		case 'O':
 			if (nr_set == SETTINGS_MAX || setting_parse(optarg, &settings[nr_set])) {
@@ -616,9 +775,10 @@ int cmd_watch(int argc, char **argv)
 				cli_usage_error("watch", "--keep takes a count of files, not '%s'", optarg);
 				goto out;
 			}
+			dir_only = "--keep";
 			break;
-		case OPT_STATE: state = optarg; break;
-		case OPT_ONCE: w.once = true; break;
+		case OPT_STATE: state = optarg; dir_only = "--state"; break;
+		case OPT_ONCE: w.once = true; dir_only = "--once"; break;
 		case OPT_RESEND_EVERY: {
 			long v = strtol(optarg, &end, 10);
 
@@ -643,31 +803,54 @@ int cmd_watch(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (optind + 1 != argc) {
-		if (optind < argc)
-			cli_usage_error("watch", "unexpected argument '%s'", argv[optind + 1]);
-		else
-			cli_usage_error("watch", "say which directory to watch (where perf record "
-				       "--switch-output writes)");
-		goto out;
-	}
-	w.dir = argv[optind];
-	if (strcmp(w.dir, "-") == 0) {
-		cli_usage_error("watch", "a live pipe (perf record -o - | perfport watch -) is not "
-			       "supported yet: record with --switch-output into a directory");
-		goto out;
-	}
-	if (stat(w.dir, &st) || !S_ISDIR(st.st_mode)) {
-		cli_usage_error("watch", "'%s' is not a directory", w.dir);
-		goto out;
+	if (w.input) {
+		if (optind < argc) {
+			cli_usage_error("watch", "unexpected argument '%s': -i reads one stream, "
+				       "a directory is watched without -i", argv[optind]);
+			goto out;
+		}
+		if (dir_only) {
+			cli_usage_error("watch", "%s is for a directory of rotating files, not -i",
+					dir_only);
+			goto out;
+		}
+		w.window_ns = parse_duration(window ? window : "30s");
+		if (!w.window_ns) {
+			cli_usage_error("watch", "--window takes a duration from 1ms to 24h (30s, "
+				       "500ms, 2m), not '%s'", window);
+			goto out;
+		}
+	} else {
+		if (optind + 1 != argc) {
+			if (optind < argc)
+				cli_usage_error("watch", "unexpected argument '%s'", argv[optind + 1]);
+			else
+				cli_usage_error("watch", "say which directory to watch (where perf "
+					       "record --switch-output writes), or -i - for a pipe");
+			goto out;
+		}
+		w.dir = argv[optind];
+		if (strcmp(w.dir, "-") == 0) {
+			cli_usage_error("watch", "a pipe is read with -i - (and --window)");
+			goto out;
+		}
+		if (window) {
+			cli_usage_error("watch", "--window cuts a stream (-i); a directory's "
+				       "files are perf's own windows (--switch-output)");
+			goto out;
+		}
+		if (stat(w.dir, &st) || !S_ISDIR(st.st_mode)) {
+			cli_usage_error("watch", "'%s' is not a directory", w.dir);
+			goto out;
+		}
 	}
 	if (!formats || !*formats) {
 		cli_usage_error("watch", "-f FORMAT is required ('perfport formats' lists them)");
 		goto out;
 	}
 	if ((size_t)snprintf(w.state, sizeof(w.state), "%s", state ? state : "") >= sizeof(w.state) ||
-	    (!state && (size_t)snprintf(w.state, sizeof(w.state), "%s/%s", w.dir,
-					WATCH_STATE_NAME) >= sizeof(w.state))) {
+	    (!state && w.dir && (size_t)snprintf(w.state, sizeof(w.state), "%s/%s", w.dir,
+						 WATCH_STATE_NAME) >= sizeof(w.state))) {
 		cli_usage_error("watch", "the state file's path is too long");
 		goto out;
 	}
@@ -683,7 +866,8 @@ int cmd_watch(int argc, char **argv)
 	/* the watcher's own spool, beside its state: what waits there holds
 	 * back later files, so it must not be shared with other uploads */
 	if (!nc.spool_dir) {
-		if ((size_t)snprintf(spool, sizeof(spool), "%s.spool", w.state) >= sizeof(spool)) {
+		if ((size_t)snprintf(spool, sizeof(spool), w.input ? "%s-watch" : "%s.spool",
+				     w.input ? net_spool_dir() : w.state) >= sizeof(spool)) {
 			cli_usage_error("watch", "the state file's path is too long");
 			goto out;
 		}
@@ -695,7 +879,7 @@ int cmd_watch(int argc, char **argv)
 		goto out;
 	exporters_profile_opts(&w.ex, true, w.po.group_given, &w.po.o);
 	w.po.o.warn_estimated_time = true;
-	if (state_load(&w)) {
+	if (!w.input && state_load(&w)) {
 		ret = EXIT_NOTHING;
 		goto out;
 	}
@@ -707,10 +891,10 @@ int cmd_watch(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	resend_due(&w, true);
-	ret = follow(&w) ? EXIT_NOTHING : w.status;
+	ret = (w.input ? follow_stream(&w) : follow(&w)) ? EXIT_NOTHING : w.status;
 	if (watch_stop)
-		pp_info("stopped by %s after %u file%s", strsignal(watch_stop), w.windows,
-			w.windows == 1 ? "" : "s");
+		pp_info("stopped by %s after %u %s%s", strsignal(watch_stop), w.windows,
+			w.input ? "window" : "file", w.windows == 1 ? "" : "s");
 out:
 	exporters_free(&w.ex);
 	done_free(&w);

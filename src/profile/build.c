@@ -809,8 +809,8 @@ static int profile_close(struct build_ctx *c, uint64_t hi)
 	p->meta.lost = perf_stats_lost(&p->read);
 	p->sym = *sym_stats(c->sym);
 	upool_add_stats(c->pool, &p->sym);
-	if (hi && c->acct.first_time && c->acct.last_time < hi - 1)
-		c->acct.last_time = hi - 1; /* the window spans to its end */
+	if (hi && c->acct.first_time && c->acct.last_time < hi)
+		c->acct.last_time = hi; /* the window spans to its end */
 	ret = finish(p, p->priv, c, c->r, c->o, c->path);
 	acct_drop(c);
 	if (ret) {
@@ -834,6 +834,7 @@ static bool pass_partial(struct build_ctx *c, int ret)
 static int window_cut(struct build_ctx *c, const struct perf_event *ev)
 {
 	uint64_t t = ev->type == PERF_RECORD_SAMPLE || ev->has_sample_id ? ev->sample.time : 0;
+	struct acct_carry *carry = NULL;
 	uint64_t lo;
 	struct profile *p;
 	bool empty;
@@ -850,23 +851,31 @@ static int window_cut(struct build_ctx *c, const struct perf_event *ev)
 	if (t < c->window_hi)
 		return 0;
 	lo = c->window_hi + (t - c->window_hi) / c->window_ns * c->window_ns;
-	/* the names of what is pending, then the window's profile */
+	/* the names of what is pending, what goes on into the next window,
+	 * then this window's profile */
 	ret = upool_flush(c->pool);
+	if (!ret)
+		ret = acct_carry_take(&c->acct, &carry);
 	if (ret)
 		return ret;
 	empty = !c->acct.first_time || c->acct.rec_first == 0;
 	ret = profile_close(c, c->window_hi);
 	if (ret)
-		return ret;
+		goto out;
 	p = c->p;
 	c->p = NULL;
 	empty = empty || !p->meta.counters_present;
 	if (empty)
 		profile_free(p);
 	else if ((ret = c->fn(c->fn_ctx, p, pass_partial(c, PP_OK))))
-		return ret;
+		goto out;
 	c->window_hi = lo + c->window_ns;
-	return profile_open(c, lo);
+	ret = profile_open(c, lo);
+	if (!ret)
+		ret = acct_carry_put(&c->acct, carry, lo);
+out:
+	acct_carry_free(carry);
+	return ret;
 }
 
 /*

@@ -238,6 +238,27 @@ void acct_finish(struct account *a);
 /** acct_release() - free what @a holds except the tree (the profile keeps it). */
 void acct_release(struct account *a);
 
+struct acct_carry;
+
+/**
+ * acct_carry_take() - what a next window's accounting needs of @a's
+ * threads at its end: each live thread's open off-CPU interval (its
+ * state, the evidence so far, its stack, copied out of @a's tree) or that
+ * it is running. Call before acct_finish(). *@out is the caller's
+ * (acct_carry_free()). Return: 0 or PP_ENOMEM.
+ */
+int acct_carry_take(const struct account *a, struct acct_carry **out);
+
+/**
+ * acct_carry_put() - open in @a (a new window's, just set up) the
+ * intervals @c carries, from @t (the boundary); a running thread runs from
+ * @t. Return: 0 or PP_ENOMEM.
+ */
+int acct_carry_put(struct account *a, const struct acct_carry *c, uint64_t t);
+
+/** acct_carry_free() - free @c; NULL is fine. */
+void acct_carry_free(struct acct_carry *c);
+
 /** acct_filter_parse() - parse the filter options; 0 or PP_EUSAGE (logged). */
 int acct_filter_parse(struct acct_filter *f, const struct profile_opts *o,
 		      const struct perf_header_info *hdr);
