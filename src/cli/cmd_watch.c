@@ -873,6 +873,7 @@ int cmd_watch(int argc, char **argv)
 		}
 		nc.spool_dir = spool;
 	}
+	nc.resend_in_order = true;
 	net_configure(&nc);
 	ret = exporters_load("watch", formats, plugin_dir, settings, nr_set, true, &w.ex);
 	if (ret != EXIT_FULL)

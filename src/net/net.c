@@ -1251,6 +1251,17 @@ int net_resend(const char *dir, struct net_resend_stats *st)
 				pp_warn("'%s': cannot be put back: %s", claim, strerror(errno));
 			st->kept++;
 			ret = PP_EIO;
+			if (config.resend_in_order) {
+				/* what comes after it waits behind it */
+				for (int k = i + 1; k < n; k++) {
+					if (list[k]->d_name[0] != '.' &&
+					    strncmp(list[k]->d_name, "damaged-", 8))
+						st->kept++;
+					free(list[k]);
+				}
+				free(list[i]);
+				break;
+			}
 		}
 		free(list[i]);
 	}

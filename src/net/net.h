@@ -22,6 +22,9 @@ struct net_config {
 	long timeout_s;              /* 0: 60 */
 	unsigned max_attempts;       /* 0: 5 */
 	unsigned backoff_ms;         /* first retry delay (0: 500); doubles, with jitter */
+	/* net_resend() stops at the first entry it could not deliver: the
+	 * later ones stay behind it, so a backend gets them in order */
+	bool resend_in_order;
 };
 
 /** net_configure() - set how requests are sent (copied; strings must live on). */
