@@ -55,8 +55,19 @@ if [ -x build-tsan/perfport ]; then
 		# 0 read, 3 partial (the corpus's damaged files); 66 is a report
 		case $rc in 0|3) ;; *) bad="$bad $f (exit $rc)";; esac
 	done
+	# watch -i: windows built on one thread and sent on another, a backend
+	# that refuses connections (every window spooled, in order)
+	for f in samples/*.perf.data; do
+		rm -rf "$OUT/tsan-spool"
+		build-tsan/perfport watch -i "$f" --window 100ms -j 3 -f pyroscope --retries 1 \
+			--timeout 1 --resend-every 1 --spool "$OUT/tsan-spool" \
+			-O server=http://127.0.0.1:1 >>"$log" 2>&1
+		rc=$?
+		n=$((n + 1))
+		case $rc in 4) ;; *) bad="$bad watch -i $f (exit $rc)";; esac
+	done
 	if [ -z "$bad" ] && ! grep -q "ThreadSanitizer" "$log"; then
-		pass=$((pass + 1)); echo "ok   tsan: $n exports with -j 3 under ThreadSanitizer"
+		pass=$((pass + 1)); echo "ok   tsan: $n exports and watches with -j 3 under ThreadSanitizer"
 	else
 		fail=$((fail + 1)); failed+=(tsan); echo "FAIL tsan:$bad (see $log)"
 		grep -m5 -A8 "WARNING: ThreadSanitizer" "$log"

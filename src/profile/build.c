@@ -807,8 +807,13 @@ static int profile_close(struct build_ctx *c, uint64_t hi)
 
 	p->read = *perf_reader_stats(c->r);
 	p->meta.lost = perf_stats_lost(&p->read);
-	p->sym = *sym_stats(c->sym);
-	upool_add_stats(c->pool, &p->sym);
+	if (!hi) {
+		/* the pass is over (namer_finish()): the naming's counts are
+		 * whole; a window before the last has none (the naming
+		 * threads are still counting) */
+		p->sym = *sym_stats(c->sym);
+		upool_add_stats(c->pool, &p->sym);
+	}
 	if (hi && c->acct.first_time && c->acct.last_time < hi)
 		c->acct.last_time = hi; /* the window spans to its end */
 	ret = finish(p, p->priv, c, c->r, c->o, c->path);
