@@ -45,6 +45,8 @@ struct watch {
 	long keep;                    /* newest done files kept; -1: all */
 	bool once;
 	unsigned resend_s;            /* the spool's first retry after a failure */
+	uint64_t spool_max;           /* bytes the spool may hold; the oldest go first */
+	unsigned dropped;             /* uploads dropped from the spool so far */
 	struct exporters ex;
 	struct cli_prof po;
 	const char *labels[SETTINGS_MAX];
@@ -349,6 +351,17 @@ static int upload_profile(struct watch *w, const char *what, struct profile *p, 
 	}
 	net_defer(false);
 	net_delivered(&req1, &b1);
+	if (ret == EXIT_SPOOLED) {
+		unsigned dropped = 0;
+
+		if (net_spool_trim(NULL, w->spool_max, &dropped) == PP_OK && dropped) {
+			w->dropped += dropped;
+			ret = exit_worst(ret, EXIT_NOTHING); /* lost, as told */
+			pp_warn("the spool '%s' holds more than %" PRIu64 " KiB: its %u oldest "
+				"request%s dropped (%u in all)", net_spool_dir(), w->spool_max >> 10,
+				dropped, dropped == 1 ? "" : "s", w->dropped);
+		}
+	}
 	if (ret == EXIT_FULL && partial) {
 		pp_warn_status("%s: read partly: %" PRIu64 " records skipped%s", what,
 			       p->read.skipped_records, p->read.truncated ? ", the data ends early" : "");
@@ -703,7 +716,10 @@ static void watch_usage(FILE *out)
 		"      --resend-every S    try the spool again S seconds after a failure,\n"
 		"                          doubling up to %d s (default 30)\n"
 		"      --plugin-dir DIR    look for plugins in DIR first\n"
-				"      --spool DIR         the watcher's spool (default: the state file's\n"
+				"      --spool-max SIZE    what the spool may hold (default 1G; 200M, 512K):\n"
+		"                          beyond it the oldest requests are dropped, and\n"
+		"                          counted in the log\n"
+		"      --spool DIR         the watcher's spool (default: the state file's\n"
 		"                          path with .spool; with -i, $XDG_STATE_HOME/\n"
 		"                          perfport/spool-watch)\n"
 		"      --ca-file FILE, --timeout S, --retries N: as 'perfport upload'\n"
@@ -728,13 +744,15 @@ int cmd_watch(int argc, char **argv)
 		{ "state", required_argument, NULL, OPT_STATE },
 		{ "once", no_argument, NULL, OPT_ONCE },
 		{ "resend-every", required_argument, NULL, OPT_RESEND_EVERY },
+		{ "spool-max", required_argument, NULL, OPT_SPOOL_MAX },
 		NET_LONG_OPTIONS,
 		PROFOPTS_LONG_OPTIONS,
 		CLI_GLOBAL_LONG_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct watch w = { .keep = -1, .resend_s = 30, .po.sym.o.use_proc_kallsyms = true };
+	struct watch w = { .keep = -1, .resend_s = 30, .spool_max = (uint64_t)1024 << 20,
+			   .po.sym.o.use_proc_kallsyms = true };
 	struct setting settings[SETTINGS_MAX];
 	const char *formats = NULL, *plugin_dir = NULL, *state = NULL, *net_bad = NULL, *msg;
 	struct net_config nc = { 0 };
@@ -788,6 +806,20 @@ int cmd_watch(int argc, char **argv)
 				goto out;
 			}
 			w.resend_s = (unsigned)v;
+			break;
+		}
+		case OPT_SPOOL_MAX: {
+			long v = strtol(optarg, &end, 10);
+			unsigned shift = !strcmp(end, "K") || !strcmp(end, "k") ? 10
+					 : !strcmp(end, "G") || !strcmp(end, "g") ? 30
+					 : !*end || !strcmp(end, "M") || !strcmp(end, "m") ? 20 : 0;
+
+			if (!shift || end == optarg || v < 1 || ((uint64_t)v << shift) > ((uint64_t)1 << 50)) {
+				cli_usage_error("watch", "--spool-max takes a size (200M, 5G, 512K; "
+						"a bare number is MiB), not '%s'", optarg);
+				goto out;
+			}
+			w.spool_max = (uint64_t)v << shift;
 			break;
 		}
 		case 'h':

@@ -1171,6 +1171,54 @@ static void adopt_new(const char *dir, const char *name)
 			"place: adopted as '%s'", path, to);
 }
 
+int net_spool_trim(const char *dir, uint64_t max_bytes, unsigned *dropped)
+{
+	struct dirent **list;
+	uint64_t *size, total = 0;
+	int n;
+
+	*dropped = 0;
+	dir = dir ? dir : net_spool_dir();
+	n = scandir(dir, &list, NULL, by_name);
+	if (n < 0)
+		return errno == ENOENT ? PP_OK : PP_EIO;
+	size = calloc(n ? (size_t)n : 1, sizeof(*size));
+	for (int i = 0; size && i < n; i++) {
+		const char *name = list[i]->d_name;
+		char file[PATH_MAX];
+		struct stat st;
+
+		if (name[0] == '.' || !strncmp(name, "damaged-", 8))
+			continue;
+		snprintf(file, sizeof(file), "%s/%s/body", dir, name);
+		if (!stat(file, &st))
+			size[i] += (uint64_t)st.st_size;
+		snprintf(file, sizeof(file), "%s/%s/request", dir, name);
+		if (!stat(file, &st))
+			size[i] += (uint64_t)st.st_size;
+		total += size[i];
+	}
+	/* the oldest first: their names begin with the time they were kept */
+	for (int i = 0; size && i < n && total > max_bytes; i++) {
+		char entry[PATH_MAX];
+
+		if (!size[i])
+			continue;
+		snprintf(entry, sizeof(entry), "%s/%s", dir, list[i]->d_name);
+		remove_entry(entry);
+		total -= size[i];
+		(*dropped)++;
+		lost++;
+	}
+	for (int i = 0; i < n; i++)
+		free(list[i]);
+	free(list);
+	if (!size)
+		return PP_ENOMEM;
+	free(size);
+	return PP_OK;
+}
+
 int net_resend(const char *dir, struct net_resend_stats *st)
 {
 	struct net_resend_stats mine;

@@ -101,6 +101,13 @@ int net_resend(const char *dir, struct net_resend_stats *st);
 void net_guard(bool on);
 
 /**
+ * net_spool_trim() - drop the oldest entries of the spool @dir (NULL: the
+ * one in use) until what it holds is at most @max_bytes; *@dropped says
+ * how many went (each counted lost). Return: PP_OK, PP_EIO, PP_ENOMEM.
+ */
+int net_spool_trim(const char *dir, uint64_t max_bytes, unsigned *dropped);
+
+/**
  * net_defer() - while on, net_send() sends nothing: each request that may
  * be spooled goes straight to the spool (net_resend() sends it later, in
  * the order of the spool's names), the others are lost; for a caller that

@@ -49,6 +49,7 @@ struct build_ctx {
 	uint64_t window_ns, window_hi;
 	profile_window_fn fn;
 	void *fn_ctx;
+	bool time_warned;
 	int err;
 };
 
@@ -395,7 +396,7 @@ static bool realtime_clock(struct perf_reader *r)
 	return false;
 }
 
-static void wall_clock(struct profile_meta *m, const struct profile_opts *o,
+static void wall_clock(struct profile_meta *m, const struct profile_opts *o, bool warn,
 		       const struct perf_header_info *hdr, struct perf_reader *r, const char *path)
 {
 	uint64_t span = m->last_time - m->first_time;
@@ -420,7 +421,7 @@ static void wall_clock(struct profile_meta *m, const struct profile_opts *o,
 		}
 		m->time_source = TIME_ESTIMATED;
 		m->start_ns = end - span;
-		if (o->warn_estimated_time)
+		if (warn)
 			pp_warn("'%s' holds no wall-clock reference: its start and end are "
 				"estimated from the %s; record with 'perf record -k CLOCK_MONOTONIC' "
 				"(or -k realtime) for exact times, or give --start-time", path,
@@ -660,7 +661,8 @@ static int finish(struct profile *p, struct profile_priv *pv, struct build_ctx *
 		if (a->filter.t1 < m->window_hi)
 			m->window_hi = a->filter.t1 > m->window_lo ? a->filter.t1 : m->window_lo;
 	}
-	wall_clock(m, o, hdr, r, path);
+	wall_clock(m, o, o->warn_estimated_time && !c->time_warned, hdr, r, path);
+	c->time_warned = true; /* once a pass: every window is timed alike */
 	m->hostname = tree_intern(&pv->tree, hdr->hostname, &err);
 	m->osrelease = tree_intern(&pv->tree, hdr->osrelease, &err);
 	m->arch = tree_intern(&pv->tree, hdr->arch, &err);

@@ -309,6 +309,18 @@ print("%d windows delivered once each, in order, after three failures" % len(ok)
 PY
 echo "ok: a stream with the backend down, then up"
 
+# a backend that stays away and a spool bounded to 8 KiB: the oldest
+# requests are dropped, counted, and the exit status says something was lost
+rc=0
+"$PERFPORT" watch -i "$WORK/stream.data" --window 200ms -f pyroscope --retries 1 --timeout 1 \
+	--spool "$WORK/small" --spool-max 8K -O server=http://127.0.0.1:1 >/dev/null 2>"$WORK/small.err" || rc=$?
+[ $rc -eq 2 ] || { tail -5 "$WORK/small.err"; fail "a bounded spool that dropped requests: exit $rc, not 2"; }
+grep -q "holds more than 8 KiB: its [0-9]* oldest request.* dropped ([0-9]* in all)" "$WORK/small.err" ||
+	fail "the drops are not said: $(grep spool "$WORK/small.err" | tail -3)"
+held=$(find "$WORK/small" -type f -printf '%s\n' | awk '{ s += $1 } END { print s + 0 }')
+[ "$held" -le 8192 ] && [ "$held" -gt 0 ] || fail "the spool holds $held bytes, bounded to 8192"
+echo "ok: the spool bounded: $held bytes kept"
+
 # --- command lines refused ---
 bad() { # MESSAGE ARGS...
 	local msg=$1; shift
@@ -323,6 +335,7 @@ bad "is read with -i -" - -f pyroscope
 bad "window takes" -i - --window 0s -f pyroscope
 bad "is for a directory" -i - --keep 3 -f pyroscope
 bad "cuts a stream" "$WORK/rot" --window 1s -f pyroscope
+bad "spool-max takes" -i - --spool-max 12Q -f pyroscope
 bad "cannot upload" "$WORK/rot" -f folded
 bad "keep takes" "$WORK/rot" -f pyroscope --keep -1
 bad "unrecognized\|unknown" "$WORK/rot" -f pyroscope --bogus
