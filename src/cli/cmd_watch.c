@@ -74,9 +74,15 @@ struct watch {
 };
 
 static volatile sig_atomic_t watch_stop;
+static pthread_t watch_main;
 
 static void on_stop(int sig)
 {
+	if (!pthread_equal(pthread_self(), watch_main)) {
+		/* the main thread's read() is the one to interrupt */
+		pthread_kill(watch_main, sig);
+		return;
+	}
 	if (watch_stop) {
 		/* a second signal: the user does not want the window finished */
 		signal(sig, SIG_DFL);
@@ -921,6 +927,8 @@ int cmd_watch(int argc, char **argv)
 	w.backoff_s = w.resend_s;
 	w.next_resend = time(NULL);
 	sigemptyset(&sa.sa_mask);
+	watch_main = pthread_self();
+	/* no SA_RESTART: the signal ends a stream's blocked read at once */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	resend_due(&w, true);

@@ -12,6 +12,7 @@
 #ifndef PERF_PERF_H
 #define PERF_PERF_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -293,6 +294,7 @@ struct perf_stats {
 	uint64_t forced_flushes; /* ordering queue overflowed its limit */
 	uint64_t bytes_read;
 	bool truncated;          /* the data ended inside a record or section */
+	bool stopped;            /* perf_reader_opts.stop ended the input */
 	struct perf_skip skips[PERF_SKIP_KEEP];
 	unsigned nr_skips_kept;
 };
@@ -324,6 +326,11 @@ struct perf_reader_opts {
 	 * header) or run() (events announced by a pipe) fail with PP_EUSAGE,
 	 * after an error naming the entry and the events; NULL: no check */
 	const char *events;
+	/* when *stop becomes non-zero (a signal handler's flag; a signal
+	 * interrupts a read), the input ends there: what was read is
+	 * delivered as at the end of the data, a record cut short is dropped
+	 * without a word (perf_stats.stopped) */
+	const volatile sig_atomic_t *stop;
 };
 
 struct perf_reader;

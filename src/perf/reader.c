@@ -135,9 +135,15 @@ static ssize_t src_read(struct perf_reader *r, void *buf, size_t len)
 		r->src_pos += len;
 		return (ssize_t)len;
 	}
-	do {
+	for (;;) {
+		if (r->opts.stop && *r->opts.stop) {
+			r->st.stopped = true;
+			return 0;
+		}
 		n = read(r->fd, buf, len);
-	} while (n < 0 && errno == EINTR);
+		if (n >= 0 || errno != EINTR)
+			break;
+	}
 	if (n > 0)
 		r->src_pos += (uint64_t)n;
 	return n;
@@ -714,6 +720,10 @@ static int process_stream(struct perf_reader *r, struct rstream *s, bool inner)
 		if (have < 8) {
 			if (inner)
 				return PP_OK;
+			if (r->st.stopped) {
+				s->pos = s->len;
+				return PP_OK;
+			}
 			r->st.truncated = true;
 			perf_skip(r, offset, 0, (uint64_t)have, "data ends inside a record header");
 			s->pos = s->len;
@@ -777,6 +787,10 @@ static int process_stream(struct perf_reader *r, struct rstream *s, bool inner)
 		if ((size_t)have < size) {
 			if (inner)
 				return PP_OK; /* the rest comes with the next chunk */
+			if (r->st.stopped) {
+				s->pos = s->len;
+				return PP_OK;
+			}
 			r->st.truncated = true;
 			perf_skip(r, offset, load_u32(rec, swap), (uint64_t)have,
 				  "data ends inside a record");
@@ -1112,7 +1126,7 @@ int perf_reader_run(struct perf_reader *r, perf_event_fn fn, void *ctx)
 	ret = process_stream(r, &r->in, false);
 	if (ret == PP_OK && r->hdr.directory)
 		ret = run_directory_streams(r);
-	if (r->z.len > r->z.pos) {
+	if (r->z.len > r->z.pos && !r->st.stopped) {
 		r->st.truncated = true;
 		perf_skip(r, r->z.base + r->z.pos, 0, r->z.len - r->z.pos,
 			  "compressed data ends inside a record");

@@ -253,10 +253,6 @@ static int on_event(void *ctx, const struct perf_event *ev)
 	struct build_ctx *c = ctx;
 	int ret = 0;
 
-	if (c->o->stop && *c->o->stop) {
-		c->err = PP_ESTOPPED;
-		return PP_ESTOPPED;
-	}
 	if (ev->type == PERF_RECORD_SAMPLE && !c->chosen) {
 		size_t nr;
 		struct perf_evsel *const *evs = perf_reader_evsels(c->r, &nr);
@@ -972,7 +968,7 @@ int profile_build(const char *path, const struct profile_opts *o, struct profile
 {
 	struct perf_reader_opts ropts = {
 		.ordered = true, .progress = o->progress, .progress_ctx = o->progress_ctx,
-		.events = o->events,
+		.events = o->events, .stop = o->stop,
 	};
 	struct perf_reader *r;
 	int ret;
@@ -987,7 +983,7 @@ int profile_build_windows(const char *path, const struct profile_opts *o, uint64
 {
 	struct perf_reader_opts ropts = {
 		.ordered = true, .progress = o->progress, .progress_ctx = o->progress_ctx,
-		.events = o->events,
+		.events = o->events, .stop = o->stop,
 	};
 	struct perf_reader *r;
 	int ret;

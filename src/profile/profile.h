@@ -115,9 +115,10 @@ struct profile_opts {
 	/* also keep every sample and off-CPU interval with its time and thread
 	 * (profile.timed), for formats that show a timeline */
 	bool timeline;
-	/* when *stop becomes non-zero (a signal handler's flag), the pass ends
-	 * at the next record as if the recording ended there (PP_ESTOPPED
-	 * inside; the profile, or the last window, is finished as usual) */
+	/* when *stop becomes non-zero (a signal handler's flag, whose signal
+	 * interrupts the read), the input ends there as if the recording
+	 * ended: what was read is counted, the profile (or the last window)
+	 * finished as usual (perf_reader_opts.stop) */
 	const volatile sig_atomic_t *stop;
 };
 

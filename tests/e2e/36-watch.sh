@@ -161,6 +161,46 @@ done
 CHECKING="after a restart" check "$WORK/rot" 2
 echo "ok: a restart sent the $((m - n)) new files and none twice"
 
+# --- kill -9 between two files, then a restart: none lost, none twice ---
+start_server pyro pyroscope_server.py ok "$WORK/gen-pyro"
+PYRO="http://127.0.0.1:$(cat "$WORK/pyro/port")"
+mkdir -p "$WORK/k9"
+watch_k9() {
+	"$PERFPORT" watch "$WORK/k9" -f pyroscope -O server="$PYRO" >>"$WORK/k9.out" 2>>"$WORK/k9.err" &
+	WATCH=$!
+	PIDS+=($WATCH)
+}
+watch_k9
+rotate "$WORK/k9" 5 &
+REC=$!
+wait_sent "$WORK/k9" 2
+# right after a file's line: between two files (the next comes a second later)
+for _ in $(seq 200); do [ "$(wc -l <"$WORK/k9.out")" -ge 2 ] && break; sleep 0.01; done
+kill -9 "$WATCH"
+wait "$WATCH" 2>/dev/null || true
+sleep 1.5                  # a file or two arrive while no watcher runs
+watch_k9
+wait "$REC"
+n=$(ls "$WORK/k9" | grep -c '^perf\.data\.[0-9]*$' || true)
+wait_sent "$WORK/k9" "$n"
+kill -TERM "$WATCH"
+wait "$WATCH" || true
+$PY - "$WORK" "$n" <<'PY' || fail "kill -9 and a restart"
+import glob, json, re, sys
+w, n = sys.argv[1], int(sys.argv[2])
+got = []
+for p in sorted(glob.glob(w + "/pyro/req-*.json"), key=lambda p: int(re.search(r"req-([0-9]+)", p).group(1))):
+    r = json.load(open(p))
+    for s in r.get("series", []):
+        if s["labels"]["__name__"] == "process_cpu":
+            got.append((r["query"]["from"], r["query"]["until"],
+                        s["types"]["process_cpu:samples:count:cpu:nanoseconds"]["total"]))
+if len(got) != n or len(set(got)) != n:
+    sys.exit("%d files, %d process_cpu uploads: %s" % (n, len(got), got))
+print("kill -9 after the second file, a restart: %d files, each sent once" % n)
+PY
+echo "ok: kill -9 and a restart"
+
 # --- --keep 1: only files sent are removed, the newest kept ---
 "$PERFPORT" -q watch "$WORK/rot" --once --keep 1 -f pyroscope -O server="$PYRO" ||
 	fail "watch --keep 1: exit $?"
@@ -196,7 +236,8 @@ for p in sorted(glob.glob(w + "/pyro/req-*.json"), key=lambda p: int(re.search(r
     r = json.load(open(p))
     steps.append((r["step"], r["query"]["from"] if r.get("query") else None,
                   [s["types"]["process_cpu:cpu:nanoseconds:cpu:nanoseconds"]["total"]
-                   for s in r.get("series", []) if s["labels"]["__name__"] == "process_cpu"]))
+                   for s in r.get("series", []) if s["labels"]["__name__"] == "process_cpu"],
+                  sorted((k, v["total"]) for s in r.get("series", []) for k, v in s["types"].items())))
 ok = [s for s in steps if s[0] == "ok" and s[2]]  # the process_cpu series, one per file
 if [s[0] for s in steps[:3]] != ["unavailable"] * 3:
     sys.exit("the first three requests: %s" % steps[:3])
@@ -308,6 +349,30 @@ if [f for f, _ in ok] != sorted(f for f, _ in ok):
 print("%d windows delivered once each, in order, after three failures" % len(ok))
 PY
 echo "ok: a stream with the backend down, then up"
+
+# SIGTERM while a stream goes on: the window being read is finished and sent
+# (-m 16: perf hands its samples on every few tens of ms, not when 256 KiB
+# have piled up)
+start_server pyro pyroscope_server.py ok "$WORK/gen-pyro"
+PYRO="http://127.0.0.1:$(cat "$WORK/pyro/port")"
+(
+	set +e
+	perf record -q -m 16 -k CLOCK_MONOTONIC -e cpu-clock/freq=997/ -g -o - -- "$SHAPE" 20 "$WORK" 2>/dev/null |
+		"$PERFPORT" watch -i - --window 1s -f pyroscope -O server="$PYRO" >"$WORK/term.out" 2>"$WORK/term.err"
+	echo "${PIPESTATUS[1]}" >"$WORK/term.rc"
+) &
+WATCH=$!
+sleep 3.5
+pkill -TERM -f "perfport watch -i - --window 1s" || true
+wait "$WATCH" || true
+pkill -f "$SHAPE 20" || true
+rc=$(cat "$WORK/term.rc")
+[ $rc -eq 0 ] || { cat "$WORK/term.err"; fail "watch -i - after SIGTERM: exit $rc"; }
+w=$(wc -l <"$WORK/term.out")
+last=$(tail -1 "$WORK/term.out")
+[ "$w" -ge 3 ] || fail "SIGTERM after 3.5 s of 1 s windows: $w windows sent"
+case $last in *" 0 samples"*) fail "the last window is empty: $last";; esac
+echo "ok: SIGTERM: $w windows sent, the last one cut short ($last)"
 
 # a backend that stays away and a spool bounded to 8 KiB: the oldest
 # requests are dropped, counted, and the exit status says something was lost
