@@ -68,7 +68,9 @@ struct watch {
 		struct profile *p;
 		bool partial;
 		struct timespec built;
+		double cpu;           /* the reading thread's CPU seconds for it */
 	} q[WATCH_QUEUE];
+	double cpu_last;              /* the reading thread's CPU at the last window */
 	size_t q_head, q_len;
 	bool q_done, q_waited;
 };
@@ -326,7 +328,7 @@ static void totals_line(const struct profile *p, char *buf, size_t len)
  * what waits there. Return: the exit status of it.
  */
 static int upload_profile(struct watch *w, const char *what, struct profile *p, bool partial,
-			  const struct timespec *t0, bool defer)
+			  const struct timespec *t0, bool defer, double cpu)
 {
 	struct perfport_profile *view;
 	char totals[256];
@@ -375,12 +377,16 @@ static int upload_profile(struct watch *w, const char *what, struct profile *p, 
 	}
 	totals_line(p, totals, sizeof(totals));
 	if (pp_log_get_level() >= PP_LOG_WARN) {
-		printf("%s: %" PRIu64 " samples%s%s; %u request%s, %.1f KiB sent%s; %.2f s\n", what,
+		char built[48] = "";
+
+		if (cpu >= 0)
+			snprintf(built, sizeof(built), ", built with %.3f s of CPU", cpu);
+		printf("%s: %" PRIu64 " samples%s%s; %u request%s, %.1f KiB sent%s; %.2f s%s\n", what,
 		       p->total[0].count[CNT_ON_CPU] + p->total[0].count[CNT_IDLE],
 		       totals[0] ? ", " : "", totals, req1 - req0, req1 - req0 == 1 ? "" : "s",
 		       (double)(b1 - b0) / 1024.0,
 		       ret != EXIT_SPOOLED ? "" : defer ? " (kept in the spool, in order)"
-						: " (the rest kept in the spool)", secs_since(t0));
+						: " (the rest kept in the spool)", secs_since(t0), built);
 		fflush(stdout);
 	}
 	view_free(view);
@@ -408,7 +414,7 @@ static int send_one(struct watch *w, const char *name)
 			 path);
 		return -1;
 	}
-	return upload_profile(w, name, p, built == PP_EPARTIAL, &t0, false);
+	return upload_profile(w, name, p, built == PP_EPARTIAL, &t0, false, -1);
 }
 
 /* Resend the spool when it is time; the backoff doubles while it fails. */
@@ -601,7 +607,7 @@ static void *sender(void *arg)
 		snprintf(what, sizeof(what), "window %s-%s", clock_text(it.p->meta.start_ns, a, sizeof(a)),
 			 clock_text(it.p->meta.end_ns, b, sizeof(b)));
 		w->status = exit_worst(w->status, upload_profile(w, what, it.p, it.partial, &it.built,
-								  defer));
+								  defer, it.cpu));
 		w->windows++;
 	}
 	return NULL;
@@ -611,7 +617,14 @@ static void *sender(void *arg)
 static int queue_window(void *ctx, struct profile *p, bool partial)
 {
 	struct watch *w = ctx;
+	struct timespec cpu;
+	double now;
+	size_t at;
 
+	/* this thread's CPU since the last window: what reading and
+	 * counting this one cost (the first carries the start-up) */
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
+	now = (double)cpu.tv_sec + (double)cpu.tv_nsec / 1e9;
 	pthread_mutex_lock(&w->mu);
 	if (w->q_len == WATCH_QUEUE && !w->q_waited) {
 		pp_warn("the uploads are slower than the windows come: reading waits for them");
@@ -619,8 +632,10 @@ static int queue_window(void *ctx, struct profile *p, bool partial)
 	}
 	while (w->q_len == WATCH_QUEUE)
 		pthread_cond_wait(&w->put, &w->mu);
-	w->q[(w->q_head + w->q_len) % WATCH_QUEUE] = (struct queued){ p, partial, { 0, 0 } };
-	clock_gettime(CLOCK_MONOTONIC, &w->q[(w->q_head + w->q_len) % WATCH_QUEUE].built);
+	at = (w->q_head + w->q_len) % WATCH_QUEUE;
+	w->q[at] = (struct queued){ p, partial, { 0, 0 }, now - w->cpu_last };
+	w->cpu_last = now;
+	clock_gettime(CLOCK_MONOTONIC, &w->q[at].built);
 	w->q_len++;
 	pthread_cond_signal(&w->got);
 	pthread_mutex_unlock(&w->mu);

@@ -289,3 +289,70 @@ if [ -f "$pyd.tar.bz2" ]; then
 	theirs=$(measure perf report --stdio -i "$pyd")
 	report "perfport report (python3)" "perf report --stdio" "$local_" "$theirs"
 fi
+
+# perfport watch on a live pipe (issue 35): BENCH_WATCH_S seconds (600; 0
+# skips it) of a system-wide recording with the workload running, cut into
+# 1 s windows, each sent to a loopback server that takes anything. Printed:
+# the watcher's RSS after one minute and at the end, and each window's
+# reading-thread CPU (-j 1: reading, naming and counting) against the first
+# one's, which carries the start-up and the first naming of every file.
+watch_s=${BENCH_WATCH_S:-600}
+if [ "$watch_s" -gt 0 ]; then
+	wdir="$dir/watch"
+	rm -rf "$wdir"
+	mkdir -p "$wdir"
+	/usr/bin/python3 - "$wdir/port" <<'PY' &
+import http.server, sys
+class H(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+    def log_message(self, *a):
+        pass
+s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+open(sys.argv[1], "w").write(str(s.server_port))
+s.serve_forever()
+PY
+	srv=$!
+	for _ in $(seq 100); do [ -s "$wdir/port" ] && break; sleep 0.05; done
+	"$dir/workload" "$((watch_s + 5))" >/dev/null 2>&1 &
+	wl=$!
+	perf record -q -a -g -m 16 -k CLOCK_MONOTONIC -e cpu-clock/freq=199/ -e sched:sched_switch \
+		-o - -- sleep "$watch_s" 2>/dev/null |
+		XDG_STATE_HOME="$wdir/state" "$PERFPORT" watch -i - --window 1s -j 1 -f pyroscope \
+			-O server="http://127.0.0.1:$(cat "$wdir/port")" >"$wdir/out" 2>"$wdir/err" &
+	sleep 2
+	wpid=$(pgrep -n -f "perfport watch -i - --window 1s -j 1") || true
+	sleep 58
+	rss1=$(awk '/^VmRSS/ { print $2 }' "/proc/$wpid/status" 2>/dev/null || echo 0)
+	sleep "$((watch_s > 70 ? watch_s - 65 : 5))"
+	rss2=$(awk '/^VmRSS/ { print $2 }' "/proc/$wpid/status" 2>/dev/null || echo 0)
+	wait "$(pgrep -n -f "perf record -q -a -g -m 16")" 2>/dev/null || true
+	while kill -0 "$wpid" 2>/dev/null; do sleep 0.5; done
+	kill "$srv" "$wl" 2>/dev/null || true
+	wait "$srv" "$wl" 2>/dev/null || true
+	echo
+	echo "perfport watch -i - --window 1s for $watch_s s (system-wide, workload running, -j 1):"
+	/usr/bin/python3 - "$wdir/out" "$rss1" "$rss2" <<'PY'
+import re, statistics, sys
+cpu, samples = [], 0
+for line in open(sys.argv[1]):
+    m = re.search(r": ([0-9]+) samples.*built with ([0-9.]+) s of CPU", line)
+    if m:
+        samples += int(m.group(1))
+        cpu.append(float(m.group(2)))
+r1, r2 = int(sys.argv[2]), int(sys.argv[3])
+if len(cpu) < 2:
+    sys.exit("  fewer than 2 windows: nothing to compare")
+rest = cpu[1:]
+print("  %d windows, %d samples; RSS %.1f MB after 1 minute, %.1f MB at the end "
+      "(%.2fx; issue 35 wants <= 1.1x)" % (len(cpu), samples, r1 / 1024, r2 / 1024, r2 / r1 if r1 else 0))
+print("  CPU per window: the first %.3f s, then median %.4f s, mean %.4f s, max %.4f s "
+      "(median/first %.3f; issue 35 wants <= 0.1)" % (cpu[0], statistics.median(rest),
+      statistics.mean(rest), max(rest), statistics.median(rest) / cpu[0] if cpu[0] else 0))
+PY
+	grep -c 'error' "$wdir/err" | awk '{ if ($1) printf "  (%d error lines in %s)\n", $1, ENVIRON["wdir"] "/err" }'
+fi
