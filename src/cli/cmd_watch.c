@@ -39,8 +39,24 @@
 #define WATCH_STATE_NAME ".perfport-watch"
 #define WATCH_QUEUE 8                 /* windows built and not yet sent (pipe mode) */
 
+/* One "KEY = VALUE" of the configuration: a long option and its value. */
+struct cfg_item {
+	char *key, *value;           /* value NULL: a flag */
+};
+
+struct cfg {
+	struct cfg_item *v;
+	size_t n;
+	char **args;                 /* "--KEY=VALUE" for getopt */
+};
+
 struct watch {
 	const char *dir;
+	const char *config;           /* --config FILE, read again at SIGHUP */
+	int argc;                     /* the command line as given (the config's options */
+	char **argv;                  /* are put before it) */
+	struct cfg cfg;               /* the configuration in use */
+	char **args;                  /* the command line with it, that getopt read */
 	char state[PATH_MAX];
 	long keep;                    /* newest done files kept; -1: all */
 	bool once;
@@ -75,8 +91,14 @@ struct watch {
 	bool q_done, q_waited;
 };
 
-static volatile sig_atomic_t watch_stop;
+static volatile sig_atomic_t watch_stop, watch_hup;
 static pthread_t watch_main;
+
+static void on_hup(int sig)
+{
+	(void)sig;
+	watch_hup = 1;
+}
 
 static void on_stop(int sig)
 {
@@ -440,6 +462,276 @@ static void resend_due(struct watch *w, bool force)
 							      : w->backoff_s * 2;
 }
 
+static const struct option watch_opts[] = {
+	{ "input", required_argument, NULL, 'i' },
+	{ "window", required_argument, NULL, OPT_WINDOW },
+	{ "format", required_argument, NULL, 'f' },
+	{ "option", required_argument, NULL, 'O' },
+	{ "label", required_argument, NULL, OPT_LABEL },
+	{ "plugin-dir", required_argument, NULL, OPT_PLUGIN_DIR },
+	{ "keep", required_argument, NULL, OPT_KEEP },
+	{ "state", required_argument, NULL, OPT_STATE },
+	{ "once", no_argument, NULL, OPT_ONCE },
+	{ "resend-every", required_argument, NULL, OPT_RESEND_EVERY },
+	{ "spool-max", required_argument, NULL, OPT_SPOOL_MAX },
+	{ "config", required_argument, NULL, OPT_CONFIG },
+	NET_LONG_OPTIONS,
+	PROFOPTS_LONG_OPTIONS,
+	CLI_GLOBAL_LONG_OPTIONS,
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+#define WATCH_SHORT ":i:f:O:h" CLI_GLOBAL_SHORT SYMOPTS_SHORT
+
+/* --- the configuration file (--config) --- */
+
+static void cfg_free(struct cfg *c)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		free(c->v[i].key);
+		free(c->v[i].value);
+		free(c->args ? c->args[i] : NULL);
+	}
+	free(c->v);
+	free(c->args);
+	memset(c, 0, sizeof(*c));
+}
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+/*
+ * Read @path: lines "KEY = VALUE" (or "KEY VALUE", or "KEY" alone for a
+ * flag), '#' comments; every KEY a long option of @opts other than
+ * config and help, checked here. Secrets have no place in it: the formats
+ * read them from the environment. Return: 0, or EXIT_USAGE (said).
+ */
+static int cfg_read(const char *path, const struct option *opts, struct cfg *c)
+{
+	FILE *f = fopen(path, "r");
+	char line[4096];
+	unsigned no = 0;
+	int ret = 0;
+
+	memset(c, 0, sizeof(*c));
+	if (!f) {
+		pp_error("cannot read the configuration '%s': %s", path, strerror(errno));
+		return EXIT_USAGE;
+	}
+	while (!ret && fgets(line, sizeof(line), f)) {
+		char *s = trim(line), *key, *val, *sep;
+		const struct option *o = NULL;
+		struct cfg_item *v;
+
+		no++;
+		if (!*s || *s == '#')
+			continue;
+		sep = s + strcspn(s, "= \t");
+		val = *sep ? sep + 1 : sep;
+		*sep = '\0';
+		key = s;
+		val = trim(val);
+		if (*val == '=')
+			val = trim(val + 1);
+		for (size_t i = 0; opts[i].name; i++)
+			if (!strcmp(opts[i].name, key) && strcmp(key, "config") && strcmp(key, "help"))
+				o = &opts[i];
+		if (!o) {
+			const char *names[64];
+			size_t nn = 0;
+			char buf[1024];
+
+			for (size_t i = 0; opts[i].name && nn < 64; i++)
+				if (strcmp(opts[i].name, "config") && strcmp(opts[i].name, "help"))
+					names[nn++] = opts[i].name;
+			pp_error("'%s', line %u: '%s' is not an option of perfport watch%s", path, no,
+				 key, cli_choices(buf, sizeof(buf), key, names, nn));
+			ret = EXIT_USAGE;
+			break;
+		}
+		if ((o->has_arg == required_argument) != (*val != '\0')) {
+			pp_error("'%s', line %u: '%s' %s", path, no, key,
+				 *val ? "takes no value" : "needs a value");
+			ret = EXIT_USAGE;
+			break;
+		}
+		v = realloc(c->v, (c->n + 1) * sizeof(*c->v));
+		if (!v) {
+			ret = EXIT_NOTHING;
+			break;
+		}
+		c->v = v;
+		c->v[c->n].key = strdup(key);
+		c->v[c->n].value = *val ? strdup(val) : NULL;
+		c->n++;
+		if (!c->v[c->n - 1].key || (*val && !c->v[c->n - 1].value))
+			ret = EXIT_NOTHING;
+	}
+	if (!ret && ferror(f)) {
+		pp_error("cannot read the configuration '%s': %s", path, strerror(errno));
+		ret = EXIT_USAGE;
+	}
+	fclose(f);
+	if (!ret) {
+		c->args = calloc(c->n ? c->n : 1, sizeof(*c->args));
+		for (size_t i = 0; c->args && i < c->n; i++)
+			if (asprintf(&c->args[i], "--%s%s%s", c->v[i].key, c->v[i].value ? "=" : "",
+				     c->v[i].value ? c->v[i].value : "") < 0)
+				c->args[i] = NULL;
+		for (size_t i = 0; c->args && i < c->n; i++)
+			if (!c->args[i])
+				ret = EXIT_NOTHING;
+		if (!c->args)
+			ret = EXIT_NOTHING;
+	}
+	if (ret == EXIT_NOTHING)
+		pp_error("%s", pp_strerror(PP_ENOMEM));
+	if (ret)
+		cfg_free(c);
+	return ret;
+}
+
+/* The value of --config in @argv (either form), or NULL. */
+static const char *cfg_path(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--"))
+			break;
+		if (!strcmp(argv[i], "--config") && i + 1 < argc)
+			return argv[i + 1];
+		if (!strncmp(argv[i], "--config=", 9))
+			return argv[i] + 9;
+	}
+	return NULL;
+}
+
+/*
+ * SIGHUP with files: once the file being sent is done, the watcher runs
+ * itself again with the same command line, reading its configuration
+ * anew; the state file and the spool carry on.
+ */
+static void reexec(void)
+{
+	char buf[65536], *argv[256];
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	size_t argc = 0;
+
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0 || (size_t)n == sizeof(buf) - 1) {
+		pp_error("SIGHUP: cannot read this process's command line: the configuration "
+			 "is not read again");
+		return;
+	}
+	buf[n] = '\0';
+	for (char *p = buf; p < buf + n && argc < 255; p += strlen(p) + 1)
+		argv[argc++] = p;
+	argv[argc] = NULL;
+	pp_info("SIGHUP: running again to read the configuration anew");
+	fflush(stdout);
+	fflush(stderr);
+	execv("/proc/self/exe", argv);
+	pp_error("SIGHUP: cannot run again: %s", strerror(errno));
+}
+
+/* @argv with the configuration's options after its first word; NULL out of memory. */
+static char **cfg_merge(int argc, char **argv, const struct cfg *c, int *n)
+{
+	char **m = calloc((size_t)argc + c->n + 1, sizeof(*m));
+
+	if (!m)
+		return NULL;
+	m[0] = argv[0];
+	for (size_t i = 0; i < c->n; i++)
+		m[1 + i] = c->args[i];
+	for (int i = 1; i < argc; i++)
+		m[c->n + (size_t)i] = argv[i];
+	*n = argc + (int)c->n;
+	return m;
+}
+
+/*
+ * SIGHUP with a stream: its windows go on, so only what the formats are
+ * given is read again - the formats, their -O options, the labels, the
+ * plugin directory - from the configuration and the command line; on any
+ * error what was in use stays. Called on the sending thread, which alone
+ * runs the formats.
+ */
+static void reload(struct watch *w)
+{
+	const char *formats = NULL, *plugin_dir = NULL, *labels[SETTINGS_MAX];
+	struct setting settings[SETTINGS_MAX];
+	struct exporters ex = { .n = 0 };
+	size_t nr_set = 0, nr_labels = 0;
+	struct profile_opts before = w->po.o, after = w->po.o;
+	struct cfg c;
+	char **args;
+	int n, opt, r;
+
+	if (!w->config) {
+		pp_warn("SIGHUP: there is no configuration file (--config) to read again");
+		return;
+	}
+	if (cfg_read(w->config, watch_opts, &c)) {
+		pp_error("SIGHUP: the formats and their options stay as they were");
+		return;
+	}
+	args = cfg_merge(w->argc, w->argv, &c, &n);
+	if (!args) {
+		cfg_free(&c);
+		return;
+	}
+	optind = 0;
+	opterr = 0;
+	while ((opt = getopt_long(n, args, WATCH_SHORT, watch_opts, NULL)) != -1) {
+		if (opt == 'f')
+			formats = optarg;
+		else if (opt == 'O' && nr_set < SETTINGS_MAX && !setting_parse(optarg, &settings[nr_set]))
+			nr_set++;
+		else if (opt == OPT_LABEL && nr_labels < SETTINGS_MAX)
+			labels[nr_labels++] = optarg;
+		else if (opt == OPT_PLUGIN_DIR)
+			plugin_dir = optarg;
+	}
+	r = formats ? exporters_load("watch", formats, plugin_dir, settings, nr_set, true, &ex)
+		    : EXIT_USAGE;
+	for (size_t i = 0; i < nr_set; i++)
+		setting_free(&settings[i]);
+	if (r != EXIT_FULL) {
+		exporters_free(&ex);
+		free(args);
+		cfg_free(&c);
+		pp_error("SIGHUP: the formats and their options stay as they were");
+		return;
+	}
+	exporters_profile_opts(&ex, true, w->po.group_given, &after);
+	if (after.group_by != before.group_by || after.slice_ns != before.slice_ns ||
+	    after.timeline != before.timeline)
+		pp_warn("SIGHUP: the new formats want the profile built otherwise (per thread, "
+			"in slices or with a timeline): that takes a restart; until then they get it "
+			"as it is built");
+	exporters_free(&w->ex);
+	w->ex = ex;
+	memcpy(w->labels, labels, nr_labels * sizeof(*labels));
+	w->nr_labels = nr_labels;
+	free(w->args);
+	cfg_free(&w->cfg);
+	w->args = args;
+	w->cfg = c;
+	pp_info("SIGHUP: the configuration '%s' read again: %zu format%s", w->config, ex.n,
+		ex.n == 1 ? "" : "s");
+}
+
 /* Every finished file not sent yet, in order; then --keep. */
 static int scan(struct watch *w)
 {
@@ -481,7 +773,7 @@ static int scan(struct watch *w)
 	closedir(d);
 	if (!ret && n)
 		qsort(names, n, sizeof(*names), rotation_cmp);
-	for (size_t i = 0; !ret && i < n && !watch_stop; i++) {
+	for (size_t i = 0; !ret && i < n && !watch_stop && !watch_hup; i++) {
 		char bang[NAME_MAX + 2];
 		int r;
 
@@ -535,6 +827,14 @@ static int follow(struct watch *w)
 		char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
 
 		ret = scan(w);
+		if (!ret && watch_hup && !watch_stop) {
+			watch_hup = 0;
+			if (fd >= 0)
+				close(fd);
+			reexec(); /* returns only when it failed */
+			fd = -1;
+			continue;
+		}
 		if (ret || w->once || watch_stop)
 			break;
 		int ms = WATCH_RESCAN_MS;
@@ -602,6 +902,10 @@ static void *sender(void *arg)
 		pthread_cond_signal(&w->put);
 		pthread_mutex_unlock(&w->mu);
 
+		if (watch_hup) {
+			watch_hup = 0;
+			reload(w);
+		}
 		resend_due(w, false);
 		defer = w->spool_pending || backlog >= WATCH_QUEUE / 2;
 		snprintf(what, sizeof(what), "window %s-%s", clock_text(it.p->meta.start_ns, a, sizeof(a)),
@@ -754,24 +1058,6 @@ static void watch_usage(FILE *out)
 
 int cmd_watch(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "input", required_argument, NULL, 'i' },
-		{ "window", required_argument, NULL, OPT_WINDOW },
-		{ "format", required_argument, NULL, 'f' },
-		{ "option", required_argument, NULL, 'O' },
-		{ "label", required_argument, NULL, OPT_LABEL },
-		{ "plugin-dir", required_argument, NULL, OPT_PLUGIN_DIR },
-		{ "keep", required_argument, NULL, OPT_KEEP },
-		{ "state", required_argument, NULL, OPT_STATE },
-		{ "once", no_argument, NULL, OPT_ONCE },
-		{ "resend-every", required_argument, NULL, OPT_RESEND_EVERY },
-		{ "spool-max", required_argument, NULL, OPT_SPOOL_MAX },
-		NET_LONG_OPTIONS,
-		PROFOPTS_LONG_OPTIONS,
-		CLI_GLOBAL_LONG_OPTIONS,
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct watch w = { .keep = -1, .resend_s = 30, .spool_max = (uint64_t)1024 << 20,
 			   .po.sym.o.use_proc_kallsyms = true };
 	struct setting settings[SETTINGS_MAX];
@@ -783,11 +1069,26 @@ int cmd_watch(int argc, char **argv)
 	struct stat st;
 	int opt, ret = EXIT_USAGE;
 	char *end;
-
 	const char *dir_only = NULL, *window = NULL;
 
-	while ((opt = getopt_long(argc, argv, ":i:f:O:h" CLI_GLOBAL_SHORT SYMOPTS_SHORT, opts,
-				  NULL)) != -1) {
+	/* the configuration's options first: the command line's come after
+	 * them, and a value given in both is the command line's */
+	w.argc = argc;
+	w.argv = argv;
+	w.config = cfg_path(argc, argv);
+	if (w.config) {
+		ret = cfg_read(w.config, watch_opts, &w.cfg);
+		if (ret)
+			goto out;
+		w.args = cfg_merge(argc, argv, &w.cfg, &argc);
+		if (!w.args) {
+			ret = EXIT_NOTHING;
+			goto out;
+		}
+		argv = w.args;
+		ret = EXIT_USAGE;
+	}
+	while ((opt = getopt_long(argc, argv, WATCH_SHORT, watch_opts, NULL)) != -1) {
 		switch (opt) {
 		case 'i': w.input = optarg; break;
 		case OPT_WINDOW: window = optarg; break;
@@ -843,6 +1144,7 @@ int cmd_watch(int argc, char **argv)
 			w.spool_max = (uint64_t)v << shift;
 			break;
 		}
+		case OPT_CONFIG: break; /* read before: its options come first */
 		case 'h':
 			watch_usage(stdout);
 			ret = EXIT_FULL;
@@ -852,7 +1154,7 @@ int cmd_watch(int argc, char **argv)
 			    (cli_global_option(opt) || net_option(opt, optarg, &nc, &net_bad) ||
 			     profopts_parse(opt, optarg, &w.po)))
 				break;
-			cli_bad_option("watch", opt, argv, opts);
+			cli_bad_option("watch", opt, argv, watch_opts);
 			goto out;
 		}
 	}
@@ -946,6 +1248,9 @@ int cmd_watch(int argc, char **argv)
 	/* no SA_RESTART: the signal ends a stream's blocked read at once */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sa.sa_handler = on_hup;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGHUP, &sa, NULL);
 	resend_due(&w, true);
 	ret = (w.input ? follow_stream(&w) : follow(&w)) ? EXIT_NOTHING : w.status;
 	if (watch_stop)
@@ -954,6 +1259,8 @@ int cmd_watch(int argc, char **argv)
 out:
 	exporters_free(&w.ex);
 	done_free(&w);
+	free(w.args);
+	cfg_free(&w.cfg);
 	for (size_t i = 0; i < nr_set; i++)
 		setting_free(&settings[i]);
 	return ret;

@@ -20,7 +20,7 @@
 /* long options of the commands that build profiles for plugins */
 enum {
 	OPT_PLUGIN_DIR = 0x1400, OPT_LABEL, OPT_UPLOAD, OPT_SPOOL, OPT_CA_FILE, OPT_TIMEOUT,
-	OPT_RETRIES, OPT_BASE, OPT_KEEP, OPT_STATE, OPT_ONCE, OPT_RESEND_EVERY, OPT_WINDOW, OPT_SPOOL_MAX,
+	OPT_RETRIES, OPT_BASE, OPT_KEEP, OPT_STATE, OPT_ONCE, OPT_RESEND_EVERY, OPT_WINDOW, OPT_SPOOL_MAX, OPT_CONFIG,
 };
 
 #define NET_LONG_OPTIONS                                               \

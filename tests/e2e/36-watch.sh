@@ -374,6 +374,72 @@ last=$(tail -1 "$WORK/term.out")
 case $last in *" 0 samples"*) fail "the last window is empty: $last";; esac
 echo "ok: SIGTERM: $w windows sent, the last one cut short ($last)"
 
+# --- a configuration file, read again at SIGHUP ---
+start_server pyro pyroscope_server.py ok "$WORK/gen-pyro"
+PYRO="http://127.0.0.1:$(cat "$WORK/pyro/port")"
+conf() { # ENV: the configuration, labelling with env=ENV
+	printf '# perfport watch, as a service has it\nformat = pyroscope\noption = pyroscope.server=%s\nlabel env=%s\nresend-every = 5\n' \
+		"$PYRO" "$1" >"$WORK/watch.conf"
+}
+# envs: the env label of each process_cpu upload, in order
+envs() {
+	$PY - "$WORK" <<'PY'
+import glob, json, re, sys
+w = sys.argv[1]
+out = []
+for p in sorted(glob.glob(w + "/pyro/req-*.json"), key=lambda p: int(re.search(r"req-([0-9]+)", p).group(1))):
+    for s in json.load(open(p)).get("series", []):
+        if s["labels"]["__name__"] == "process_cpu":
+            out.append(s["labels"].get("env", "-"))
+print(" ".join(out))
+PY
+}
+# files: the watcher re-runs itself, the state file carries on
+conf one
+mkdir -p "$WORK/hup"
+"$PERFPORT" watch "$WORK/hup" --config "$WORK/watch.conf" >"$WORK/hup.out" 2>"$WORK/hup.err" &
+WATCH=$!
+PIDS+=($WATCH)
+rotate "$WORK/hup" 5 &
+REC=$!
+wait_sent "$WORK/hup" 2
+conf two
+kill -HUP "$WATCH"
+wait "$REC"
+n=$(ls "$WORK/hup" | grep -c '^perf\.data\.[0-9]*$' || true)
+wait_sent "$WORK/hup" "$n"
+kill -TERM "$WATCH"
+wait "$WATCH" || true
+e=$(envs)
+case "$e" in "one one"*two) ;; *) fail "files before and after SIGHUP labelled: $e";; esac
+[ "$(echo "$e" | wc -w)" -eq "$n" ] || fail "$n files, $(echo "$e" | wc -w) uploads after SIGHUP: $e"
+echo "ok: SIGHUP with files: the configuration read again ($e)"
+# a stream: its windows go on, the formats' options and labels are read again
+start_server pyro pyroscope_server.py ok "$WORK/gen-pyro"
+PYRO="http://127.0.0.1:$(cat "$WORK/pyro/port")"
+conf one
+(
+	set +e
+	perf record -q -m 16 -k CLOCK_MONOTONIC -e cpu-clock/freq=997/ -g -o - -- "$SHAPE" 5 "$WORK" 2>/dev/null |
+		"$PERFPORT" watch -i - --window 1s --config "$WORK/watch.conf" >"$WORK/hup2.out" 2>"$WORK/hup2.err"
+	echo "${PIPESTATUS[1]}" >"$WORK/hup2.rc"
+) &
+STREAM=$!
+sleep 2.5
+conf two
+pkill -HUP -f "perfport watch -i - --window 1s --config" || true
+wait "$STREAM" || true
+[ "$(cat "$WORK/hup2.rc")" = 0 ] || { cat "$WORK/hup2.err"; fail "watch -i - with SIGHUP: exit $(cat "$WORK/hup2.rc")"; }
+e=$(envs)
+case "$e" in one*two) ;; *) fail "windows before and after SIGHUP labelled: $e";; esac
+echo "ok: SIGHUP with a stream: the formats' options read again ($e)"
+printf 'formt = pyroscope\n' >"$WORK/bad.conf"
+rc=0
+"$PERFPORT" watch -i - --config "$WORK/bad.conf" </dev/null 2>"$WORK/bad.err" || rc=$?
+[ $rc -eq 1 ] && grep -q "line 1: 'formt' is not an option of perfport watch.*did you mean 'format'" "$WORK/bad.err" ||
+	fail "an unknown key in the configuration: exit $rc, $(cat "$WORK/bad.err")"
+echo "ok: a configuration's unknown key refused, with the nearest one"
+
 # a backend that stays away and a spool bounded to 8 KiB: the oldest
 # requests are dropped, counted, and the exit status says something was lost
 rc=0
