@@ -1003,7 +1003,8 @@ static void watch_usage(FILE *out)
 	fprintf(out,
 		"usage: perfport watch DIR -f FORMAT[,FORMAT...] [-O [FORMAT.]KEY=VALUE]...\n"
 		"                      [--label KEY=VALUE]... [--keep N] [--state FILE]\n"
-		"                      [--once] [--resend-every S] [transport options]\n"
+		"                      [--once] [--resend-every S] [--config FILE]\n"
+		"                      [--spool-max SIZE] [transport options]\n"
 		"                      [--plugin-dir DIR] [profile options]\n"
 		"       perfport watch -i FILE|- [--window DURATION] -f FORMAT[,FORMAT...] ...\n"
 		"\n"
