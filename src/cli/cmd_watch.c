@@ -20,6 +20,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,13 +92,14 @@ struct watch {
 	bool q_done, q_waited;
 };
 
-static volatile sig_atomic_t watch_stop, watch_hup;
+static volatile sig_atomic_t watch_stop;
+static atomic_int watch_hup;          /* read by the sending thread too */
 static pthread_t watch_main;
 
 static void on_hup(int sig)
 {
 	(void)sig;
-	watch_hup = 1;
+	atomic_store(&watch_hup, 1);      /* lock-free: safe in a handler */
 }
 
 static void on_stop(int sig)
@@ -773,7 +775,7 @@ static int scan(struct watch *w)
 	closedir(d);
 	if (!ret && n)
 		qsort(names, n, sizeof(*names), rotation_cmp);
-	for (size_t i = 0; !ret && i < n && !watch_stop && !watch_hup; i++) {
+	for (size_t i = 0; !ret && i < n && !watch_stop && !atomic_load(&watch_hup); i++) {
 		char bang[NAME_MAX + 2];
 		int r;
 
@@ -827,8 +829,7 @@ static int follow(struct watch *w)
 		char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
 
 		ret = scan(w);
-		if (!ret && watch_hup && !watch_stop) {
-			watch_hup = 0;
+		if (!ret && !watch_stop && atomic_exchange(&watch_hup, 0)) {
 			if (fd >= 0)
 				close(fd);
 			reexec(); /* returns only when it failed */
@@ -902,10 +903,8 @@ static void *sender(void *arg)
 		pthread_cond_signal(&w->put);
 		pthread_mutex_unlock(&w->mu);
 
-		if (watch_hup) {
-			watch_hup = 0;
+		if (atomic_exchange(&watch_hup, 0))
 			reload(w);
-		}
 		resend_due(w, false);
 		defer = w->spool_pending || backlog >= WATCH_QUEUE / 2;
 		snprintf(what, sizeof(what), "window %s-%s", clock_text(it.p->meta.start_ns, a, sizeof(a)),
