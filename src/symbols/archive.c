@@ -51,6 +51,20 @@ static bool path_ok(const char *p)
 }
 
 /*
+ * A member's name without the "./" that a tarball made with "tar -C DIR ."
+ * puts before every name ("./.build-id/ab/..."); "" for that "./" itself.
+ */
+static const char *member_name(const char *name)
+{
+	while (name[0] == '.' && (name[1] == '/' || !name[1])) {
+		name++;
+		while (*name == '/')
+			name++;
+	}
+	return name;
+}
+
+/*
  * A link at @name to @target stays inside the root. perf's links are
  * "../../usr/lib/libc.so.6/ID": some ".." and then names. The link's own
  * directories are real ones (make_parents() refuses to go through a link),
@@ -261,6 +275,10 @@ int sym_archive_unpack_into(const char *tarball, const char *root, const char *c
 		char path[PATH_MAX * 2];
 		int type = la.entry_filetype(e);
 
+		if (name)
+			name = member_name(name);
+		if (name && !*name && type == AE_IFDIR)
+			continue;       /* "./": the root itself */
 		if (!name || !path_ok(name) || strlen(root) + strlen(name) + 2 > PATH_MAX) {
 			skipped++;
 			continue;

@@ -26,31 +26,44 @@
 
 #define KCACHE 4096 /* kernel look-up cache slots */
 
-/* By address; at one address the best alias first (kallsyms has no sizes). */
-static int cmp_ksym(const void *a, const void *b, void *names)
+/* By address, then in the file's order (the names are stored in it). */
+static int cmp_ksym(const void *a, const void *b)
 {
 	const struct ksym *x = a, *y = b;
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
-	return sym_alias_order(false, x->bind, (const char *)names + x->name, false, y->bind,
-			       (const char *)names + y->name);
+	return x->name < y->name ? -1 : x->name > y->name;
 }
 
-/* Sort (when the file was not in order already: kallsyms mostly is), then
- * keep the best symbol of each address. */
+/*
+ * Sort (when the file was not in order already: kallsyms mostly is), then
+ * keep the best symbol of each address, as perf chooses among aliases
+ * (clear_page and __pi_clear_page on arm64): kallsyms has no sizes, so
+ * perf gives each symbol the distance to the next; at one address only
+ * the last in the file has one, and a symbol with a size comes first.
+ */
 static void ksyms_sort(struct symbolizer *s)
 {
 	size_t k = 0;
 	bool sorted = true;
 
 	for (size_t i = 1; i < s->nr_ksyms && sorted; i++)
-		sorted = cmp_ksym(&s->ksyms[i - 1], &s->ksyms[i], s->ksym_names) <= 0;
+		sorted = cmp_ksym(&s->ksyms[i - 1], &s->ksyms[i]) <= 0;
 	if (!sorted)
-		qsort_r(s->ksyms, s->nr_ksyms, sizeof(*s->ksyms), cmp_ksym, s->ksym_names);
-	for (size_t i = 0; i < s->nr_ksyms; i++)
-		if (!k || s->ksyms[k - 1].addr != s->ksyms[i].addr)
-			s->ksyms[k++] = s->ksyms[i];
+		qsort(s->ksyms, s->nr_ksyms, sizeof(*s->ksyms), cmp_ksym);
+	for (size_t i = 0, j; i < s->nr_ksyms; i = j) {
+		size_t best = i;
+
+		for (j = i + 1; j < s->nr_ksyms && s->ksyms[j].addr == s->ksyms[i].addr; j++)
+			;
+		for (size_t e = i + 1; e < j; e++)
+			if (sym_alias_order(e == j - 1, s->ksyms[e].bind, s->ksym_names + s->ksyms[e].name,
+					    best == j - 1, s->ksyms[best].bind,
+					    s->ksym_names + s->ksyms[best].name) < 0)
+				best = e;
+		s->ksyms[k++] = s->ksyms[best];
+	}
 	s->nr_ksyms = k;
 }
 
@@ -266,7 +279,7 @@ static void place(struct symbolizer *s, uint64_t kernel_text, uint64_t text_addr
  * does not hold together is ignored (and rewritten).
  */
 
-#define KSYM_CACHE_MAGIC "PPKSYM01"
+#define KSYM_CACHE_MAGIC "PPKSYM02"
 
 struct ksym_cache_hdr {
 	char magic[8];

@@ -66,6 +66,7 @@ struct sym_stats {
 	uint64_t unwind_stopped;   /* ... whose unwinding stopped before the outermost frame */
 	uint64_t unwind_truncated; /* ... of those, with a full stack copy: cut by its size */
 	uint64_t unwind_failed;    /* ... that could not be unwound at all (no file, no CFI) */
+	uint64_t leaf_callers;     /* aarch64 -g samples given the caller only lr held */
 };
 
 struct symbolizer;
@@ -117,6 +118,15 @@ size_t sym_resolve(struct symbolizer *s, const struct raw_frame *f, uint64_t ker
  */
 size_t sym_unwind(struct symbolizer *s, const struct machine *m, const struct perf_event *ev,
 		  uint64_t *pcs, size_t max);
+
+/**
+ * sym_unwind_wanted() - whether sym_unwind() has work for @ev: a sample
+ * with a stack copy (`--call-graph dwarf`), or an aarch64 frame-pointer
+ * callchain with lr recorded, whose leaf's caller lr may hold (then
+ * sym_unwind() gives the callchain's user part with that caller in it, or
+ * 0 where the chain is whole).
+ */
+bool sym_unwind_wanted(const struct symbolizer *s, const struct perf_event *ev);
 
 /** sym_stats() - frames resolved so far, by cause. */
 const struct sym_stats *sym_stats(const struct symbolizer *s);

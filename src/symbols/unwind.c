@@ -9,6 +9,14 @@
  * perf's register order to DWARF's, memory_read serves [SP, SP + dyn_size)
  * of the stack copy. The Dwfl is rebuilt when the process's maps change.
  * x86_64 and aarch64.
+ *
+ * Also the caller that an aarch64 frame-pointer callchain misses: a
+ * function that has not saved the link register yet (a leaf without a
+ * frame, or one still in its prologue) has its caller only in lr, and the
+ * frame records the kernel walks start at its caller's caller. perf
+ * records lr with every -g sample on arm64 for this; where the CFI at the
+ * sampled pc says the return address is still in x30, lr goes in between,
+ * as perf's own report does (arch/arm64 get_leaf_frame_caller).
  */
 #include <elfutils/libdwfl.h>
 #include <dwarf.h>
@@ -36,7 +44,7 @@ static const int x86_dwarf_from_perf[17] = {
 
 /* perf's arm64 registers (arch/arm64/include/uapi/asm/perf_regs.h): x0..x30, sp, pc;
  * DWARF's are x0..x30, sp; the pc is set on its own. */
-enum { ARM64_SP = 31, ARM64_PC = 32 };
+enum { ARM64_LR = 30, ARM64_SP = 31, ARM64_PC = 32 };
 
 enum uw_arch { UW_NONE, UW_X86_64, UW_AARCH64 };
 
@@ -55,6 +63,8 @@ struct uw_sample {
 	enum uw_arch arch;
 	uint32_t tid;
 	const struct perf_sample *s;
+	const struct map *maps; /* the process's executable maps, sorted */
+	size_t nr_maps;
 	uint64_t sp;
 	uint64_t *pcs;
 	size_t n, max;
@@ -78,6 +88,46 @@ static bool perf_reg(const struct perf_sample *s, int reg, uint64_t *val)
 		return false;
 	*val = s->user_regs[__builtin_popcountll(s->user_regs_mask & (bit - 1))];
 	return true;
+}
+
+/*
+ * A user return address without its pointer authentication code: the
+ * bits above the 48-bit user address space that PAC-enabled code signs
+ * lr with (bit 55 is 0 for user addresses; Linux's arm64 user space is
+ * 48 bits unless a program asks a 52-bit kernel for more).
+ */
+static uint64_t strip_pac(uint64_t addr)
+{
+	if ((addr >> 48) && !((addr >> 55) & 1))
+		return addr & ((1ULL << 48) - 1);
+	return addr;
+}
+
+/*
+ * @v without a pointer authentication code where it is a signed return
+ * address: stripped, it lies in one of the process's executable maps.
+ * libdwfl reads return addresses (saved lr, x30 itself) as they are, and
+ * code built with -mbranch-protection signs them; other values (stack
+ * addresses, saved registers' data) pass unchanged.
+ */
+static uint64_t unsign(const struct uw_sample *u, uint64_t v)
+{
+	uint64_t a = strip_pac(v);
+	size_t lo = 0, hi = u->nr_maps;
+
+	if (a == v || u->arch != UW_AARCH64)
+		return v;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (a < u->maps[mid].start)
+			hi = mid;
+		else if (a >= u->maps[mid].end)
+			lo = mid + 1;
+		else
+			return a;
+	}
+	return v;
 }
 
 static pid_t cb_next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
@@ -114,6 +164,7 @@ static bool cb_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void
 		return false;
 	}
 	memcpy(result, s->user_stack + (addr - p->cur.sp), sizeof(*result));
+	*result = unsign(&p->cur, *result);
 	return true;
 }
 
@@ -130,7 +181,7 @@ static bool cb_set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
 
 			if (!perf_reg(p->cur.s, i, &v))
 				return false;
-			regs[i] = v;
+			regs[i] = i == ARM64_LR ? unsign(&p->cur, v) : v;
 		}
 		if (!perf_reg(p->cur.s, ARM64_PC, &pc))
 			return false;
@@ -267,6 +318,97 @@ static struct uw_proc *proc_for(struct symbolizer *s, uint32_t pid, const struct
 	return p->attached ? p : NULL;
 }
 
+/* A frame-pointer callchain of aarch64 with lr recorded and no stack copy. */
+static bool leaf_caller_case(enum uw_arch arch, const struct perf_sample *smp)
+{
+	uint64_t lr;
+
+	return arch == UW_AARCH64 && smp->callchain_nr && !smp->user_stack &&
+	       perf_reg(smp, ARM64_LR, &lr);
+}
+
+bool sym_unwind_wanted(const struct symbolizer *s, const struct perf_event *ev)
+{
+	if (ev->type != PERF_RECORD_SAMPLE)
+		return false;
+	if ((ev->evsel->attr.sample_type & PERF_SAMPLE_STACK_USER) && ev->sample.user_stack)
+		return true;
+	return leaf_caller_case(uw_arch_of(s->hdr->arch), &ev->sample);
+}
+
+/*
+ * Whether the return address at @pc is still in x30 (the caller has not
+ * been saved): the CFI says "same value", or x30 itself. Code with no CFI
+ * (the kernel's arm64 vDSO has none; JIT code) is taken for a leaf, as
+ * perf's unwinders do. An undefined return address (the outermost frame)
+ * or one saved in memory: false.
+ */
+static bool ra_in_lr(Dwfl *dwfl, uint64_t pc)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(dwfl, pc);
+	Dwarf_Addr bias;
+	Dwarf_CFI *cfi;
+	Dwarf_Frame *frame = NULL;
+	Dwarf_Op ops_mem[3], *ops;
+	size_t nops;
+	bool in_lr = false;
+
+	if (!mod)
+		return true;
+	cfi = dwfl_module_eh_cfi(mod, &bias);
+	if (!cfi || dwarf_cfi_addrframe(cfi, pc - bias, &frame) != 0) {
+		cfi = dwfl_module_dwarf_cfi(mod, &bias);
+		if (!cfi || dwarf_cfi_addrframe(cfi, pc - bias, &frame) != 0)
+			return true;
+	}
+	if (dwarf_frame_register(frame, ARM64_LR, ops_mem, &ops, &nops) == 0)
+		in_lr = (nops == 0 && ops == NULL) ||
+			(nops == 1 && (ops[0].atom == DW_OP_reg30 ||
+				       (ops[0].atom == DW_OP_regx && ops[0].number == ARM64_LR)));
+	free(frame);
+	return in_lr;
+}
+
+/*
+ * The user part of an aarch64 -g sample with the caller lr holds put in
+ * after the sampled pc, when the CFI says it is not saved yet and the
+ * callchain's next entry is not that address already. 0 (the callchain
+ * as it is) otherwise, and for a chain of one user entry (as perf).
+ */
+static size_t leaf_caller(struct symbolizer *s, const struct machine *m, const struct perf_event *ev,
+			  uint64_t *pcs, size_t max)
+{
+	const struct perf_sample *smp = &ev->sample;
+	const struct map *maps;
+	struct uw_proc *p;
+	uint64_t gen, lr;
+	size_t nr, first = smp->callchain_nr, n = 0;
+
+	for (size_t i = 0; i < smp->callchain_nr; i++)
+		if (smp->callchain[i] == (uint64_t)PERF_CONTEXT_USER) {
+			first = i + 1;
+			break;
+		}
+	if (first + 2 > smp->callchain_nr || max < 3 || !perf_reg(smp, ARM64_LR, &lr))
+		return 0;
+	lr = strip_pac(lr);
+	if (!lr || lr == smp->callchain[first + 1])
+		return 0;
+	maps = machine_process_maps(m, smp->pid, &nr, &gen);
+	if (!nr || !(p = proc_for(s, smp->pid, maps, nr, gen)) ||
+	    !ra_in_lr(p->dwfl, smp->callchain[first]))
+		return 0;
+	pcs[n++] = smp->callchain[first];
+	pcs[n++] = lr;
+	for (size_t i = first + 1; i < smp->callchain_nr && n < max; i++) {
+		if (smp->callchain[i] >= (uint64_t)PERF_CONTEXT_MAX)
+			break;
+		pcs[n++] = smp->callchain[i];
+	}
+	s->stats.leaf_callers++;
+	return n;
+}
+
 size_t sym_unwind(struct symbolizer *s, const struct machine *m, const struct perf_event *ev,
 		  uint64_t *pcs, size_t max)
 {
@@ -277,6 +419,8 @@ size_t sym_unwind(struct symbolizer *s, const struct machine *m, const struct pe
 	uint64_t gen, sp;
 	size_t nr;
 
+	if (max && leaf_caller_case(arch, smp))
+		return leaf_caller(s, m, ev, pcs, max);
 	if (!max || arch == UW_NONE || !smp->user_regs_abi || !smp->user_regs ||
 	    !smp->user_stack || !perf_reg(smp, arch == UW_X86_64 ? X86_SP : ARM64_SP, &sp))
 		return 0;
@@ -296,7 +440,7 @@ size_t sym_unwind(struct symbolizer *s, const struct machine *m, const struct pe
 		return 0;
 	}
 	p->cur = (struct uw_sample){ .arch = arch, .tid = smp->tid, .s = smp, .sp = sp,
-				     .pcs = pcs, .max = max };
+				     .maps = maps, .nr_maps = nr, .pcs = pcs, .max = max };
 	/* 0: reached the outermost frame; -1: stopped (no CFI, stack copy too short) */
 	if ((dwfl_getthread_frames(p->dwfl, (pid_t)smp->tid, frame_cb, &p->cur) != 0 ||
 	     p->cur.past_copy) && p->cur.n < max) {

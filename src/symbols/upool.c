@@ -57,10 +57,9 @@ struct upool {
 	bool quit;
 };
 
-static bool needs_unwind(const struct perf_event *ev)
+static bool needs_unwind(const struct upool *p, const struct perf_event *ev)
 {
-	return ev->type == PERF_RECORD_SAMPLE &&
-	       (ev->evsel->attr.sample_type & PERF_SAMPLE_STACK_USER) && ev->sample.user_stack;
+	return sym_unwind_wanted(p->workers[0].sym, ev);
 }
 
 static void unwind_share(struct worker *w, unsigned b)
@@ -70,7 +69,7 @@ static void unwind_share(struct worker *w, unsigned b)
 	for (size_t i = w->id; i < p->nr[b]; i += p->threads) {
 		struct slot *s = &p->batch[b][i];
 
-		s->n = needs_unwind(&s->ev) ? sym_unwind(w->sym, p->m, &s->ev, s->pcs, MAX_PCS) : 0;
+		s->n = needs_unwind(p, &s->ev) ? sym_unwind(w->sym, p->m, &s->ev, s->pcs, MAX_PCS) : 0;
 	}
 }
 
@@ -209,11 +208,11 @@ int upool_add(struct upool *p, const struct perf_event *ev)
 		struct slot *one = &p->batch[0][0];
 
 		one->n = 0;
-		if (needs_unwind(ev) && !machine_maps_settle(p->m))
+		if (needs_unwind(p, ev) && !machine_maps_settle(p->m))
 			one->n = sym_unwind(p->workers[0].sym, p->m, ev, one->pcs, MAX_PCS);
 		return p->fn(p->ctx, ev, one->pcs, one->n);
 	}
-	if (!p->nr[p->fill] && !p->in_flight && !needs_unwind(ev))
+	if (!p->nr[p->fill] && !p->in_flight && !needs_unwind(p, ev))
 		return p->fn(p->ctx, ev, NULL, 0); /* nothing to unwind, nothing before it */
 	if (!p->batch[0] && batches_alloc(p))
 		return PP_ENOMEM;
@@ -316,6 +315,7 @@ void upool_add_stats(const struct upool *p, struct sym_stats *st)
 		st->unwind_stopped += w->unwind_stopped;
 		st->unwind_truncated += w->unwind_truncated;
 		st->unwind_failed += w->unwind_failed;
+		st->leaf_callers += w->leaf_callers;
 	}
 }
 

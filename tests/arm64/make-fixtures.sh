@@ -48,11 +48,12 @@ mkdir -p "$W/debs"
 cd "$W/debs"
 KPKG=$(apt-cache depends linux-image-arm64:arm64 | sed -n 's/^ *Depends: \(linux-image-[0-9][^:]*\).*/\1/p' | head -1)
 [ -n "$KPKG" ] || die "no arm64 kernel package found (apt-cache depends linux-image-arm64:arm64)"
-# the libraries perf links and the programs the VM runs (not perl's or
-# python's own modules: perf's scripting is not used)
+# the libraries perf links and the programs the VM runs: perf archive is a
+# bash script that needs GNU tar (not perl's or python's own modules: perf's
+# scripting is not used)
 PKGS=$(apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts --no-breaks \
-	--no-replaces --no-enhances linux-perf:arm64 busybox-static:arm64 libstdc++6:arm64 tar:arm64 |
-	grep -v '^ ' | grep ':arm64$' | grep -E '^(lib|linux-perf|busybox|tar|zlib)' |
+	--no-replaces --no-enhances linux-perf:arm64 busybox-static:arm64 libstdc++6:arm64 tar:arm64 bash:arm64 |
+	grep -v '^ ' | grep ':arm64$' | grep -E '^(lib|linux-perf|busybox|tar|bash|zlib)' |
 	grep -vE 'stdlib|minimal' | sort -u)
 say "downloading $KPKG and $(echo "$PKGS" | wc -w) packages"
 apt-get download -q "$KPKG:arm64" $PKGS >/dev/null 2>&1 || apt-get download "$KPKG:arm64" $PKGS >&2
@@ -96,6 +97,7 @@ $CXX -O2 -g -fno-omit-frame-pointer -o root/opt/pp/inl "$TOP/tests/e2e/progs/inl
 $CC -O2 -g -fno-omit-frame-pointer -pthread -o root/opt/pp/waits "$TOP/tests/e2e/progs/waits.c"
 cp "$HERE/record-in-vm.sh" root/init
 chmod +x root/init
+ln -sf bash root/bin/sh
 mkdir -p root/proc root/sys root/dev root/tmp root/root root/sbin root/usr/sbin root/disk
 
 # 5. the initramfs and the disks: vda for the waits' files (ext4), vdb
@@ -119,6 +121,15 @@ grep -q '^pp: done' vm.log || die "the VM did not finish: see $W/vm.log"
 rm -rf out
 mkdir out
 tar -xf out.img -C out || die "no results on the output disk: see $W/vm.log"
+# one archive for them all: perf archive's tarballs hold the same kernel
+# symbols, libc and ld.so each; their union, once, xz-compressed
+mkdir -p out/debug
+for a in out/results/*.tar.bz2; do
+	tar -xjf "$a" -C out/debug
+	rm "$a"
+done
 mkdir -p "$OUT"
+rm -f "$OUT"/*
+tar -cJf "$OUT/archive.tar.xz" -C out/debug --sort=name --owner=0 --group=0 --mtime=@0 .
 cp out/results/* "$OUT/"
 say "wrote $(ls "$OUT" | wc -l) files to $OUT ($(du -sh "$OUT" | cut -f1))"

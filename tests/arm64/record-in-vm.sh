@@ -16,7 +16,16 @@ mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mount -t tmpfs tmp /tmp
 for m in $(cat /mods/order); do insmod "/mods/$m" || say "insmod $m failed"; done
 sleep 1
-mount -t ext4 /dev/vda /disk || say "no ext4 disk: the I/O waits will not wait"
+# the disks by their size (the order of virtio-mmio devices is QEMU's):
+# 256 MiB the ext4 one for the waits' files, 512 MiB the results' one
+DISK= OUTDEV=
+for b in /sys/block/vd*; do
+	case $(cat $b/size) in
+	524288) DISK=/dev/${b##*/} ;;
+	1048576) OUTDEV=/dev/${b##*/} ;;
+	esac
+done
+mount -t ext4 "$DISK" /disk || say "no ext4 disk: the I/O waits will not wait"
 echo -1 >/proc/sys/kernel/perf_event_paranoid
 echo 0 >/proc/sys/kernel/kptr_restrict
 say "kernel $(uname -r) on $(uname -m), $(grep -c ^processor /proc/cpuinfo) CPUs, features: $(grep -m1 Features /proc/cpuinfo | cut -d: -f2)"
@@ -29,8 +38,11 @@ rec() { # rec NAME PERF-RECORD-ARGS...
 	shift
 	say "recording $name: perf record $*"
 	perf record -q -o "$name.data" "$@" >"$name.record.log" 2>&1 || say "perf record $name failed: $(tail -3 $name.record.log)"
-	perf script -i "$name.data" -F comm,tid,time,event,ip,sym,dso >"$name.script" 2>/dev/null ||
-		say "perf script $name failed"
+	# (--no-inline: perf runs addr2line for inlined calls, which the VM
+	# does not have, and dies of SIGPIPE; inline chains are checked against
+	# addr2line on the host)
+	perf script --no-inline -i "$name.data" -F comm,tid,time,event,ip,sym,dso >"$name.script" 2>/dev/null
+	[ -s "$name.script" ] || say "perf script $name wrote nothing"
 	rm -f "$name.record.log"
 }
 P=/opt/pp
@@ -42,7 +54,7 @@ rec inl-fp -e cpu-clock -F 999 -g -- $P/inl 200000
 rec inl-dwarf -e cpu-clock -F 299 --call-graph dwarf,4096 -- $P/inl 100000
 say "recording stacks-pipe: perf record -o - (a pipe)"
 perf record -q -o - -e cpu-clock -F 499 -g -- $P/stacks 0.5 >stacks-pipe.data 2>/dev/null
-perf script -i stacks-pipe.data -F comm,tid,time,event,ip,sym,dso >stacks-pipe.script 2>/dev/null
+perf script --no-inline -i stacks-pipe.data -F comm,tid,time,event,ip,sym,dso >stacks-pipe.script 2>/dev/null
 # the wait primitives, one per thread, with the syscalls' arguments: from
 # the stack copy (dwarf) and from the registers alone (--user-regs)
 cd /disk 2>/dev/null || cd /tmp
@@ -57,12 +69,13 @@ cd $R
 for f in *.data; do
 	[ "$f" = stacks-pipe.data ] && continue
 	say "perf archive $f"
-	perf archive "$f" >/dev/null 2>&1 || say "perf archive $f failed"
+	perf archive "$f" >archive.log 2>&1 || say "perf archive $f failed: $(tail -3 archive.log)"
+	rm -f archive.log
 done
 perf --version >perf-version.txt
 uname -a >uname.txt
 say "results: $(ls | wc -l) files, $(du -sk . | cut -f1) KiB"
 cd /
-tar -cf /dev/vdb results && sync
+tar -cf "$OUTDEV" results && sync
 say done
 poweroff -f

@@ -70,78 +70,7 @@ done
 "$PERFPORT" -q info -i "$WORK/dwarf.data" | has "^off-CPU: .*syscall arguments (user registers) yes" ||
 	fail "info on a dwarf recording does not say it holds the syscall arguments"
 
-$PY - "$WORK" <<'PY' || fail "wait states"
-import collections, re, sys
-w = sys.argv[1]
-WANT = {
-    "poll_untimed": "sleep", "poll_timed": "timed-sleep",
-    "epoll_untimed": "sleep", "epoll_timed": "timed-sleep",
-    "select_untimed": "sleep", "select_timed": "timed-sleep",
-    "sem_untimed": "sleep", "sem_timed": "timed-sleep",
-    "cond_untimed": "sleep", "cond_timed": "timed-sleep",
-    "nanosleep": "timed-sleep", "flock": "lock", "ofd_lock": "lock", "mutex": "lock",
-    "rwlock": "lock", "mutex_recursive": "lock", "mutex_pi": "lock", "mutex_timed": "lock",
-    "barrier": "sleep", "pipe_read": "sleep", "socket_read": "sleep", "eventfd_read": "sleep",
-    "waitpid": "sleep", "sigwait": "sleep", "sigtimedwait": "timed-sleep", "fsync": "io",
-    "fdatasync": "io", "msync": "io", "read_cold": "io", "read_direct": "io", "page_fault": "io",
-    "mutex_adaptive": "lock", "uring_untimed": "io", "uring_timed": "timed-sleep",
-    "posix_lock": "lock", "semop": "sleep", "mutex_clocklock": "lock",
-}
-LOCKS = ("flock", "ofd_lock", "mutex", "rwlock", "mutex_recursive", "mutex_pi", "mutex_timed",
-         "mutex_adaptive", "posix_lock", "mutex_clocklock")
-# -g alone (fp, bare): what the rules decide without registers, and with
-# the wakers (fp) what their stacks add: a mutex's or rwlock's unlock ended
-# the lock waits whose glibc frames -g loses (Debian's glibc has no frame
-# pointers); the rest is best effort (a timed wait's timer, fired from an
-# idle CPU, is not in a recording of the workload's own threads)
-RULES_KNOW = {"cond_untimed", "nanosleep", "sem_untimed", "poll_timed", "epoll_timed",
-              "select_timed", "flock", "ofd_lock", "mutex", "mutex_pi", "barrier", "pipe_read",
-              "socket_read", "eventfd_read", "waitpid", "fsync", "fdatasync", "msync",
-              "read_cold", "read_direct", "page_fault", "mutex_adaptive", "uring_untimed",
-              "posix_lock"}
-WAKERS_KNOW = RULES_KNOW | {"rwlock", "mutex_timed", "mutex_clocklock"}
-# with the registers (regs): everything but io_uring_enter's timeout, which
-# is in a structure on the stack (dwarf copies it); a timed mutex lock is a
-# futex wait for a lock word's contended value, a rwlock's is ended by its
-# unlock
-NEED_STACK = {"uring_timed"}
-bad = []
-for v in ("dwarf", "regs", "fp", "bare"):
-    for name, want in WANT.items():
-        tot = collections.Counter()
-        for c in ("lock", "sleep", "timed-sleep", "io", "preempted"):
-            for line in open("%s/%s-%s.folded" % (w, v, c)):
-                s, val = line.rsplit(" ", 1)
-                frames = s.split(";")
-                # the thread's own time (each primitive runs in a thread of
-                # its name); a lock waiter's pause between two waits is no wait
-                if not any(re.fullmatch(re.escape(name) + r" \[\d+\]", f) for f in frames[:2]):
-                    continue
-                if name in LOCKS and any("nanosleep" in f or f == "tick" for f in frames):
-                    continue
-                # a switch seen without its sched_switch sample has no stack
-                # and so no evidence (about one per thread)
-                if "[off-cpu: stack not recorded]" in frames:
-                    continue
-                tot[c] += int(val)
-        # the waiting time: runnable (preempted) time is no wait, and the
-        # state of none (a forking waitpid is preempted while its child runs)
-        t = sum(v for c, v in tot.items() if c != "preempted")
-        share = tot[want] / t if t else 0
-        if want == "io" and t and tot["io"] >= 0.6 * t:
-            # the I/O threads also wait for kernel locks they contend on
-            # (the journal, the process's mmap lock): lock waits, rightly
-            share = (tot["io"] + tot["lock"]) / t
-        print("%-6s %-15s %-12s %5.1f%%  (%s)" % (v, name, want, 100 * share,
-              ", ".join("%s %.0f ms" % (c, n / 1e6) for c, n in tot.most_common())))
-        if t < 50e6:
-            bad.append("%s %s: only %.0f ms off CPU" % (v, name, t / 1e6))
-        elif share < 0.95 and (v == "dwarf" or (v == "regs" and name not in NEED_STACK) or
-                               (v == "fp" and name in WAKERS_KNOW) or name in RULES_KNOW):
-            bad.append("%s %s: %.1f%% %s" % (v, name, 100 * share, want))
-if bad:
-    sys.exit("; ".join(bad))
-PY
+$PY "$TOP/tests/e2e/lib/waits_check.py" "$WORK" dwarf regs fp bare || fail "wait states"
 echo "ok: every wait's time in its state where the arguments are recorded"
 
 # your rules decide first: over the programs' (glibc's mutex: lock), the

@@ -1,11 +1,13 @@
 #!/usr/bin/python3
-"""inline_cmp.py STACKS PERF_DATA BINARY ADDR2LINE MIN_PERCENT
+"""inline_cmp.py STACKS PERF_DATA BINARY[=LOCAL] ADDR2LINE MIN_PERCENT
 
 Compares the inline chains of `perfport stacks` (every frame of BINARY, with
 the calls inlined at its address) with ADDR2LINE -i -f -C at the same
 address (the sample's address for a leaf, the return address - 1 for a
 caller), level by level: function name and file:line. Prints the share of
 frames that agree and the worst disagreements; exits 1 below MIN_PERCENT.
+BINARY is the path the recording names; =LOCAL gives the file to read where
+it is elsewhere here (a recording made on another machine).
 """
 import collections
 import re
@@ -34,7 +36,7 @@ def lambdas(f):
                   lambda m: "lambda(%s)#%d" % (m.group(2), int(m.group(1)) + 2 if m.group(1) else 1), f)
 
 
-def text_map(data, binary):
+def text_map(data, binary, local):
     """runtime address -> the binary's ELF address, from its executable
     mappings in the recording and its LOAD segments."""
     mm = subprocess.run(["perf", "script", "-i", data, "--show-mmap-events"],
@@ -45,7 +47,7 @@ def text_map(data, binary):
         if m.group(4) == binary:
             maps.append((int(m.group(1), 16), int(m.group(2), 16), int(m.group(3), 0)))
     segs = []
-    for line in subprocess.run(["readelf", "-lW", binary], capture_output=True, text=True).stdout.splitlines():
+    for line in subprocess.run(["readelf", "-lW", local], capture_output=True, text=True).stdout.splitlines():
         f = line.split()
         if f and f[0] == "LOAD":
             segs.append((int(f[1], 16), int(f[2], 16), int(f[4], 16)))
@@ -94,14 +96,16 @@ def chains(stacks, binary, vaddr):
 
 def main():
     stacks, data, binary, a2l, minimum = sys.argv[1:6]
-    vaddr = text_map(data, binary)
+    binary, _, local = binary.partition("=")
+    local = local or binary
+    vaddr = text_map(data, binary, local)
     got = chains(stacks, binary, vaddr)
     if not got:
         sys.exit("no frames of %s in the stacks" % binary)
     addrs = sorted({a for a, _ in got})
     want = {}
     for a in addrs:
-        o = subprocess.run([a2l, "-i", "-f", "-C", "-e", binary, "0x%x" % a],
+        o = subprocess.run([a2l, "-i", "-f", "-C", "-e", local, "0x%x" % a],
                            capture_output=True, text=True).stdout.splitlines()
         want[a] = [(lambdas(strip_params(o[k])), re.sub(r" \(discriminator \d+\)", "", o[k + 1]).split("/")[-1])
                    for k in range(0, len(o) - 1, 2)]
