@@ -17,10 +17,12 @@ DEBS     := build-essential pkg-config libtraceevent-dev libzstd-dev libjson-c-d
 # what the tests use beyond the build: perf as the oracle, Debian's python3
 # with jsonschema, botocore, lz4 and grpcio, protoc, chromium, openssl; the
 # backends' conformance checkers (../shared/conformance): python3-protobuf,
-# -six, -dateutil and Go for Datakit's own parser; rustc for a Rust workload
+# -six, -dateutil and Go for Datakit's own parser; rustc for a Rust workload;
+# xz and binutils' aarch64 readelf for the arm64 recordings (test 21)
 TEST_DEBS := linux-perf python3 python3-jsonschema python3-botocore protobuf-compiler python3-lz4 \
              python3-grpcio chromium openssl python3-protobuf python3-six python3-dateutil llvm nodejs debuginfod golang-go \
-             rustc libc6-dbg postgresql python3-dbg default-jdk-headless openjdk-17-dbg
+             rustc libc6-dbg postgresql python3-dbg default-jdk-headless openjdk-17-dbg \
+             xz-utils binutils-aarch64-linux-gnu
 
 OPT      ?= -O2 -g
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \

@@ -826,6 +826,9 @@ static void print_text(const char *path, const struct perf_reader *r, const stru
 			printf("dwarf unwind:  %" PRIu64 " samples, %" PRIu64 " stopped early (%" PRIu64
 			       " at the end of a full stack copy), %" PRIu64 " not unwindable\n",
 			       ss->unwound, ss->unwind_stopped, ss->unwind_truncated, ss->unwind_failed);
+		if (ss->leaf_callers)
+			printf("lr callers:    %" PRIu64 " -g samples whose leaf had not saved its "
+			       "caller: taken from lr (aarch64)\n", ss->leaf_callers);
 		printf("frames:        %" PRIu64 ", named %" PRIu64 " (%.1f%%)\n", ss->frames,
 		       ss->by_cause[SYM_NAMED],
 		       ss->frames ? 100.0 * (double)ss->by_cause[SYM_NAMED] / (double)ss->frames : 0.0);

@@ -117,7 +117,8 @@ timeout 1500 qemu-system-aarch64 -M virt -cpu "$CPU" -smp 2 -m 2048 -nographic -
 	</dev/null >vm.log 2>&1 || die "qemu failed: see $W/vm.log"
 grep -q '^pp: done' vm.log || die "the VM did not finish: see $W/vm.log"
 
-# 7. the results
+# 7. the results: perf.data files and perf script's view of them, xz-compressed,
+# the tarballs of perf archive merged into one (archive.tar.xz)
 rm -rf out
 mkdir out
 tar -xf out.img -C out || die "no results on the output disk: see $W/vm.log"
@@ -130,6 +131,9 @@ for a in out/results/*.tar.bz2; do
 done
 mkdir -p "$OUT"
 rm -f "$OUT"/*
-tar -cJf "$OUT/archive.tar.xz" -C out/debug --sort=name --owner=0 --group=0 --mtime=@0 .
+# (the names as perf archive writes them: no "./" before them)
+(cd out/debug && tar -cJf "$OUT/archive.tar.xz" --sort=name --owner=0 --group=0 --mtime=@0 -- .[!.]* *)
 cp out/results/* "$OUT/"
+# the recordings and perf script's text compressed (the tests unpack them)
+xz -9 "$OUT"/*.data "$OUT"/*.script
 say "wrote $(ls "$OUT" | wc -l) files to $OUT ($(du -sh "$OUT" | cut -f1))"

@@ -56,14 +56,16 @@ say "recording stacks-pipe: perf record -o - (a pipe)"
 perf record -q -o - -e cpu-clock -F 499 -g -- $P/stacks 0.5 >stacks-pipe.data 2>/dev/null
 perf script --no-inline -i stacks-pipe.data -F comm,tid,time,event,ip,sym,dso >stacks-pipe.script 2>/dev/null
 # the wait primitives, one per thread, with the syscalls' arguments: from
-# the stack copy (dwarf) and from the registers alone (--user-regs)
+# the stack copy (dwarf) and from the registers alone (--user-regs). (Not
+# -z: perf record then writes no build ids, and perf archive has nothing
+# to pack. A large buffer: under TCG perf reads it slowly.)
 cd /disk 2>/dev/null || cd /tmp
 EV="-e cpu-clock/freq=99/ -e sched:sched_switch --switch-events -e sched:sched_waking"
 say "recording waits-dwarf"
-perf record -q -o $R/waits-dwarf.data $EV -m 4096 -z --call-graph dwarf,4096 -- $P/waits 1.5 $PWD >/dev/null 2>&1 ||
+perf record -q -o $R/waits-dwarf.data $EV -m 16384 --call-graph dwarf,2048 -- $P/waits 3 $PWD >/dev/null 2>&1 ||
 	say "perf record waits-dwarf failed"
 say "recording waits-regs"
-perf record -q -o $R/waits-regs.data $EV -m 1024 -g --user-regs=x0,x1,x2,x3,x4,x5 -- $P/waits 1.5 $PWD >/dev/null 2>&1 ||
+perf record -q -o $R/waits-regs.data $EV -m 16384 -g --user-regs=x0,x1,x2,x3,x4,x5 -- $P/waits 3 $PWD >/dev/null 2>&1 ||
 	say "perf record waits-regs failed"
 cd $R
 for f in *.data; do

@@ -4,7 +4,8 @@
 # signer, the backends' parsing, replayed on loopback stand-ins) judges the
 # uploads of the bundled samples and of fresh on- and off-CPU recordings of
 # a C program (shape), a C++ one (progs/cxx.cc: templates, operators,
-# lambdas) and a Rust one (progs/rs.rs: paths, generics, trait impls). ARMS, Datakit and CodeGuru take each recording as it is; a
+# lambdas) and a Rust one (progs/rs.rs: paths, generics, trait impls), and
+# of two arm64 recordings (tests/arm64/data). ARMS, Datakit and CodeGuru take each recording as it is; a
 # SkyWalking task has one target type, so it is checked once as an ON_CPU
 # task and once as an OFF_CPU one (and, for on-CPU-only recordings, with
 # the sums against perfport report too).
@@ -38,6 +39,20 @@ else
 	echo "(rustc is not installed, apt-get install rustc: the Rust program is not tried)"
 fi
 
+# recordings made on arm64 (tests/arm64: Debian's arm64 kernel and perf
+# under qemu), with perf archive's tarball beside them: on-CPU with
+# --call-graph dwarf, off-CPU with -g --user-regs
+ARM=
+if [ -f "$TOP/tests/arm64/data/archive.tar.xz" ] && command -v xz >/dev/null; then
+	for n in stacks-dwarf waits-regs; do
+		xz -dc "$TOP/tests/arm64/data/$n.data.xz" >"$WORK/arm64-$n.data"
+		ln -s "$TOP/tests/arm64/data/archive.tar.xz" "$WORK/arm64-$n.data.tar.xz"
+		ARM="$ARM $WORK/arm64-$n.data"
+	done
+else
+	echo "(no arm64 fixtures or no xz: the arm64 recordings are not tried)"
+fi
+
 failed=0
 judge() { # NAME COMMAND...: the checker's verdict, its defects shown on failure
 	local name=$1 rc=0; shift
@@ -50,7 +65,7 @@ judge() { # NAME COMMAND...: the checker's verdict, its defects shown on failure
 	esac
 }
 for f in "$TOP/samples/oncpu.perf.data" "$TOP/samples/offcpu.perf.data" "$WORK"/c-on.data \
-	 "$WORK"/c-off.data "$WORK"/cxx-on.data "$WORK"/cxx-off.data $RS; do
+	 "$WORK"/c-off.data "$WORK"/cxx-on.data "$WORK"/cxx-off.data $RS $ARM; do
 	n=$(basename "$f")
 	judge "$n: codeguru, arms, datakit" "$CONF/run-all" "$PERFPORT" "$f" --only codeguru,arms,datakit -v
 	judge "$n: skywalking ON_CPU task" "$CONF/skywalking/check" "$PERFPORT" "$f" --target ON_CPU -- \

@@ -25,9 +25,12 @@ With --dwarf (a --call-graph dwarf recording: perf prints every return
 address as ra - 1, so lr - 1 is not told apart by its alignment), "stale"
 is only the caller that returns to the leaf's own pc (lr - 1 = pc - 1:
 the return address of the call that had just returned) where the CFI
-says the return address was saved on the stack. perf 6.1's libunwind
-also stops at the first return address signed with pointer
-authentication: check.py frames compares the frames perf has.
+says the return address was saved on the stack and perf's unwinding
+stopped there. perf 6.1's libunwind also stops at the first return
+address signed with pointer authentication: check.py frames compares the
+frames perf has. perfport's stacks are written to OUT.ours with their
+return addresses as perf prints them (ra - 1), so that a recursion's
+frames, whose return address is the leaf's pc, are told apart alike.
 """
 import collections
 import glob
@@ -81,7 +84,7 @@ class Modules:
         return None
 
 
-FRAME = re.compile(r"^(\s+)([0-9a-f]+) (.*) \(([^()]*)\)$")
+FRAME = re.compile(r"^(\s+)([0-9a-f]+) (.*?) \(([^()]*)\)( \S+:\d+)?$")
 
 
 def main():
@@ -124,7 +127,10 @@ def main():
             leaf, caller = frames[user[0]], frames[user[1]]
             a0, a1 = int(leaf.group(2), 16), int(caller.group(2), 16)
             if dwarf:
-                if a1 + 1 == a0 and mods.ra_saved(leaf.group(4), a0):
+                # (a recursive call's return address is the leaf's pc
+                # too, when the leaf had just returned from it: then
+                # perf's unwinding goes on past it; from lr, it stops)
+                if a1 + 1 == a0 and len(user) == 2 and mods.ra_saved(leaf.group(4), a0):
                     drop.add(user[1])
                     fixed["stale"] += 1
             elif a1 % 4 == 3 and not a1 >> 48:      # lr - 1: taken from lr
@@ -142,6 +148,19 @@ def main():
             i += 1
     with open(out, "w") as f:
         f.write("\n".join(res))
+    # perfport's stacks with perf's way of writing DWARF return addresses
+    with open(out + ".ours", "w") as f:
+        leaf_done = False   # past the leaf's line (and its inlined calls')
+        for line in open(stacks, errors="replace"):
+            m = FRAME.match(line.rstrip("\n"))
+            if not line.strip() or not line.startswith(("\t", " ")):
+                leaf_done = False
+            elif m and int(m.group(2), 16) < 1 << 63:
+                if dwarf and leaf_done:
+                    line = "%s%x %s (%s)%s\n" % (m.group(1), int(m.group(2), 16) - 1, m.group(3), m.group(4),
+                                                m.group(5) or "")
+                leaf_done = leaf_done or m.group(4) != "inlined"
+            f.write(line)
     print("perf's own arm64 errors taken out: %s" % (
         ", ".join("%s %d" % kv for kv in sorted(fixed.items())) or "none"))
 

@@ -55,6 +55,9 @@ WAKERS_KNOW = RULES_KNOW | {"rwlock", "mutex_timed", "mutex_clocklock"}
 # futex wait for a lock word's contended value, a rwlock's is ended by its
 # unlock
 NEED_STACK = {"uring_timed"}
+# the primitives whose waits are page faults (the mapping's, the cold
+# file's reads through it)
+FAULTS = {"page_fault", "msync", "read_cold", "read_direct"}
 bad = []
 for v in variants:
     kind = v.split("-")[-1]
@@ -75,6 +78,16 @@ for v in variants:
                 # a switch seen without its sched_switch sample has no stack
                 # and so no evidence (about one per thread)
                 if "[off-cpu: stack not recorded]" in frames:
+                    continue
+                # a page fault taken on the way (returning to user space,
+                # touching the stack) is not the primitive's wait: its wait
+                # for the address space's lock (contended when the
+                # page_fault thread maps and unmaps, most in a slow VM) is
+                # a lock wait, rightly, of another thing
+                if name not in FAULTS and any(f in ("do_page_fault", "exc_page_fault") for f in frames):
+                    continue
+                # nor is a fork's wait for that lock (waitpid's child)
+                if "dup_mmap" in frames:
                     continue
                 tot[c] += int(val)
         # the waiting time: runnable (preempted) time is no wait, and the

@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# arm64 recordings read on this host. Debian's arm64 kernel, booted under
+# qemu-system-aarch64 (TCG, with pointer authentication), recorded with
+# Debian's arm64 perf: a C program (tests/arm64/progs/stacks.c: leaves
+# that keep their caller in lr, qsort calling back, the vDSO, a second
+# thread), the same built with -mbranch-protection=standard (signed
+# return addresses), the C++ inlining program (progs/inl.cc) and the wait
+# primitives (progs/waits.c), each with -g and with --call-graph dwarf, the
+# waits with --user-regs, sched_switch and sched_waking; perf script's
+# output made inside the VM and perf archive's tarball came out with them
+# (tests/arm64/make-fixtures.sh makes them all again; tests/arm64/README.md).
+#  - stacks: frame by frame as the VM's perf script names them (>= 99%,
+#    user and kernel; where perf 6.1's own arm64 unwinding is wrong,
+#    lib/arm64_frames.py takes its error out on evidence of its own and
+#    says how many)
+#  - inline chains as llvm-addr2line -i names them on the arm64 binary
+#  - off-CPU states of each wait primitive >= 95% right, dwarf and --user-regs
+#  - pprof, OTLP, Firefox, flame graph and folded exports read back as the
+#    tree, as for x86_64 recordings (88-conformance runs the backends'
+#    checkers on them too)
+. "$(dirname "$0")/lib/common.sh"
+need_python
+D=$TOP/tests/arm64/data
+[ -f "$D/archive.tar.xz" ] || skip "no arm64 fixtures in tests/arm64/data (tests/arm64/make-fixtures.sh makes them)"
+command -v xz >/dev/null || skip "xz is not installed (apt-get install xz-utils)"
+command -v aarch64-linux-gnu-readelf >/dev/null ||
+	skip "aarch64-linux-gnu-readelf is not installed (apt-get install binutils-aarch64-linux-gnu): no reading of the arm64 CFI"
+export XDG_CACHE_HOME="$WORK/cache"
+for f in "$D"/*.data.xz "$D"/*.script.xz; do
+	xz -dc "$f" >"$WORK/$(basename "${f%.xz}")"
+done
+for f in "$WORK"/*.data; do ln -s "$D/archive.tar.xz" "$f.tar.xz"; done # perf archive's, beside each
+mkdir "$WORK/debug"
+tar -xJf "$D/archive.tar.xz" -C "$WORK/debug"
+echo "recorded with $(xz -dc "$D/perf-version.txt.xz" 2>/dev/null || cat "$D/perf-version.txt") on $(cat "$D/uname.txt")"
+
+# --- stacks against the VM's perf script ---
+for n in stacks-fp stacks-pac-fp inl-fp stacks-dwarf stacks-pac-dwarf inl-dwarf; do
+	"$PERFPORT" -q stacks -i "$WORK/$n.data" >"$WORK/$n.stacks" || fail "stacks $n: exit $?"
+	mode=
+	case $n in *dwarf) mode=--dwarf ;; esac
+	echo "$n:"
+	$PY "$TOP/tests/e2e/lib/arm64_frames.py" $mode "$WORK/$n.script" "$WORK/$n.stacks" "$WORK/debug" \
+		"$WORK/$n.fixed" || fail "$n: arm64_frames.py"
+	$PY "$CHECK" frames "$WORK/$n.fixed.ours" "$WORK/$n.fixed" 99 k=99 || fail "$n: frames differ from perf script's"
+done
+# a pipe (perf record -o -) carries no build ids: the files by --symfs and
+# the kernel's symbols by --kallsyms (the vDSO stays unnamed: it has no file)
+for p in opt/pp/stacks lib/aarch64-linux-gnu/libc.so.6 lib/aarch64-linux-gnu/ld-linux-aarch64.so.1; do
+	mkdir -p "$WORK/symfs/$(dirname $p)"
+	cp "$WORK"/debug/$p/*/elf "$WORK/symfs/$p"
+done
+rm "$WORK/stacks-pipe.data.tar.xz"
+"$PERFPORT" -q stacks -i "$WORK/stacks-pipe.data" --symfs "$WORK/symfs" \
+	--kallsyms "$(ls "$WORK"/debug/\[kernel.kallsyms\]/*/kallsyms)" >"$WORK/stacks-pipe.stacks" ||
+	fail "stacks of the pipe: exit $?"
+echo "stacks-pipe:"
+$PY "$TOP/tests/e2e/lib/arm64_frames.py" "$WORK/stacks-pipe.script" "$WORK/stacks-pipe.stacks" "$WORK/debug" \
+	"$WORK/stacks-pipe.fixed" || fail "stacks-pipe: arm64_frames.py"
+$PY "$CHECK" frames "$WORK/stacks-pipe.fixed.ours" "$WORK/stacks-pipe.fixed" 99 k=99 ||
+	fail "stacks-pipe: frames differ from perf script's"
+# -g takes the caller of a leaf from lr where the CFI says it is still there:
+# the frameless leaf_mix's caller (cmp_ulong, recurse, level3) is in the stacks
+$PY - "$WORK/stacks-fp.stacks" <<'PY' || fail "-g: the callers of frameless leaves are missing"
+import re, sys
+blocks = open(sys.argv[1]).read().split("\n\n")
+leaf = [b for b in blocks if re.search(r"^\s+[0-9a-f]+ leaf_mix\+0x", b, re.M)]
+caller = [b for b in leaf if re.search(r"leaf_mix\+0x.*\n\s+[0-9a-f]+ (cmp_ulong|recurse|level3)\+0x", b)]
+print("leaf_mix samples: %d, with their caller: %d" % (len(leaf), len(caller)))
+sys.exit(0 if leaf and len(caller) >= 0.99 * len(leaf) else 1)
+PY
+"$PERFPORT" -q info -i "$WORK/stacks-fp.data" | has "^lr callers: *[1-9][0-9]* -g samples" ||
+	fail "info does not say how many callers came from lr"
+# signed return addresses: perf 6.1's libunwind stops at the first one;
+# perfport unwinds the -mbranch-protection build as deep as the plain one
+for n in stacks-dwarf stacks-pac-dwarf; do
+	c=stacks
+	[ $n = stacks-pac-dwarf ] && c=stacks-pac
+	$PY "$CHECK" reach "$WORK/$n.stacks" "$c" 90 worker >"$WORK/$n.reach" || fail "$n: $(cat "$WORK/$n.reach")"
+	cat "$WORK/$n.reach"
+done
+grep -E "0x[0-9a-f]{13,} " "$WORK"/stacks-pac-*.stacks | grep -v "kernel.kallsyms" | head -3 | grep . &&
+	fail "a user frame keeps its pointer authentication code"
+echo "ok: stacks as perf script's, the pointer-authenticated build unwound whole"
+
+# --- inline chains ---
+A2L=$(command -v llvm-addr2line || ls /usr/lib/llvm-*/bin/llvm-addr2line 2>/dev/null | tail -1 || true)
+INL=$(ls "$WORK"/debug/opt/pp/inl/*/elf)
+if [ -n "$A2L" ]; then
+	for v in fp dwarf; do
+		$PY "$TOP/tests/e2e/lib/inline_cmp.py" "$WORK/inl-$v.stacks" "$WORK/inl-$v.data" \
+			"/opt/pp/inl=$INL" "$A2L" 99 || fail "inl-$v: inline chains differ from llvm-addr2line -i"
+	done
+else
+	echo "(llvm-addr2line is not installed, apt-get install llvm: inline chains not checked)"
+fi
+# binutils' aarch64 addr2line, for the record: it names some inlined calls
+# after the function they were inlined into (fib's body as main), as on
+# x86_64 (61-inline)
+if command -v aarch64-linux-gnu-addr2line >/dev/null; then
+	$PY "$TOP/tests/e2e/lib/inline_cmp.py" "$WORK/inl-fp.stacks" "$WORK/inl-fp.data" "/opt/pp/inl=$INL" \
+		aarch64-linux-gnu-addr2line 0 >"$WORK/binutils.a2l" || fail "inline_cmp.py with binutils"
+	head -1 "$WORK/binutils.a2l"
+fi
+
+# --- off-CPU states ---
+for v in dwarf regs; do
+	for c in lock sleep timed-sleep io preempted; do
+		"$PERFPORT" -q export -i "$WORK/waits-$v.data" -f folded -O counter=$c -O value=ns \
+			-O annotate=false --group-by thread -o "$WORK/arm64-$v-$c.folded" ||
+			fail "export waits-$v $c: exit $?"
+	done
+done
+"$PERFPORT" -q report -i "$WORK/waits-dwarf.data" --no-tree --top 1 | grep "decided by"
+# (read_cold: the VM's disk answers from the host's page cache, so its
+# reads hardly wait; 71-wait-states judges it on a real disk)
+$PY "$TOP/tests/e2e/lib/waits_check.py" "$WORK" arm64-dwarf arm64-regs --skip read_cold ||
+	fail "arm64 wait states"
+echo "ok: every wait's time in its state, from arm64's registers and stack"
+
+# --- exports ---
+prepare() { # DATA NAME: the tree and the folded stacks per counter
+	"$PERFPORT" -q report --json -i "$1" >"$WORK/$2.tree.json" || fail "report $2: exit $?"
+	mkdir -p "$WORK/$2.folded"
+	for c in on-cpu preempted lock io sleep timed-sleep idle; do
+		"$PERFPORT" -q export -i "$1" -f folded -O annotate=false -O value=ns -O counter=$c \
+			-o "$WORK/$2.folded/$c.folded" 2>/dev/null || : >"$WORK/$2.folded/$c.folded"
+	done
+}
+PROTO=/usr/share/gocode/src/github.com/google/pprof/proto/profile.proto
+for n in stacks-dwarf waits-regs; do
+	prepare "$WORK/$n.data" "$n"
+	"$PERFPORT" -q export -i "$WORK/$n.data" -f firefox -o "$WORK/$n.ff.json.gz" || fail "firefox $n: exit $?"
+	$PY "$TOP/tests/e2e/lib/firefox_check.py" "$WORK/$n.ff.json.gz" "$WORK/$n.tree.json" "$WORK/$n.folded" ||
+		fail "$n: the Firefox profile does not read back as the tree"
+	"$PERFPORT" -q export -i "$WORK/$n.data" -f flamegraph -O format=svg -o "$WORK/$n.svg" ||
+		fail "flamegraph $n: exit $?"
+	$PY - "$WORK/$n.svg" <<'PY' || fail "$n: the flame graph is not a well-formed SVG of named frames"
+import sys, xml.etree.ElementTree as ET
+titles = [t.text or "" for t in ET.parse(sys.argv[1]).iter("{http://www.w3.org/2000/svg}title")]
+named = [t for t in titles if "worker" in t or "start_thread" in t or "run" in t]
+print("flame graph: %d frames, %d of worker/run" % (len(titles), len(named)))
+sys.exit(0 if titles and named else 1)
+PY
+	if command -v protoc >/dev/null && [ -f "$PROTO" ]; then
+		"$PERFPORT" -q export -i "$WORK/$n.data" -f pprof -O gzip=false -o "$WORK/$n.pb" || fail "pprof $n: exit $?"
+		protoc --decode=perftools.profiles.Profile --proto_path="$(dirname "$PROTO")" profile.proto \
+			<"$WORK/$n.pb" >"$WORK/$n.pb.txt" || fail "$n: protoc cannot decode the pprof profile"
+		perf buildid-list -i "$WORK/$n.data" >"$WORK/$n.ids" 2>/dev/null || : >"$WORK/$n.ids"
+		$PY "$TOP/tests/e2e/lib/pprof_check.py" "$WORK/$n.pb.txt" "$WORK/$n.tree.json" "$WORK/$n.ids" ||
+			fail "$n: pprof"
+	else
+		echo "(protoc or profile.proto missing: pprof not decoded)"
+	fi
+	if command -v protoc >/dev/null && $PY -c 'import google.protobuf' 2>/dev/null; then
+		"$PERFPORT" -q export -i "$WORK/$n.data" -f otlp -o "$WORK/$n.otlp.pb" || fail "otlp $n: exit $?"
+		$PY "$TOP/tests/e2e/lib/otlp_check.py" "$WORK/gen" "$WORK/$n.otlp.pb" protobuf "$WORK/$n.tree.json" \
+			"$WORK/$n.folded" || fail "$n: the OTLP profile does not read back as the tree"
+	else
+		echo "(protoc or python3-protobuf missing: OTLP not decoded)"
+	fi
+done
+echo "ok: the arm64 recordings' exports read back as their trees"
