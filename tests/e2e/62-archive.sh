@@ -86,6 +86,15 @@ for z in gz xz zst; do
 	echo "ok: perf.data.tar.$z"
 done
 
+# an archive repacked with "tar -C DIR ." (every name after "./")
+mkdir "$WORK/repack"
+tar -xf "$WORK/plain.tar" -C "$WORK/repack"
+tar -czf "$WORK/dot.tar.gz" -C "$WORK/repack" .
+tar -tzf "$WORK/dot.tar.gz" | has "^\./\.build-id/" || fail "the repacked archive's names do not start with ./"
+HOME="$WORK/empty" "$PERFPORT" -q stacks -i "$WORK/bare/perf.data" --archive "$WORK/dot.tar.gz" >"$WORK/dot.ours"
+cmp -s "$WORK/dot.ours" "$WORK/arch.ours" || fail "an archive of ./ names names otherwise"
+echo "ok: an archive whose names start with ./"
+
 # a hostile tarball: nothing lands outside the private directory
 $PY - "$WORK" <<'PY' || fail "cannot make the hostile tarball"
 import io, tarfile, sys
