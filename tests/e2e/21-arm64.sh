@@ -172,5 +172,29 @@ PY
 	else
 		echo "(protoc or python3-protobuf missing: OTLP not decoded)"
 	fi
+	if command -v go >/dev/null && $PY -c 'import google.protobuf' 2>/dev/null; then
+		"$PERFPORT" -q export -i "$WORK/$n.data" -f pyroscope -o "$WORK/$n.pyro" || fail "pyroscope $n: exit $?"
+		$PY - "$WORK/$n.pyro" "$WORK/$n.tree.json" <<'PY' || fail "$n: the Pyroscope series do not sum to the tree"
+import json, os, sys
+sys.path.insert(0, os.environ["TOP"] + "/tests/e2e/lib")
+from pyroscope_server import series_types
+d, tree = sys.argv[1], json.load(open(sys.argv[2]))
+tot = {c: v["ns"] for c, v in tree["totals"].items() if c != "idle"}
+got = {}
+for f in ("process_cpu", "wall"):
+    if os.path.exists("%s/%s.pb.gz" % (d, f)):
+        got.update(series_types(None, open("%s/%s.pb.gz" % (d, f), "rb").read())[1])
+# (a recording of on-CPU samples alone has no wall series)
+want = {"wall:wall:nanoseconds:cpu:nanoseconds": sum(tot.values())} if set(tot) - {"on-cpu"} else {}
+if "on-cpu" in tot:
+    want["process_cpu:cpu:nanoseconds:cpu:nanoseconds"] = tot["on-cpu"]
+for c, v in tot.items():
+    if c != "on-cpu":
+        want["wall:%s:nanoseconds:cpu:nanoseconds" % c.replace("-", "_")] = v
+bad = [(t, got.get(t, {}).get("total"), v) for t, v in want.items() if got.get(t, {}).get("total") != v]
+print("pyroscope: %d series types, totals %s" % (len(got), "equal the tree's" if not bad else bad))
+sys.exit(1 if bad else 0)
+PY
+	fi
 done
 echo "ok: the arm64 recordings' exports read back as their trees"
