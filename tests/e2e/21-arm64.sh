@@ -15,7 +15,7 @@
 #    says how many)
 #  - inline chains as llvm-addr2line -i names them on the arm64 binary
 #  - off-CPU states of each wait primitive >= 95% right, dwarf and --user-regs
-#  - pprof, OTLP, Firefox, flame graph and folded exports read back as the
+#  - pprof, OTLP, Firefox, Pyroscope, flame graph and folded exports read back as the
 #    tree, as for x86_64 recordings (88-conformance runs the backends'
 #    checkers on them too)
 . "$(dirname "$0")/lib/common.sh"
