@@ -675,6 +675,11 @@ void net_defer(bool on)
 	deferred = on;
 }
 
+bool net_deferring(void)
+{
+	return deferred;
+}
+
 int net_send(const struct net_request *rq, struct net_response *rs)
 {
 	unsigned max = net_attempts();
@@ -971,7 +976,11 @@ static int spool(const struct net_request *rq)
 	} while (rename(tmp, path) && (errno == EEXIST || errno == ENOTEMPTY) && ++tries < 16);
 	if (tries == 16 || access(path, F_OK))
 		goto fail;
-	pp_warn("the request was kept in '%s'; 'perfport resend' sends it again", path);
+	/* deferred on purpose: its caller resends it and says so */
+	if (deferred)
+		pp_debug("the request was kept in '%s'", path);
+	else
+		pp_warn("the request was kept in '%s'; 'perfport resend' sends it again", path);
 	spool_seq++;
 	spooled++;
 	return PP_OK;

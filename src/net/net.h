@@ -115,6 +115,9 @@ int net_spool_trim(const char *dir, uint64_t max_bytes, unsigned *dropped);
  */
 void net_defer(bool on);
 
+/** net_deferring() - whether net_defer() is on: a failed upload was put off, not lost. */
+bool net_deferring(void);
+
 /** net_stopped() - the signal that stopped the uploads, 0 none. */
 int net_stopped(void);
 

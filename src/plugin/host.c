@@ -595,7 +595,8 @@ int plugin_run(struct plugin *pl, const struct perfport_profile *view, FILE *out
 		}
 		/* each failure is said once: the plugin or the transport has
 		 * mostly said why already */
-		if (st != PERFPORT_OK && (st == PERFPORT_RETRY || pp_log_errors() == errors))
+		if (st != PERFPORT_OK && !net_deferring() &&
+		    (st == PERFPORT_RETRY || pp_log_errors() == errors))
 			pp_error("format '%s': upload failed%s", ex->name,
 				 st == PERFPORT_RETRY ? " (still asking to be retried)" : "");
 	}
