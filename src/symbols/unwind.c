@@ -65,6 +65,8 @@ struct uw_sample {
 	const struct perf_sample *s;
 	const struct map *maps; /* the process's executable maps, sorted */
 	size_t nr_maps;
+	uint64_t start_pc;     /* unwinding starts here instead of at the pc: the
+				* caller of a leaf without CFI (its lr) */
 	uint64_t sp;
 	uint64_t *pcs;
 	size_t n, max;
@@ -185,7 +187,7 @@ static bool cb_set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
 		}
 		if (!perf_reg(p->cur.s, ARM64_PC, &pc))
 			return false;
-		dwfl_thread_state_register_pc(thread, pc);
+		dwfl_thread_state_register_pc(thread, p->cur.start_pc ? p->cur.start_pc : pc);
 		return dwfl_thread_state_registers(thread, 0, 32, regs);
 	}
 	for (int i = 0; i < 17; i++) {
@@ -336,14 +338,16 @@ bool sym_unwind_wanted(const struct symbolizer *s, const struct perf_event *ev)
 	return leaf_caller_case(uw_arch_of(s->hdr->arch), &ev->sample);
 }
 
+/* Where the return address of the function at @pc is, by its CFI. */
+enum ra_rule { RA_NO_CFI, RA_IN_LR, RA_ELSEWHERE };
+
 /*
- * Whether the return address at @pc is still in x30 (the caller has not
- * been saved): the CFI says "same value", or x30 itself. Code with no CFI
- * (the kernel's arm64 vDSO has none; JIT code) is taken for a leaf, as
- * perf's unwinders do. An undefined return address (the outermost frame)
- * or one saved in memory: false.
+ * The rule for the return address at @pc: still in x30 (the CFI says
+ * "same value", or x30 itself: the caller has not been saved), elsewhere
+ * (saved in memory, or undefined: the outermost frame), or no CFI at all
+ * (the kernel's arm64 vDSO has none; JIT code; a file not found).
  */
-static bool ra_in_lr(Dwfl *dwfl, uint64_t pc)
+static enum ra_rule ra_rule_at(Dwfl *dwfl, uint64_t pc)
 {
 	Dwfl_Module *mod = dwfl_addrmodule(dwfl, pc);
 	Dwarf_Addr bias;
@@ -351,22 +355,33 @@ static bool ra_in_lr(Dwfl *dwfl, uint64_t pc)
 	Dwarf_Frame *frame = NULL;
 	Dwarf_Op ops_mem[3], *ops;
 	size_t nops;
-	bool in_lr = false;
+	enum ra_rule rule = RA_ELSEWHERE;
 
 	if (!mod)
-		return true;
+		return RA_NO_CFI;
 	cfi = dwfl_module_eh_cfi(mod, &bias);
 	if (!cfi || dwarf_cfi_addrframe(cfi, pc - bias, &frame) != 0) {
 		cfi = dwfl_module_dwarf_cfi(mod, &bias);
 		if (!cfi || dwarf_cfi_addrframe(cfi, pc - bias, &frame) != 0)
-			return true;
+			return RA_NO_CFI;
 	}
-	if (dwarf_frame_register(frame, ARM64_LR, ops_mem, &ops, &nops) == 0)
-		in_lr = (nops == 0 && ops == NULL) ||
-			(nops == 1 && (ops[0].atom == DW_OP_reg30 ||
-				       (ops[0].atom == DW_OP_regx && ops[0].number == ARM64_LR)));
+	if (dwarf_frame_register(frame, ARM64_LR, ops_mem, &ops, &nops) == 0 &&
+	    ((nops == 0 && ops == NULL) ||
+	     (nops == 1 && (ops[0].atom == DW_OP_reg30 ||
+			    (ops[0].atom == DW_OP_regx && ops[0].number == ARM64_LR)))))
+		rule = RA_IN_LR;
 	free(frame);
-	return in_lr;
+	return rule;
+}
+
+/*
+ * Whether the caller of the function at @pc is in x30: the CFI says so,
+ * or there is none and the function is taken for a leaf, as perf's
+ * unwinders do.
+ */
+static bool ra_in_lr(Dwfl *dwfl, uint64_t pc)
+{
+	return ra_rule_at(dwfl, pc) != RA_ELSEWHERE;
 }
 
 /*
@@ -441,6 +456,22 @@ size_t sym_unwind(struct symbolizer *s, const struct machine *m, const struct pe
 	}
 	p->cur = (struct uw_sample){ .arch = arch, .tid = smp->tid, .s = smp, .sp = sp,
 				     .maps = maps, .nr_maps = nr, .pcs = pcs, .max = max };
+	/*
+	 * aarch64 code without CFI where the thread was (the vDSO's
+	 * clock_gettime): libdwfl would take x29's frame record for its own
+	 * and unwind the caller from the wrong CFA. A leaf, as perf takes
+	 * it: the pc, then unwinding from lr with sp and x29 as they are.
+	 */
+	if (arch == UW_AARCH64 && max > 1) {
+		uint64_t pc, lr;
+
+		if (perf_reg(smp, ARM64_PC, &pc) && perf_reg(smp, ARM64_LR, &lr) &&
+		    (lr = unsign(&p->cur, lr)) != pc && lr &&
+		    ra_rule_at(p->dwfl, pc) == RA_NO_CFI && dwfl_addrmodule(p->dwfl, lr)) {
+			pcs[p->cur.n++] = pc;
+			p->cur.start_pc = lr;
+		}
+	}
 	/* 0: reached the outermost frame; -1: stopped (no CFI, stack copy too short) */
 	if ((dwfl_getthread_frames(p->dwfl, (pid_t)smp->tid, frame_cb, &p->cur) != 0 ||
 	     p->cur.past_copy) && p->cur.n < max) {

@@ -82,6 +82,18 @@ caller = [b for b in leaf if re.search(r"leaf_mix\+0x.*\n\s+[0-9a-f]+ (cmp_ulong
 print("leaf_mix samples: %d, with their caller: %d" % (len(leaf), len(caller)))
 sys.exit(0 if leaf and len(caller) >= 0.99 * len(leaf) else 1)
 PY
+# the vDSO has no CFI: its clock_gettime is a leaf whose caller is in lr,
+# and the unwinding goes on from there (libc's clock_gettime, ask_time)
+for n in stacks-fp stacks-dwarf; do
+	$PY - "$WORK/$n.stacks" "$n" <<'PY' || fail "$n: stacks through the vDSO"
+import re, sys
+blocks = [b for b in open(sys.argv[1]).read().split("\n\n") if re.search(r"^\s+[0-9a-f]+ __kernel_clock_gettime\+", b, re.M)]
+good = [b for b in blocks if re.search(r"__kernel_clock_gettime\+\S+ \(\[vdso\]\)\n\s+[0-9a-f]+ clock_gettime\+\S+ \(\S+libc.so.6\)\n"
+                                       r"\s+[0-9a-f]+ ask_time\+", b)]
+print("%s: %d samples in the vDSO, %d through clock_gettime to ask_time" % (sys.argv[2], len(blocks), len(good)))
+sys.exit(0 if blocks and len(good) >= 0.95 * len(blocks) else 1)
+PY
+done
 "$PERFPORT" -q info -i "$WORK/stacks-fp.data" | has "^lr callers: *[1-9][0-9]* -g samples" ||
 	fail "info does not say how many callers came from lr"
 # signed return addresses: perf 6.1's libunwind stops at the first one;
