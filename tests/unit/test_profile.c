@@ -220,8 +220,11 @@ static void test_rules_builtin(void **state)
 			 CNT_TIMED_SLEEP);
 	assert_int_equal(verdict(&rs, RULE_SET_KERNEL, RULE_WAKER, 'S', STACK("process_timeout")),
 			 CNT_TIMED_SLEEP);
-	assert_int_equal(verdict(&rs, RULE_SET_KERNEL, RULE_WAKER, 'S', STACK("blk_mq_end_request")),
+	assert_int_equal(verdict(&rs, RULE_SET_KERNEL, RULE_WAKER, 'D', STACK("blk_mq_end_request")),
 			 CNT_IO);
+	/* an interruptible wait's completion: its arguments say if it was timed */
+	assert_int_equal(verdict(&rs, RULE_SET_KERNEL, RULE_WAKER, 'S', STACK("io_req_complete_post")),
+			 -1);
 	assert_int_equal(verdict(&rs, RULE_SET_KERNEL, RULE_WAKER, 'S', STACK("futex_wake", "write")),
 			 -1);
 	assert_int_equal(verdict(&rs, RULE_SET_PROGRAM, RULE_WAKER, 'S', STACK("__lll_lock_wake")),
