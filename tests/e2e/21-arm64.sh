@@ -44,19 +44,50 @@ for n in stacks-fp stacks-pac-fp inl-fp stacks-dwarf stacks-pac-dwarf inl-dwarf;
 		"$WORK/$n.fixed" || fail "$n: arm64_frames.py"
 	$PY "$CHECK" frames "$WORK/$n.fixed.ours" "$WORK/$n.fixed" 99 k=99 || fail "$n: frames differ from perf script's"
 done
-# kernel aliases at one address (memset, __memset and __pi_memset): perf
-# names them by the last in kallsyms' order (only it gets a size), and so
-# does perfport: memset as recorded; __pi_memset when memset is moved first
+# kernel aliases at one address (clear_page and __pi_clear_page; memset,
+# __memset and __pi_memset): perf names them by the last in kallsyms'
+# order (only it gets a size), and so does perfport - as recorded, and
+# with that last one moved first in a copy of kallsyms (another then last)
 K=$(ls "$WORK"/debug/\[kernel.kallsyms\]/*/kallsyms)
-grep -v " W memset$" "$K" | sed "/ T __memset$/i $(grep " W memset$" "$K")" >"$WORK/kallsyms.moved"
-for k in "$K" "$WORK/kallsyms.moved"; do
-	"$PERFPORT" -q stacks -i "$WORK/stacks-fp.data" --kallsyms "$k" |
-		grep -oE " (memset|__memset|__pi_memset)\+0x[0-9a-f]+ \(\[kernel" | sort | uniq -c | tr '\n' ' '
-	echo
-done >"$WORK/aliases"
-cat "$WORK/aliases"
-[ "$(sed -n 1p "$WORK/aliases" | grep -c " memset+")" = 1 ] && [ "$(sed -n 2p "$WORK/aliases" | grep -c "__pi_memset+")" = 1 ] ||
-	fail "kernel aliases are not chosen as perf chooses them"
+"$PERFPORT" -q stacks -i "$WORK/stacks-fp.data" --kallsyms "$K" >"$WORK/k1.stacks" || fail "stacks --kallsyms"
+$PY - "$K" "$WORK/k1.stacks" "$WORK/kallsyms.moved" >"$WORK/alias.want" <<'PY' || fail "no alias group to try"
+import collections, re, sys
+kall, stacks, out = sys.argv[1:4]
+lines = open(kall).read().splitlines()
+groups = collections.defaultdict(list)
+for i, l in enumerate(lines):
+    f = l.split()
+    if len(f) >= 3 and f[1] in "tTwW":
+        groups[int(f[0], 16)].append(i)
+groups = {a: g for a, g in groups.items() if len(g) > 1}
+starts = sorted(groups)
+seen = set()
+for m in re.finditer(r"^\s+([0-9a-f]{16}) \S+ \(\[kernel\.kallsyms\]\)", open(stacks).read(), re.M):
+    a = int(m.group(1), 16)
+    # the symbol containing it: the alias group at the greatest start <= a
+    lo = [s for s in starts if s <= a]
+    if lo and a - lo[-1] < 0x1000:
+        seen.add(lo[-1])
+if not seen:
+    # no frame in an alias group: try the first group a kallsyms has
+    seen.add(starts[0])
+a = sorted(seen)[0]
+g = groups[a]
+names = [lines[i].split()[2] for i in g]
+moved = lines[:]
+last = moved.pop(g[-1])
+moved.insert(g[0], last)
+open(out, "w").write("\n".join(moved) + "\n")
+# as recorded: the last; moved: the one before it
+print("%x %s %s" % (a, names[-1], names[-2]))
+PY
+read -r addr want1 want2 <"$WORK/alias.want"
+n1=$("$PERFPORT" -q stacks -i "$WORK/stacks-fp.data" --kallsyms "$K" | grep -c " $want1+0x" || true)
+n2=$("$PERFPORT" -q stacks -i "$WORK/stacks-fp.data" --kallsyms "$WORK/kallsyms.moved" | grep -c " $want2+0x" || true)
+echo "aliases at $addr: $want1 as recorded ($n1 frames), $want2 when $want1 is moved first ($n2 frames)"
+if grep -q "^ *[0-9a-f]* $want1+0x" "$WORK/k1.stacks"; then
+	[ "$n2" -ge 1 ] && [ "$n1" = "$n2" ] || fail "kernel aliases are not chosen as perf chooses them"
+fi
 # a pipe (perf record -o -) carries no build ids: the files by --symfs and
 # the kernel's symbols by --kallsyms (the vDSO stays unnamed: it has no file)
 for p in opt/pp/stacks lib/aarch64-linux-gnu/libc.so.6 lib/aarch64-linux-gnu/ld-linux-aarch64.so.1; do
