@@ -175,17 +175,9 @@ $PY "$TOP/tests/e2e/lib/waits_check.py" "$WORK" arm64-dwarf arm64-regs --skip re
 echo "ok: every wait's time in its state, from arm64's registers and stack"
 
 # --- exports ---
-prepare() { # DATA NAME: the tree and the folded stacks per counter
-	"$PERFPORT" -q report --json -i "$1" >"$WORK/$2.tree.json" || fail "report $2: exit $?"
-	mkdir -p "$WORK/$2.folded"
-	for c in on-cpu preempted lock io sleep timed-sleep idle; do
-		"$PERFPORT" -q export -i "$1" -f folded -O annotate=false -O value=ns -O counter=$c \
-			-o "$WORK/$2.folded/$c.folded" 2>/dev/null || : >"$WORK/$2.folded/$c.folded"
-	done
-}
 PROTO=/usr/share/gocode/src/github.com/google/pprof/proto/profile.proto
 for n in stacks-dwarf waits-regs; do
-	prepare "$WORK/$n.data" "$n"
+	prepare_tree "$WORK/$n.data" "$n"
 	"$PERFPORT" -q export -i "$WORK/$n.data" -f firefox -o "$WORK/$n.ff.json.gz" || fail "firefox $n: exit $?"
 	$PY "$TOP/tests/e2e/lib/firefox_check.py" "$WORK/$n.ff.json.gz" "$WORK/$n.tree.json" "$WORK/$n.folded" ||
 		fail "$n: the Firefox profile does not read back as the tree"

@@ -15,17 +15,8 @@ need_python
 need_perf
 need_tracepoint
 
-prepare() { # DATA NAME
-	"$PERFPORT" -q report --json -i "$1" >"$WORK/$2.tree.json" || fail "report $2: exit $?"
-	mkdir -p "$WORK/$2.folded"
-	for c in on-cpu preempted lock io sleep timed-sleep idle; do
-		"$PERFPORT" -q export -i "$1" -f folded -O annotate=false -O value=ns -O counter=$c \
-			-o "$WORK/$2.folded/$c.folded" 2>/dev/null || : >"$WORK/$2.folded/$c.folded"
-	done
-}
-
 record_shape "$WORK/shape.data"
-prepare "$WORK/shape.data" shape
+prepare_tree "$WORK/shape.data" shape
 "$PERFPORT" -q export -i "$WORK/shape.data" -f firefox -o "$WORK/shape.json.gz" ||
 	fail "export firefox: exit $?"
 [ "$(head -c 2 "$WORK/shape.json.gz" | od -An -tx1 | tr -d ' ')" = 1f8b ] || fail "not gzipped"
@@ -34,7 +25,7 @@ $PY "$TOP/tests/e2e/lib/firefox_check.py" "$WORK/shape.json.gz" "$WORK/shape.tre
 # another kind of recording: system-wide, with the idle task
 build_workload
 record "$WORK/wide.data" -a -e cpu-clock -e sched:sched_switch -g -- "$WORKLOAD" 0.3
-prepare "$WORK/wide.data" wide
+prepare_tree "$WORK/wide.data" wide
 "$PERFPORT" -q export -i "$WORK/wide.data" -f firefox -O gzip=false -o "$WORK/wide.json" ||
 	fail "export firefox (system-wide): exit $?"
 $PY "$TOP/tests/e2e/lib/firefox_check.py" "$WORK/wide.json" "$WORK/wide.tree.json" \

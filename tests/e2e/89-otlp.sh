@@ -20,14 +20,6 @@ export XDG_STATE_HOME="$WORK/state"
 GEN="$WORK/gen"
 OTLP_CHECK="$TOP/tests/e2e/lib/otlp_check.py"
 
-prepare() { # DATA NAME: the tree and the folded stacks per counter
-	"$PERFPORT" -q report --json -i "$1" >"$WORK/$2.tree.json" || fail "report $2: exit $?"
-	mkdir -p "$WORK/$2.folded"
-	for c in on-cpu preempted lock io sleep timed-sleep idle; do
-		"$PERFPORT" -q export -i "$1" -f folded -O annotate=false -O value=ns -O counter=$c \
-			-o "$WORK/$2.folded/$c.folded" 2>/dev/null || : >"$WORK/$2.folded/$c.folded"
-	done
-}
 check_file() { # FILE ENCODING NAME EXPECT...
 	local f=$1 enc=$2 name=$3; shift 3
 	$PY "$OTLP_CHECK" "$GEN" "$f" "$enc" "$WORK/$name.tree.json" "$WORK/$name.folded" "$@" ||
@@ -35,7 +27,7 @@ check_file() { # FILE ENCODING NAME EXPECT...
 }
 
 record_shape "$WORK/shape.data"
-prepare "$WORK/shape.data" shape
+prepare_tree "$WORK/shape.data" shape
 "$PERFPORT" -q export -i "$WORK/shape.data" -f otlp -o "$WORK/shape.pb" --label service=shop \
 	--label team=a || fail "export otlp: exit $?"
 check_file "$WORK/shape.pb" protobuf shape service.name=shop team=a os.type=linux \
@@ -49,13 +41,13 @@ check_file "$WORK/agg.pb" protobuf shape
 echo "ok: protobuf, OTLP/JSON and aggregated values read back as the tree"
 
 # a recording of another kind: the bundled off-CPU sample, and a DWARF one
-prepare "$TOP/samples/offcpu.perf.data" sample
+prepare_tree "$TOP/samples/offcpu.perf.data" sample
 "$PERFPORT" -q export -i "$TOP/samples/offcpu.perf.data" -f otlp -o "$WORK/sample.pb" 2>/dev/null ||
 	fail "export otlp of the sample: exit $?"
 check_file "$WORK/sample.pb" protobuf sample
 build_workload
 record "$WORK/dwarf.data" -e cpu-clock --call-graph dwarf,16384 -- "$WORKLOAD" 0.3
-prepare "$WORK/dwarf.data" dwarf
+prepare_tree "$WORK/dwarf.data" dwarf
 "$PERFPORT" -q export -i "$WORK/dwarf.data" -f otlp -o "$WORK/dwarf.pb" ||
 	fail "export otlp of a DWARF recording: exit $?"
 check_file "$WORK/dwarf.pb" protobuf dwarf

@@ -78,3 +78,16 @@ record_shape() {
 	record "$1" -e cpu-clock/freq=997/ -e sched:sched_switch --switch-events -g -- \
 		"$SHAPE" 1 "$WORK"
 }
+
+# prepare_tree DATA NAME - what an exporter's output is checked against:
+# $WORK/NAME.tree.json (perfport report --json) and $WORK/NAME.folded/C.folded
+# per counter C (folded, in ns, without annotations; empty for a counter
+# the recording has none of)
+prepare_tree() {
+	"$PERFPORT" -q report --json -i "$1" >"$WORK/$2.tree.json" || fail "report $2: exit $?"
+	mkdir -p "$WORK/$2.folded"
+	for c in on-cpu preempted lock io sleep timed-sleep idle; do
+		"$PERFPORT" -q export -i "$1" -f folded -O annotate=false -O value=ns -O counter=$c \
+			-o "$WORK/$2.folded/$c.folded" 2>/dev/null || : >"$WORK/$2.folded/$c.folded"
+	done
+}
