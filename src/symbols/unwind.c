@@ -320,13 +320,17 @@ static struct uw_proc *proc_for(struct symbolizer *s, uint32_t pid, const struct
 	return p->attached ? p : NULL;
 }
 
-/* A frame-pointer callchain of aarch64 with lr recorded and no stack copy. */
-static bool leaf_caller_case(enum uw_arch arch, const struct perf_sample *smp)
+/*
+ * A frame-pointer callchain of aarch64 with lr recorded and no stack copy:
+ * the cheap tests first (this runs for every sample), the header's
+ * architecture by name last.
+ */
+static bool leaf_caller_case(const struct symbolizer *s, const struct perf_sample *smp)
 {
 	uint64_t lr;
 
-	return arch == UW_AARCH64 && smp->callchain_nr && !smp->user_stack &&
-	       perf_reg(smp, ARM64_LR, &lr);
+	return smp->callchain_nr && !smp->user_stack && perf_reg(smp, ARM64_LR, &lr) &&
+	       uw_arch_of(s->hdr->arch) == UW_AARCH64;
 }
 
 bool sym_unwind_wanted(const struct symbolizer *s, const struct perf_event *ev)
@@ -335,7 +339,7 @@ bool sym_unwind_wanted(const struct symbolizer *s, const struct perf_event *ev)
 		return false;
 	if ((ev->evsel->attr.sample_type & PERF_SAMPLE_STACK_USER) && ev->sample.user_stack)
 		return true;
-	return leaf_caller_case(uw_arch_of(s->hdr->arch), &ev->sample);
+	return leaf_caller_case(s, &ev->sample);
 }
 
 /* Where the return address of the function at @pc is, by its CFI. */
@@ -434,7 +438,7 @@ size_t sym_unwind(struct symbolizer *s, const struct machine *m, const struct pe
 	uint64_t gen, sp;
 	size_t nr;
 
-	if (max && leaf_caller_case(arch, smp))
+	if (max && leaf_caller_case(s, smp))
 		return leaf_caller(s, m, ev, pcs, max);
 	if (!max || arch == UW_NONE || !smp->user_regs_abi || !smp->user_regs ||
 	    !smp->user_stack || !perf_reg(smp, arch == UW_X86_64 ? X86_SP : ARM64_SP, &sp))
