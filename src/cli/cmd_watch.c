@@ -17,6 +17,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <malloc.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -415,6 +416,9 @@ static int upload_profile(struct watch *w, const char *what, struct profile *p, 
 	}
 	view_free(view);
 	profile_free(p);
+	/* what the window held goes back to the system, not only to malloc's
+	 * free lists: a watcher's memory is flat from window to window */
+	malloc_trim(0);
 	return ret;
 }
 
@@ -464,6 +468,21 @@ static void resend_due(struct watch *w, bool force)
 							      : w->backoff_s * 2;
 }
 
+/* "200M", "5G", "512K", a bare number of MiB: 0, or -1 when it is none of those. */
+static int parse_size(const char *arg, uint64_t *out)
+{
+	char *end;
+	long v = strtol(arg, &end, 10);
+	unsigned shift = !strcmp(end, "K") || !strcmp(end, "k") ? 10
+			 : !strcmp(end, "G") || !strcmp(end, "g") ? 30
+			 : !*end || !strcmp(end, "M") || !strcmp(end, "m") ? 20 : 0;
+
+	if (!shift || end == arg || v < 1 || ((uint64_t)v << shift) > ((uint64_t)1 << 50))
+		return -1;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
 static const struct option watch_opts[] = {
 	{ "input", required_argument, NULL, 'i' },
 	{ "window", required_argument, NULL, OPT_WINDOW },
@@ -476,6 +495,7 @@ static const struct option watch_opts[] = {
 	{ "once", no_argument, NULL, OPT_ONCE },
 	{ "resend-every", required_argument, NULL, OPT_RESEND_EVERY },
 	{ "spool-max", required_argument, NULL, OPT_SPOOL_MAX },
+	{ "dwarf-max", required_argument, NULL, OPT_DWARF_MAX },
 	{ "config", required_argument, NULL, OPT_CONFIG },
 	NET_LONG_OPTIONS,
 	PROFOPTS_LONG_OPTIONS,
@@ -1047,6 +1067,10 @@ static void watch_usage(FILE *out)
 		"      --spool-max SIZE    what the spool may hold (default 1G; 200M, 512K):\n"
 		"                          beyond it the oldest requests are dropped, and\n"
 		"                          counted in the log\n"
+		"      --dwarf-max SIZE    with -i: the debug information naming may hold\n"
+		"                          in memory (default 32M): past it, the least\n"
+		"                          recently used files' is let go between windows\n"
+		"                          and read again when new code in them is named\n"
 		"      --spool DIR         the watcher's spool (default: the state file's\n"
 		"                          path with .spool; with -i, $XDG_STATE_HOME/\n"
 		"                          perfport/spool-watch)\n"
@@ -1133,18 +1157,20 @@ int cmd_watch(int argc, char **argv)
 			w.resend_s = (unsigned)v;
 			break;
 		}
-		case OPT_SPOOL_MAX: {
-			long v = strtol(optarg, &end, 10);
-			unsigned shift = !strcmp(end, "K") || !strcmp(end, "k") ? 10
-					 : !strcmp(end, "G") || !strcmp(end, "g") ? 30
-					 : !*end || !strcmp(end, "M") || !strcmp(end, "m") ? 20 : 0;
+		case OPT_SPOOL_MAX:
+		case OPT_DWARF_MAX: {
+			uint64_t v;
 
-			if (!shift || end == optarg || v < 1 || ((uint64_t)v << shift) > ((uint64_t)1 << 50)) {
-				cli_usage_error("watch", "--spool-max takes a size (200M, 5G, 512K; "
-						"a bare number is MiB), not '%s'", optarg);
+			if (parse_size(optarg, &v)) {
+				cli_usage_error("watch", "--%s takes a size (200M, 5G, 512K; "
+						"a bare number is MiB), not '%s'",
+						opt == OPT_SPOOL_MAX ? "spool-max" : "dwarf-max", optarg);
 				goto out;
 			}
-			w.spool_max = (uint64_t)v << shift;
+			if (opt == OPT_SPOOL_MAX)
+				w.spool_max = v;
+			else
+				w.po.sym.o.dwarf_max = (size_t)v;
 			break;
 		}
 		case OPT_CONFIG: break; /* read before: its options come first */

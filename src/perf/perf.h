@@ -331,6 +331,11 @@ struct perf_reader_opts {
 	 * delivered as at the end of the data, a record cut short is dropped
 	 * without a word (perf_stats.stopped) */
 	const volatile sig_atomic_t *stop;
+	/* a pipe that had little at a read (less than 64 KiB): wait this long
+	 * before the next read, so that a slow live stream is read in a few
+	 * large pieces rather than a wake-up for every write of perf's (the
+	 * pipe is grown to hold what gathers meanwhile); 0: read at once */
+	unsigned gather_ms;
 };
 
 struct perf_reader;

@@ -34,6 +34,7 @@ struct perf_reader {
 	const uint8_t *mem;
 	size_t mem_len;
 	uint64_t src_pos;   /* next byte of the current source */
+	bool gather;        /* the last read of a pipe was small: wait before the next */
 	uint64_t src_end;   /* end of the data in the current source, or UINT64_MAX */
 	bool ran;
 

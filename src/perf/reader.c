@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../util/log.h"
@@ -33,6 +34,7 @@
 #define MAX_RECORD (1u << 16)
 #define MAX_TRACING_DATA (256u << 20)
 #define PROGRESS_STEP (16u << 20)
+#define GATHER_BYTES (64u << 10) /* a read of a pipe below this: let more gather */
 
 static const char *const record_names[] = {
 	[PERF_RECORD_MMAP] = "MMAP",
@@ -135,6 +137,16 @@ static ssize_t src_read(struct perf_reader *r, void *buf, size_t len)
 		r->src_pos += len;
 		return (ssize_t)len;
 	}
+	if (r->gather) {
+		struct timespec ts = {
+			.tv_sec = r->opts.gather_ms / 1000,
+			.tv_nsec = (long)(r->opts.gather_ms % 1000) * 1000000L,
+		};
+
+		/* a signal cuts it short: the stop flag is seen below */
+		nanosleep(&ts, NULL);
+		r->gather = false;
+	}
 	for (;;) {
 		if (r->opts.stop && *r->opts.stop) {
 			r->st.stopped = true;
@@ -144,8 +156,10 @@ static ssize_t src_read(struct perf_reader *r, void *buf, size_t len)
 		if (n >= 0 || errno != EINTR)
 			break;
 	}
-	if (n > 0)
+	if (n > 0) {
 		r->src_pos += (uint64_t)n;
+		r->gather = r->opts.gather_ms && (size_t)n < len && n < GATHER_BYTES;
+	}
 	return n;
 }
 
@@ -986,6 +1000,10 @@ static int open_fd(struct perf_reader *r)
 		posix_fadvise(r->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 	} else {
 		r->hdr.file_size = UINT64_MAX; /* a pipe: sizes are checked as read */
+		/* room for what gathers between reads; as much as an unprivileged
+		 * process may ask (pipe-max-size's default), less is fine */
+		if (r->opts.gather_ms && S_ISFIFO(st.st_mode))
+			fcntl(r->fd, F_SETPIPE_SZ, 1 << 20);
 	}
 	ret = open_common(r);
 	if (ret == PP_ENOSEEK)

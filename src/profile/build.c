@@ -865,6 +865,10 @@ static int window_cut(struct build_ctx *c, const struct perf_event *ev)
 	ret = profile_close(c, c->window_hi);
 	if (ret)
 		goto out;
+	/* between windows, nothing holds a ticket: the requests are let go,
+	 * then what libdw holds is bounded */
+	namer_reset(c->namer);
+	sym_trim(c->sym, c->o->sym.dwarf_max ? c->o->sym.dwarf_max : SYM_DWARF_MAX_DEFAULT);
 	p = c->p;
 	c->p = NULL;
 	empty = empty || !p->meta.counters_present;
@@ -981,9 +985,12 @@ int profile_build(const char *path, const struct profile_opts *o, struct profile
 int profile_build_windows(const char *path, const struct profile_opts *o, uint64_t window_ns,
 			  profile_window_fn fn, void *ctx)
 {
+	/* a live stream is read a tenth of a window at a time at most, and
+	 * every 100 ms at least: few wake-ups, windows cut on time */
 	struct perf_reader_opts ropts = {
 		.ordered = true, .progress = o->progress, .progress_ctx = o->progress_ctx,
 		.events = o->events, .stop = o->stop,
+		.gather_ms = window_ns >= 1000000000u ? 100 : (unsigned)(window_ns / 10000000u),
 	};
 	struct perf_reader *r;
 	int ret;

@@ -43,11 +43,13 @@ struct inl_unit {
 	Dwarf_Off *die_off;
 	uint32_t *die_parent;       /* index into die_off; the unit's own: itself */
 	size_t ndie;
+	size_t bytes;               /* what its arrays hold */
 };
 
 struct inl_index {
 	struct inl_unit *units;     /* open addressing on key */
 	size_t cap, nr;
+	size_t bytes;               /* what the units' indexes hold */
 };
 
 /* A range of an entry, as the sweep reads them. */
@@ -209,6 +211,8 @@ static bool unit_build(struct inl_unit *u)
 		if (!seg_add(u, &cap_seg, g.r[i].lo, g.r[i].entry))
 			goto out;
 	}
+	u->bytes = g.cap_e * sizeof(*g.e) + cap_seg * sizeof(*u->seg) +
+		   g.cap_off * sizeof(*g.off) + g.cap_par * sizeof(*g.parent);
 	u->e = g.e;
 	u->ne = g.ne;
 	u->die_off = g.off;
@@ -264,6 +268,7 @@ static struct inl_unit *unit_of(struct inl_index *x, Dwarf_Die *cu)
 	x->units[i].cu = *cu;
 	x->nr++;
 	unit_build(&x->units[i]);       /* no index (out of memory): no inlined calls */
+	x->bytes += x->units[i].bytes;
 	return &x->units[i];
 }
 
@@ -354,6 +359,11 @@ int inlidx_scopes(struct inl_index *x, Dwarf_Die *die, Dwarf_Die **scopes)
 	}
 	*scopes = sc;
 	return (int)n;
+}
+
+size_t inlidx_bytes(const struct inl_index *x)
+{
+	return x ? x->bytes + x->cap * sizeof(*x->units) : 0;
 }
 
 void inlidx_free(struct inl_index *x)

@@ -421,19 +421,51 @@ void namer_finish(struct namer *n)
 	n->live = 0;
 }
 
+/* Stop the thread once it has named what it was given; the next submit starts one. */
+static void thread_stop(struct namer *n)
+{
+	if (!n->started)
+		return;
+	pthread_mutex_lock(&n->lock);
+	atomic_store(&n->quit, true);
+	pthread_cond_signal(&n->work);
+	pthread_mutex_unlock(&n->lock);
+	pthread_join(n->thread, NULL);
+	n->started = false;
+	atomic_store(&n->quit, false);
+}
+
+void namer_reset(struct namer *n)
+{
+	struct frame_chunk *c, *next;
+
+	if (!n)
+		return;
+	namer_finish(n);
+	thread_stop(n);
+	for (uint32_t t = 0; t < n->nr; t++)
+		free(req_at(n, t)->ctx);
+	/* the first chunk of requests is kept for the next window */
+	for (size_t i = 1; i < n->nr_chunks; i++)
+		free(n->chunks[i]);
+	n->nr_chunks = n->nr_chunks ? 1 : 0;
+	for (c = n->frames; c; c = next) {
+		next = c->next;
+		free(c);
+	}
+	n->frames = NULL;
+	n->nr = n->next = n->live = n->unsignaled = 0;
+	atomic_store(&n->submitted, 0);
+	atomic_store(&n->done, 0);
+}
+
 void namer_free(struct namer *n)
 {
 	struct frame_chunk *c, *next;
 
 	if (!n)
 		return;
-	if (n->started) {
-		pthread_mutex_lock(&n->lock);
-		atomic_store(&n->quit, true);
-		pthread_cond_signal(&n->work);
-		pthread_mutex_unlock(&n->lock);
-		pthread_join(n->thread, NULL);
-	}
+	thread_stop(n);
 	if (n->sync_made) {
 		pthread_cond_destroy(&n->ready);
 		pthread_cond_destroy(&n->work);

@@ -66,9 +66,18 @@ void namer_drain(struct namer *n);
 
 /**
  * namer_finish() - name everything submitted and return: the symbolizer's
- * counts are then whole, and namer_result() does not wait.
+ * counts are then whole, namer_result() does not wait, and the symbolizer
+ * may be changed (sym_trim()) until the next namer_submit().
  */
 void namer_finish(struct namer *n);
+
+/**
+ * namer_reset() - name everything submitted, then forget it: tickets start
+ * again from 0 and every result given out is freed. For a stream's window
+ * boundaries, where nothing holds a ticket or a result any more (what
+ * names cost stays in the symbolizer's caches).
+ */
+void namer_reset(struct namer *n);
 
 /** namer_free() - stop the thread (after what is queued) and free @n; NULL is a no-op. */
 void namer_free(struct namer *n);

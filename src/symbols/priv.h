@@ -92,6 +92,14 @@ struct dso_state {
 	uint64_t *fde_starts;    /* the functions' start addresses of .eh_frame_hdr, sorted */
 	size_t nr_fde_starts;
 	bool fde_built;
+	/* what libdw holds for naming in it (sym_trim()): estimated from the
+	 * line tables and address ranges of the units looked up, and the
+	 * inlined-call index; the units seen (their Dwarf_CU, open addressing) */
+	uint64_t dw_bytes;
+	uint64_t dw_used;        /* the symbolizer's dw_clock at its last lookup */
+	uintptr_t *dw_units;
+	size_t dw_units_cap, dw_units_nr;
+	bool dw_released;        /* its Dwfl was ended by sym_trim(): opened again on use */
 };
 
 struct uw_proc;
@@ -112,6 +120,7 @@ struct symbolizer {
 	struct dso_state *states;   /* by dso id */
 	size_t nr_states;
 	struct sym_stats stats;
+	uint64_t dw_clock;          /* lookups that consulted libdw (sym_trim()'s LRU) */
 
 	/* kernel (kallsyms.c) */
 	bool kernel_tried;
@@ -170,6 +179,8 @@ size_t inlidx_chain(struct inl_index **x, Dwarf_Die *cu, uint64_t addr, Dwarf_Di
  * that unit was indexed (no walk from the unit's root), else libdw's.
  */
 int inlidx_scopes(struct inl_index *x, Dwarf_Die *die, Dwarf_Die **scopes);
+/* inlidx_bytes() - what @x holds (NULL: 0). */
+size_t inlidx_bytes(const struct inl_index *x);
 void inlidx_free(struct inl_index *x);
 void sym_build_symtab(struct symbolizer *s, struct dso_state *st);
 void sym_dso_release(struct dso_state *st);

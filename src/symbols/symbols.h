@@ -57,7 +57,11 @@ struct sym_opts {
 	bool use_proc_kallsyms;   /* allow /proc/kallsyms when the kernel matches (default on) */
 	bool no_files;            /* open no file the recording names (the fuzzer: its
 				   * inputs name this machine's libraries, slow to load) */
+	size_t dwarf_max;         /* a stream's windows: what libdw may hold for naming
+				   * (sym_trim()); 0: SYM_DWARF_MAX_DEFAULT */
 };
+
+#define SYM_DWARF_MAX_DEFAULT ((size_t)32 << 20)
 
 struct sym_stats {
 	uint64_t frames;
@@ -127,6 +131,17 @@ size_t sym_unwind(struct symbolizer *s, const struct machine *m, const struct pe
  * 0 where the chain is whole).
  */
 bool sym_unwind_wanted(const struct symbolizer *s, const struct perf_event *ev);
+
+/**
+ * sym_trim() - keep what libdw holds for naming (line tables, address
+ * ranges, units' indexes: estimated) at most @budget bytes: past it, the
+ * least recently used files' debug information is released, down to three
+ * quarters of @budget, and read again when a new address in them is named.
+ * Names already made are kept. For a stream's window boundaries: no frame
+ * may be being named meanwhile (namer_finish()).
+ * Return: how many files were released.
+ */
+size_t sym_trim(struct symbolizer *s, size_t budget);
 
 /** sym_stats() - frames resolved so far, by cause. */
 const struct sym_stats *sym_stats(const struct symbolizer *s);

@@ -197,11 +197,101 @@ static void test_named_as_given(void **state)
 	}
 }
 
+/* Every frame of each of @nr addresses (inlined calls too), as "fn file:line;..." */
+static char **names_full(struct namer *n, struct machine *m, const uint64_t *addrs, size_t nr)
+{
+	char **out = calloc(nr, sizeof(*out));
+
+	assert_non_null(out);
+	for (size_t i = 0; i < nr; i++) {
+		struct raw_frame f;
+
+		assert_int_equal(machine_user_frames(m, 100, &addrs[i], 1, &f, 1), 1);
+		f.ret = false;
+		assert_int_equal(namer_submit(n, &f, 0), (uint32_t)i); /* from 0 each time */
+	}
+	for (size_t i = 0; i < nr; i++) {
+		const struct sym_frame *fr;
+		size_t k = namer_result(n, (uint32_t)i, &fr, NULL), at = 0;
+		char buf[4096];
+
+		assert_true(k >= 1);
+		buf[0] = '\0';
+		for (size_t j = 0; j < k && at < sizeof(buf); j++)
+			at += (size_t)snprintf(buf + at, sizeof(buf) - at, "%s %s:%u;",
+					       fr[j].function ? fr[j].function : "?",
+					       fr[j].file ? fr[j].file : "?", fr[j].line);
+		out[i] = strdup(buf);
+	}
+	return out;
+}
+
+static void free_names(char **v, size_t nr)
+{
+	for (size_t i = 0; i < nr; i++)
+		free(v[i]);
+	free(v);
+}
+
+/*
+ * A stream's window boundary: the namer forgets its requests (tickets
+ * start again from 0) and the symbolizer lets go of libdw's memory
+ * (sym_trim()); the frames of later windows - new addresses, which open
+ * the file again, and ones named before - must be named exactly as a
+ * symbolizer that never let go names them: function, inlined calls, files
+ * and lines.
+ */
+static void test_reset_and_trim(void **state)
+{
+	enum { NR = 600, HALF = 300 };
+	uint64_t start, end, addrs[NR];
+	struct machine *m;
+	struct sym_opts o = { .use_proc_kallsyms = false };
+
+	(void)state;
+	m = machine_with_self(&start, &end);
+	for (size_t i = 0; i < NR; i++)
+		addrs[i] = start + (end - start) * i / NR;
+	for (int threaded = 0; threaded <= 1; threaded++) {
+		struct symbolizer *s = sym_new(&o, &hdr), *s2 = sym_new(&o, &hdr);
+		struct namer *n = namer_new(s, threaded), *n2 = namer_new(s2, threaded);
+		char **ref, **a, **b;
+		bool lines = false;
+
+		assert_non_null(n);
+		assert_non_null(n2);
+		ref = names_full(n, m, addrs, NR);
+		a = names_full(n2, m, addrs, HALF);
+		namer_reset(n2);
+		assert_true(sym_trim(s2, SIZE_MAX) == 0); /* within its budget: kept */
+		assert_true(sym_trim(s2, 0) >= 1);
+		b = names_full(n2, m, addrs, NR);
+		for (size_t i = 0; i < NR; i++) {
+			if (i < HALF)
+				assert_string_equal(a[i], ref[i]);
+			assert_string_equal(b[i], ref[i]);
+			lines |= strstr(ref[i], ".c:") != NULL;
+		}
+		assert_true(lines); /* the comparison saw DWARF lines */
+		namer_reset(n2);
+		assert_true(sym_trim(s2, 0) >= 1); /* opened again, let go again */
+		free_names(ref, NR);
+		free_names(a, HALF);
+		free_names(b, NR);
+		namer_free(n);
+		namer_free(n2);
+		sym_free(s);
+		sym_free(s2);
+	}
+	machine_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_threaded_names_are_unthreaded_names),
 		cmocka_unit_test(test_named_as_given),
+		cmocka_unit_test(test_reset_and_trim),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
