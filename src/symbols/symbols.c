@@ -975,6 +975,7 @@ static const char *address_name(struct symbolizer *s, struct dso_state *st, cons
 #define DW_LINE_BYTES 64u
 #define DW_UNIT_BYTES 1024u
 #define DW_ARANGE_BYTES 48u
+#define DW_RELEASE_MIN (64u << 10) /* sym_trim() lets go of files holding more */
 
 /* Count what looking @addr up makes libdw keep: its unit's line table, once. */
 static void dw_account(struct dso_state *st, uint64_t addr)
@@ -1052,7 +1053,8 @@ static void dso_dwarf_release(struct dso_state *st)
 /*
  * Open @st's file again after sym_trim() released it, as sym_load_dso()
  * found it (@module: the name it is reported under). Return: 0, or -1
- * when it cannot be (its frames are then left unnamed, as a missing file).
+ * when it cannot be (a container's root gone, the file replaced): said
+ * once, and its new frames are named from the symbol table alone.
  */
 static int dso_reopen(struct dso_state *st, const char *module)
 {
@@ -1093,7 +1095,9 @@ size_t sym_trim(struct symbolizer *s, size_t budget)
 		for (size_t i = 0; i < s->nr_states; i++) {
 			struct dso_state *st = &s->states[i];
 
-			if (st->dwfl && !st->dw_released && st->dw_bytes &&
+			/* a file without debug information holds next to nothing
+			 * of libdw's: opening it again would cost more */
+			if (st->dwfl && !st->dw_released && st->dw_bytes >= DW_RELEASE_MIN &&
 			    (!lru || st->dw_used < lru->dw_used))
 				lru = st;
 		}
@@ -1131,8 +1135,10 @@ static void lookup_user(struct symbolizer *s, struct dso_state *st, const char *
 	if (!in_seg)
 		return;
 	addr = vaddr + st->bias;
-	if (st->dw_released && dso_reopen(st, module))
-		return;
+	/* released by sym_trim(): opened again; if it cannot be, the symbol
+	 * table kept still names functions (without lines) */
+	if (st->dw_released)
+		dso_reopen(st, module);
 	st->dw_used = ++s->dw_clock;
 	dw_account(st, addr);
 	if (!st->syms_built) {
@@ -1150,7 +1156,7 @@ static void lookup_user(struct symbolizer *s, struct dso_state *st, const char *
 		c->addr_name = c->function != NULL;
 		c->sym_offset = vaddr - start;
 	}
-	line = dwfl_module_getsrc(st->mod, addr);
+	line = st->mod ? dwfl_module_getsrc(st->mod, addr) : NULL;
 	if (line) {
 		int lineno = 0;
 		const char *file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
@@ -1160,7 +1166,7 @@ static void lookup_user(struct symbolizer *s, struct dso_state *st, const char *
 			c->line = lineno > 0 ? (unsigned)lineno : 0;
 		}
 	}
-	if (!s->opts.no_inline && c->function && !c->addr_name) {
+	if (!s->opts.no_inline && c->function && !c->addr_name && st->mod) {
 		c->inl_first = (uint32_t)st->nr_inl;
 		c->inl_count = inline_chain(s, st, addr, c);
 	}
