@@ -334,7 +334,8 @@ typedef int (*profile_window_fn)(void *ctx, struct profile *p, bool partial);
  * pass's), each sample is counted in the one window it falls in, and an
  * off-CPU interval open at a window's end counts up to it there and goes
  * on in the next (the windows' totals are the whole stream's). A pipe is
- * read a tenth of a window at a time (perf_reader_opts.gather_ms).
+ * read a quarter of a window (250 ms at most) at a time
+ * (perf_reader_opts.gather_ms).
  * Return: as profile_build(), for the whole pass, or what @fn returned.
  */
 int profile_build_windows(const char *path, const struct profile_opts *opts, uint64_t window_ns,

@@ -467,6 +467,7 @@ bad "window takes" -i - --window 0s -f pyroscope
 bad "is for a directory" -i - --keep 3 -f pyroscope
 bad "cuts a stream" "$WORK/rot" --window 1s -f pyroscope
 bad "spool-max takes" -i - --spool-max 12Q -f pyroscope
+bad "dwarf-max takes" -i - --dwarf-max 0 -f pyroscope
 bad "cannot upload" "$WORK/rot" -f folded
 bad "keep takes" "$WORK/rot" -f pyroscope --keep -1
 bad "unrecognized\|unknown" "$WORK/rot" -f pyroscope --bogus
