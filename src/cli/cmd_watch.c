@@ -17,7 +17,6 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <malloc.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -416,9 +415,6 @@ static int upload_profile(struct watch *w, const char *what, struct profile *p, 
 	}
 	view_free(view);
 	profile_free(p);
-	/* what the window held goes back to the system, not only to malloc's
-	 * free lists: a watcher's memory is flat from window to window */
-	malloc_trim(0);
 	return ret;
 }
 
