@@ -868,7 +868,7 @@ static int window_cut(struct build_ctx *c, const struct perf_event *ev)
 	/* between windows, nothing holds a ticket: the requests are let go,
 	 * then what libdw holds is bounded */
 	namer_reset(c->namer);
-	sym_trim(c->sym, c->o->sym.dwarf_max ? c->o->sym.dwarf_max : SYM_DWARF_MAX_DEFAULT);
+	sym_trim(c->sym);
 	p = c->p;
 	c->p = NULL;
 	empty = empty || !p->meta.counters_present;
@@ -909,7 +909,14 @@ static int build(struct perf_reader *r, const char *path, const struct profile_o
 	c->fn = fn;
 	c->fn_ctx = fn_ctx;
 	c->m = machine_new(perf_reader_header(r));
-	c->sym = sym_new(&o->sym, perf_reader_header(r));
+	{
+		/* a stream's windows: what libdw holds is bounded (sym_trim()) */
+		struct sym_opts so = o->sym;
+
+		if (window_ns && !so.dwarf_max)
+			so.dwarf_max = SYM_DWARF_MAX_DEFAULT;
+		c->sym = sym_new(&so, perf_reader_header(r));
+	}
 	if (c->sym && o->jobs > 1)
 		sym_prefetch(c->sym, o->jobs - 1 < 4 ? o->jobs - 1 : 4);
 	c->pool = c->m ? upool_new(o->jobs ? o->jobs : 1, &o->sym, perf_reader_header(r), c->m,

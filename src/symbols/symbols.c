@@ -24,7 +24,6 @@
 #include <gelf.h>
 #include <libiberty/demangle.h>
 #include <inttypes.h>
-#include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1078,11 +1077,13 @@ static int dso_reopen(struct dso_state *st, const char *module)
 	return 0;
 }
 
-size_t sym_trim(struct symbolizer *s, size_t budget)
+size_t sym_trim(struct symbolizer *s)
 {
-	uint64_t held = 0;
+	uint64_t held = 0, budget = s->opts.dwarf_max;
 	size_t released = 0;
 
+	if (!budget)
+		return 0;
 	for (size_t i = 0; i < s->nr_states; i++)
 		held += s->states[i].dw_bytes + inlidx_bytes(s->states[i].inlidx);
 	if (held <= budget)
@@ -1110,8 +1111,8 @@ size_t sym_trim(struct symbolizer *s, size_t budget)
 		lru->dw_released = true;
 		released++;
 	}
-	if (released)
-		malloc_trim(0);
+	/* what libdw freed stays with malloc, for what is named next: the
+	 * memory is flat rather than handed back and faulted in again */
 	return released;
 }
 
@@ -1139,8 +1140,10 @@ static void lookup_user(struct symbolizer *s, struct dso_state *st, const char *
 	 * table kept still names functions (without lines) */
 	if (st->dw_released)
 		dso_reopen(st, module);
-	st->dw_used = ++s->dw_clock;
-	dw_account(st, addr);
+	if (s->opts.dwarf_max) {
+		st->dw_used = ++s->dw_clock;
+		dw_account(st, addr);
+	}
 	if (!st->syms_built) {
 		st->syms_built = true; /* on first naming: the unwinder needs none */
 		sym_build_symtab(s, st);

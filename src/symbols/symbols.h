@@ -57,8 +57,8 @@ struct sym_opts {
 	bool use_proc_kallsyms;   /* allow /proc/kallsyms when the kernel matches (default on) */
 	bool no_files;            /* open no file the recording names (the fuzzer: its
 				   * inputs name this machine's libraries, slow to load) */
-	size_t dwarf_max;         /* a stream's windows: what libdw may hold for naming
-				   * (sym_trim()); 0: SYM_DWARF_MAX_DEFAULT */
+	size_t dwarf_max;         /* what libdw may hold for naming (sym_trim(), between
+				   * a stream's windows); 0: not bounded, and not counted */
 };
 
 #define SYM_DWARF_MAX_DEFAULT ((size_t)32 << 20)
@@ -134,14 +134,15 @@ bool sym_unwind_wanted(const struct symbolizer *s, const struct perf_event *ev);
 
 /**
  * sym_trim() - keep what libdw holds for naming (line tables, address
- * ranges, units' indexes: estimated) at most @budget bytes: past it, the
- * least recently used files' debug information is released, down to three
- * quarters of @budget, and read again when a new address in them is named.
- * Names already made are kept. For a stream's window boundaries: no frame
- * may be being named meanwhile (namer_finish()).
+ * ranges, units' indexes: estimated) at most sym_opts.dwarf_max bytes:
+ * past it, the least recently used files' debug information is released,
+ * down to three quarters, and read again when a new address in them is
+ * named. Names already made are kept. For a stream's window boundaries:
+ * no frame may be being named meanwhile (namer_finish()). Nothing when
+ * dwarf_max is 0 (what libdw holds is then not even counted).
  * Return: how many files were released.
  */
-size_t sym_trim(struct symbolizer *s, size_t budget);
+size_t sym_trim(struct symbolizer *s);
 
 /** sym_stats() - frames resolved so far, by cause. */
 const struct sym_stats *sym_stats(const struct symbolizer *s);

@@ -352,6 +352,10 @@ r1, r2, top = rss[5], rss[-1], max(rss[5:])
 print("  %d windows, %d samples; RSS %.1f MB after 1 minute, %.1f MB at the end "
       "(%.2fx; issue 35 wants <= 1.1x), at most %.1f MB after the first minute (%.2fx)" % (
       len(cpu), samples, r1 / 1024, r2 / 1024, r2 / r1, top / 1024, top / r1))
+# one reading swings with what was named last: the minute's median too
+m1, m2 = statistics.median(rss[:6]), statistics.median(rss[-6:])
+print("  RSS medians of the first and the last minute (every 10 s): %.1f MB, %.1f MB (%.2fx)" % (
+      m1 / 1024, m2 / 1024, m2 / m1))
 print("  RSS each minute (MB): %s" % " ".join("%.1f" % (r / 1024) for r in rss[5::6]))
 print("  CPU per window: the first %.3f s, then median %.4f s, mean %.4f s, max %.4f s "
       "(median/first %.3f; issue 35 wants <= 0.1)" % (cpu[0], statistics.median(rest),

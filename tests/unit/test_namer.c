@@ -247,24 +247,35 @@ static void test_reset_and_trim(void **state)
 	uint64_t start, end, addrs[NR];
 	struct machine *m;
 	struct sym_opts o = { .use_proc_kallsyms = false };
+	struct sym_opts tight = { .use_proc_kallsyms = false, .dwarf_max = 1 };
+	struct sym_opts roomy = { .use_proc_kallsyms = false, .dwarf_max = SIZE_MAX };
 
 	(void)state;
 	m = machine_with_self(&start, &end);
 	for (size_t i = 0; i < NR; i++)
 		addrs[i] = start + (end - start) * i / NR;
 	for (int threaded = 0; threaded <= 1; threaded++) {
-		struct symbolizer *s = sym_new(&o, &hdr), *s2 = sym_new(&o, &hdr);
+		struct symbolizer *s = sym_new(&o, &hdr), *s2 = sym_new(&tight, &hdr);
+		struct symbolizer *s3 = sym_new(&roomy, &hdr);
 		struct namer *n = namer_new(s, threaded), *n2 = namer_new(s2, threaded);
+		struct namer *n3 = namer_new(s3, threaded);
 		char **ref, **a, **b;
 		bool lines = false;
 
 		assert_non_null(n);
 		assert_non_null(n2);
+		assert_non_null(n3);
 		ref = names_full(n, m, addrs, NR);
+		assert_int_equal(sym_trim(s), 0); /* not bounded */
+		/* within its budget: kept */
+		b = names_full(n3, m, addrs, HALF);
+		namer_reset(n3);
+		assert_int_equal(sym_trim(s3), 0);
+		free_names(b, HALF);
+		/* past it: let go, then opened again for the new addresses */
 		a = names_full(n2, m, addrs, HALF);
 		namer_reset(n2);
-		assert_true(sym_trim(s2, SIZE_MAX) == 0); /* within its budget: kept */
-		assert_true(sym_trim(s2, 0) >= 1);
+		assert_true(sym_trim(s2) >= 1);
 		b = names_full(n2, m, addrs, NR);
 		for (size_t i = 0; i < NR; i++) {
 			if (i < HALF)
@@ -274,7 +285,7 @@ static void test_reset_and_trim(void **state)
 		}
 		assert_true(lines); /* the comparison saw DWARF lines */
 		namer_reset(n2);
-		sym_trim(s2, 0); /* opened again, let go again (if it holds enough) */
+		sym_trim(s2); /* let go again, if it holds enough to be worth it */
 		free_names(b, NR);
 		b = names_full(n2, m, addrs, NR);
 		for (size_t i = 0; i < NR; i++)
@@ -284,8 +295,10 @@ static void test_reset_and_trim(void **state)
 		free_names(b, NR);
 		namer_free(n);
 		namer_free(n2);
+		namer_free(n3);
 		sym_free(s);
 		sym_free(s2);
+		sym_free(s3);
 	}
 	machine_free(m);
 }
