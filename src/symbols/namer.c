@@ -435,25 +435,31 @@ static void thread_stop(struct namer *n)
 	atomic_store(&n->quit, false);
 }
 
-void namer_reset(struct namer *n)
+/* Free the requests from chunk @keep on (their copies too) and every result. */
+static void requests_free(struct namer *n, size_t keep)
 {
 	struct frame_chunk *c, *next;
 
-	if (!n)
-		return;
-	namer_finish(n);
-	thread_stop(n);
 	for (uint32_t t = 0; t < n->nr; t++)
 		free(req_at(n, t)->ctx);
-	/* the first chunk of requests is kept for the next window */
-	for (size_t i = 1; i < n->nr_chunks; i++)
+	for (size_t i = keep; i < n->nr_chunks; i++)
 		free(n->chunks[i]);
-	n->nr_chunks = n->nr_chunks ? 1 : 0;
+	if (n->nr_chunks > keep)
+		n->nr_chunks = keep;
 	for (c = n->frames; c; c = next) {
 		next = c->next;
 		free(c);
 	}
 	n->frames = NULL;
+}
+
+void namer_reset(struct namer *n)
+{
+	if (!n)
+		return;
+	namer_finish(n);
+	thread_stop(n);
+	requests_free(n, 1); /* the first chunk is kept for the next window */
 	n->nr = n->next = n->live = n->unsignaled = 0;
 	atomic_store(&n->submitted, 0);
 	atomic_store(&n->done, 0);
@@ -461,8 +467,6 @@ void namer_reset(struct namer *n)
 
 void namer_free(struct namer *n)
 {
-	struct frame_chunk *c, *next;
-
 	if (!n)
 		return;
 	thread_stop(n);
@@ -471,15 +475,8 @@ void namer_free(struct namer *n)
 		pthread_cond_destroy(&n->work);
 		pthread_mutex_destroy(&n->lock);
 	}
-	for (uint32_t t = 0; t < n->nr; t++)
-		free(req_at(n, t)->ctx);
-	for (size_t i = 0; i < n->nr_chunks; i++)
-		free(n->chunks[i]);
+	requests_free(n, 0);
 	free(n->dso_seen);
 	free(n->chunks);
-	for (c = n->frames; c; c = next) {
-		next = c->next;
-		free(c);
-	}
 	free(n);
 }

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "../util/strtab.h"
+#include "../util/wordmap.h"
 #include "symbols.h"
 
 /* A kernel symbol: 16 bytes, the layout of perfport's kallsyms cache. */
@@ -94,11 +95,11 @@ struct dso_state {
 	bool fde_built;
 	/* what libdw holds for naming in it (sym_trim()): estimated from the
 	 * line tables and address ranges of the units looked up, and the
-	 * inlined-call index; the units seen (their Dwarf_CU, open addressing) */
+	 * inlined-call index; the units seen, by their Dwarf_CU */
 	uint64_t dw_bytes;
 	uint64_t dw_used;        /* the symbolizer's dw_clock at its last lookup */
-	uintptr_t *dw_units;
-	size_t dw_units_cap, dw_units_nr;
+	struct wordmap dw_units;
+	uint32_t dw_units_next;
 	bool dw_released;        /* its Dwfl was ended by sym_trim(): opened again on use */
 };
 

@@ -640,6 +640,18 @@ static const struct fsym *symtab_find(const struct dso_state *st, uint64_t addr)
 	return f;
 }
 
+/* @st's file (st->path) reported to a Dwfl of its own as @module, at bias 0. */
+static Dwfl_Module *dso_report(struct dso_state *st, const char *module)
+{
+	st->dwfl = dwfl_begin(&dwfl_callbacks);
+	if (!st->dwfl)
+		return NULL;
+	dwfl_report_begin(st->dwfl);
+	st->mod = dwfl_report_elf(st->dwfl, module, st->path, -1, 0, false);
+	dwfl_report_end(st->dwfl, NULL, NULL);
+	return st->mod;
+}
+
 int sym_load_dso(struct symbolizer *s, struct dso_state *st, const struct dso *d)
 {
 	uint8_t cause = SYM_NO_FILE;
@@ -653,13 +665,7 @@ int sym_load_dso(struct symbolizer *s, struct dso_state *st, const struct dso *d
 	free(path);
 	if (!st->path)
 		return SYM_NO_FILE;
-	st->dwfl = dwfl_begin(&dwfl_callbacks);
-	if (!st->dwfl)
-		return SYM_NO_FILE;
-	dwfl_report_begin(st->dwfl);
-	st->mod = dwfl_report_elf(st->dwfl, d->path, st->path, -1, 0, false);
-	dwfl_report_end(st->dwfl, NULL, NULL);
-	if (!st->mod) {
+	if (!dso_report(st, d->path)) {
 		pp_debug("'%s': %s", st->path, dwfl_errmsg(-1));
 		return SYM_NO_FILE;
 	}
@@ -822,30 +828,26 @@ static void call_site(struct symbolizer *s, Dwarf_Die *cu, Dwarf_Die *scope, con
 }
 
 /*
- * The calls inlined at @addr, innermost first: each gets the function
- * inlined and the position inside it; the containing function gets the
- * outermost call site. Return: how many were added to st->inl.
+ * The calls inlined at @addr (an address of its unit @cu's), innermost
+ * first: each gets the function inlined and the position inside it; the
+ * containing function gets the outermost call site. Return: how many were
+ * added to st->inl.
  *
  * The chain is the concrete nesting of the code at @addr - the inlined
  * calls it is in, inside out, then the function - from the index of its
  * unit (inlidx.c), built once per unit where dwarf_getscopes() walked the
  * unit's DIEs again for every address.
  */
-static uint32_t inline_chain(struct symbolizer *s, struct dso_state *st, uint64_t addr,
-			     struct cached *c)
+static uint32_t inline_chain(struct symbolizer *s, struct dso_state *st, Dwarf_Die *cu,
+			     uint64_t addr, struct cached *c)
 {
-	Dwarf_Die *cu, chain[64], cudie;
-	Dwarf_Addr dbias;
+	Dwarf_Die chain[64], cudie;
 	const char *file = c->file;
 	unsigned line = c->line;
 	uint32_t count = 0;
 	size_t n;
 
-	cu = dwfl_module_addrdie(st->mod, addr, &dbias);
-	if (!cu)
-		return 0;
-	n = inlidx_chain(&st->inlidx, cu, addr - dbias, chain, sizeof(chain) / sizeof(chain[0]),
-			 &cudie);
+	n = inlidx_chain(&st->inlidx, cu, addr, chain, sizeof(chain) / sizeof(chain[0]), &cudie);
 	for (size_t i = 0; i < n; i++) {
 		struct inl *in;
 
@@ -976,19 +978,17 @@ static const char *address_name(struct symbolizer *s, struct dso_state *st, cons
 #define DW_ARANGE_BYTES 48u
 #define DW_RELEASE_MIN (64u << 10) /* sym_trim() lets go of files holding more */
 
-/* Count what looking @addr up makes libdw keep: its unit's line table, once. */
-static void dw_account(struct dso_state *st, uint64_t addr)
+/* Count what a lookup in unit @cu (NULL: none) makes libdw keep: its line table, once. */
+static void dw_account(struct dso_state *st, Dwarf_Die *cu)
 {
-	Dwarf_Addr dbias;
-	Dwarf_Die *cu;
+	uint64_t key;
 	Dwarf_Lines *lines;
-	size_t nlines = 0, i;
-	uintptr_t key;
+	size_t nlines = 0;
+	bool fresh = false;
 
-	if (!st->mod)
-		return;
 	if (!st->dw_bytes) {
 		/* the module's address ranges, read with its first lookup */
+		Dwarf_Addr dbias;
 		Dwarf *dw = dwfl_module_getdwarf(st->mod, &dbias);
 		Dwarf_Aranges *ar;
 		size_t nar = 0;
@@ -997,34 +997,13 @@ static void dw_account(struct dso_state *st, uint64_t addr)
 		if (dw && dwarf_getaranges(dw, &ar, &nar) == 0)
 			st->dw_bytes += nar * DW_ARANGE_BYTES;
 	}
-	cu = dwfl_module_addrdie(st->mod, addr, &dbias);
 	if (!cu)
 		return;
-	key = (uintptr_t)cu->cu;
-	if ((st->dw_units_nr + 1) * 2 > st->dw_units_cap) {
-		size_t cap = st->dw_units_cap ? st->dw_units_cap * 2 : 64;
-		uintptr_t *n = calloc(cap, sizeof(*n));
-
-		if (!n)
-			return;
-		for (size_t j = 0; j < st->dw_units_cap; j++) {
-			if (!st->dw_units[j])
-				continue;
-			for (i = (st->dw_units[j] >> 4) * 0x9e3779b97f4a7c15ULL >> 40 & (cap - 1); n[i];
-			     i = (i + 1) & (cap - 1))
-				;
-			n[i] = st->dw_units[j];
-		}
-		free(st->dw_units);
-		st->dw_units = n;
-		st->dw_units_cap = cap;
-	}
-	for (i = (key >> 4) * 0x9e3779b97f4a7c15ULL >> 40 & (st->dw_units_cap - 1); st->dw_units[i];
-	     i = (i + 1) & (st->dw_units_cap - 1))
-		if (st->dw_units[i] == key)
-			return;
-	st->dw_units[i] = key;
-	st->dw_units_nr++;
+	key = (uint64_t)(uintptr_t)cu->cu;
+	if (!st->dw_units_next)
+		st->dw_units_next = 1;
+	if (!wordmap_get(&st->dw_units, &key, 1, &st->dw_units_next, &fresh) || !fresh)
+		return;
 	if (dwarf_getsrclines(cu, &lines, &nlines) != 0)
 		nlines = 0;
 	st->dw_bytes += DW_UNIT_BYTES + nlines * DW_LINE_BYTES;
@@ -1043,9 +1022,8 @@ static void dso_dwarf_release(struct dso_state *st)
 	free(st->dwn);
 	st->dwn = NULL;
 	st->dwn_cap = st->dwn_nr = 0;
-	free(st->dw_units);
-	st->dw_units = NULL;
-	st->dw_units_cap = st->dw_units_nr = 0;
+	wordmap_free(&st->dw_units);
+	st->dw_units_next = 1;
 	st->dw_bytes = 0;
 }
 
@@ -1060,16 +1038,11 @@ static int dso_reopen(struct dso_state *st, const char *module)
 	GElf_Addr bias;
 
 	st->dw_released = false;
-	st->dwfl = dwfl_begin(&dwfl_callbacks);
-	if (!st->dwfl)
-		return -1;
-	dwfl_report_begin(st->dwfl);
-	st->mod = dwfl_report_elf(st->dwfl, module, st->path, -1, 0, false);
-	dwfl_report_end(st->dwfl, NULL, NULL);
-	if (!st->mod || !dwfl_module_getelf(st->mod, &bias) || bias != st->bias) {
+	if (!dso_report(st, module) || !dwfl_module_getelf(st->mod, &bias) || bias != st->bias) {
 		pp_warn("'%s': cannot be opened again for naming: %s", st->path,
 			st->mod ? "it changed" : dwfl_errmsg(-1));
-		dwfl_end(st->dwfl);
+		if (st->dwfl)
+			dwfl_end(st->dwfl);
 		st->dwfl = NULL;
 		st->mod = NULL;
 		return -1;
@@ -1122,7 +1095,9 @@ static void lookup_user(struct symbolizer *s, struct dso_state *st, const char *
 	uint64_t vaddr = 0, addr;
 	const struct fsym *fs;
 	Dwfl_Line *line;
-	bool in_seg = false;
+	Dwarf_Die *cu = NULL;
+	Dwarf_Addr dbias = 0;
+	bool in_seg = false, inlined;
 
 	for (size_t i = 0; i < st->nr_segs; i++) {
 		const struct load_seg *g = &st->segs[i];
@@ -1140,10 +1115,6 @@ static void lookup_user(struct symbolizer *s, struct dso_state *st, const char *
 	 * table kept still names functions (without lines) */
 	if (st->dw_released)
 		dso_reopen(st, module);
-	if (s->opts.dwarf_max) {
-		st->dw_used = ++s->dw_clock;
-		dw_account(st, addr);
-	}
 	if (!st->syms_built) {
 		st->syms_built = true; /* on first naming: the unwinder needs none */
 		sym_build_symtab(s, st);
@@ -1169,9 +1140,18 @@ static void lookup_user(struct symbolizer *s, struct dso_state *st, const char *
 			c->line = lineno > 0 ? (unsigned)lineno : 0;
 		}
 	}
-	if (!s->opts.no_inline && c->function && !c->addr_name && st->mod) {
+	/* the unit around it, found once: for the inlined calls, and for
+	 * what sym_trim() counts */
+	inlined = !s->opts.no_inline && c->function && !c->addr_name;
+	if (st->mod && (inlined || s->opts.dwarf_max))
+		cu = dwfl_module_addrdie(st->mod, addr, &dbias);
+	if (st->mod && s->opts.dwarf_max) {
+		st->dw_used = ++s->dw_clock;
+		dw_account(st, cu);
+	}
+	if (inlined && cu) {
 		c->inl_first = (uint32_t)st->nr_inl;
-		c->inl_count = inline_chain(s, st, addr, c);
+		c->inl_count = inline_chain(s, st, cu, addr - dbias, c);
 	}
 }
 
