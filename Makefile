@@ -22,7 +22,7 @@ DEBS     := build-essential pkg-config libtraceevent-dev libzstd-dev libjson-c-d
 TEST_DEBS := linux-perf python3 python3-jsonschema python3-botocore protobuf-compiler python3-lz4 \
              python3-grpcio chromium openssl python3-protobuf python3-six python3-dateutil llvm nodejs debuginfod golang-go \
              rustc libc6-dbg postgresql python3-dbg default-jdk-headless openjdk-17-dbg \
-             xz-utils binutils-aarch64-linux-gnu
+             xz-utils binutils-aarch64-linux-gnu strace
 
 OPT      ?= -O2 -g
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \

@@ -433,6 +433,31 @@ wait "$STREAM" || true
 e=$(envs)
 case "$e" in one*two) ;; *) fail "windows before and after SIGHUP labelled: $e";; esac
 echo "ok: SIGHUP with a stream: the formats' options read again ($e)"
+
+# a slow pipe is read in batches: the stream written 2 KiB at a time every
+# 5 ms, cut into 200 ms windows (a wait of 50 ms after each small read),
+# takes a few reads, not one per write
+if command -v strace >/dev/null; then
+	$PY - "$WORK/stream.data" <<'PY' |
+import sys, time
+d = open(sys.argv[1], "rb").read()
+o = sys.stdout.buffer
+for i in range(0, len(d), 2048):
+    o.write(d[i:i + 2048])
+    o.flush()
+    time.sleep(0.005)
+PY
+		strace -f -qq -e trace=read -o "$WORK/reads" "$PERFPORT" watch -i - --window 200ms \
+			-f pyroscope -O server="$PYRO" >"$WORK/gather.out" 2>"$WORK/gather.err" ||
+		{ cat "$WORK/gather.err"; fail "watch -i - of a slow pipe: exit $?"; }
+	writes=$(( ($(stat -c %s "$WORK/stream.data") + 2047) / 2048 ))
+	reads=$(grep -c 'read(0,' "$WORK/reads" || true)
+	[ "$reads" -gt 0 ] && [ $((reads * 4)) -lt "$writes" ] ||
+		fail "a slow pipe: $reads reads for $writes writes of 2 KiB"
+	echo "ok: a slow pipe read in batches: $reads reads for $writes writes"
+else
+	echo "(strace is not installed: the slow pipe's reads not counted)"
+fi
 printf 'formt = pyroscope\n' >"$WORK/bad.conf"
 rc=0
 "$PERFPORT" watch -i - --config "$WORK/bad.conf" </dev/null 2>"$WORK/bad.err" || rc=$?
