@@ -329,6 +329,36 @@ const char *perf_tp_field_name(const struct tep_format_field *field)
 	return field->name;
 }
 
+/* An unsigned number of @size bytes at @at in the host's order: false for another size. */
+static bool read_native(const unsigned char *at, int size, uint64_t *val)
+{
+	uint8_t u8;
+	uint16_t u16;
+	uint32_t u32;
+	uint64_t u64;
+
+	switch (size) {
+	case 1:
+		memcpy(&u8, at, 1);
+		*val = u8;
+		return true;
+	case 2:
+		memcpy(&u16, at, 2);
+		*val = u16;
+		return true;
+	case 4:
+		memcpy(&u32, at, 4);
+		*val = u32;
+		return true;
+	case 8:
+		memcpy(&u64, at, 8);
+		*val = u64;
+		return true;
+	default:
+		return false;
+	}
+}
+
 int perf_tp_read_u64(const struct tep_format_field *field, const struct perf_sample *s,
 		     uint64_t *val)
 {
@@ -337,6 +367,11 @@ int perf_tp_read_u64(const struct tep_format_field *field, const struct perf_sam
 	if (!field || !s->raw || field->offset < 0 || field->size <= 0 ||
 	    (uint64_t)field->offset + (uint64_t)field->size > s->raw_size)
 		return -1;
+	/* the file's byte order is the host's (nearly always): read in place
+	 * (a sched_switch's fields are read at every switch) */
+	if (tep_is_file_bigendian(field->event->tep) == (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__) &&
+	    read_native((const unsigned char *)s->raw + field->offset, field->size, val))
+		return 0;
 	if (tep_read_number_field((struct tep_format_field *)field, s->raw, &v) != 0)
 		return -1;
 	*val = v;

@@ -878,7 +878,19 @@ static size_t stack_rules(struct account *a, uint32_t node, enum rule_side side,
 		for (size_t i = 0; i < fn && n < ACCT_MAX_MATCHES; i++)
 			m[n++] = fi[i];
 	}
-	qsort(m, n, sizeof(*m), cmp_u32);
+	/* a stack matches a few rules: sorted in place, no allocation */
+	if (n > 64) {
+		qsort(m, n, sizeof(*m), cmp_u32);
+	} else {
+		for (size_t i = 1; i < n; i++) {
+			uint32_t x = m[i];
+			size_t j = i;
+
+			for (; j && m[j - 1] > x; j--)
+				m[j] = m[j - 1];
+			m[j] = x;
+		}
+	}
 	for (size_t i = 0; i < n; i++)
 		if (!k || m[k - 1] != m[i])
 			m[k++] = m[i];
@@ -918,11 +930,36 @@ static int set_verdict(struct account *a, enum rule_set set, enum rule_side side
 	return r < 0 ? -1 : a->rules.r[r].counter;
 }
 
-/* The verdicts of the blocked stack @node (state @state) into @v: the
- * user's, the programs' and the kernel's rules; the others unknown. */
+/* Room for @node's entry in a->blocked; false without memory. */
+static bool blocked_room(struct account *a, uint32_t node)
+{
+	size_t cap = a->blocked_cap ? a->blocked_cap : 1024;
+	struct acct_blocked *n;
+
+	if (node < a->blocked_cap)
+		return true;
+	while (cap <= node)
+		cap *= 2;
+	n = realloc(a->blocked, cap * sizeof(*n));
+	if (!n)
+		return false;
+	memset(n + a->blocked_cap, 0, (cap - a->blocked_cap) * sizeof(*n));
+	a->blocked = n;
+	a->blocked_cap = cap;
+	return true;
+}
+
+/*
+ * The verdicts of the blocked stack @node (state @state) into @v: the
+ * user's, the programs' and the kernel's rules; the others unknown. They
+ * are kept per node for the state it last blocked in: a switch-out of a
+ * stack seen before costs a look, not three rule searches.
+ */
 static void blocked_verdicts(struct account *a, char state, uint32_t node, int8_t v[STATE_BY_COUNT],
 			     long *prog_rule)
 {
+	struct acct_blocked *b = NULL;
+
 	for (int l = 0; l < STATE_BY_COUNT; l++)
 		v[l] = -1;
 	*prog_rule = -1;
@@ -930,12 +967,27 @@ static void blocked_verdicts(struct account *a, char state, uint32_t node, int8_
 		v[STATE_BY_KERNEL] = CNT_SLEEP;
 		return;
 	}
+	if (node != TREE_NONE && state && blocked_room(a, node)) {
+		b = &a->blocked[node];
+		if (b->state == state) {
+			v[STATE_BY_USER] = b->user;
+			v[STATE_BY_PROGRAM] = b->program;
+			v[STATE_BY_KERNEL] = b->kernel;
+			*prog_rule = b->prog_rule;
+			return;
+		}
+	}
 	v[STATE_BY_USER] = (int8_t)set_verdict(a, RULE_SET_USER, RULE_BLOCKED, state, node, NULL);
 	v[STATE_BY_PROGRAM] = (int8_t)set_verdict(a, RULE_SET_PROGRAM, RULE_BLOCKED, state, node,
 						  prog_rule);
 	v[STATE_BY_KERNEL] = (int8_t)set_verdict(a, RULE_SET_KERNEL, RULE_BLOCKED, state, node, NULL);
 	if (v[STATE_BY_KERNEL] < 0)
 		v[STATE_BY_KERNEL] = CNT_SLEEP;
+	if (b && !a->err)
+		*b = (struct acct_blocked){ .state = state, .user = v[STATE_BY_USER],
+					    .program = v[STATE_BY_PROGRAM],
+					    .kernel = v[STATE_BY_KERNEL],
+					    .prog_rule = (int32_t)*prog_rule };
 }
 
 /* The first layer with a verdict, and its counter. */
@@ -1944,6 +1996,7 @@ void acct_release(struct account *a)
 	free(a->rule_ids);
 	wordmap_free(&a->stack_rules_map);
 	free(a->stack_rules);
+	free(a->blocked);
 	free(a->rt_count);
 	free(a->rt_ns);
 }

@@ -115,6 +115,13 @@ struct acct_span {
 	uint32_t first, n;
 };
 
+/* A tree node's blocked verdicts (blocked_verdicts()) for the state it last blocked in. */
+struct acct_blocked {
+	char state;                        /* 0: none yet */
+	int8_t user, program, kernel;      /* enum counter, -1 no word */
+	int32_t prog_rule;                 /* the program rule that gave its word, -1 none */
+};
+
 /* What is known of one CPU at the current point of the pass. */
 struct acct_cpu {
 	uint64_t last;                     /* time of its last event */
@@ -185,6 +192,8 @@ struct account {
 	uint32_t stack_rules_next;
 	struct acct_span *stack_rules;     /* by id: the rules a stack matches */
 	size_t stack_rules_cap;
+	struct acct_blocked *blocked;      /* by tree node */
+	size_t blocked_cap;
 	uint32_t match_buf[ACCT_MAX_MATCHES];
 	uint64_t *rt_count, *rt_ns;        /* per runtime of the rules: intervals it decided */
 

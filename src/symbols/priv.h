@@ -97,7 +97,7 @@ struct dso_state {
 	 * line tables and address ranges of the units looked up, and the
 	 * inlined-call index; the units seen, by their Dwarf_CU */
 	uint64_t dw_bytes;
-	uint64_t dw_used;        /* the symbolizer's dw_clock at its last lookup */
+	uint64_t dw_used;        /* the symbolizer's dw_clock at its last naming */
 	struct wordmap dw_units;
 	uint32_t dw_units_next;
 	bool dw_released;        /* its Dwfl was ended by sym_trim(): opened again on use */
@@ -121,7 +121,7 @@ struct symbolizer {
 	struct dso_state *states;   /* by dso id */
 	size_t nr_states;
 	struct sym_stats stats;
-	uint64_t dw_clock;          /* lookups that consulted libdw (sym_trim()'s LRU) */
+	uint64_t dw_clock;          /* namings in files (sym_trim()'s LRU), with dwarf_max */
 
 	/* kernel (kallsyms.c) */
 	bool kernel_tried;

@@ -1059,6 +1059,8 @@ size_t sym_trim(struct symbolizer *s)
 		return 0;
 	for (size_t i = 0; i < s->nr_states; i++)
 		held += s->states[i].dw_bytes + inlidx_bytes(s->states[i].inlidx);
+	pp_debug("naming holds ~%" PRIu64 " KiB of debug information (--dwarf-max %zu KiB)",
+		 held >> 10, (size_t)(budget >> 10));
 	if (held <= budget)
 		return 0;
 	/* the least recently used first, down to three quarters of the budget:
@@ -1145,10 +1147,8 @@ static void lookup_user(struct symbolizer *s, struct dso_state *st, const char *
 	inlined = !s->opts.no_inline && c->function && !c->addr_name;
 	if (st->mod && (inlined || s->opts.dwarf_max))
 		cu = dwfl_module_addrdie(st->mod, addr, &dbias);
-	if (st->mod && s->opts.dwarf_max) {
-		st->dw_used = ++s->dw_clock;
+	if (st->mod && s->opts.dwarf_max)
 		dw_account(st, cu);
-	}
 	if (inlined && cu) {
 		c->inl_first = (uint32_t)st->nr_inl;
 		c->inl_count = inline_chain(s, st, cu, addr - dbias, c);
@@ -1249,6 +1249,11 @@ static size_t resolve_user(struct symbolizer *s, const struct raw_frame *f, stru
 		out->cause = SYM_NO_SYMBOL;
 		return 1;
 	}
+	/* a file in use is the last to be trimmed: a name found in its cache
+	 * counts as much as one libdw gave (each window names its stacks
+	 * again: a file named from every window is used in every window) */
+	if (s->opts.dwarf_max)
+		st->dw_used = ++s->dw_clock;
 	if (!found)
 		lookup_user(s, st, d->path, off, c);
 	/* inlined calls first, innermost first; the containing function last */

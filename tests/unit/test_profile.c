@@ -498,6 +498,62 @@ static void test_first_run(void **state)
 }
 
 /*
+ * A thread switched out twice from the same place, preempted and then not:
+ * each interval has its own state (the verdicts kept per stack are kept per
+ * state too), and switch records carry no stack, so both share one node.
+ */
+static void test_state_per_switch(void **state)
+{
+	const uint64_t st = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+	static const struct { uint32_t type; uint16_t misc; uint64_t time; } rec[] = {
+		{ PERF_RECORD_FORK, 0, 1000 },
+		{ PERF_RECORD_SWITCH, 0, 2000 },                                            /* in */
+		{ PERF_RECORD_SWITCH, PERF_MISC_SWITCH_OUT | PERF_MISC_SWITCH_OUT_PREEMPT, 10000 },
+		{ PERF_RECORD_SWITCH, 0, 13000 },
+		{ PERF_RECORD_SWITCH, PERF_MISC_SWITCH_OUT, 20000 },                        /* sleeps */
+		{ PERF_RECORD_SWITCH, 0, 27000 },
+		{ PERF_RECORD_SWITCH, PERF_MISC_SWITCH_OUT | PERF_MISC_SWITCH_OUT_PREEMPT, 28000 },
+		{ PERF_RECORD_SWITCH, 0, 29000 },
+		{ PERF_RECORD_EXIT, 0, 30000 },
+	};
+	struct profile_opts o = { .jobs = 1, .sym.buildid_dir = "/nonexistent" };
+	struct pdw w = { 0 };
+	struct profile *p = NULL;
+	const struct profile_thread *t = NULL;
+	size_t data_off, at;
+
+	(void)state;
+	data_off = one_event_head(&w, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, 100000, st,
+				  PERF_ATTR_FLAG_SAMPLE_ID_ALL);
+	for (size_t i = 0; i < sizeof(rec) / sizeof(rec[0]); i++) {
+		at = pdw_begin(&w, rec[i].type, rec[i].misc);
+		if (rec[i].type != PERF_RECORD_SWITCH) {
+			pdw_u32(&w, 100);       /* pid, ppid, tid, ptid, time */
+			pdw_u32(&w, 100);
+			pdw_u32(&w, 101);
+			pdw_u32(&w, 100);
+			pdw_u64(&w, rec[i].time);
+		}
+		pdw_u32(&w, 100);               /* sample_id: pid, tid, time */
+		pdw_u32(&w, 101);
+		pdw_u64(&w, rec[i].time);
+		pdw_end(&w, at);
+	}
+	one_event_data(&w, data_off, w.n);
+	assert_int_equal(profile_build_mem(w.b, w.n, "switches", &o, &p), 0);
+	for (size_t i = 0; i < p->nr_threads; i++)
+		if (p->threads[i].tid == 101)
+			t = &p->threads[i];
+	assert_non_null(t);
+	assert_int_equal(t->c.count[CNT_PREEMPTED], 2);
+	assert_int_equal(t->c.ns[CNT_PREEMPTED], 3000 + 1000);
+	assert_int_equal(t->c.count[CNT_SLEEP], 1);
+	assert_int_equal(t->c.ns[CNT_SLEEP], 7000);
+	profile_free(p);
+	free(w.b);
+}
+
+/*
  * The kernel writes tid -1 (pid -1 once the process is gone) in samples of
  * an exiting task after it was released: the task running on that CPU, the
  * last one seen there or switched in, is the sample's thread, unless its
@@ -726,6 +782,7 @@ int main(void)
 		cmocka_unit_test(test_counter_names),
 		cmocka_unit_test(test_offcpu_time),
 		cmocka_unit_test(test_first_run),
+		cmocka_unit_test(test_state_per_switch),
 		cmocka_unit_test(test_released_task),
 		cmocka_unit_test(test_mode_key),
 		cmocka_unit_test(test_syscall_evidence),
