@@ -32,8 +32,9 @@ struct inl_seg {
 };
 
 struct inl_unit {
-	uint64_t key;               /* its struct Dwarf_CU, 0: an empty slot */
-	Dwarf_Die cu;
+	uint64_t key;               /* unit_key(), 0: an empty slot */
+	Dwarf_Die cu;               /* in the Dwarf of its last lookup */
+	Dwarf *dbg;                 /* that Dwarf: compared, never read (it may be gone) */
 	struct inl_entry *e;
 	size_t ne;
 	struct inl_seg *seg;
@@ -236,10 +237,25 @@ out:
 	return ok;
 }
 
+/*
+ * A unit by the offset of its DIE in its file, not by libdw's struct: the
+ * index outlives the Dwarf it was made from (sym_trim() ends a module's
+ * Dwfl; its file opened again has the same offsets).
+ */
+static uint64_t unit_key(Dwarf_Die *cu)
+{
+	return dwarf_dieoffset(cu) + 1;
+}
+
+static size_t unit_slot(uint64_t key, size_t cap)
+{
+	return (size_t)((key * 0x9e3779b97f4a7c15ULL) >> 40) & (cap - 1);
+}
+
 /* The unit of @cu, indexed at its first use; NULL out of memory. */
 static struct inl_unit *unit_of(struct inl_index *x, Dwarf_Die *cu)
 {
-	uint64_t key = (uint64_t)(uintptr_t)cu->cu;
+	uint64_t key = unit_key(cu);
 	size_t i;
 
 	if ((x->nr + 1) * 2 > x->cap) {
@@ -251,8 +267,7 @@ static struct inl_unit *unit_of(struct inl_index *x, Dwarf_Die *cu)
 		for (size_t j = 0; j < x->cap; j++) {
 			if (!x->units[j].key)
 				continue;
-			for (i = (x->units[j].key >> 4) * 0x9e3779b97f4a7c15ULL >> 40 & (cap - 1);
-			     n[i].key; i = (i + 1) & (cap - 1))
+			for (i = unit_slot(x->units[j].key, cap); n[i].key; i = (i + 1) & (cap - 1))
 				;
 			n[i] = x->units[j];
 		}
@@ -260,12 +275,15 @@ static struct inl_unit *unit_of(struct inl_index *x, Dwarf_Die *cu)
 		x->units = n;
 		x->cap = cap;
 	}
-	for (i = (key >> 4) * 0x9e3779b97f4a7c15ULL >> 40 & (x->cap - 1); x->units[i].key;
-	     i = (i + 1) & (x->cap - 1))
-		if (x->units[i].key == key)
+	for (i = unit_slot(key, x->cap); x->units[i].key; i = (i + 1) & (x->cap - 1))
+		if (x->units[i].key == key) {
+			x->units[i].cu = *cu;   /* the Dwarf of now */
+			x->units[i].dbg = dwarf_cu_getdwarf(cu->cu);
 			return &x->units[i];
+		}
 	x->units[i].key = key;
 	x->units[i].cu = *cu;
+	x->units[i].dbg = dwarf_cu_getdwarf(cu->cu);
 	x->nr++;
 	unit_build(&x->units[i]);       /* no index (out of memory): no inlined calls */
 	x->bytes += x->units[i].bytes;
@@ -312,20 +330,24 @@ size_t inlidx_chain(struct inl_index **xp, Dwarf_Die *cu, uint64_t addr, Dwarf_D
 
 int inlidx_scopes(struct inl_index *x, Dwarf_Die *die, Dwarf_Die **scopes)
 {
-	uint64_t key = (uint64_t)(uintptr_t)die->cu;
 	Dwarf_Off off = dwarf_dieoffset(die);
 	struct inl_unit *u = NULL;
 	Dwarf *dbg = dwarf_cu_getdwarf(die->cu);
 	size_t lo = 0, hi, n = 0, i;
-	Dwarf_Die *sc;
+	Dwarf_Die *sc, cudie;
+	uint64_t key;
 
-	for (i = x && x->cap ? (key >> 4) * 0x9e3779b97f4a7c15ULL >> 40 & (x->cap - 1) : 0;
-	     x && x->cap && x->units[i].key; i = (i + 1) & (x->cap - 1))
+	if (!x || !x->cap || !dwarf_diecu(die, &cudie, NULL, NULL))
+		return dwarf_getscopes_die(die, scopes);
+	key = unit_key(&cudie);
+	for (i = unit_slot(key, x->cap); x->units[i].key; i = (i + 1) & (x->cap - 1))
 		if (x->units[i].key == key) {
 			u = &x->units[i];
 			break;
 		}
-	if (!u || !u->ndie)
+	/* a unit of the same offset in another file (a dwz file's), or one
+	 * not looked up since its module was opened again: libdw's walk */
+	if (!u || !u->ndie || u->dbg != dbg)
 		return dwarf_getscopes_die(die, scopes);
 	hi = u->ndie;
 	while (lo < hi) {

@@ -90,12 +90,14 @@ struct dso_state {
 	uint8_t from;            /* enum sym_from: where it was found */
 	uint64_t frames, unnamed; /* addresses named in it, and those no symbol covers */
 	struct inl_index *inlidx; /* its units' inlined calls, indexed (inlidx.c) */
+	struct line_index *lineidx; /* its units' line tables, copied (lineidx.c) */
 	uint64_t *fde_starts;    /* the functions' start addresses of .eh_frame_hdr, sorted */
 	size_t nr_fde_starts;
 	bool fde_built;
 	/* what libdw holds for naming in it (sym_trim()): estimated from the
-	 * line tables and address ranges of the units looked up, and the
-	 * inlined-call index; the units seen, by their Dwarf_CU */
+	 * line tables it parsed and the address ranges and units looked up
+	 * since its Dwfl was opened; the units seen, by their Dwarf_CU. The
+	 * indexes (inlidx, lineidx) are counted exactly and outlive a Dwfl. */
 	uint64_t dw_bytes;
 	uint64_t dw_used;        /* the symbolizer's dw_clock at its last naming */
 	struct wordmap dw_units;
@@ -183,6 +185,23 @@ int inlidx_scopes(struct inl_index *x, Dwarf_Die *die, Dwarf_Die **scopes);
 /* inlidx_bytes() - what @x holds (NULL: 0). */
 size_t inlidx_bytes(const struct inl_index *x);
 void inlidx_free(struct inl_index *x);
+/* lineidx.c */
+struct line_index;
+/*
+ * lineidx_find() - the source line of @addr (in the unit's own addresses)
+ * in the unit @cu, as dwfl_module_getsrc() finds it, into *@file (interned
+ * in @strings, NULL when the row names none) and *@line. The unit's table
+ * is copied at its first lookup into *@x (made then): *@fresh_rows, the
+ * rows copied now (libdw parsed them), else 0. Return: whether a row covers it.
+ */
+bool lineidx_find(struct line_index **x, struct strtab *strings, Dwarf_Die *cu, uint64_t addr,
+		  const char **file, unsigned *line, size_t *fresh_rows);
+/* lineidx_file() - file @idx of the table of unit @cu (a call site's
+ * DW_AT_call_file), once the unit was looked up; NULL none. */
+const char *lineidx_file(const struct line_index *x, Dwarf_Die *cu, uint64_t idx);
+/* lineidx_bytes() - what @x holds (NULL: 0). */
+size_t lineidx_bytes(const struct line_index *x);
+void lineidx_free(struct line_index *x);
 void sym_build_symtab(struct symbolizer *s, struct dso_state *st);
 void sym_dso_release(struct dso_state *st);
 /* prefetch.c */

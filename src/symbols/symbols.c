@@ -806,25 +806,20 @@ static const char *die_name(struct symbolizer *s, struct dso_state *st, Dwarf_Di
 	return NULL;
 }
 
-static void call_site(struct symbolizer *s, Dwarf_Die *cu, Dwarf_Die *scope, const char **file,
-		      unsigned *line)
+/* The call site of the inlined call @scope in unit @cu: its file from the
+ * unit's table as lineidx copied it (libdw's may be gone). */
+static void call_site(const struct dso_state *st, Dwarf_Die *cu, Dwarf_Die *scope,
+		      const char **file, unsigned *line)
 {
 	Dwarf_Attribute attr;
 	Dwarf_Word v;
-	Dwarf_Files *files;
-	size_t nfiles;
 
 	*file = NULL;
 	*line = 0;
 	if (dwarf_attr(scope, DW_AT_call_line, &attr) && dwarf_formudata(&attr, &v) == 0)
 		*line = (unsigned)v;
-	if (dwarf_attr(scope, DW_AT_call_file, &attr) && dwarf_formudata(&attr, &v) == 0 &&
-	    dwarf_getsrcfiles(cu, &files, &nfiles) == 0 && v < nfiles) {
-		const char *f = dwarf_filesrc(files, v, NULL, NULL);
-
-		if (f)
-			*file = strtab_intern_text(&s->strings, f);
-	}
+	if (dwarf_attr(scope, DW_AT_call_file, &attr) && dwarf_formudata(&attr, &v) == 0)
+		*file = lineidx_file(st->lineidx, cu, v);
 }
 
 /*
@@ -868,7 +863,7 @@ static uint32_t inline_chain(struct symbolizer *s, struct dso_state *st, Dwarf_D
 		in->line = line;
 		count++;
 		/* the next frame out is at this call's site */
-		call_site(s, &cudie, &chain[i], &file, &line);
+		call_site(st, &cudie, &chain[i], &file, &line);
 	}
 	if (count) {
 		c->file = file;
@@ -978,12 +973,13 @@ static const char *address_name(struct symbolizer *s, struct dso_state *st, cons
 #define DW_ARANGE_BYTES 48u
 #define DW_RELEASE_MIN (64u << 10) /* sym_trim() lets go of files holding more */
 
-/* Count what a lookup in unit @cu (NULL: none) makes libdw keep: its line table, once. */
-static void dw_account(struct dso_state *st, Dwarf_Die *cu)
+/*
+ * Count what a lookup in unit @cu (NULL: none) makes libdw keep: the unit,
+ * once a Dwfl, and the line table it parsed for lineidx (@rows, 0: none).
+ */
+static void dw_account(struct dso_state *st, Dwarf_Die *cu, size_t rows)
 {
 	uint64_t key;
-	Dwarf_Lines *lines;
-	size_t nlines = 0;
 	bool fresh = false;
 
 	if (!st->dw_bytes) {
@@ -997,27 +993,27 @@ static void dw_account(struct dso_state *st, Dwarf_Die *cu)
 		if (dw && dwarf_getaranges(dw, &ar, &nar) == 0)
 			st->dw_bytes += nar * DW_ARANGE_BYTES;
 	}
+	st->dw_bytes += rows * DW_LINE_BYTES;
 	if (!cu)
 		return;
 	key = (uint64_t)(uintptr_t)cu->cu;
 	if (!st->dw_units_next)
 		st->dw_units_next = 1;
-	if (!wordmap_get(&st->dw_units, &key, 1, &st->dw_units_next, &fresh) || !fresh)
-		return;
-	if (dwarf_getsrclines(cu, &lines, &nlines) != 0)
-		nlines = 0;
-	st->dw_bytes += DW_UNIT_BYTES + nlines * DW_LINE_BYTES;
+	if (wordmap_get(&st->dw_units, &key, 1, &st->dw_units_next, &fresh) && fresh)
+		st->dw_bytes += DW_UNIT_BYTES;
 }
 
-/* End what libdw holds for @st; what was named stays (the caches). */
+/*
+ * End what libdw holds for @st. What was named stays (the caches), and so
+ * do the indexes made from its units: opened again, the module names a
+ * unit seen before without libdw parsing it again.
+ */
 static void dso_dwarf_release(struct dso_state *st)
 {
 	if (st->dwfl)
 		dwfl_end(st->dwfl);
 	st->dwfl = NULL;
 	st->mod = NULL;
-	inlidx_free(st->inlidx);
-	st->inlidx = NULL;
 	/* qualified names are keyed by their units, which are gone */
 	free(st->dwn);
 	st->dwn = NULL;
@@ -1025,6 +1021,20 @@ static void dso_dwarf_release(struct dso_state *st)
 	wordmap_free(&st->dw_units);
 	st->dw_units_next = 1;
 	st->dw_bytes = 0;
+}
+
+/* Let go of the indexes made from @st's units (its Dwfl released first). */
+static void dso_index_release(struct dso_state *st)
+{
+	inlidx_free(st->inlidx);
+	st->inlidx = NULL;
+	lineidx_free(st->lineidx);
+	st->lineidx = NULL;
+}
+
+static uint64_t dso_index_bytes(const struct dso_state *st)
+{
+	return inlidx_bytes(st->inlidx) + lineidx_bytes(st->lineidx);
 }
 
 /*
@@ -1050,41 +1060,67 @@ static int dso_reopen(struct dso_state *st, const char *module)
 	return 0;
 }
 
+/* The least recently used file holding at least DW_RELEASE_MIN of libdw's
+ * (@indexes false) or of indexes (@indexes true); NULL none. */
+static struct dso_state *trim_candidate(struct symbolizer *s, bool indexes)
+{
+	struct dso_state *lru = NULL;
+
+	for (size_t i = 0; i < s->nr_states; i++) {
+		struct dso_state *st = &s->states[i];
+		uint64_t b = indexes ? dso_index_bytes(st) : st->dwfl && !st->dw_released ? st->dw_bytes : 0;
+
+		/* a file without debug information holds next to nothing:
+		 * opening it again would cost more */
+		if (b >= DW_RELEASE_MIN && (!lru || st->dw_used < lru->dw_used))
+			lru = st;
+	}
+	return lru;
+}
+
+void sym_held(const struct symbolizer *s, uint64_t *dwarf, uint64_t *indexes)
+{
+	*dwarf = *indexes = 0;
+	for (size_t i = 0; i < s->nr_states; i++) {
+		*dwarf += s->states[i].dw_bytes;
+		*indexes += dso_index_bytes(&s->states[i]);
+	}
+}
+
 size_t sym_trim(struct symbolizer *s)
 {
-	uint64_t held = 0, budget = s->opts.dwarf_max;
+	uint64_t held, dw, idx, budget = s->opts.dwarf_max;
 	size_t released = 0;
 
 	if (!budget)
 		return 0;
-	for (size_t i = 0; i < s->nr_states; i++)
-		held += s->states[i].dw_bytes + inlidx_bytes(s->states[i].inlidx);
+	sym_held(s, &dw, &idx);
+	held = dw + idx;
 	pp_debug("naming holds ~%" PRIu64 " KiB of debug information (--dwarf-max %zu KiB)",
 		 held >> 10, (size_t)(budget >> 10));
 	if (held <= budget)
 		return 0;
-	/* the least recently used first, down to three quarters of the budget:
-	 * a module in use is not released at every window */
-	while (held > budget / 4 * 3) {
-		struct dso_state *lru = NULL;
+	/* the least recently used first, down to three quarters of the budget
+	 * (a module in use is not released at every window): libdw's part of
+	 * each first, which the indexes make cheap to open again, then the
+	 * indexes */
+	for (int pass = 0; pass < 2; pass++) {
+		struct dso_state *lru;
 
-		for (size_t i = 0; i < s->nr_states; i++) {
-			struct dso_state *st = &s->states[i];
+		while (held > budget / 4 * 3 && (lru = trim_candidate(s, pass == 1))) {
+			uint64_t b = pass ? lru->dw_bytes + dso_index_bytes(lru) : lru->dw_bytes;
 
-			/* a file without debug information holds next to nothing
-			 * of libdw's: opening it again would cost more */
-			if (st->dwfl && !st->dw_released && st->dw_bytes >= DW_RELEASE_MIN &&
-			    (!lru || st->dw_used < lru->dw_used))
-				lru = st;
+			held -= b;
+			pp_debug("'%s': its debug information let go (~%" PRIu64 " KiB%s)", lru->path,
+				 b >> 10, pass ? ", indexes too" : "");
+			if (lru->dwfl) {
+				dso_dwarf_release(lru);
+				lru->dw_released = true;
+			}
+			if (pass)
+				dso_index_release(lru);
+			released++;
 		}
-		if (!lru)
-			break;
-		held -= lru->dw_bytes + inlidx_bytes(lru->inlidx);
-		pp_debug("'%s': its debug information let go (~%" PRIu64 " KiB)", lru->path,
-			 (lru->dw_bytes + inlidx_bytes(lru->inlidx)) >> 10);
-		dso_dwarf_release(lru);
-		lru->dw_released = true;
-		released++;
 	}
 	/* what libdw freed stays with malloc, for what is named next: the
 	 * memory is flat rather than handed back and faulted in again */
@@ -1096,8 +1132,8 @@ static void lookup_user(struct symbolizer *s, struct dso_state *st, const char *
 {
 	uint64_t vaddr = 0, addr;
 	const struct fsym *fs;
-	Dwfl_Line *line;
 	Dwarf_Die *cu = NULL;
+	size_t rows = 0;
 	Dwarf_Addr dbias = 0;
 	bool in_seg = false, inlined;
 
@@ -1132,23 +1168,23 @@ static void lookup_user(struct symbolizer *s, struct dso_state *st, const char *
 		c->addr_name = c->function != NULL;
 		c->sym_offset = vaddr - start;
 	}
-	line = st->mod ? dwfl_module_getsrc(st->mod, addr) : NULL;
-	if (line) {
-		int lineno = 0;
-		const char *file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
+	/* the unit around it, found once: its line, the inlined calls, and
+	 * what sym_trim() counts */
+	if (st->mod)
+		cu = dwfl_module_addrdie(st->mod, addr, &dbias);
+	if (cu) {
+		const char *file = NULL;
+		unsigned lineno = 0;
 
-		if (file) {
-			c->file = strtab_intern_text(&s->strings, file);
-			c->line = lineno > 0 ? (unsigned)lineno : 0;
+		if (lineidx_find(&st->lineidx, &s->strings, cu, addr - dbias, &file, &lineno,
+				 &rows) && file) {
+			c->file = file;
+			c->line = lineno;
 		}
 	}
-	/* the unit around it, found once: for the inlined calls, and for
-	 * what sym_trim() counts */
-	inlined = !s->opts.no_inline && c->function && !c->addr_name;
-	if (st->mod && (inlined || s->opts.dwarf_max))
-		cu = dwfl_module_addrdie(st->mod, addr, &dbias);
 	if (st->mod && s->opts.dwarf_max)
-		dw_account(st, cu);
+		dw_account(st, cu, rows);
+	inlined = !s->opts.no_inline && c->function && !c->addr_name;
 	if (inlined && cu) {
 		c->inl_first = (uint32_t)st->nr_inl;
 		c->inl_count = inline_chain(s, st, cu, addr - dbias, c);
@@ -1331,6 +1367,7 @@ struct symbolizer *sym_new(const struct sym_opts *opts, const struct perf_header
 void sym_dso_release(struct dso_state *st)
 {
 	dso_dwarf_release(st);
+	dso_index_release(st);
 	free(st->segs);
 	free(st->syms);
 	free(st->inl);

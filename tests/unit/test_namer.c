@@ -3,7 +3,8 @@
  * test_namer.c - the namer (src/symbols/namer.c): names on its thread are
  * the names without one; tickets are dense; a frame is named with the
  * machine as it was when it was given, even when the machine changes before
- * the thread gets to it.
+ * the thread gets to it. The compact line tables (lineidx.c) give libdw's
+ * lines; a trimmed symbolizer names as one that never let go.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,6 +20,7 @@
 
 #include "../../src/machine/machine.h"
 #include "../../src/symbols/namer.h"
+#include "../../src/symbols/priv.h"
 #include "../../src/symbols/symbols.h"
 
 static const struct perf_header_info hdr; /* no build ids */
@@ -249,6 +251,7 @@ static void test_reset_and_trim(void **state)
 	struct sym_opts o = { .use_proc_kallsyms = false };
 	struct sym_opts tight = { .use_proc_kallsyms = false, .dwarf_max = 1 };
 	struct sym_opts roomy = { .use_proc_kallsyms = false, .dwarf_max = SIZE_MAX };
+	struct sym_opts mid = { .use_proc_kallsyms = false };
 
 	(void)state;
 	m = machine_with_self(&start, &end);
@@ -258,7 +261,9 @@ static void test_reset_and_trim(void **state)
 		struct symbolizer *s = sym_new(&o, &hdr), *s2 = sym_new(&tight, &hdr);
 		struct symbolizer *s3 = sym_new(&roomy, &hdr);
 		struct namer *n = namer_new(s, threaded), *n2 = namer_new(s2, threaded);
-		struct namer *n3 = namer_new(s3, threaded);
+		struct namer *n3 = namer_new(s3, threaded), *n4;
+		struct symbolizer *s4;
+		uint64_t dw, idx, dw2, idx2;
 		char **ref, **a, **b;
 		bool lines = false;
 
@@ -272,10 +277,38 @@ static void test_reset_and_trim(void **state)
 		namer_reset(n3);
 		assert_int_equal(sym_trim(s3), 0);
 		free_names(b, HALF);
-		/* past it: let go, then opened again for the new addresses */
+		/* past it by less than libdw's part: that is let go, the units'
+		 * indexes are kept, and the file opened again names the units
+		 * seen before from them (the addresses named then, and more) */
+		sym_held(s3, &dw, &idx);
+		assert_true(dw > 0 && idx > 0);
+		mid.dwarf_max = idx / 3 * 4 + 4096;
+		assert_true(mid.dwarf_max < dw + idx);
+		s4 = sym_new(&mid, &hdr);
+		n4 = namer_new(s4, threaded);
+		assert_non_null(n4);
+		a = names_full(n4, m, addrs, HALF);
+		namer_reset(n4);
+		assert_true(sym_trim(s4) >= 1);
+		sym_held(s4, &dw2, &idx2);
+		assert_int_equal(idx2, idx);
+		assert_true(dw2 < dw);
+		b = names_full(n4, m, addrs, NR);
+		for (size_t i = 0; i < NR; i++) {
+			if (i < HALF)
+				assert_string_equal(a[i], ref[i]);
+			assert_string_equal(b[i], ref[i]);
+		}
+		free_names(a, HALF);
+		free_names(b, NR);
+		namer_free(n4);
+		sym_free(s4);
+		/* past it: let go, indexes too, then opened again for the new addresses */
 		a = names_full(n2, m, addrs, HALF);
 		namer_reset(n2);
 		assert_true(sym_trim(s2) >= 1);
+		sym_held(s2, &dw2, &idx2);
+		assert_int_equal(dw2 + idx2, 0);
 		b = names_full(n2, m, addrs, NR);
 		for (size_t i = 0; i < NR; i++) {
 			if (i < HALF)
@@ -303,12 +336,71 @@ static void test_reset_and_trim(void **state)
 	machine_free(m);
 }
 
+/*
+ * At every address of this binary's code, the line lineidx finds is the
+ * one dwfl_module_getsrc() finds in libdw's table: the same file, the same
+ * line, and none where libdw has none.
+ */
+static void test_lines_as_libdw(void **state)
+{
+	static const Dwfl_Callbacks cb = {
+		.find_debuginfo = dwfl_standard_find_debuginfo,
+		.section_address = dwfl_offline_section_address,
+	};
+	Dwfl *dwfl = dwfl_begin(&cb);
+	Dwfl_Module *mod;
+	struct line_index *x = NULL;
+	struct strtab names = { 0 };
+	Dwarf_Addr lo = 0, hi = 0;
+	size_t with_line = 0, without = 0, fresh_total = 0;
+
+	(void)state;
+	assert_non_null(dwfl);
+	mod = dwfl_report_offline(dwfl, "self", "/proc/self/exe", -1);
+	assert_non_null(mod);
+	dwfl_report_end(dwfl, NULL, NULL);
+	assert_non_null(dwfl_module_info(mod, NULL, &lo, &hi, NULL, NULL, NULL, NULL));
+	for (Dwarf_Addr a = lo; a < hi; a++) {
+		Dwarf_Addr bias = 0;
+		Dwarf_Die *cu = dwfl_module_addrdie(mod, a, &bias);
+		Dwfl_Line *l = dwfl_module_getsrc(mod, a);
+		const char *file = NULL, *want = NULL;
+		unsigned line = 0;
+		int want_line = 0;
+		size_t fresh = 0;
+		bool found = cu && lineidx_find(&x, &names, cu, a - bias, &file, &line, &fresh);
+
+		fresh_total += fresh;
+		if (l)
+			want = dwfl_lineinfo(l, NULL, &want_line, NULL, NULL, NULL);
+		if (!want) {
+			assert_true(!found || !file);
+			without++;
+			continue;
+		}
+		assert_true(found);
+		assert_non_null(file);
+		assert_string_equal(file, want);
+		assert_int_equal(line, want_line > 0 ? (unsigned)want_line : 0);
+		with_line++;
+	}
+	/* the comparison saw lines, and places without any (padding, PLT) */
+	assert_true(with_line > 1000);
+	assert_true(without > 0);
+	assert_true(fresh_total > 0);
+	assert_true(lineidx_bytes(x) > 0);
+	lineidx_free(x);
+	strtab_free(&names);
+	dwfl_end(dwfl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_threaded_names_are_unthreaded_names),
 		cmocka_unit_test(test_named_as_given),
 		cmocka_unit_test(test_reset_and_trim),
+		cmocka_unit_test(test_lines_as_libdw),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
