@@ -983,11 +983,13 @@ static void blocked_verdicts(struct account *a, char state, uint32_t node, int8_
 	v[STATE_BY_KERNEL] = (int8_t)set_verdict(a, RULE_SET_KERNEL, RULE_BLOCKED, state, node, NULL);
 	if (v[STATE_BY_KERNEL] < 0)
 		v[STATE_BY_KERNEL] = CNT_SLEEP;
-	if (b && !a->err)
-		*b = (struct acct_blocked){ .state = state, .user = v[STATE_BY_USER],
-					    .program = v[STATE_BY_PROGRAM],
-					    .kernel = v[STATE_BY_KERNEL],
-					    .prog_rule = (int32_t)*prog_rule };
+	if (b && !a->err) {
+		b->state = state;
+		b->user = v[STATE_BY_USER];
+		b->program = v[STATE_BY_PROGRAM];
+		b->kernel = v[STATE_BY_KERNEL];
+		b->prog_rule = (int32_t)*prog_rule;
+	}
 }
 
 /* The first layer with a verdict, and its counter. */
@@ -1040,6 +1042,8 @@ static void wake_verdicts(struct account *a, struct acct_thread *th, uint32_t wa
  * leaf that is a call's entry point), sys_call_of()'s number, 0 none. */
 static int node_syscall(struct account *a, uint32_t node)
 {
+	int call = 0;
+
 	if (a->frame_sys_cap < a->tree.nr_frames) {
 		size_t cap = a->frame_sys_cap ? a->frame_sys_cap : 1024;
 		int16_t *n;
@@ -1055,19 +1059,27 @@ static int node_syscall(struct account *a, uint32_t node)
 		a->frame_sys = n;
 		a->frame_sys_cap = cap;
 	}
-	for (size_t depth = 0; node != TREE_ROOT && node != TREE_NONE && depth < ACCT_MAX_FRAMES * 8;
-	     depth++, node = a->tree.nodes[node].parent) {
-		uint32_t f = a->tree.nodes[node].frame;
+	/* once per stack: its switch-outs ask again */
+	if (node != TREE_NONE && blocked_room(a, node) && a->blocked[node].sys)
+		return a->blocked[node].sys - 1;
+	for (uint32_t at = node, depth = 0;
+	     at != TREE_ROOT && at != TREE_NONE && depth < ACCT_MAX_FRAMES * 8;
+	     depth++, at = a->tree.nodes[at].parent) {
+		uint32_t f = a->tree.nodes[at].frame;
 		const struct profile_frame *pf = &a->tree.frames[f];
 
 		if (!(pf->flags & FRAME_F_KERNEL))
 			continue;
 		if (!a->frame_sys[f])
 			a->frame_sys[f] = (int16_t)(sys_call_of(pf->function) + 1);
-		if (a->frame_sys[f] > 1)
-			return a->frame_sys[f] - 1;
+		if (a->frame_sys[f] > 1) {
+			call = a->frame_sys[f] - 1;
+			break;
+		}
 	}
-	return 0;
+	if (node != TREE_NONE && node < a->blocked_cap)
+		a->blocked[node].sys = (int16_t)(call + 1);
+	return call;
 }
 
 /*
@@ -1096,15 +1108,23 @@ static void syscall_evidence(struct account *a, struct acct_thread *th, const st
 	th->verdict[STATE_BY_ARGS] = (int8_t)c;
 }
 
+/* The bits @src's prev_state letters cover, into src->known_flags. */
+static void flags_known(struct acct_src *src)
+{
+	const struct perf_tp_flag *fl = src->nr_flags ? src->flags : default_flags;
+	size_t n = src->nr_flags ? src->nr_flags : sizeof(default_flags) / sizeof(*fl);
+
+	src->known_flags = 0;
+	for (size_t i = 0; i < n; i++)
+		src->known_flags |= fl[i].value;
+}
+
 static char state_letter(const struct acct_src *src, uint64_t st)
 {
 	const struct perf_tp_flag *fl = src->nr_flags ? src->flags : default_flags;
 	size_t n = src->nr_flags ? src->nr_flags : sizeof(default_flags) / sizeof(*fl);
-	uint64_t known = 0;
 
-	for (size_t i = 0; i < n; i++)
-		known |= fl[i].value;
-	st &= known;             /* bits above the table: "+", preempted */
+	st &= src->known_flags;  /* bits above the table: "+", preempted */
 	if (!st)
 		return 'R';
 	for (uint64_t b = 1; b; b <<= 1)
@@ -1903,6 +1923,7 @@ static void src_setup(struct account *a, struct acct_src *src, const struct perf
 			src->next_pid = perf_tp_field(e, "next_pid");
 			src->nr_flags = perf_tp_print_flags(e, "prev_state", src->flags,
 							    ACCT_MAX_FLAGS);
+			flags_known(src);
 			if (!src->prev_state)
 				pp_warn("'%s' has no prev_state field in the recording's format: "
 					"the switched-out threads' states are unknown, so no "

@@ -30,6 +30,7 @@ struct acct_src {
 	const struct tep_format_field *prev_pid, *prev_state, *next_pid, *wake_pid;
 	struct perf_tp_flag flags[ACCT_MAX_FLAGS]; /* prev_state's letters */
 	size_t nr_flags;
+	uint64_t known_flags;              /* the bits they cover (default_flags' without) */
 	uint64_t used;                     /* samples used */
 };
 
@@ -115,11 +116,13 @@ struct acct_span {
 	uint32_t first, n;
 };
 
-/* A tree node's blocked verdicts (blocked_verdicts()) for the state it last blocked in. */
+/* A tree node's blocked verdicts (blocked_verdicts()) for the state it last blocked in,
+ * and the system call its stack waits in (node_syscall()). */
 struct acct_blocked {
 	char state;                        /* 0: none yet */
 	int8_t user, program, kernel;      /* enum counter, -1 no word */
 	int32_t prog_rule;                 /* the program rule that gave its word, -1 none */
+	int16_t sys;                       /* node_syscall() + 1; 0 not asked yet */
 };
 
 /* What is known of one CPU at the current point of the pass. */
