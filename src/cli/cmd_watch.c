@@ -1066,6 +1066,7 @@ static void watch_usage(FILE *out)
 		"      --dwarf-max SIZE    with -i: the debug information naming may hold\n"
 		"                          in memory (default 32M): past it, the least\n"
 		"                          recently used files' is let go between windows\n"
+		"                          (libdw's part first, then perfport's copies)\n"
 		"                          and read again when new code in them is named\n"
 		"      --spool DIR         the watcher's spool (default: the state file's\n"
 		"                          path with .spool; with -i, $XDG_STATE_HOME/\n"
