@@ -26,7 +26,6 @@ struct line_row {
 };
 
 struct line_unit {
-	uint64_t key;               /* the unit DIE's offset + 1; 0: an empty slot */
 	struct line_row *rows;      /* libdw's order: by address */
 	size_t nrows;
 	const char **names;         /* its file table, interned; NULL entries unnamed */
@@ -34,15 +33,12 @@ struct line_unit {
 };
 
 struct line_index {
-	struct line_unit *units;    /* open addressing on key */
-	size_t cap, nr;
+	struct wordmap map;         /* a unit DIE's offset -> its index + 1 in units */
+	uint32_t next;
+	struct line_unit *units;
+	size_t cap;
 	size_t bytes;               /* what the units' tables hold */
 };
-
-static size_t unit_slot(uint64_t key, size_t cap)
-{
-	return (size_t)((key * 0x9e3779b97f4a7c15ULL) >> 40) & (cap - 1);
-}
 
 /* Copy @cu's line table and file names into @u: false out of memory (a
  * unit without a table, or whose table libdw cannot read, has no rows). */
@@ -96,43 +92,47 @@ static bool unit_build(struct line_unit *u, struct strtab *strings, Dwarf_Die *c
 	return true;
 }
 
-/* The unit of @cu, its table copied at its first use; NULL out of memory. */
+/*
+ * The unit of @cu, its table copied at its first use (*@fresh_rows: the
+ * rows copied then); NULL out of memory. A unit whose copy ran out of
+ * memory stays without rows.
+ */
 static struct line_unit *unit_of(struct line_index *x, struct strtab *strings, Dwarf_Die *cu,
 				 size_t *fresh_rows)
 {
-	uint64_t key = dwarf_dieoffset(cu) + 1;
+	uint64_t key = dwarf_dieoffset(cu);
 	struct line_unit *u;
-	size_t i;
+	bool fresh = false;
+	uint32_t id;
 
-	if ((x->nr + 1) * 2 > x->cap) {
+	if (!x->next)
+		x->next = 1;
+	id = wordmap_get(&x->map, &key, 1, &x->next, &fresh);
+	if (!id)
+		return NULL;
+	if (id > x->cap) {
 		size_t cap = x->cap ? x->cap * 2 : 64;
-		struct line_unit *n = calloc(cap, sizeof(*n));
+		struct line_unit *n;
 
+		while (cap < id)
+			cap *= 2;
+		n = realloc(x->units, cap * sizeof(*n));
 		if (!n)
 			return NULL;
-		for (size_t j = 0; j < x->cap; j++) {
-			if (!x->units[j].key)
-				continue;
-			for (i = unit_slot(x->units[j].key, cap); n[i].key; i = (i + 1) & (cap - 1))
-				;
-			n[i] = x->units[j];
-		}
-		free(x->units);
+		memset(n + x->cap, 0, (cap - x->cap) * sizeof(*n));
+		x->bytes += (cap - x->cap) * sizeof(*n);
 		x->units = n;
 		x->cap = cap;
 	}
-	for (i = unit_slot(key, x->cap); x->units[i].key; i = (i + 1) & (x->cap - 1))
-		if (x->units[i].key == key)
-			return &x->units[i];
-	u = &x->units[i];
+	u = &x->units[id - 1];
+	if (!fresh)
+		return u;
 	if (!unit_build(u, strings, cu)) {
 		free(u->rows);
 		free(u->names);
 		memset(u, 0, sizeof(*u));
 		return NULL;
 	}
-	u->key = key;
-	x->nr++;
 	x->bytes += u->nrows * sizeof(*u->rows) + u->nnames * sizeof(*u->names);
 	*fresh_rows = u->nrows;
 	return u;
@@ -170,21 +170,22 @@ bool lineidx_find(struct line_index **xp, struct strtab *strings, Dwarf_Die *cu,
 	return true;
 }
 
-const char *lineidx_file(const struct line_index *x, Dwarf_Die *cu, uint64_t idx)
+const char *lineidx_file(struct line_index **xp, struct strtab *strings, Dwarf_Die *cu,
+			 uint64_t idx)
 {
-	uint64_t key = dwarf_dieoffset(cu) + 1;
+	struct line_index *x = *xp;
+	struct line_unit *u;
+	size_t rows;
 
-	if (!x || !x->cap)
+	if (!x && !(x = *xp = calloc(1, sizeof(*x))))
 		return NULL;
-	for (size_t i = unit_slot(key, x->cap); x->units[i].key; i = (i + 1) & (x->cap - 1))
-		if (x->units[i].key == key)
-			return idx < x->units[i].nnames ? x->units[i].names[idx] : NULL;
-	return NULL;
+	u = unit_of(x, strings, cu, &rows);
+	return u && idx < u->nnames ? u->names[idx] : NULL;
 }
 
 size_t lineidx_bytes(const struct line_index *x)
 {
-	return x ? x->bytes + x->cap * sizeof(*x->units) : 0;
+	return x ? x->bytes : 0;
 }
 
 void lineidx_free(struct line_index *x)
@@ -196,5 +197,6 @@ void lineidx_free(struct line_index *x)
 		free(x->units[i].names);
 	}
 	free(x->units);
+	wordmap_free(&x->map);
 	free(x);
 }

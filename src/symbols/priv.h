@@ -197,8 +197,9 @@ struct line_index;
 bool lineidx_find(struct line_index **x, struct strtab *strings, Dwarf_Die *cu, uint64_t addr,
 		  const char **file, unsigned *line, size_t *fresh_rows);
 /* lineidx_file() - file @idx of the table of unit @cu (a call site's
- * DW_AT_call_file), once the unit was looked up; NULL none. */
-const char *lineidx_file(const struct line_index *x, Dwarf_Die *cu, uint64_t idx);
+ * DW_AT_call_file), the table copied as lineidx_find() does; NULL none. */
+const char *lineidx_file(struct line_index **x, struct strtab *strings, Dwarf_Die *cu,
+			 uint64_t idx);
 /* lineidx_bytes() - what @x holds (NULL: 0). */
 size_t lineidx_bytes(const struct line_index *x);
 void lineidx_free(struct line_index *x);

@@ -808,7 +808,7 @@ static const char *die_name(struct symbolizer *s, struct dso_state *st, Dwarf_Di
 
 /* The call site of the inlined call @scope in unit @cu: its file from the
  * unit's table as lineidx copied it (libdw's may be gone). */
-static void call_site(const struct dso_state *st, Dwarf_Die *cu, Dwarf_Die *scope,
+static void call_site(struct symbolizer *s, struct dso_state *st, Dwarf_Die *cu, Dwarf_Die *scope,
 		      const char **file, unsigned *line)
 {
 	Dwarf_Attribute attr;
@@ -819,7 +819,7 @@ static void call_site(const struct dso_state *st, Dwarf_Die *cu, Dwarf_Die *scop
 	if (dwarf_attr(scope, DW_AT_call_line, &attr) && dwarf_formudata(&attr, &v) == 0)
 		*line = (unsigned)v;
 	if (dwarf_attr(scope, DW_AT_call_file, &attr) && dwarf_formudata(&attr, &v) == 0)
-		*file = lineidx_file(st->lineidx, cu, v);
+		*file = lineidx_file(&st->lineidx, &s->strings, cu, v);
 }
 
 /*
@@ -863,7 +863,7 @@ static uint32_t inline_chain(struct symbolizer *s, struct dso_state *st, Dwarf_D
 		in->line = line;
 		count++;
 		/* the next frame out is at this call's site */
-		call_site(st, &cudie, &chain[i], &file, &line);
+		call_site(s, st, &cudie, &chain[i], &file, &line);
 	}
 	if (count) {
 		c->file = file;
