@@ -1042,8 +1042,12 @@ static void wake_verdicts(struct account *a, struct acct_thread *th, uint32_t wa
  * leaf that is a call's entry point), sys_call_of()'s number, 0 none. */
 static int node_syscall(struct account *a, uint32_t node)
 {
+	/* once per stack: its switch-outs ask again */
+	bool kept = node != TREE_NONE && blocked_room(a, node);
 	int call = 0;
 
+	if (kept && a->blocked[node].sys)
+		return a->blocked[node].sys - 1;
 	if (a->frame_sys_cap < a->tree.nr_frames) {
 		size_t cap = a->frame_sys_cap ? a->frame_sys_cap : 1024;
 		int16_t *n;
@@ -1059,9 +1063,6 @@ static int node_syscall(struct account *a, uint32_t node)
 		a->frame_sys = n;
 		a->frame_sys_cap = cap;
 	}
-	/* once per stack: its switch-outs ask again */
-	if (node != TREE_NONE && blocked_room(a, node) && a->blocked[node].sys)
-		return a->blocked[node].sys - 1;
 	for (uint32_t at = node, depth = 0;
 	     at != TREE_ROOT && at != TREE_NONE && depth < ACCT_MAX_FRAMES * 8;
 	     depth++, at = a->tree.nodes[at].parent) {
@@ -1077,7 +1078,7 @@ static int node_syscall(struct account *a, uint32_t node)
 			break;
 		}
 	}
-	if (node != TREE_NONE && node < a->blocked_cap)
+	if (kept)
 		a->blocked[node].sys = (int16_t)(call + 1);
 	return call;
 }
@@ -1108,11 +1109,18 @@ static void syscall_evidence(struct account *a, struct acct_thread *th, const st
 	th->verdict[STATE_BY_ARGS] = (int8_t)c;
 }
 
+/* @src's prev_state letters (the format's, else default_flags), *@n of them. */
+static const struct perf_tp_flag *state_flags(const struct acct_src *src, size_t *n)
+{
+	*n = src->nr_flags ? src->nr_flags : sizeof(default_flags) / sizeof(default_flags[0]);
+	return src->nr_flags ? src->flags : default_flags;
+}
+
 /* The bits @src's prev_state letters cover, into src->known_flags. */
 static void flags_known(struct acct_src *src)
 {
-	const struct perf_tp_flag *fl = src->nr_flags ? src->flags : default_flags;
-	size_t n = src->nr_flags ? src->nr_flags : sizeof(default_flags) / sizeof(*fl);
+	size_t n;
+	const struct perf_tp_flag *fl = state_flags(src, &n);
 
 	src->known_flags = 0;
 	for (size_t i = 0; i < n; i++)
@@ -1121,8 +1129,8 @@ static void flags_known(struct acct_src *src)
 
 static char state_letter(const struct acct_src *src, uint64_t st)
 {
-	const struct perf_tp_flag *fl = src->nr_flags ? src->flags : default_flags;
-	size_t n = src->nr_flags ? src->nr_flags : sizeof(default_flags) / sizeof(*fl);
+	size_t n;
+	const struct perf_tp_flag *fl = state_flags(src, &n);
 
 	st &= src->known_flags;  /* bits above the table: "+", preempted */
 	if (!st)

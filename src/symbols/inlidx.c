@@ -256,6 +256,7 @@ static size_t unit_slot(uint64_t key, size_t cap)
 static struct inl_unit *unit_of(struct inl_index *x, Dwarf_Die *cu)
 {
 	uint64_t key = unit_key(cu);
+	struct inl_unit *u;
 	size_t i;
 
 	if ((x->nr + 1) * 2 > x->cap) {
@@ -275,19 +276,19 @@ static struct inl_unit *unit_of(struct inl_index *x, Dwarf_Die *cu)
 		x->units = n;
 		x->cap = cap;
 	}
-	for (i = unit_slot(key, x->cap); x->units[i].key; i = (i + 1) & (x->cap - 1))
-		if (x->units[i].key == key) {
-			x->units[i].cu = *cu;   /* the Dwarf of now */
-			x->units[i].dbg = dwarf_cu_getdwarf(cu->cu);
-			return &x->units[i];
-		}
-	x->units[i].key = key;
-	x->units[i].cu = *cu;
-	x->units[i].dbg = dwarf_cu_getdwarf(cu->cu);
-	x->nr++;
-	unit_build(&x->units[i]);       /* no index (out of memory): no inlined calls */
-	x->bytes += x->units[i].bytes;
-	return &x->units[i];
+	for (i = unit_slot(key, x->cap); x->units[i].key && x->units[i].key != key;
+	     i = (i + 1) & (x->cap - 1))
+		;
+	u = &x->units[i];
+	u->cu = *cu;                    /* in the Dwarf of now */
+	u->dbg = dwarf_cu_getdwarf(cu->cu);
+	if (!u->key) {
+		u->key = key;
+		x->nr++;
+		unit_build(u);          /* no index (out of memory): no inlined calls */
+		x->bytes += u->bytes;
+	}
+	return u;
 }
 
 size_t inlidx_chain(struct inl_index **xp, Dwarf_Die *cu, uint64_t addr, Dwarf_Die *out,

@@ -75,14 +75,17 @@ static bool unit_build(struct line_unit *u, struct strtab *strings, Dwarf_Die *c
 		bool end = false;
 		int ln = 0;
 
-		if (!l || dwarf_lineaddr(l, &a) != 0)
+		if (!l) {
+			*r = (struct line_row){ .file = ROW_NO_FILE };
+			continue;
+		}
+		if (dwarf_lineaddr(l, &a) != 0)
 			a = 0;
-		if (l && dwarf_lineno(l, &ln) != 0)
+		if (dwarf_lineno(l, &ln) != 0)
 			ln = 0;
-		if (l)
-			dwarf_lineendsequence(l, &end);
+		dwarf_lineendsequence(l, &end);
 		/* the rows' file table is the unit's */
-		if (!l || dwarf_line_file(l, &lf, &fi) != 0 || lf != files || fi >= nf)
+		if (dwarf_line_file(l, &lf, &fi) != 0 || lf != files || fi >= nf)
 			fi = ROW_NO_FILE;
 		r->addr = a;
 		r->line = ln > 0 ? (uint32_t)ln : 0;

@@ -1061,14 +1061,15 @@ static int dso_reopen(struct dso_state *st, const char *module)
 }
 
 /* The least recently used file holding at least DW_RELEASE_MIN of libdw's
- * (@indexes false) or of indexes (@indexes true); NULL none. */
+ * (@indexes false; only an open Dwfl holds any) or of indexes (@indexes
+ * true); NULL none. */
 static struct dso_state *trim_candidate(struct symbolizer *s, bool indexes)
 {
 	struct dso_state *lru = NULL;
 
 	for (size_t i = 0; i < s->nr_states; i++) {
 		struct dso_state *st = &s->states[i];
-		uint64_t b = indexes ? dso_index_bytes(st) : st->dwfl && !st->dw_released ? st->dw_bytes : 0;
+		uint64_t b = indexes ? dso_index_bytes(st) : st->dw_bytes;
 
 		/* a file without debug information holds next to nothing:
 		 * opening it again would cost more */
