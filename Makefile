@@ -210,12 +210,13 @@ asan:
 	$(MAKE) --no-print-directory BUILD=build-asan CFLAGS="$(SAN_FLAGS)" \
 		LDFLAGS="-fsanitize=address,undefined" all
 
-# The threads (namer, unwinding pool, prefetch) under ThreadSanitizer:
-# tests/run.sh runs the namer's unit test and -j 3 exports with this build.
+# The threads (namer, unwinding pool and its delivering thread, prefetch)
+# under ThreadSanitizer: tests/run.sh runs the namer's and the profile's
+# unit tests and -j 3 exports with this build.
 TSAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=thread
 tsan:
 	$(MAKE) --no-print-directory BUILD=build-tsan CFLAGS="$(TSAN_FLAGS)" \
-		LDFLAGS="-fsanitize=thread" all build-tsan/tests/test_namer
+		LDFLAGS="-fsanitize=thread" all build-tsan/tests/test_namer build-tsan/tests/test_profile
 
 # The robustness driver: every corpus file truncated and bit-flipped, in process.
 build-asan/robust: tests/fuzz/fuzz_reader.c tests/fuzz/robust_main.c asan

@@ -951,7 +951,7 @@ int cmd_info(int argc, char **argv)
 		if (ctx.sym && symopts_jobs(&sopts) > 1)
 			sym_prefetch(ctx.sym, symopts_jobs(&sopts) - 1 < 4 ? symopts_jobs(&sopts) - 1 : 4);
 		ctx.pool = ctx.m ? upool_new(symopts_jobs(&sopts), &sopts.o, perf_reader_header(r),
-					     ctx.m, symbolize, &ctx) : NULL;
+					     ctx.m, symbolize, &ctx, 0) : NULL;
 		if (!ctx.m || !ctx.sym || !ctx.pool)
 			ctx.oom = true;
 	}

@@ -190,7 +190,7 @@ int cmd_stacks(int argc, char **argv)
 	if (c->sym && symopts_jobs(&sopts) > 1)
 		sym_prefetch(c->sym, symopts_jobs(&sopts) - 1 < 4 ? symopts_jobs(&sopts) - 1 : 4);
 	c->pool = c->m ? upool_new(symopts_jobs(&sopts), &sopts.o, perf_reader_header(r), c->m,
-				   print_sample, c) : NULL;
+				   print_sample, c, 0) : NULL;
 	if (!c->m || !c->sym || !c->pool) {
 		ret = PP_ENOMEM;
 	} else {

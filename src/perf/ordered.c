@@ -188,9 +188,9 @@ static void recent_drop(struct oqueue *q, const struct oq_run *r)
 }
 
 int oq_push(struct oqueue *q, uint64_t time, uint64_t offset, const void *rec,
-	    uint32_t size, void *tag)
+	    uint32_t size, void *tag, struct oq_buf *buf)
 {
-	size_t need = item_bytes(size);
+	size_t need = buf ? sizeof(struct oq_item) : item_bytes(size);
 	struct oq_entry e;
 	struct oq_item *it;
 	struct oq_run *r;
@@ -227,10 +227,18 @@ int oq_push(struct oqueue *q, uint64_t time, uint64_t offset, const void *rec,
 	it->tag = tag;
 	it->chunk = q->cur;
 	it->size = size;
-	memcpy(it->rec, rec, size);
+	it->buf = buf;
+	if (buf) {
+		it->rec = rec;
+		oq_hold(buf);
+	} else {
+		memcpy(it->copy, rec, size);
+		it->rec = (const uint8_t *)it->copy;
+	}
 	q->cur->used += need;
 	q->cur->live++;
-	q->bytes += need + sizeof(struct oq_entry);
+	/* what the queue keeps from being reused, copied or not */
+	q->bytes += item_bytes(size) + sizeof(struct oq_entry);
 	q->nr++;
 	if (fresh) {
 		if (q->nr_recent == OQ_RECENT)
@@ -273,6 +281,8 @@ void oq_pop(struct oqueue *q)
 	c = it->chunk;
 	q->bytes -= item_bytes(it->size) + sizeof(struct oq_entry);
 	q->nr--;
+	if (it->buf)
+		oq_release(it->buf);
 	if (--c->live == 0 && c != q->cur)
 		chunk_put(q, c);
 	if (r->head < r->len) {
@@ -317,5 +327,98 @@ void oq_free(struct oqueue *q)
 		free(c);
 	}
 	free(q->heap);
+	for (struct oq_buf *b = q->bufs, *bn; b; b = bn) {
+		bn = b->next;
+		free(b->data);
+		free(b);
+	}
 	memset(q, 0, sizeof(*q));
+}
+
+/* --- input buffers --- */
+
+#define SPARE_BUFS 8 /* kept for reuse beyond these are freed */
+
+static void buf_unlink(struct oqueue *q, struct oq_buf *b)
+{
+	for (struct oq_buf **pp = &q->bufs; *pp; pp = &(*pp)->next)
+		if (*pp == b) {
+			*pp = b->next;
+			return;
+		}
+}
+
+static void buf_spare(struct oqueue *q, struct oq_buf *b)
+{
+	if (q->nr_spare_bufs >= SPARE_BUFS) {
+		buf_unlink(q, b);
+		free(b->data);
+		free(b);
+		return;
+	}
+	b->next_spare = q->spare_bufs;
+	q->spare_bufs = b;
+	q->nr_spare_bufs++;
+}
+
+struct oq_buf *oq_buf_get(struct oqueue *q, size_t cap)
+{
+	struct oq_buf *b, **pp;
+
+	for (pp = &q->spare_bufs; (b = *pp); pp = &b->next_spare)
+		if (b->cap >= cap) {
+			*pp = b->next_spare;
+			q->nr_spare_bufs--;
+			b->lent = true;
+			return b;
+		}
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return NULL;
+	b->data = malloc(cap);
+	if (!b->data) {
+		free(b);
+		return NULL;
+	}
+	b->cap = cap;
+	b->lent = true;
+	b->q = q;
+	b->next = q->bufs;
+	q->bufs = b;
+	return b;
+}
+
+int oq_buf_grow(struct oq_buf *b, size_t cap, size_t keep)
+{
+	uint8_t *n;
+
+	if (cap <= b->cap)
+		return 0;
+	if (!keep) {
+		/* nothing to keep: no copy of the old contents */
+		n = malloc(cap);
+		if (!n)
+			return -1;
+		free(b->data);
+	} else if (!(n = realloc(b->data, cap))) {
+		return -1;
+	}
+	b->data = n;
+	b->cap = cap;
+	return 0;
+}
+
+void oq_buf_retire(struct oq_buf *b)
+{
+	if (!b)
+		return;
+	b->lent = false;
+	if (!b->refs)
+		buf_spare(b->q, b);
+}
+
+void oq_release(struct oq_buf *b)
+{
+	if (--b->refs == 0 && !b->lent)
+		buf_spare(b->q, b);
 }

@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ordered.h - the time-ordering queue: copies of records waiting until the
+ * ordered.h - the time-ordering queue: records waiting until the
  * FINISHED_ROUND rule says nothing earlier can still arrive.
  *
- * Record copies are kept in chunks (64 KiB, doubling up to 1 MiB), each preceded by its struct
- * oq_item; a chunk is recycled when its last record has been delivered.
+ * The reader reads into input buffers the queue lends it (struct oq_buf),
+ * and a record queued from one stays where it was read: its item refers to
+ * it, and the buffer is not written over nor recycled while any record in
+ * it is queued or held (oq_hold()). Records from elsewhere are copied.
+ * Items (and copies) are kept in chunks (64 KiB, doubling up to 1 MiB); a
+ * chunk is recycled when its last record has been delivered.
  * Their 16-byte entries (time, item) go into runs, each already in order:
  * perf writes each CPU's buffer in order, so a round arrives as a few
  * interleaved sorted streams, and an entry is appended to the recent run it
@@ -20,6 +24,22 @@
 #include <stdint.h>
 
 struct oq_chunk;
+struct oqueue;
+
+/*
+ * An input buffer: the reader writes at its end and cuts records from it;
+ * it comes back for reuse once the reader has let it go (oq_buf_retire())
+ * and no record in it is queued or held.
+ */
+struct oq_buf {
+	uint8_t *data;
+	size_t cap;
+	size_t refs;          /* records in it queued or held */
+	bool lent;            /* the reader still reads into it */
+	struct oqueue *q;
+	struct oq_buf *next;  /* in the queue's list of all buffers */
+	struct oq_buf *next_spare;
+};
 
 struct oq_item {
 	uint64_t time;
@@ -27,9 +47,11 @@ struct oq_item {
 	uint64_t offset;      /* file offset, for messages */
 	void *tag;            /* the caller's, returned with the item */
 	struct oq_chunk *chunk;
+	struct oq_buf *buf;   /* holding the record, or NULL: a copy follows */
+	const uint8_t *rec;   /* the record, 8-aligned */
 	uint32_t size;
 	uint32_t pad;
-	uint64_t rec[];       /* the 8-aligned copy of the record */
+	uint64_t copy[];      /* the copy, when not in a buffer */
 };
 
 struct oq_entry {
@@ -53,11 +75,43 @@ struct oqueue {
 	struct oq_chunk *cur; /* being filled */
 	size_t chunk_size;    /* of the next new chunk: grows to 1 MiB */
 	struct oq_chunk *spare;
+	struct oq_buf *bufs;        /* every buffer, lent, held or spare */
+	struct oq_buf *spare_bufs;
+	unsigned nr_spare_bufs;
 };
 
-/** oq_push() - queue a copy of @rec. Return: 0, or -1 out of memory. */
+/**
+ * oq_push() - queue @rec: by reference when @buf (the oq_buf it lies in)
+ * is given, else a copy.
+ * Return: 0, or -1 out of memory.
+ */
 int oq_push(struct oqueue *q, uint64_t time, uint64_t offset, const void *rec,
-	    uint32_t size, void *tag);
+	    uint32_t size, void *tag, struct oq_buf *buf);
+
+/**
+ * oq_buf_get() - an input buffer of at least @cap bytes that nothing
+ * refers to, lent to the caller until oq_buf_retire(); owned by @q.
+ * Return: the buffer, or NULL out of memory.
+ */
+struct oq_buf *oq_buf_get(struct oqueue *q, size_t cap);
+
+/**
+ * oq_buf_grow() - make @b, which nothing refers to, hold @cap bytes
+ * (its first @keep bytes kept). Return: 0, or -1 out of memory.
+ */
+int oq_buf_grow(struct oq_buf *b, size_t cap, size_t keep);
+
+/** oq_buf_retire() - the caller reads no more into @b: reusable once free. */
+void oq_buf_retire(struct oq_buf *b);
+
+/** oq_hold() - keep @b's records where they are until oq_release(). */
+static inline void oq_hold(struct oq_buf *b)
+{
+	b->refs++;
+}
+
+/** oq_release() - undo one oq_hold() (or a queued record's reference). */
+void oq_release(struct oq_buf *b);
 
 /** oq_peek() - the earliest item, or NULL when empty. Valid until oq_pop(). */
 const struct oq_item *oq_peek(const struct oqueue *q);

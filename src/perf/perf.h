@@ -192,6 +192,7 @@ struct perf_event {
 	uint32_t size;           /* bytes of the record, native */
 	uint64_t offset;         /* where it was in the file (in the stream when compressed) */
 	const void *data;        /* the whole record, native byte order */
+	void *hold;              /* what keeps data where it is: perf_event_hold() */
 	const struct perf_evsel *evsel; /* SAMPLE and sample_id_all trailers; may be NULL */
 	bool has_sample_id;      /* a trailer was decoded into sample (tid, time, cpu, id) */
 	struct perf_sample sample;
@@ -376,6 +377,22 @@ int perf_reader_open_mem(const void *buf, size_t len,
  * everything before it was delivered.
  */
 int perf_reader_run(struct perf_reader *r, perf_event_fn fn, void *ctx);
+
+/**
+ * perf_event_hold() - keep @ev's record (ev->data, and the sample's
+ * pointers into it) where it is after the consumer returns, unchanged,
+ * until perf_event_release(); other threads may read it meanwhile.
+ * Call on the reader's thread, from its consumer.
+ * Return: the hold to release, or NULL when the record cannot be kept so
+ * (the caller copies it then).
+ */
+void *perf_event_hold(const struct perf_event *ev);
+
+/**
+ * perf_event_release() - end a hold of perf_event_hold(), on the reader's
+ * thread, before perf_reader_close(); NULL is fine.
+ */
+void perf_event_release(void *hold);
 
 /** perf_reader_close() - free the reader and all it owns; NULL is fine. */
 void perf_reader_close(struct perf_reader *r);

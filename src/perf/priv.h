@@ -15,6 +15,7 @@
 
 /* A window of bytes from which records are cut; refilled from a source. */
 struct rstream {
+	struct oq_buf *b;   /* the queue's buffer that buf is */
 	uint8_t *buf;
 	size_t cap, len, pos;
 	uint64_t base;      /* stream offset of buf[0] */

@@ -179,29 +179,53 @@ static void progress(struct perf_reader *r, bool final)
  * more if the source has them. Return: bytes available (may be < need at
  * the end of the source), or -1 on a read error.
  */
+/*
+ * Move the unread part of @s to the front of a buffer of at least @cap
+ * bytes: the same one when no record in it is queued or held (they stay
+ * where they were read), else a fresh one. Return: 0, or -1 out of memory.
+ */
+static int stream_move(struct perf_reader *r, struct rstream *s, size_t cap)
+{
+	size_t rest = s->len - s->pos;
+	struct oq_buf *b = s->b;
+
+	if (!b->refs) {
+		if (s->pos)
+			memmove(s->buf, s->buf + s->pos, rest);
+		s->base += s->pos;
+		s->len = rest;
+		s->pos = 0;
+		if (oq_buf_grow(b, cap, rest))
+			return -1;
+	} else {
+		b = oq_buf_get(&r->oq, cap > b->cap ? cap : b->cap);
+		if (!b)
+			return -1;
+		memcpy(b->data, s->buf + s->pos, rest);
+		oq_buf_retire(s->b);
+		s->b = b;
+		s->base += s->pos;
+		s->len = rest;
+		s->pos = 0;
+	}
+	s->buf = b->data;
+	s->cap = b->cap;
+	return 0;
+}
+
 static ssize_t window_fill(struct perf_reader *r, struct rstream *s, size_t need)
 {
 	bool full = s->len == s->cap; /* the source held at least a window more */
+	size_t cap = s->cap;
 
 	if (s->len - s->pos >= need)
 		return (ssize_t)(s->len - s->pos);
-	if (s->pos) {
-		/* Slide the rest to the front; this also realigns records. */
-		memmove(s->buf, s->buf + s->pos, s->len - s->pos);
-		s->base += s->pos;
-		s->len -= s->pos;
-		s->pos = 0;
-	}
 	/* a stream that outgrew the first window: the full window from now on */
-	if (need > s->cap || (full && s->cap < WINDOW)) {
-		size_t cap = full && need < WINDOW ? WINDOW : need;
-		uint8_t *n = realloc(s->buf, cap);
-
-		if (!n)
-			return -1;
-		s->buf = n;
-		s->cap = cap;
-	}
+	if (need > cap || (full && cap < WINDOW))
+		cap = full && need < WINDOW ? WINDOW : need;
+	/* slide the rest to the front (this also realigns records) */
+	if ((s->pos || cap > s->cap) && stream_move(r, s, cap))
+		return -1;
 	while (s->len < need) {
 		ssize_t n = src_read(r, s->buf + s->len, s->cap - s->len);
 
@@ -304,7 +328,7 @@ static int read_values(struct perf_reader *r, struct perf_event *ev)
 }
 
 static void deliver(struct perf_reader *r, uint8_t *rec, uint32_t size, uint64_t offset,
-		    struct perf_evsel *evsel)
+		    struct perf_evsel *evsel, struct oq_buf *buf)
 {
 	struct perf_event ev;
 	int ret;
@@ -317,6 +341,7 @@ static void deliver(struct perf_reader *r, uint8_t *rec, uint32_t size, uint64_t
 		return;
 	}
 	ev.offset = offset;
+	ev.hold = buf;
 	if (ev.type == PERF_RECORD_SAMPLE) {
 		r->st.samples++;
 		evsel_saw((struct perf_evsel *)ev.evsel, &ev.sample);
@@ -336,13 +361,13 @@ static void flush_until(struct perf_reader *r, uint64_t limit)
 
 	while (!r->stop && (it = oq_peek(&r->oq)) && it->time <= limit) {
 		r->last_delivered = it->time;
-		deliver(r, (uint8_t *)it->rec, it->size, it->offset, it->tag);
+		deliver(r, (uint8_t *)it->rec, it->size, it->offset, it->tag, it->buf);
 		oq_pop(&r->oq);
 	}
 }
 
 static void queue_record(struct perf_reader *r, uint8_t *rec, uint32_t size, uint64_t offset,
-			 uint64_t time, bool timed, struct perf_evsel *evsel)
+			 uint64_t time, bool timed, struct perf_evsel *evsel, struct oq_buf *buf)
 {
 	size_t limit = r->opts.queue_limit ? r->opts.queue_limit : (256u << 20);
 
@@ -354,9 +379,9 @@ static void queue_record(struct perf_reader *r, uint8_t *rec, uint32_t size, uin
 		r->max_time = time;
 	if (time < r->last_delivered)
 		time = r->last_delivered; /* too late to reorder: deliver next */
-	if (oq_push(&r->oq, time, offset, rec, size, evsel)) {
+	if (oq_push(&r->oq, time, offset, rec, size, evsel, buf)) {
 		flush_until(r, UINT64_MAX);
-		deliver(r, rec, size, offset, evsel);
+		deliver(r, rec, size, offset, evsel, buf);
 		return;
 	}
 	if (r->oq.nr > r->st.queue_peak)
@@ -367,7 +392,7 @@ static void queue_record(struct perf_reader *r, uint8_t *rec, uint32_t size, uin
 			const struct oq_item *it = oq_peek(&r->oq);
 
 			r->last_delivered = it->time;
-			deliver(r, (uint8_t *)it->rec, it->size, it->offset, it->tag);
+			deliver(r, (uint8_t *)it->rec, it->size, it->offset, it->tag, it->buf);
 			oq_pop(&r->oq);
 		}
 	}
@@ -495,11 +520,12 @@ static int decompress(struct perf_reader *r, uint8_t *payload, size_t len, uint6
 		if (!r->zd || ZSTD_isError(ZSTD_initDStream(r->zd)))
 			return PP_ENOMEM;
 	}
-	if (!r->z.buf) {
-		r->z.cap = WINDOW;
-		r->z.buf = malloc(r->z.cap);
-		if (!r->z.buf)
+	if (!r->z.b) {
+		r->z.b = oq_buf_get(&r->oq, WINDOW);
+		if (!r->z.b)
 			return PP_ENOMEM;
+		r->z.buf = r->z.b->data;
+		r->z.cap = r->z.b->cap;
 	}
 	r->st.compressed_in += len;
 	for (;;) {
@@ -509,26 +535,17 @@ static int decompress(struct perf_reader *r, uint8_t *payload, size_t len, uint6
 		int ret;
 
 		/* Keep room: slide consumed bytes out, grow if a record is huge. */
-		if (r->z.pos) {
-			memmove(r->z.buf, r->z.buf + r->z.pos, r->z.len - r->z.pos);
-			r->z.base += r->z.pos;
-			r->z.len -= r->z.pos;
-			r->z.pos = 0;
-		}
+		if (r->z.pos && stream_move(r, &r->z, r->z.cap))
+			return PP_ENOMEM;
 		if (r->z.cap - r->z.len < MAX_RECORD) {
-			uint8_t *n;
-
 			if (r->z.cap >= MAX_TRACING_DATA + WINDOW) {
 				perf_skip(r, offset, PERF_REC_COMPRESSED, len,
 					  "decompressed data holds no complete record");
 				r->z.pos = r->z.len;
 				return PP_OK;
 			}
-			n = realloc(r->z.buf, r->z.cap * 2);
-			if (!n)
+			if (stream_move(r, &r->z, r->z.cap * 2))
 				return PP_ENOMEM;
-			r->z.buf = n;
-			r->z.cap *= 2;
 		}
 		out = (ZSTD_outBuffer){ r->z.buf + r->z.len, r->z.cap - r->z.len, 0 };
 		zr = ZSTD_decompressStream(r->zd, &out, &in);
@@ -554,10 +571,11 @@ static int decompress(struct perf_reader *r, uint8_t *payload, size_t len, uint6
 
 /*
  * Handle one complete record at @rec (aligned, with any trailing payload
- * right after it). @offset is its position for messages.
+ * right after it), in the input buffer @buf (NULL: a copy of the reader's).
+ * @offset is its position for messages.
  */
 static int handle_record(struct perf_reader *r, uint8_t *rec, uint32_t size, uint64_t offset,
-			 bool inner)
+			 bool inner, struct oq_buf *buf)
 {
 	uint32_t type = load_u32(rec, r->hdr.swapped);
 	struct perf_evsel *e;
@@ -609,9 +627,9 @@ static int handle_record(struct perf_reader *r, uint8_t *rec, uint32_t size, uin
 		return PP_OK;
 	}
 	if (r->opts.ordered)
-		queue_record(r, rec, size, offset, time, timed, e);
+		queue_record(r, rec, size, offset, time, timed, e, buf);
 	else
-		deliver(r, rec, size, offset, e);
+		deliver(r, rec, size, offset, e, buf);
 	return PP_OK;
 }
 
@@ -828,17 +846,20 @@ static int process_stream(struct perf_reader *r, struct rstream *s, bool inner)
 				s->pos = s->len;
 				return PP_OK;
 			}
-			ret = handle_record(r, rec, size, offset, inner);
+			ret = handle_record(r, rec, size, offset, inner, s->b);
 			s->pos += size + (size_t)payload;
 		} else {
+			struct oq_buf *buf = s->b;
+
 			if ((uintptr_t)rec & 7) {
 				/* made when first needed: most files keep records aligned */
 				if (!r->scratch && !(r->scratch = aligned_alloc(8, MAX_RECORD)))
 					return PP_ENOMEM;
 				memcpy(r->scratch, rec, size);
 				rec = r->scratch;
+				buf = NULL;
 			}
-			ret = handle_record(r, rec, size, offset, inner);
+			ret = handle_record(r, rec, size, offset, inner, buf);
 			s->pos += size;
 			s->discard = payload;
 		}
@@ -861,9 +882,12 @@ static int reader_alloc(const struct perf_reader_opts *opts, struct perf_reader 
 	r->fd = -1;
 	r->read_next = 1; /* read_map's ids start at 1 */
 	r->src_end = UINT64_MAX;
-	r->in.cap = WINDOW_START; /* grows to WINDOW once the input needs more */
-	r->in.buf = malloc(r->in.cap);
-	if (!r->in.buf) {
+	/* grows to WINDOW once the input needs more */
+	r->in.b = oq_buf_get(&r->oq, WINDOW_START);
+	if (r->in.b) {
+		r->in.buf = r->in.b->data;
+		r->in.cap = r->in.b->cap;
+	} else {
 		perf_reader_close(r);
 		return PP_ENOMEM;
 	}
@@ -1122,7 +1146,11 @@ static int run_directory_streams(struct perf_reader *r)
 		r->own_fd = true;
 		r->src_pos = 0;
 		r->src_end = UINT64_MAX;
-		r->in.len = r->in.pos = 0;
+		/* what is left unread of the last stream goes (records still
+		 * queued from its buffer stay) */
+		r->in.pos = r->in.len;
+		if (stream_move(r, &r->in, r->in.cap))
+			return PP_ENOMEM;
 		r->in.base = 0;
 		r->in.discard = 0;
 		ret = process_stream(r, &r->in, false);
@@ -1182,11 +1210,24 @@ void perf_reader_close(struct perf_reader *r)
 	free(r->reads);
 	if (r->zd)
 		ZSTD_freeDStream(r->zd);
-	free(r->z.buf);
-	free(r->in.buf);
-	free(r->scratch);
+	free(r->scratch); /* the streams' buffers went with the queue */
 	free(r->path);
 	free(r);
+}
+
+void *perf_event_hold(const struct perf_event *ev)
+{
+	struct oq_buf *b = ev->hold;
+
+	if (b)
+		oq_hold(b);
+	return b;
+}
+
+void perf_event_release(void *hold)
+{
+	if (hold)
+		oq_release(hold);
 }
 
 const struct perf_header_info *perf_reader_header(const struct perf_reader *r)

@@ -577,6 +577,23 @@ static void pend_make_all(struct account *a)
 		pend_make(a, (uint32_t)a->pend_done);
 }
 
+/*
+ * Pending stacks are made as the pass goes, in the order they were seen,
+ * once PEND_LAG newer ones wait behind them: by then their names are
+ * usually there (the namer works ahead), and what is made while reading
+ * is not left for the end. The points depend only on the records, so the
+ * tree is the same at every -j.
+ */
+#define PEND_LAG 1024
+
+static void pend_catch_up(struct account *a)
+{
+	if (a->nr_pend - a->pend_done < 2 * PEND_LAG)
+		return;
+	for (; a->pend_done < a->nr_pend - PEND_LAG && !a->err; a->pend_done++)
+		pend_make(a, (uint32_t)a->pend_done);
+}
+
 static int keys_reserve(struct account *a, size_t n)
 {
 	if (a->keys_len + n > a->keys_cap) {
@@ -661,6 +678,10 @@ static struct stack_entry *stack_find(struct account *a, const struct perf_event
 		if (e->hash == h && e->len == len &&
 		    memcmp(a->keys + e->key_off, k, len * sizeof(*k)) == 0) {
 			a->meta->stacks_cached++;
+			/* made meanwhile (pend_catch_up()): counted at its node */
+			if ((e->node & STACK_PENDING) &&
+			    a->pend[e->node & ~STACK_PENDING].node != TREE_NONE)
+				e->node = a->pend[e->node & ~STACK_PENDING].node;
 			return e;
 		}
 	}
@@ -682,7 +703,8 @@ static struct stack_entry *stack_find(struct account *a, const struct perf_event
 	a->keys_len += len;
 	a->nr_stacks++;
 	a->meta->stacks_unique++;
-	return &a->stacks[j];
+	pend_catch_up(a);
+	return a->err ? NULL : &a->stacks[j];
 }
 
 /* The leaf node of a sample's stack, made now if it waits for names. */

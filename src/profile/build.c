@@ -257,8 +257,14 @@ static int on_event(void *ctx, const struct perf_event *ev)
 		size_t nr;
 		struct perf_evsel *const *evs = perf_reader_evsels(c->r, &nr);
 
-		/* a pipe announces its events before their samples */
+		/* a pipe announces its events before their samples; what was
+		 * queued before is accounted first, and no thread accounts now */
 		c->chosen = true;
+		ret = upool_flush(c->pool);
+		if (ret) {
+			c->err = ret;
+			return ret;
+		}
 		acct_choose_sources(&c->acct, evs, nr);
 	}
 	switch (ev->type) {
@@ -919,8 +925,10 @@ static int build(struct perf_reader *r, const char *path, const struct profile_o
 	}
 	if (c->sym && o->jobs > 1)
 		sym_prefetch(c->sym, o->jobs - 1 < 4 ? o->jobs - 1 : 4);
+	/* with threads, the pass's accounting runs on one of the pool's (a
+	 * stream's windows are cut, read and sent by the reading thread) */
 	c->pool = c->m ? upool_new(o->jobs ? o->jobs : 1, &o->sym, perf_reader_header(r), c->m,
-				   on_pooled, c) : NULL;
+				   on_pooled, c, window_ns ? 0 : UPOOL_DELIVER_THREAD) : NULL;
 	/* new frames are named on a thread of their own with -j 2 and more */
 	c->namer = c->sym ? namer_new(c->sym, o->jobs > 1) : NULL;
 	if (!c->m || !c->sym || !c->pool || !c->namer) {
@@ -933,6 +941,8 @@ static int build(struct perf_reader *r, const char *path, const struct profile_o
 	ret = perf_reader_run(r, on_event, c);
 	if (ret == PP_OK || ret == PP_ESTOPPED)
 		ret = upool_flush(c->pool);
+	else
+		upool_wait(c->pool); /* no thread of the pool accounts any more */
 	if (c->err)
 		ret = c->err;
 	namer_finish(c->namer); /* then the symbolizer's counts are whole */

@@ -12,7 +12,8 @@
 #define MAX_PCS 1024
 
 struct slot {
-	uint8_t *rec;          /* the copied record, 8-aligned */
+	void *hold;            /* the reader keeps the record where it was read */
+	uint8_t *rec;          /* else a copy, 8-aligned */
 	uint32_t cap;
 	struct perf_event ev;  /* decoded again over the copy */
 	struct perf_read_value *reads; /* a copy of ev's */
@@ -29,22 +30,26 @@ struct worker {
 };
 
 /*
- * Two batches: while the workers unwind one (the "flight"), the caller
- * fills the other; when it is full, the caller waits for the flight, sends
- * the full one off, and delivers the one that came back while the workers
- * unwind (delivery may read the machine, never change it). With one job there are no
- * threads: each sample is unwound in place.
+ * Batches: while the workers unwind one (the "flight"), the caller fills
+ * another; when it is full, the caller waits for the flight, sends the full
+ * one off, and delivers the one that came back while the workers unwind
+ * (delivery may read the machine, never change it) - or, with a delivering
+ * thread, hands it to that thread and fills a third. With one job there are
+ * no threads: each sample is unwound in place.
  */
+#define NR_BATCHES 3
+
 struct upool {
 	unsigned jobs;
 	struct machine *m;
 	upool_fn fn;
 	void *ctx;
-	struct slot *batch[2];
+	struct slot *batch[NR_BATCHES];
+	unsigned nr_batches;      /* in use: 2, or 3 with a delivering thread */
 	size_t nr_slots;          /* in each batch: BATCH, or 1 for one job */
-	size_t nr[2];
+	size_t nr[NR_BATCHES];
 	unsigned fill;            /* the batch being filled */
-	bool in_flight;           /* the other batch is with the workers */
+	bool in_flight;           /* the batch "flight" is with the workers */
 	struct worker *workers;
 	unsigned threads;         /* started worker threads: workers 0..threads-1 */
 
@@ -55,6 +60,15 @@ struct upool {
 	unsigned flight;          /* which batch the workers unwind */
 	unsigned finished;        /* workers done with the current round */
 	bool quit;
+
+	/* the delivering thread, under lock */
+	bool dthread;             /* started */
+	pthread_t deliverer;
+	pthread_cond_t dgo, ddone;
+	unsigned dbatch;          /* the batch it has (dheld) */
+	bool dheld;               /* ... until the caller takes it back */
+	bool dbusy;               /* ... and is delivering */
+	int derr;                 /* the first error @fn returned there */
 };
 
 static bool needs_unwind(const struct upool *p, const struct perf_event *ev)
@@ -100,8 +114,93 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-/* Send the batch being filled to the workers; fill the other one. */
-static void launch(struct upool *p)
+/* @fn over batch @b, in order, unless @err: returns the first error. */
+static int deliver_batch(struct upool *p, unsigned b, int err)
+{
+	for (size_t i = 0; i < p->nr[b] && !err; i++)
+		err = p->fn(p->ctx, &p->batch[b][i].ev, p->batch[b][i].pcs, p->batch[b][i].n);
+	return err;
+}
+
+/* Batch @b delivered: its records' holds end (on the caller's thread). */
+static void batch_done(struct upool *p, unsigned b)
+{
+	for (size_t i = 0; i < p->nr[b]; i++) {
+		struct slot *s = &p->batch[b][i];
+
+		perf_event_release(s->hold);
+		s->hold = NULL;
+	}
+	p->nr[b] = 0;
+}
+
+static void *deliverer_main(void *arg)
+{
+	struct upool *p = arg;
+
+	pthread_mutex_lock(&p->lock);
+	for (;;) {
+		unsigned b;
+		int err;
+
+		while (!p->quit && !p->dbusy)
+			pthread_cond_wait(&p->dgo, &p->lock);
+		if (p->quit)
+			break;
+		b = p->dbatch;
+		err = p->derr;
+		pthread_mutex_unlock(&p->lock);
+		err = deliver_batch(p, b, err);
+		pthread_mutex_lock(&p->lock);
+		p->derr = err;
+		p->dbusy = false;
+		pthread_cond_signal(&p->ddone);
+	}
+	pthread_mutex_unlock(&p->lock);
+	thread_time_note("deliver");
+	return NULL;
+}
+
+/* Wait for the delivering thread; take its batch back. Return: its error. */
+static int reap(struct upool *p)
+{
+	int err;
+
+	if (!p->dthread)
+		return 0;
+	pthread_mutex_lock(&p->lock);
+	while (p->dbusy)
+		pthread_cond_wait(&p->ddone, &p->lock);
+	err = p->derr;
+	pthread_mutex_unlock(&p->lock);
+	if (p->dheld) {
+		batch_done(p, p->dbatch);
+		p->dheld = false;
+	}
+	return err;
+}
+
+static void hand_over(struct upool *p, unsigned b)
+{
+	pthread_mutex_lock(&p->lock);
+	p->dbatch = b;
+	p->dheld = true;
+	p->dbusy = true;
+	pthread_cond_signal(&p->dgo);
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* A batch neither in flight nor with the delivering thread nor @not. */
+static unsigned free_batch(const struct upool *p, unsigned not)
+{
+	for (unsigned b = 0; b < p->nr_batches; b++)
+		if (b != not && !(p->in_flight && b == p->flight) && !(p->dheld && b == p->dbatch))
+			return b;
+	return not; /* cannot happen */
+}
+
+/* Send the batch being filled to the workers; fill another. */
+static void launch(struct upool *p, unsigned next_fill)
 {
 	pthread_mutex_lock(&p->lock);
 	p->flight = p->fill;
@@ -110,35 +209,49 @@ static void launch(struct upool *p)
 	pthread_cond_broadcast(&p->go);
 	pthread_mutex_unlock(&p->lock);
 	p->in_flight = true;
-	p->fill ^= 1;
+	p->fill = next_fill;
+}
+
+/* Wait for the batch with the workers; none is in flight afterwards. */
+static bool wait_flight(struct upool *p)
+{
+	if (!p->in_flight)
+		return false;
+	pthread_mutex_lock(&p->lock);
+	while (p->finished < p->threads)
+		pthread_cond_wait(&p->done, &p->lock);
+	pthread_mutex_unlock(&p->lock);
+	p->in_flight = false;
+	return true;
 }
 
 /*
- * Wait for the batch with the workers; with @next, send them the batch
- * being filled before delivering the one that came back, so they unwind
- * while the caller names (the caller only reads the machine meanwhile).
- * The delivered batch is emptied and becomes the one being filled.
+ * Wait for the batch with the workers (and the delivering thread's); with
+ * @next, send the workers the batch being filled, then deliver the one
+ * that came back - on the delivering thread when there is one, so that
+ * the caller goes on reading, else here while the workers unwind (the
+ * caller only reads the machine meanwhile). Without @next (a flush), what
+ * came back is delivered here, and no thread is at work on return.
  */
 static int land(struct upool *p, bool next)
 {
-	unsigned b = p->fill ^ 1;
-	int ret = 0;
+	unsigned b = p->flight;
+	bool landed = wait_flight(p);
+	int ret = reap(p);
 
-	if (p->in_flight) {
-		pthread_mutex_lock(&p->lock);
-		while (p->finished < p->threads)
-			pthread_cond_wait(&p->done, &p->lock);
-		pthread_mutex_unlock(&p->lock);
-		p->in_flight = false;
-	}
 	if (next) {
-		/* the workers are idle: the maps they will read are made whole */
+		/* nobody reads the maps now: they are made whole */
 		machine_maps_settle(p->m);
-		launch(p);
+		if (landed && p->dthread && !ret) {
+			hand_over(p, b);
+			landed = false;
+		}
+		launch(p, free_batch(p, p->fill));
 	}
-	for (size_t i = 0; i < p->nr[b] && !ret; i++)
-		ret = p->fn(p->ctx, &p->batch[b][i].ev, p->batch[b][i].pcs, p->batch[b][i].n);
-	p->nr[b] = 0;
+	if (landed) {
+		ret = deliver_batch(p, b, ret);
+		batch_done(p, b);
+	}
 	return ret;
 }
 
@@ -152,8 +265,16 @@ int upool_flush(struct upool *p)
 	if (ret || !p->nr[p->fill])
 		return ret;
 	machine_maps_settle(p->m);
-	launch(p);
+	launch(p, free_batch(p, p->fill));
 	return land(p, false);
+}
+
+void upool_wait(struct upool *p)
+{
+	if (!p || !p->threads)
+		return;
+	wait_flight(p);
+	reap(p);
 }
 
 int upool_machine_event(struct upool *p, struct machine *m, const struct perf_event *ev)
@@ -182,20 +303,24 @@ static void rebase(struct perf_event *ev, const struct perf_event *orig, const u
 }
 
 /*
- * The two batches, made at the first sample to unwind: 2 x 256 slots of
+ * The batches, made at the first sample to unwind: 2 or 3 x 256 slots of
  * ~8 KiB would otherwise be mapped for every profile, and a recording
  * without --call-graph dwarf never uses them (on a VM each first touch of
  * a page is a trap: freeing them read one word from each of 512 pages).
  */
 static int batches_alloc(struct upool *p)
 {
-	p->batch[0] = calloc(p->nr_slots, sizeof(struct slot));
-	p->batch[1] = calloc(p->nr_slots, sizeof(struct slot));
-	if (p->batch[0] && p->batch[1])
+	unsigned b;
+
+	for (b = 0; b < p->nr_batches; b++)
+		if (!(p->batch[b] = calloc(p->nr_slots, sizeof(struct slot))))
+			break;
+	if (b == p->nr_batches)
 		return 0;
-	free(p->batch[0]);
-	free(p->batch[1]);
-	p->batch[0] = p->batch[1] = NULL;
+	while (b--) {
+		free(p->batch[b]);
+		p->batch[b] = NULL;
+	}
 	return PP_ENOMEM;
 }
 
@@ -212,36 +337,44 @@ int upool_add(struct upool *p, const struct perf_event *ev)
 			one->n = sym_unwind(p->workers[0].sym, p->m, ev, one->pcs, MAX_PCS);
 		return p->fn(p->ctx, ev, one->pcs, one->n);
 	}
-	if (!p->nr[p->fill] && !p->in_flight && !needs_unwind(p, ev))
+	if (!p->nr[p->fill] && !p->in_flight && !p->dheld && !needs_unwind(p, ev))
 		return p->fn(p->ctx, ev, NULL, 0); /* nothing to unwind, nothing before it */
 	if (!p->batch[0] && batches_alloc(p))
 		return PP_ENOMEM;
 	s = &p->batch[p->fill][p->nr[p->fill]];
-	if (ev->size > s->cap) {
-		uint32_t cap = (ev->size + 4095) & ~4095u;
-		uint8_t *n = aligned_alloc(8, cap);
-
-		if (!n)
-			return PP_ENOMEM;
-		free(s->rec);
-		s->rec = n;
-		s->cap = cap;
-	}
-	memcpy(s->rec, ev->data, ev->size);
 	s->ev = *ev;
-	s->ev.data = s->rec;
-	/* the pointers of the decoded record must point into the copy */
-	if (ev->type != PERF_RECORD_SAMPLE)
-		rebase(&s->ev, ev, s->rec);
-	else if (perf_sample_parse(ev->evsel, s->rec + 8, ev->size - 8, false, &s->ev.sample))
-		return PP_EFORMAT; /* cannot happen: the reader parsed it already */
+	/* the record stays where the reader read it (the workers read it
+	 * there) when it can; else a copy, decoded again over the copy */
+	s->hold = perf_event_hold(ev);
+	if (!s->hold) {
+		if (ev->size > s->cap) {
+			uint32_t cap = (ev->size + 4095) & ~4095u;
+			uint8_t *n = aligned_alloc(8, cap);
+
+			if (!n)
+				return PP_ENOMEM;
+			free(s->rec);
+			s->rec = n;
+			s->cap = cap;
+		}
+		memcpy(s->rec, ev->data, ev->size);
+		s->ev.data = s->rec;
+		/* the pointers of the decoded record must point into the copy */
+		if (ev->type != PERF_RECORD_SAMPLE)
+			rebase(&s->ev, ev, s->rec);
+		else if (perf_sample_parse(ev->evsel, s->rec + 8, ev->size - 8, false, &s->ev.sample))
+			return PP_EFORMAT; /* cannot happen: the reader parsed it already */
+	}
 	if (ev->nr_reads) {
 		/* the reader's list lasts only while it delivers this record */
 		if (ev->nr_reads > s->reads_cap) {
 			struct perf_read_value *v = realloc(s->reads, ev->nr_reads * sizeof(*v));
 
-			if (!v)
+			if (!v) {
+				perf_event_release(s->hold);
+				s->hold = NULL;
 				return PP_ENOMEM;
+			}
 			s->reads = v;
 			s->reads_cap = ev->nr_reads;
 		}
@@ -260,7 +393,7 @@ int upool_add(struct upool *p, const struct perf_event *ev)
 
 struct upool *upool_new(unsigned jobs, const struct sym_opts *opts,
 			const struct perf_header_info *hdr, struct machine *m,
-			upool_fn fn, void *ctx)
+			upool_fn fn, void *ctx, unsigned flags)
 {
 	struct upool *p = calloc(1, sizeof(*p));
 	unsigned n;
@@ -274,12 +407,15 @@ struct upool *upool_new(unsigned jobs, const struct sym_opts *opts,
 	/* one job unwinds in place in slot 0: 2 x 256 slots of 8 KiB each
 	 * were zeroed for nothing on every profile built */
 	p->nr_slots = p->jobs > 1 ? BATCH : 1;
+	p->nr_batches = 2;
 	p->workers = calloc(p->jobs, sizeof(*p->workers));
 	if (!p->workers || (p->jobs == 1 && batches_alloc(p)))
 		goto fail;
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->go, NULL);
 	pthread_cond_init(&p->done, NULL);
+	pthread_cond_init(&p->dgo, NULL);
+	pthread_cond_init(&p->ddone, NULL);
 	p->sync_ready = true;
 	for (unsigned i = 0; i < p->jobs; i++) {
 		p->workers[i].pool = p;
@@ -300,6 +436,12 @@ struct upool *upool_new(unsigned jobs, const struct sym_opts *opts,
 		goto fail;
 	if (!n)
 		p->jobs = 1; /* no thread could start: unwind in place */
+	/* delivery on a thread of its own: the caller keeps reading */
+	if (n && (flags & UPOOL_DELIVER_THREAD) &&
+	    !pthread_create(&p->deliverer, NULL, deliverer_main, p)) {
+		p->dthread = true;
+		p->nr_batches = 3;
+	}
 	return p;
 fail:
 	upool_free(p);
@@ -327,18 +469,23 @@ void upool_free(struct upool *p)
 		pthread_mutex_lock(&p->lock);
 		p->quit = true;
 		pthread_cond_broadcast(&p->go);
+		pthread_cond_signal(&p->dgo);
 		pthread_mutex_unlock(&p->lock);
 		for (unsigned i = 0; i < p->threads; i++)
 			pthread_join(p->workers[i].thread, NULL);
+		if (p->dthread)
+			pthread_join(p->deliverer, NULL);
 	}
 	if (p->sync_ready) {
 		pthread_mutex_destroy(&p->lock);
 		pthread_cond_destroy(&p->go);
 		pthread_cond_destroy(&p->done);
+		pthread_cond_destroy(&p->dgo);
+		pthread_cond_destroy(&p->ddone);
 	}
 	for (unsigned i = 0; p->workers && i < p->jobs; i++)
 		sym_free(p->workers[i].sym);
-	for (int b = 0; b < 2; b++) {
+	for (unsigned b = 0; b < NR_BATCHES; b++) {
 		for (size_t i = 0; p->batch[b] && i < p->nr_slots; i++) {
 			free(p->batch[b][i].rec);
 			free(p->batch[b][i].reads);

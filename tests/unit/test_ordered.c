@@ -27,7 +27,7 @@ static void test_order_and_ties(void **state)
 
 		rec[0] = t;
 		rec[1] = i;
-		assert_int_equal(oq_push(&q, t, i, rec, sizeof(rec), NULL), 0);
+		assert_int_equal(oq_push(&q, t, i, rec, sizeof(rec), NULL, NULL), 0);
 	}
 	assert_true(q.bytes >= 20000 * sizeof(rec));
 	while (oq_peek(&q)) {
@@ -68,7 +68,7 @@ static void test_streams(void **state)
 			next[cpu] += 1 + (uint64_t)(rand() % 100);
 			rec[0] = next[cpu];
 			rec[1] = pushed;
-			assert_int_equal(oq_push(&q, next[cpu], pushed++, rec, sizeof(rec), NULL), 0);
+			assert_int_equal(oq_push(&q, next[cpu], pushed++, rec, sizeof(rec), NULL, NULL), 0);
 		}
 		/* deliver what is older than every stream's newest */
 		uint64_t limit = next[0];
@@ -84,7 +84,7 @@ static void test_streams(void **state)
 		}
 	}
 	assert_int_equal(q.nr, pushed - popped);
-	assert_int_equal(oq_push(&q, 0, pushed++, rec, sizeof(rec), NULL), 0);
+	assert_int_equal(oq_push(&q, 0, pushed++, rec, sizeof(rec), NULL, NULL), 0);
 	assert_int_equal(oq_peek(&q)->time, 0);
 	last = 0;
 	while (oq_peek(&q)) {
@@ -106,7 +106,7 @@ static void test_free_with_items(void **state)
 	(void)state;
 	/* Spread over several chunks, then free without popping. */
 	for (unsigned i = 0; i < 100; i++)
-		assert_int_equal(oq_push(&q, 100 - i, i, big, sizeof(big), NULL), 0);
+		assert_int_equal(oq_push(&q, 100 - i, i, big, sizeof(big), NULL, NULL), 0);
 	for (unsigned i = 0; i < 50; i++)
 		oq_pop(&q);
 	oq_free(&q); /* LeakSanitizer checks this under make asan */

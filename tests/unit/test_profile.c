@@ -339,6 +339,93 @@ static void one_event_data(struct pdw *w, size_t data_off, size_t data_end)
 }
 
 /*
+ * Many stacks, each sampled twice, the second time after it was made
+ * while reading (pend_catch_up(): 3,000 new stacks hold 1,024 back): every
+ * sample lands in the tree, and -j 3 (with --call-graph dwarf samples,
+ * delivered on the pool's own thread) builds the tree -j 1 builds.
+ */
+#define MANY_STACKS 3000
+
+static struct pdw many_stacks_file(bool dwarf)
+{
+	const uint64_t regs = (1u << 6) | (1u << 7) | (1u << 8); /* x86 bp, sp, ip */
+	uint64_t st = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD |
+		      PERF_SAMPLE_CALLCHAIN;
+	struct pdw w = { 0 };
+	size_t data_off, at;
+
+	if (dwarf)
+		st |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+	pdw_bytes(&w, "PERFILE2", 8);
+	pdw_u64(&w, 104);
+	pdw_u64(&w, 128 + 16);
+	for (int i = 0; i < 10; i++)
+		pdw_u64(&w, 0);
+	pdw_attr(&w, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, 1000000, st, 0, 0, 0,
+		 dwarf ? regs : 0, dwarf ? 64 : 0, 0);
+	pdw_u64(&w, 0);
+	pdw_u64(&w, 0);
+	data_off = w.n;
+	for (uint64_t pass = 0; pass < 2; pass++) {
+		for (uint64_t i = 0; i < MANY_STACKS; i++) {
+			uint64_t ip = 0x401000 + 16 * i;
+
+			at = pdw_begin(&w, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+			pdw_u64(&w, ip);
+			pdw_u32(&w, 100);
+			pdw_u32(&w, 100);
+			pdw_u64(&w, 1000 + pass * 1000000 + i);
+			pdw_u64(&w, 1000000);
+			pdw_u64(&w, 3);
+			pdw_u64(&w, PERF_CONTEXT_USER);
+			pdw_u64(&w, ip);
+			pdw_u64(&w, 0x400800 + 8 * (i % 7));
+			if (dwarf) {
+				pdw_u64(&w, 2);         /* abi 64 */
+				pdw_u64(&w, 0x7ffd0000); /* bp, sp, ip */
+				pdw_u64(&w, 0x7ffd0000);
+				pdw_u64(&w, ip);
+				pdw_u64(&w, 64);         /* the stack copy */
+				for (int k = 0; k < 8; k++)
+					pdw_u64(&w, 0);
+				pdw_u64(&w, 64);
+			}
+			pdw_end(&w, at);
+		}
+	}
+	one_event_data(&w, data_off, w.n);
+	return w;
+}
+
+static void test_stacks_made_while_reading(void **state)
+{
+	(void)state;
+	for (int dwarf = 0; dwarf < 2; dwarf++) {
+		struct pdw w = many_stacks_file(dwarf);
+		struct profile_opts o = { .jobs = 1, .sym.buildid_dir = "/nonexistent",
+					  .has_start_time = true, .start_time_ns = 1700000000000000000ULL };
+		struct profile *one = NULL, *three = NULL;
+
+		assert_int_equal(profile_build_mem(w.b, w.n, "many", &o, &one), 0);
+		assert_int_equal(one->meta.stacks_unique, MANY_STACKS);
+		assert_int_equal(one->total[0].count[CNT_ON_CPU], 2 * MANY_STACKS);
+		o.jobs = 3;
+		assert_int_equal(profile_build_mem(w.b, w.n, "many", &o, &three), 0);
+		assert_int_equal(three->total[0].count[CNT_ON_CPU], 2 * MANY_STACKS);
+		assert_int_equal(three->nr_nodes, one->nr_nodes);
+		assert_int_equal(three->nr_frames, one->nr_frames);
+		for (size_t i = 0; i < one->nr_nodes; i++) {
+			assert_int_equal(three->nodes[i].frame, one->nodes[i].frame);
+			assert_int_equal(three->nodes[i].parent, one->nodes[i].parent);
+			assert_memory_equal(&three->self[i], &one->self[i], sizeof(one->self[i]));
+		}
+		profile_free(one);
+		profile_free(three);
+		free(w.b);
+	}
+}
+
+/*
  * perf record --off-cpu writes "offcpu-time" samples (a BPF output event)
  * whose period is the time off CPU, in ns, with the stack at the switch-out.
  * This machine's perf cannot record them (no BPF skeleton), so a file is
@@ -787,6 +874,7 @@ int main(void)
 		cmocka_unit_test(test_mode_key),
 		cmocka_unit_test(test_syscall_evidence),
 		cmocka_unit_test(test_syscall_uring),
+		cmocka_unit_test(test_stacks_made_while_reading),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -627,16 +627,22 @@ static void test_attr_sizes(void **state)
  * zstd: the records compressed into two chunks that split a record, as
  * COMPRESSED (unpadded, perf before 6.15) or COMPRESSED2 (data_size, padded).
  */
-static struct pdw build_zstd(int version, size_t *plain_len)
+/*
+ * @data compressed in chunks of @chunk bytes of plain data (0: two halves,
+ * cut 3 bytes past the middle), each ending inside a record.
+ */
+static struct pdw build_zstd_of(int version, void (*data)(struct pdw *), size_t chunk,
+				size_t *plain_len)
 {
 	struct pdw plain = { 0 }, w = { 0 };
-	struct pdw file = build_file(false, std_data);
-	size_t half, data_off, data_size, tail_off, tail_len, shift;
+	struct pdw file = build_file(false, data);
+	size_t data_off, data_size, tail_off, tail_len, shift;
 	uint8_t *tail;
 
-	std_data(&plain);
+	data(&plain);
 	*plain_len = plain.n;
-	half = plain.n / 2 + 3; /* inside a record */
+	if (!chunk)
+		chunk = plain.n / 2 + 3; /* inside a record */
 	memcpy(&data_off, file.b + 40, 8);
 	memcpy(&data_size, file.b + 48, 8);
 	tail_off = data_off + data_size;
@@ -644,9 +650,9 @@ static struct pdw build_zstd(int version, size_t *plain_len)
 	tail = malloc(tail_len);
 	memcpy(tail, file.b + tail_off, tail_len);
 	pdw_bytes(&w, file.b, data_off);
-	for (int part = 0; part < 2; part++) {
-		const uint8_t *src = plain.b + (part ? half : 0);
-		size_t len = part ? plain.n - half : half;
+	for (size_t from = 0; from < plain.n; from += chunk) {
+		const uint8_t *src = plain.b + from;
+		size_t len = plain.n - from < chunk ? plain.n - from : chunk;
 		size_t cap = ZSTD_compressBound(len);
 		uint8_t *z = malloc(cap);
 		size_t zn = ZSTD_compress(z, cap, src, len, 3);
@@ -660,6 +666,7 @@ static struct pdw build_zstd(int version, size_t *plain_len)
 		if (version == 2)
 			pdw_pad8(&w);
 		pdw_end(&w, at);
+		assert_true(w.n - at <= UINT16_MAX); /* a record's size is 16 bits */
 		free(z);
 	}
 	data_size = w.n - data_off;
@@ -677,6 +684,11 @@ static struct pdw build_zstd(int version, size_t *plain_len)
 	free(plain.b);
 	free(file.b);
 	return w;
+}
+
+static struct pdw build_zstd(int version, size_t *plain_len)
+{
+	return build_zstd_of(version, std_data, 0, plain_len);
 }
 
 static void test_zstd_split(void **state)
@@ -834,6 +846,117 @@ static void test_unknown_id(void **state)
 }
 
 /* A queue limit smaller than a round forces flushes; nothing is lost. */
+/*
+ * Records kept where they were read: 4,000 samples of 576 bytes (2.3 MB,
+ * so the input window fills and moves on many times), each round in
+ * reverse time order so that the queue holds records across windows, and
+ * every 7th record held by the consumer to the end. Each sample's callchain
+ * says which sample it is: a record written over or freed while queued or
+ * held shows up here (or under ASan).
+ */
+#define HELD_ROUNDS 40
+#define HELD_PER_ROUND 100
+#define HELD_CHAIN 64
+
+static void held_data(struct pdw *w)
+{
+	for (uint64_t round = 0; round < HELD_ROUNDS; round++) {
+		for (uint64_t k = 0; k < HELD_PER_ROUND; k++) {
+			uint64_t i = round * HELD_PER_ROUND + k;
+			size_t at = pdw_begin(w, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+
+			pdw_u64(w, ID_CPU);
+			pdw_u64(w, i);                              /* ip: the sample's number */
+			pdw_u32(w, 100);
+			pdw_u32(w, 100);
+			pdw_u64(w, 1000 + round * 1000 + (HELD_PER_ROUND - k)); /* time */
+			pdw_u32(w, 1);
+			pdw_u32(w, 0);
+			pdw_u64(w, 1);
+			pdw_u64(w, HELD_CHAIN);
+			for (uint64_t j = 0; j < HELD_CHAIN; j++)
+				pdw_u64(w, i * 1000 + j);
+			pdw_end(w, at);
+		}
+		rec_round(w);
+	}
+}
+
+struct held {
+	unsigned seen, nr, bad;
+	uint64_t last_time;
+	void *hold[HELD_ROUNDS * HELD_PER_ROUND / 7 + 1];
+	struct perf_sample sample[HELD_ROUNDS * HELD_PER_ROUND / 7 + 1];
+};
+
+static bool held_intact(const struct perf_sample *s)
+{
+	if (s->callchain_nr != HELD_CHAIN)
+		return false;
+	for (uint64_t j = 0; j < HELD_CHAIN; j++)
+		if (s->callchain[j] != s->ip * 1000 + j)
+			return false;
+	return true;
+}
+
+static int collect_held(void *ctx, const struct perf_event *ev)
+{
+	struct held *h = ctx;
+
+	if (ev->type != PERF_RECORD_SAMPLE)
+		return 0;
+	if (!held_intact(&ev->sample) || ev->sample.time < h->last_time)
+		h->bad++;
+	h->last_time = ev->sample.time;
+	if (h->seen++ % 7 == 0) {
+		h->hold[h->nr] = perf_event_hold(ev);
+		h->sample[h->nr] = ev->sample;
+		if (h->hold[h->nr])
+			h->nr++;
+	}
+	return 0;
+}
+
+static void check_held(const struct pdw *w)
+{
+	struct perf_reader_opts o = { .ordered = true };
+	struct perf_reader *r;
+	struct held *h = calloc(1, sizeof(*h));
+
+	assert_int_equal(perf_reader_open_mem(w->b, w->n, &o, &r), PP_OK);
+	assert_int_equal(perf_reader_run(r, collect_held, h), PP_OK);
+	assert_int_equal(h->seen, HELD_ROUNDS * HELD_PER_ROUND);
+	assert_int_equal(h->bad, 0);
+	/* every record can be held (they are aligned in the reader's buffers) */
+	assert_int_equal(h->nr, (HELD_ROUNDS * HELD_PER_ROUND + 6) / 7);
+	for (unsigned i = 0; i < h->nr; i++) {
+		unsigned n = 7 * i; /* delivered n-th: each round comes out reversed */
+
+		assert_true(held_intact(&h->sample[i]));
+		assert_int_equal(h->sample[i].ip, n / HELD_PER_ROUND * HELD_PER_ROUND +
+						  HELD_PER_ROUND - 1 - n % HELD_PER_ROUND);
+	}
+	for (unsigned i = 0; i < h->nr; i++)
+		perf_event_release(h->hold[i]);
+	perf_reader_close(r);
+	free(h);
+}
+
+static void test_held_records(void **state)
+{
+	struct pdw w = build_file(false, held_data);
+	size_t plain_len;
+
+	(void)state;
+	check_held(&w);
+	free(w.b);
+	for (int version = 1; version <= 2; version++) {
+		w = build_zstd_of(version, held_data, 30000, &plain_len);
+		check_held(&w);
+		free(w.b);
+	}
+}
+
 static void test_queue_limit(void **state)
 {
 	struct pdw w = build_file(false, std_data);
@@ -1182,6 +1305,7 @@ int main(void)
 		cmocka_unit_test(test_unknown_records),
 		cmocka_unit_test(test_unknown_id),
 		cmocka_unit_test(test_queue_limit),
+		cmocka_unit_test(test_held_records),
 		cmocka_unit_test(test_not_perf_data),
 		cmocka_unit_test(test_event_listed),
 		cmocka_unit_test(test_lost),
