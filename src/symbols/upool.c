@@ -18,7 +18,7 @@ struct slot {
 	struct perf_event ev;  /* decoded again over the copy */
 	struct perf_read_value *reads; /* a copy of ev's */
 	size_t reads_cap;
-	uint64_t pcs[MAX_PCS];
+	uint64_t *pcs;         /* MAX_PCS, made for the first sample to unwind */
 	size_t n;
 };
 
@@ -50,6 +50,8 @@ struct upool {
 	size_t nr[NR_BATCHES];
 	unsigned fill;            /* the batch being filled */
 	bool in_flight;           /* the batch "flight" is with the workers */
+	bool ready;               /* ... or back (or had nothing to unwind) */
+	size_t unw[NR_BATCHES];   /* samples to unwind in each batch */
 	struct worker *workers;
 	unsigned threads;         /* started worker threads: workers 0..threads-1 */
 
@@ -83,7 +85,8 @@ static void unwind_share(struct worker *w, unsigned b)
 	for (size_t i = w->id; i < p->nr[b]; i += p->threads) {
 		struct slot *s = &p->batch[b][i];
 
-		s->n = needs_unwind(p, &s->ev) ? sym_unwind(w->sym, p->m, &s->ev, s->pcs, MAX_PCS) : 0;
+		s->n = s->pcs && needs_unwind(p, &s->ev) ?
+			       sym_unwind(w->sym, p->m, &s->ev, s->pcs, MAX_PCS) : 0;
 	}
 }
 
@@ -132,6 +135,7 @@ static void batch_done(struct upool *p, unsigned b)
 		s->hold = NULL;
 	}
 	p->nr[b] = 0;
+	p->unw[b] = 0;
 }
 
 static void *deliverer_main(void *arg)
@@ -194,35 +198,48 @@ static void hand_over(struct upool *p, unsigned b)
 static unsigned free_batch(const struct upool *p, unsigned not)
 {
 	for (unsigned b = 0; b < p->nr_batches; b++)
-		if (b != not && !(p->in_flight && b == p->flight) && !(p->dheld && b == p->dbatch))
+		if (b != not && !((p->in_flight || p->ready) && b == p->flight) &&
+		    !(p->dheld && b == p->dbatch))
 			return b;
 	return not; /* cannot happen */
 }
 
-/* Send the batch being filled to the workers; fill another. */
-static void launch(struct upool *p, unsigned next_fill)
+/*
+ * Send the batch being filled to the workers - or, with nothing in it to
+ * unwind and a delivering thread to hand it to, straight on as unwound;
+ * fill another.
+ */
+static void launch(struct upool *p)
 {
-	pthread_mutex_lock(&p->lock);
+	unsigned next;
+
 	p->flight = p->fill;
-	p->finished = 0;
-	p->round++;
-	pthread_cond_broadcast(&p->go);
-	pthread_mutex_unlock(&p->lock);
-	p->in_flight = true;
-	p->fill = next_fill;
+	if (p->dthread && !p->unw[p->fill]) {
+		p->ready = true;
+	} else {
+		pthread_mutex_lock(&p->lock);
+		p->finished = 0;
+		p->round++;
+		pthread_cond_broadcast(&p->go);
+		pthread_mutex_unlock(&p->lock);
+		p->in_flight = true;
+	}
+	next = free_batch(p, p->fill);
+	p->fill = next;
 }
 
-/* Wait for the batch with the workers; none is in flight afterwards. */
+/* Wait for the batch with the workers. Return: a batch "flight" is back. */
 static bool wait_flight(struct upool *p)
 {
-	if (!p->in_flight)
-		return false;
-	pthread_mutex_lock(&p->lock);
-	while (p->finished < p->threads)
-		pthread_cond_wait(&p->done, &p->lock);
-	pthread_mutex_unlock(&p->lock);
-	p->in_flight = false;
-	return true;
+	if (p->in_flight) {
+		pthread_mutex_lock(&p->lock);
+		while (p->finished < p->threads)
+			pthread_cond_wait(&p->done, &p->lock);
+		pthread_mutex_unlock(&p->lock);
+		p->in_flight = false;
+		p->ready = true;
+	}
+	return p->ready;
 }
 
 /*
@@ -239,6 +256,7 @@ static int land(struct upool *p, bool next)
 	bool landed = wait_flight(p);
 	int ret = reap(p);
 
+	p->ready = false;
 	if (next) {
 		/* nobody reads the maps now: they are made whole */
 		machine_maps_settle(p->m);
@@ -246,7 +264,7 @@ static int land(struct upool *p, bool next)
 			hand_over(p, b);
 			landed = false;
 		}
-		launch(p, free_batch(p, p->fill));
+		launch(p);
 	}
 	if (landed) {
 		ret = deliver_batch(p, b, ret);
@@ -265,7 +283,7 @@ int upool_flush(struct upool *p)
 	if (ret || !p->nr[p->fill])
 		return ret;
 	machine_maps_settle(p->m);
-	launch(p, free_batch(p, p->fill));
+	launch(p);
 	return land(p, false);
 }
 
@@ -274,6 +292,7 @@ void upool_wait(struct upool *p)
 	if (!p || !p->threads)
 		return;
 	wait_flight(p);
+	p->ready = false;
 	reap(p);
 }
 
@@ -303,10 +322,10 @@ static void rebase(struct perf_event *ev, const struct perf_event *orig, const u
 }
 
 /*
- * The batches, made at the first sample to unwind: 2 or 3 x 256 slots of
- * ~8 KiB would otherwise be mapped for every profile, and a recording
- * without --call-graph dwarf never uses them (on a VM each first touch of
- * a page is a trap: freeing them read one word from each of 512 pages).
+ * The batches, made at the first sample to unwind (a recording without
+ * --call-graph dwarf never uses them); a slot's room for unwound addresses
+ * (8 KiB) when it first holds a sample to unwind: on a VM each first touch
+ * of a page is a trap.
  */
 static int batches_alloc(struct upool *p)
 {
@@ -327,21 +346,32 @@ static int batches_alloc(struct upool *p)
 int upool_add(struct upool *p, const struct perf_event *ev)
 {
 	struct slot *s;
+	bool unwind;
 
 	if (!p->threads) {
 		/* one job: unwind in place, no batch and no copy */
 		struct slot *one = &p->batch[0][0];
 
 		one->n = 0;
+		if (!one->pcs && !(one->pcs = malloc(MAX_PCS * sizeof(*one->pcs))))
+			return PP_ENOMEM;
 		if (needs_unwind(p, ev) && !machine_maps_settle(p->m))
 			one->n = sym_unwind(p->workers[0].sym, p->m, ev, one->pcs, MAX_PCS);
 		return p->fn(p->ctx, ev, one->pcs, one->n);
 	}
-	if (!p->nr[p->fill] && !p->in_flight && !p->dheld && !needs_unwind(p, ev))
-		return p->fn(p->ctx, ev, NULL, 0); /* nothing to unwind, nothing before it */
+	unwind = needs_unwind(p, ev);
+	/*
+	 * Nothing to unwind and nothing before it: delivered here (handing
+	 * such records to the delivering thread costs the caller what their
+	 * accounting does: measured on -g recordings).
+	 */
+	if (!unwind && !p->nr[p->fill] && !p->in_flight && !p->ready && !p->dheld)
+		return p->fn(p->ctx, ev, NULL, 0);
 	if (!p->batch[0] && batches_alloc(p))
 		return PP_ENOMEM;
 	s = &p->batch[p->fill][p->nr[p->fill]];
+	if (unwind && !s->pcs && !(s->pcs = malloc(MAX_PCS * sizeof(*s->pcs))))
+		return PP_ENOMEM;
 	s->ev = *ev;
 	/* the record stays where the reader read it (the workers read it
 	 * there) when it can; else a copy, decoded again over the copy */
@@ -384,6 +414,7 @@ int upool_add(struct upool *p, const struct perf_event *ev)
 		s->ev.reads = NULL;
 	}
 	s->n = 0;
+	p->unw[p->fill] += unwind;
 	if (++p->nr[p->fill] < BATCH)
 		return 0;
 	/* this batch goes off; the previous one is delivered, in order, while
@@ -404,8 +435,7 @@ struct upool *upool_new(unsigned jobs, const struct sym_opts *opts,
 	p->m = m;
 	p->fn = fn;
 	p->ctx = ctx;
-	/* one job unwinds in place in slot 0: 2 x 256 slots of 8 KiB each
-	 * were zeroed for nothing on every profile built */
+	/* one job unwinds in place in slot 0 */
 	p->nr_slots = p->jobs > 1 ? BATCH : 1;
 	p->nr_batches = 2;
 	p->workers = calloc(p->jobs, sizeof(*p->workers));
@@ -489,6 +519,7 @@ void upool_free(struct upool *p)
 		for (size_t i = 0; p->batch[b] && i < p->nr_slots; i++) {
 			free(p->batch[b][i].rec);
 			free(p->batch[b][i].reads);
+			free(p->batch[b][i].pcs);
 		}
 		free(p->batch[b]);
 	}
