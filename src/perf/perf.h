@@ -337,6 +337,9 @@ struct perf_reader_opts {
 	 * large pieces rather than a wake-up for every write of perf's (the
 	 * pipe is grown to hold what gathers meanwhile); 0: read at once */
 	unsigned gather_ms;
+	/* a regular file's data read ahead on a thread of the reader's, so
+	 * that the caller's thread only cuts and orders records */
+	bool read_ahead;
 };
 
 struct perf_reader;

@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,7 @@
 #include <unistd.h>
 
 #include "../util/log.h"
+#include "../util/threadtime.h"
 
 #define WINDOW (1u << 20)      /* input window: fits the cache it is parsed from */
 #define WINDOW_START (1u << 16)
@@ -35,6 +37,9 @@
 #define MAX_TRACING_DATA (256u << 20)
 #define PROGRESS_STEP (16u << 20)
 #define GATHER_BYTES (64u << 10) /* a read of a pipe below this: let more gather */
+#define RA_DEPTH 3             /* buffers read ahead */
+#define RA_HEAD MAX_RECORD     /* room before a buffer's bytes for the record cut by its start */
+#define RA_BUF (WINDOW + RA_HEAD)
 
 static const char *const record_names[] = {
 	[PERF_RECORD_MMAP] = "MMAP",
@@ -179,6 +184,201 @@ static void progress(struct perf_reader *r, bool final)
  * more if the source has them. Return: bytes available (may be < need at
  * the end of the source), or -1 on a read error.
  */
+/* --- reading ahead --- */
+
+/*
+ * A regular file's data is read by a thread of its own into the queue's
+ * buffers (RA_HEAD bytes in), handed over in order through RA_DEPTH slots:
+ * the caller takes a filled buffer, copies the record that straddles the
+ * end of the one before into the room ahead of it, and gives the slot a
+ * new buffer. Buffers are got and retired by the caller only.
+ */
+struct ra_slot {
+	struct oq_buf *b;       /* given to the thread to fill, or filled */
+	size_t len;             /* bytes read, from b->data + RA_HEAD */
+	int err;                /* errno of a failed read */
+	bool full;
+};
+
+struct read_ahead {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t filled, given;
+	int fd;
+	uint64_t pos, end;      /* the thread's next byte, and where the data ends */
+	struct ra_slot slot[RA_DEPTH];
+	unsigned fill, take;    /* the thread's next slot, the caller's */
+	bool quit;
+};
+
+static void *ra_main(void *arg)
+{
+	struct read_ahead *ra = arg;
+
+	pthread_mutex_lock(&ra->lock);
+	for (;;) {
+		struct ra_slot *sl = &ra->slot[ra->fill];
+		uint64_t pos = ra->pos;
+		size_t room, len = 0;
+		int err = 0;
+
+		while (!ra->quit && (sl->full || !sl->b))
+			pthread_cond_wait(&ra->given, &ra->lock);
+		if (ra->quit)
+			break;
+		room = sl->b->cap - RA_HEAD;
+		pthread_mutex_unlock(&ra->lock);
+		while (len < room && pos + len < ra->end) {
+			size_t want = room - len;
+			ssize_t n;
+
+			if (want > ra->end - pos - len)
+				want = (size_t)(ra->end - pos - len);
+			n = pread(ra->fd, sl->b->data + RA_HEAD + len, want, (off_t)(pos + len));
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0)
+				err = errno;
+			if (n <= 0)
+				break;
+			len += (size_t)n;
+		}
+		pthread_mutex_lock(&ra->lock);
+		ra->pos = pos + len;
+		sl->len = len;
+		sl->err = err;
+		sl->full = true;
+		ra->fill = (ra->fill + 1) % RA_DEPTH;
+		pthread_cond_signal(&ra->filled);
+	}
+	pthread_mutex_unlock(&ra->lock);
+	thread_time_note("read");
+	return NULL;
+}
+
+/* Give slot @sl a new buffer to fill; NULL out of memory. */
+static int ra_give(struct perf_reader *r, struct ra_slot *sl)
+{
+	struct read_ahead *ra = r->ra;
+	struct oq_buf *b = oq_buf_get(&r->oq, RA_BUF);
+
+	if (!b)
+		return -1;
+	pthread_mutex_lock(&ra->lock);
+	sl->b = b;
+	sl->full = false;
+	pthread_cond_signal(&ra->given);
+	pthread_mutex_unlock(&ra->lock);
+	return 0;
+}
+
+/* Start reading ahead from the current source position; false: read in place. */
+static bool ra_start(struct perf_reader *r)
+{
+	struct read_ahead *ra = calloc(1, sizeof(*ra));
+
+	r->ra_wanted = false;
+	if (!ra)
+		return false;
+	ra->fd = r->fd;
+	ra->pos = r->src_pos;
+	ra->end = r->src_end;
+	pthread_mutex_init(&ra->lock, NULL);
+	pthread_cond_init(&ra->filled, NULL);
+	pthread_cond_init(&ra->given, NULL);
+	r->ra = ra;
+	for (unsigned i = 0; i < RA_DEPTH; i++)
+		if (ra_give(r, &ra->slot[i]))
+			goto fail;
+	if (pthread_create(&ra->thread, NULL, ra_main, ra))
+		goto fail;
+	return true;
+fail:
+	/* the buffers given stay the queue's */
+	pthread_cond_destroy(&ra->given);
+	pthread_cond_destroy(&ra->filled);
+	pthread_mutex_destroy(&ra->lock);
+	free(ra);
+	r->ra = NULL;
+	return false;
+}
+
+static void ra_stop(struct perf_reader *r)
+{
+	struct read_ahead *ra = r->ra;
+
+	if (!ra)
+		return;
+	pthread_mutex_lock(&ra->lock);
+	ra->quit = true;
+	pthread_cond_signal(&ra->given);
+	pthread_mutex_unlock(&ra->lock);
+	pthread_join(ra->thread, NULL);
+	pthread_cond_destroy(&ra->given);
+	pthread_cond_destroy(&ra->filled);
+	pthread_mutex_destroy(&ra->lock);
+	free(ra);
+	r->ra = NULL;
+}
+
+/* window_fill() for the input read ahead. */
+static ssize_t ra_fill(struct perf_reader *r, struct rstream *s, size_t need)
+{
+	struct read_ahead *ra = r->ra;
+
+	while (s->len - s->pos < need && !r->ra_eof) {
+		size_t rest = s->len - s->pos, len;
+		struct ra_slot *sl = &ra->slot[ra->take];
+		struct oq_buf *b;
+
+		if (r->opts.stop && *r->opts.stop) {
+			r->st.stopped = true;
+			break;
+		}
+		pthread_mutex_lock(&ra->lock);
+		while (!sl->full)
+			pthread_cond_wait(&ra->filled, &ra->lock);
+		pthread_mutex_unlock(&ra->lock);
+		if (sl->err) {
+			pp_error("read error at offset %" PRIu64 ": %s", r->src_pos, strerror(sl->err));
+			return -1;
+		}
+		if (!sl->len) {
+			r->ra_eof = true; /* the slot keeps its buffer: nothing more is read */
+			break;
+		}
+		b = sl->b;
+		len = rest + sl->len;
+		if (rest <= RA_HEAD) {
+			/* the record cut by the buffer's start goes just before it */
+			memcpy(b->data + RA_HEAD - rest, s->buf + s->pos, rest);
+			s->buf = b->data + RA_HEAD - rest;
+		} else {
+			/* more than a record asked for: joined in a buffer of its own */
+			struct oq_buf *j = oq_buf_get(&r->oq, len);
+
+			if (!j)
+				return -1;
+			memcpy(j->data, s->buf + s->pos, rest);
+			memcpy(j->data + rest, b->data + RA_HEAD, sl->len);
+			oq_buf_retire(b);
+			b = j;
+			s->buf = j->data;
+		}
+		oq_buf_retire(s->b);
+		s->b = b;
+		s->base += s->pos;
+		s->pos = 0;
+		s->len = s->cap = len; /* nothing is read into it any more */
+		r->src_pos += sl->len;
+		ra->take = (ra->take + 1) % RA_DEPTH;
+		if (ra_give(r, sl))
+			return -1;
+	}
+	progress(r, false);
+	return (ssize_t)(s->len - s->pos);
+}
+
 /*
  * Move the unread part of @s to the front of a buffer of at least @cap
  * bytes: the same one when no record in it is queued or held (they stay
@@ -190,8 +390,8 @@ static int stream_move(struct perf_reader *r, struct rstream *s, size_t cap)
 	struct oq_buf *b = s->b;
 
 	if (!b->refs) {
-		if (s->pos)
-			memmove(s->buf, s->buf + s->pos, rest);
+		if (s->buf + s->pos != b->data)
+			memmove(b->data, s->buf + s->pos, rest);
 		s->base += s->pos;
 		s->len = rest;
 		s->pos = 0;
@@ -220,6 +420,8 @@ static ssize_t window_fill(struct perf_reader *r, struct rstream *s, size_t need
 
 	if (s->len - s->pos >= need)
 		return (ssize_t)(s->len - s->pos);
+	if (s == &r->in && (r->ra || (r->ra_wanted && ra_start(r))))
+		return ra_fill(r, s, need);
 	/* a stream that outgrew the first window: the full window from now on */
 	if (need > cap || (full && cap < WINDOW))
 		cap = full && need < WINDOW ? WINDOW : need;
@@ -1030,6 +1232,10 @@ static int open_fd(struct perf_reader *r)
 			fcntl(r->fd, F_SETPIPE_SZ, 1 << 20);
 	}
 	ret = open_common(r);
+	/* a file's data read ahead (not a pipe's: a live stream is read as it
+	 * comes, and stopped by a signal) */
+	r->ra_wanted = ret == PP_OK && r->opts.read_ahead && r->hdr.file_size != UINT64_MAX &&
+		       !r->hdr.pipe;
 	if (ret == PP_ENOSEEK)
 		pp_error("'%s' holds file-mode perf.data on an input that cannot seek: "
 			 "record with 'perf record -o -' for pipes, or pass the file itself",
@@ -1140,6 +1346,7 @@ static int run_directory_streams(struct perf_reader *r)
 			return PP_EIO;
 		}
 		free(p);
+		ra_stop(r); /* the data file's reading ended: the others are read in place */
 		if (r->own_fd)
 			close(r->fd);
 		r->fd = fd;
@@ -1194,6 +1401,7 @@ void perf_reader_close(struct perf_reader *r)
 {
 	if (!r)
 		return;
+	ra_stop(r);
 	if (r->own_fd && r->fd >= 0)
 		close(r->fd);
 	for (size_t i = 0; i < r->nr_evsels; i++) {

@@ -20,6 +20,7 @@ struct outfile {
 	char *path;                  /* where it goes; owned */
 	char *tmp;                   /* the temporary; NULL when written in place */
 	bool created;                /* written in place to a file this open made */
+	char *buf;                   /* f's buffer; owned */
 };
 
 /**

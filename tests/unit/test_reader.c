@@ -9,6 +9,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <cmocka.h>
 #include <zstd.h>
 
@@ -848,7 +850,9 @@ static void test_unknown_id(void **state)
 /* A queue limit smaller than a round forces flushes; nothing is lost. */
 /*
  * Records kept where they were read: 4,000 samples of 576 bytes (2.3 MB,
- * so the input window fills and moves on many times), each round in
+ * so the input window fills and moves on many times; from memory, and
+ * from a file read ahead on a thread, whose buffers take the record cut by
+ * their start in the room before them), each round in
  * reverse time order so that the queue holds records across windows, and
  * every 7th record held by the consumer to the end. Each sample's callchain
  * says which sample it is: a record written over or freed while queued or
@@ -917,13 +921,25 @@ static int collect_held(void *ctx, const struct perf_event *ev)
 	return 0;
 }
 
-static void check_held(const struct pdw *w)
+/* @w read from memory, or (@ahead) from a file, read ahead on a thread */
+static void check_held(const struct pdw *w, bool ahead)
 {
-	struct perf_reader_opts o = { .ordered = true };
+	struct perf_reader_opts o = { .ordered = true, .read_ahead = ahead };
+	char path[] = "/tmp/test_reader-XXXXXX";
 	struct perf_reader *r;
 	struct held *h = calloc(1, sizeof(*h));
 
-	assert_int_equal(perf_reader_open_mem(w->b, w->n, &o, &r), PP_OK);
+	if (ahead) {
+		int fd = mkstemp(path);
+
+		assert_true(fd >= 0);
+		assert_int_equal(write(fd, w->b, w->n), (ssize_t)w->n);
+		close(fd);
+		assert_int_equal(perf_reader_open(path, &o, &r), PP_OK);
+		unlink(path);
+	} else {
+		assert_int_equal(perf_reader_open_mem(w->b, w->n, &o, &r), PP_OK);
+	}
 	assert_int_equal(perf_reader_run(r, collect_held, h), PP_OK);
 	assert_int_equal(h->seen, HELD_ROUNDS * HELD_PER_ROUND);
 	assert_int_equal(h->bad, 0);
@@ -948,11 +964,13 @@ static void test_held_records(void **state)
 	size_t plain_len;
 
 	(void)state;
-	check_held(&w);
+	check_held(&w, false);
+	check_held(&w, true);
 	free(w.b);
 	for (int version = 1; version <= 2; version++) {
 		w = build_zstd_of(version, held_data, 30000, &plain_len);
-		check_held(&w);
+		check_held(&w, false);
+		check_held(&w, true);
 		free(w.b);
 	}
 }
