@@ -53,8 +53,9 @@ struct cli_sym {
 	"                          own, FILE.tar.bz2/.gz/.xz/.zst beside it)\n"          \
 	"      --no-inline         do not expand inlined calls into frames\n"            \
 	"  -j, --jobs N            threads unwinding --call-graph dwarf samples,\n"      \
-	"                          opening files ahead and naming the frames of\n"     \
-	"                          profiles (default: the CPU count); the output\n"    \
+	"                          opening files ahead and, building profiles,\n"     \
+	"                          naming frames, reading the file ahead and\n"       \
+	"                          counting (default: the CPU count); the output\n"   \
 	"                          is always that of -j 1\n"
 
 /** symopts_parse() - apply option @opt; Return: true if it was a symbol option. */

@@ -15,7 +15,7 @@ struct slot {
 	void *hold;            /* the reader keeps the record where it was read */
 	uint8_t *rec;          /* else a copy, 8-aligned */
 	uint32_t cap;
-	struct perf_event ev;  /* decoded again over the copy */
+	struct perf_event ev;  /* as delivered (decoded again over a copy) */
 	struct perf_read_value *reads; /* a copy of ev's */
 	size_t reads_cap;
 	uint64_t *pcs;         /* MAX_PCS, made for the first sample to unwind */
