@@ -179,11 +179,6 @@ static void progress(struct perf_reader *r, bool final)
 	r->opts.progress(r->opts.progress_ctx, r->src_pos, r->progress_total);
 }
 
-/*
- * Make at least @need bytes available from the window's position, reading
- * more if the source has them. Return: bytes available (may be < need at
- * the end of the source), or -1 on a read error.
- */
 /* --- reading ahead --- */
 
 /*
@@ -413,6 +408,11 @@ static int stream_move(struct perf_reader *r, struct rstream *s, size_t cap)
 	return 0;
 }
 
+/*
+ * Make at least @need bytes available from the window's position, reading
+ * more if the source has them. Return: bytes available (may be < need at
+ * the end of the source), or -1 on a read error.
+ */
 static ssize_t window_fill(struct perf_reader *r, struct rstream *s, size_t need)
 {
 	bool full = s->len == s->cap; /* the source held at least a window more */
@@ -736,8 +736,14 @@ static int decompress(struct perf_reader *r, uint8_t *payload, size_t len, uint6
 		size_t zr;
 		int ret;
 
-		/* Keep room: slide consumed bytes out, grow if a record is huge. */
-		if (r->z.pos && stream_move(r, &r->z, r->z.cap))
+		/*
+		 * Keep room: once the buffer is nearly full, slide consumed
+		 * bytes out (to a fresh buffer when records in it wait: a
+		 * buffer is filled before the next is taken), grow if a
+		 * record is huge.
+		 */
+		if (r->z.cap - r->z.len < MAX_RECORD && r->z.pos &&
+		    stream_move(r, &r->z, r->z.cap))
 			return PP_ENOMEM;
 		if (r->z.cap - r->z.len < MAX_RECORD) {
 			if (r->z.cap >= MAX_TRACING_DATA + WINDOW) {
