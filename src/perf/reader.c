@@ -267,6 +267,14 @@ static int ra_give(struct perf_reader *r, struct ra_slot *sl)
 	return 0;
 }
 
+static void ra_free(struct read_ahead *ra)
+{
+	pthread_cond_destroy(&ra->given);
+	pthread_cond_destroy(&ra->filled);
+	pthread_mutex_destroy(&ra->lock);
+	free(ra);
+}
+
 /* Start reading ahead from the current source position; false: read in place. */
 static bool ra_start(struct perf_reader *r)
 {
@@ -290,10 +298,7 @@ static bool ra_start(struct perf_reader *r)
 	return true;
 fail:
 	/* the buffers given stay the queue's */
-	pthread_cond_destroy(&ra->given);
-	pthread_cond_destroy(&ra->filled);
-	pthread_mutex_destroy(&ra->lock);
-	free(ra);
+	ra_free(ra);
 	r->ra = NULL;
 	return false;
 }
@@ -309,10 +314,7 @@ static void ra_stop(struct perf_reader *r)
 	pthread_cond_signal(&ra->given);
 	pthread_mutex_unlock(&ra->lock);
 	pthread_join(ra->thread, NULL);
-	pthread_cond_destroy(&ra->given);
-	pthread_cond_destroy(&ra->filled);
-	pthread_mutex_destroy(&ra->lock);
-	free(ra);
+	ra_free(ra);
 	r->ra = NULL;
 }
 
