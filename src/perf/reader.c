@@ -204,6 +204,7 @@ struct read_ahead {
 	struct ra_slot slot[RA_DEPTH];
 	unsigned fill, take;    /* the thread's next slot, the caller's */
 	bool quit;
+	bool eof;               /* the caller took the end */
 };
 
 static void *ra_main(void *arg)
@@ -323,7 +324,7 @@ static ssize_t ra_fill(struct perf_reader *r, struct rstream *s, size_t need)
 {
 	struct read_ahead *ra = r->ra;
 
-	while (s->len - s->pos < need && !r->ra_eof) {
+	while (s->len - s->pos < need && !ra->eof) {
 		size_t rest = s->len - s->pos, len;
 		struct ra_slot *sl = &ra->slot[ra->take];
 		struct oq_buf *b;
@@ -341,7 +342,7 @@ static ssize_t ra_fill(struct perf_reader *r, struct rstream *s, size_t need)
 			return -1;
 		}
 		if (!sl->len) {
-			r->ra_eof = true; /* the slot keeps its buffer: nothing more is read */
+			ra->eof = true; /* the slot keeps its buffer: nothing more is read */
 			break;
 		}
 		b = sl->b;

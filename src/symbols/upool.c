@@ -194,14 +194,13 @@ static void hand_over(struct upool *p, unsigned b)
 	pthread_mutex_unlock(&p->lock);
 }
 
-/* A batch neither in flight nor with the delivering thread nor @not. */
-static unsigned free_batch(const struct upool *p, unsigned not)
+/* A batch neither in flight (or back from it) nor with the delivering thread. */
+static unsigned free_batch(const struct upool *p)
 {
 	for (unsigned b = 0; b < p->nr_batches; b++)
-		if (b != not && !((p->in_flight || p->ready) && b == p->flight) &&
-		    !(p->dheld && b == p->dbatch))
+		if (!((p->in_flight || p->ready) && b == p->flight) && !(p->dheld && b == p->dbatch))
 			return b;
-	return not; /* cannot happen */
+	return p->fill; /* cannot happen */
 }
 
 /*
@@ -211,8 +210,6 @@ static unsigned free_batch(const struct upool *p, unsigned not)
  */
 static void launch(struct upool *p)
 {
-	unsigned next;
-
 	p->flight = p->fill;
 	if (p->dthread && !p->unw[p->fill]) {
 		p->ready = true;
@@ -224,8 +221,7 @@ static void launch(struct upool *p)
 		pthread_mutex_unlock(&p->lock);
 		p->in_flight = true;
 	}
-	next = free_batch(p, p->fill);
-	p->fill = next;
+	p->fill = free_batch(p);
 }
 
 /* Wait for the batch with the workers. Return: a batch "flight" is back. */
