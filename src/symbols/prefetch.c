@@ -205,7 +205,10 @@ static void adopt_strings(struct symbolizer *s, struct dso_state *st)
 
 	if (p)
 		st->path = p;
+	/* (names not yet clean are in the module, which moves with the state) */
 	for (size_t i = 0; i < st->nr_syms; i++) {
+		if (!st->syms[i].clean)
+			continue;
 		p = strtab_intern_text(&s->strings, st->syms[i].name);
 		if (p)
 			st->syms[i].name = p;

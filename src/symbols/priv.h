@@ -40,9 +40,12 @@ struct load_seg {
 /* A function symbol, in module addresses (bias applied). */
 struct fsym {
 	uint64_t addr, size;
-	const char *name;     /* interned, version suffix removed */
+	const char *name;     /* clean: interned, version suffix removed, demangled;
+			       * else as the file has it, in the module's own
+			       * string table (or dso_state.sym_names) */
 	uint8_t bind;
 	bool label;           /* an untyped code label, not a function */
+	bool clean;           /* name is made clean at the first naming in it */
 };
 
 /* One inlined call: the function inlined, and where in it the code is. */
@@ -80,6 +83,8 @@ struct dso_state {
 	struct fsym *syms;       /* sorted by addr, one per address */
 	size_t nr_syms;
 	bool syms_built;
+	char *sym_names;         /* the names not yet clean, once copied out of
+				  * the module (its Dwfl ended: sym_trim()) */
 	struct inl *inl;         /* inlined-call chains of cached addresses */
 	size_t nr_inl, cap_inl;
 	struct cached *cache;    /* open addressing on key */

@@ -31,6 +31,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../util/error.h"
 #include "../util/log.h"
 #include "priv.h"
 
@@ -558,7 +559,7 @@ static size_t plt_symbols(struct symbolizer *s, struct dso_state *st, size_t k)
 			continue;
 		snprintf(buf, sizeof(buf), "%s@plt", clean_name(s, name));
 		st->syms[k] = (struct fsym){ .addr = start + i * entry, .size = entry,
-					     .bind = STB_GLOBAL,
+					     .bind = STB_GLOBAL, .clean = true,
 					     .name = strtab_intern_text(&s->strings, buf) };
 		if (st->syms[k].name)
 			k++;
@@ -570,7 +571,11 @@ static size_t plt_symbols(struct symbolizer *s, struct dso_state *st, size_t k)
  * Every function symbol of the module (symtab, else dynsym, plus
  * MiniDebugInfo, plus the PLT's entries) and the code labels no function
  * covers, sorted, one per address. libdwfl's own address lookup scans the
- * whole table each time; this is built once.
+ * whole table each time; this is built once. Names stay where the module
+ * has them until a frame is named in their function (symtab_name()):
+ * demangling and interning every symbol of a C++ program cost its first
+ * frame more than the naming did, and kept every name of every file a
+ * long stream saw.
  */
 void sym_build_symtab(struct symbolizer *s, struct dso_state *st)
 {
@@ -605,9 +610,10 @@ void sym_build_symtab(struct symbolizer *s, struct dso_state *st)
 		st->syms[k].size = label ? 0 : sym.st_size;
 		st->syms[k].bind = (uint8_t)GELF_ST_BIND(sym.st_info);
 		st->syms[k].label = label;
-		st->syms[k].name = clean_name(s, name);
-		if (st->syms[k].name)
-			k++;
+		/* made clean when a frame is named in it: most are never */
+		st->syms[k].name = name;
+		st->syms[k].clean = false;
+		k++;
 	}
 	k = plt_symbols(s, st, k);
 	qsort(st->syms, k, sizeof(*st->syms), cmp_fsym);
@@ -627,10 +633,10 @@ void sym_build_symtab(struct symbolizer *s, struct dso_state *st)
 }
 
 /* The function containing @addr: the last at or below it, within its size. */
-static const struct fsym *symtab_find(const struct dso_state *st, uint64_t addr)
+static struct fsym *symtab_find(const struct dso_state *st, uint64_t addr)
 {
 	size_t lo = sym_count_at_or_below(st->syms, st->nr_syms, sizeof(*st->syms), addr);
-	const struct fsym *f;
+	struct fsym *f;
 
 	if (!lo)
 		return NULL;
@@ -710,6 +716,60 @@ static const char *clean_name(struct symbolizer *s, const char *name)
 	res = strtab_intern_text(&s->strings, dm ? dm : name);
 	free(dm);
 	return res;
+}
+
+/* @f's name made clean (once): NULL out of memory. */
+static const char *symtab_name(struct symbolizer *s, struct fsym *f)
+{
+	const char *name;
+
+	if (f->clean)
+		return f->name;
+	name = clean_name(s, f->name);
+	if (name) {
+		f->name = name;
+		f->clean = true;
+	}
+	return name;
+}
+
+/*
+ * Copy the names of @st's symbol table not yet made clean out of its
+ * module, into one block of its own, before the Dwfl that holds them
+ * ends. Return: 0, or PP_ENOMEM (the table is then let go: built again
+ * when the file is opened again).
+ */
+static int symtab_detach(struct dso_state *st)
+{
+	size_t len = 0;
+	char *p;
+
+	if (st->sym_names)
+		return 0;
+	for (size_t i = 0; i < st->nr_syms; i++)
+		if (!st->syms[i].clean)
+			len += strlen(st->syms[i].name) + 1;
+	if (!len)
+		return 0;
+	if (!(p = malloc(len))) {
+		free(st->syms);
+		st->syms = NULL;
+		st->nr_syms = 0;
+		st->syms_built = false;
+		return PP_ENOMEM;
+	}
+	st->sym_names = p;
+	for (size_t i = 0; i < st->nr_syms; i++) {
+		size_t n;
+
+		if (st->syms[i].clean)
+			continue;
+		n = strlen(st->syms[i].name) + 1;
+		memcpy(p, st->syms[i].name, n);
+		st->syms[i].name = p;
+		p += n;
+	}
+	return 0;
 }
 
 static struct cached *cache_slot(struct dso_state *st, uint64_t key, bool *found)
@@ -1115,6 +1175,8 @@ size_t sym_trim(struct symbolizer *s)
 			pp_debug("'%s': its debug information let go (~%" PRIu64 " KiB%s)", lru->path,
 				 b >> 10, pass ? ", indexes too" : "");
 			if (lru->dwfl) {
+				/* its symbol table's names live in the module */
+				symtab_detach(lru);
 				dso_dwarf_release(lru);
 				lru->dw_released = true;
 			}
@@ -1132,7 +1194,7 @@ static void lookup_user(struct symbolizer *s, struct dso_state *st, const char *
 			uint64_t off, struct cached *c)
 {
 	uint64_t vaddr = 0, addr;
-	const struct fsym *fs;
+	struct fsym *fs;
 	Dwarf_Die *cu = NULL;
 	size_t rows = 0;
 	Dwarf_Addr dbias = 0;
@@ -1160,7 +1222,7 @@ static void lookup_user(struct symbolizer *s, struct dso_state *st, const char *
 	}
 	fs = symtab_find(st, addr);
 	if (fs) {
-		c->function = fs->name;
+		c->function = symtab_name(s, fs);
 		c->sym_offset = addr - fs->addr;
 	} else if (st->mod) {
 		uint64_t start = vaddr;
@@ -1371,6 +1433,7 @@ void sym_dso_release(struct dso_state *st)
 	dso_index_release(st);
 	free(st->segs);
 	free(st->syms);
+	free(st->sym_names);
 	free(st->inl);
 	free(st->cache);
 	free(st->fde_starts);

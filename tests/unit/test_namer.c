@@ -337,6 +337,75 @@ static void test_reset_and_trim(void **state)
 }
 
 /*
+ * A symbol table's names are made clean (demangled, interned) when a frame
+ * is named in their function, not when the file is opened: naming a few
+ * addresses interns a few names, whatever the file holds. A trim that ends
+ * the file's Dwfl copies the others out of it (they lived in the module):
+ * later frames in functions never named before get the names a symbolizer
+ * that never let go gives (under ASan, a copy skipped reads freed memory).
+ */
+static void test_names_made_when_used(void **state)
+{
+	enum { FEW = 8, NR = 400 };
+	uint64_t start, end, few[FEW], addrs[NR];
+	struct machine *m;
+	struct sym_opts o = { .use_proc_kallsyms = false };
+	struct sym_opts tight = { .use_proc_kallsyms = false, .dwarf_max = 1 };
+	struct symbolizer *s, *ref_s;
+	struct namer *n, *ref_n;
+	struct dso_state *big = NULL;
+	char **a, **b, **ref;
+	size_t clean = 0, interned;
+
+	(void)state;
+	m = machine_with_self(&start, &end);
+	for (size_t i = 0; i < FEW; i++)
+		few[i] = start + (end - start) * (2 * i + 1) / (2 * FEW);
+	for (size_t i = 0; i < NR; i++)
+		addrs[i] = start + (end - start) * i / NR + 3;
+	s = sym_new(&tight, &hdr);
+	ref_s = sym_new(&o, &hdr);
+	n = namer_new(s, false);
+	ref_n = namer_new(ref_s, false);
+	assert_non_null(n);
+	assert_non_null(ref_n);
+	a = names_full(n, m, few, FEW);
+	for (size_t i = 0; i < s->nr_states; i++)
+		if (s->states[i].nr_syms && (!big || s->states[i].nr_syms > big->nr_syms))
+			big = &s->states[i];
+	assert_non_null(big);
+	assert_true(big->nr_syms > 200);
+	/* clean: the functions named, and the PLT's entries (made whole) */
+	for (size_t i = 0; i < big->nr_syms; i++) {
+		const char *at = strstr(big->syms[i].name, "@plt");
+
+		clean += big->syms[i].clean && !(at && !at[4]);
+	}
+	assert_true(clean >= 1 && clean <= FEW);
+	/* every name of the table interned would be at least as many */
+	interned = s->strings.nr;
+	assert_true(interned < big->nr_syms);
+	/* its Dwfl ended: the names not yet clean are copied out of it */
+	namer_reset(n);
+	assert_true(sym_trim(s) >= 1);
+	assert_null(big->dwfl);
+	assert_non_null(big->sym_names);
+	b = names_full(n, m, addrs, NR);
+	ref = names_full(ref_n, m, addrs, NR);
+	for (size_t i = 0; i < NR; i++)
+		assert_string_equal(b[i], ref[i]);
+	assert_true(s->strings.nr > interned); /* the new functions' names */
+	free_names(a, FEW);
+	free_names(b, NR);
+	free_names(ref, NR);
+	namer_free(n);
+	namer_free(ref_n);
+	sym_free(s);
+	sym_free(ref_s);
+	machine_free(m);
+}
+
+/*
  * At every address of this binary's code, the line lineidx finds is the
  * one dwfl_module_getsrc() finds in libdw's table: the same file, the same
  * line, and none where libdw has none.
@@ -400,6 +469,7 @@ int main(void)
 		cmocka_unit_test(test_threaded_names_are_unthreaded_names),
 		cmocka_unit_test(test_named_as_given),
 		cmocka_unit_test(test_reset_and_trim),
+		cmocka_unit_test(test_names_made_when_used),
 		cmocka_unit_test(test_lines_as_libdw),
 	};
 
