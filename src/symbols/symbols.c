@@ -567,6 +567,8 @@ static size_t plt_symbols(struct symbolizer *s, struct dso_state *st, size_t k)
 	return k;
 }
 
+static const char *symtab_name(struct symbolizer *s, struct fsym *f);
+
 /*
  * Every function symbol of the module (symtab, else dynsym, plus
  * MiniDebugInfo, plus the PLT's entries) and the code labels no function
@@ -617,6 +619,19 @@ void sym_build_symtab(struct symbolizer *s, struct dso_state *st)
 	}
 	k = plt_symbols(s, st, k);
 	qsort(st->syms, k, sizeof(*st->syms), cmp_fsym);
+	/* aliases at one address are ordered by their clean names (those are
+	 * the names compared since perfport's first symbol tables): they are
+	 * made clean now, the few of them, and ordered again */
+	for (size_t i = 0, j; i < k; i = j) {
+		for (j = i + 1; j < k && st->syms[j].addr == st->syms[i].addr; j++)
+			;
+		if (j - i < 2)
+			continue;
+		for (size_t a = i; a < j; a++)
+			if (!symtab_name(s, &st->syms[a]))
+				st->syms[a].name = "";
+		qsort(st->syms + i, j - i, sizeof(*st->syms), cmp_fsym);
+	}
 	/* keep the best of each address, and a label only outside functions */
 	st->nr_syms = 0;
 	for (size_t i = 0; i < k; i++) {
