@@ -375,13 +375,16 @@ static void test_names_made_when_used(void **state)
 			big = &s->states[i];
 	assert_non_null(big);
 	assert_true(big->nr_syms > 200);
-	/* clean: the functions named, and the PLT's entries (made whole) */
+	/* clean: the functions named; not counted, the PLT's entries (made
+	 * whole) */
 	for (size_t i = 0; i < big->nr_syms; i++) {
 		const char *at = strstr(big->syms[i].name, "@plt");
 
 		clean += big->syms[i].clean && !(at && !at[4]);
 	}
-	assert_true(clean >= 1 && clean <= FEW);
+	/* (and aliases sharing an address, made clean to be compared: here
+	 * one or two) */
+	assert_true(clean >= 1 && clean <= FEW + big->nr_syms / 50);
 	/* every name of the table interned would be at least as many */
 	interned = s->strings.nr;
 	assert_true(interned < big->nr_syms);
