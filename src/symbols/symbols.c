@@ -1112,6 +1112,23 @@ static uint64_t dso_index_bytes(const struct dso_state *st)
 	return inlidx_bytes(st->inlidx) + lineidx_bytes(st->lineidx);
 }
 
+/* What the names made in @st hold: its address cache and inlined chains. */
+static uint64_t dso_names_bytes(const struct dso_state *st)
+{
+	return st->cache_cap * sizeof(*st->cache) + st->cap_inl * sizeof(*st->inl);
+}
+
+/* Forget the names made in @st (made again from the indexes when asked). */
+static void dso_names_release(struct dso_state *st)
+{
+	free(st->cache);
+	st->cache = NULL;
+	st->cache_cap = st->cache_nr = 0;
+	free(st->inl);
+	st->inl = NULL;
+	st->nr_inl = st->cap_inl = 0;
+}
+
 /*
  * Open @st's file again after sym_trim() released it, as sym_load_dso()
  * found it (@module: the name it is reported under). Return: 0, or -1
@@ -1135,16 +1152,35 @@ static int dso_reopen(struct dso_state *st, const char *module)
 	return 0;
 }
 
-/* The least recently used file holding at least DW_RELEASE_MIN of libdw's
- * (@indexes false; only an open Dwfl holds any) or of indexes (@indexes
- * true); NULL none. */
-static struct dso_state *trim_candidate(struct symbolizer *s, bool indexes)
+/* What sym_trim() lets go of in a file, cheapest to make again first. */
+enum trim_pass {
+	TRIM_DWARF,   /* libdw's part: the indexes make it cheap to open again */
+	TRIM_NAMES,   /* the names made: looked up again in the indexes */
+	TRIM_INDEXES, /* the indexes: libdw parses the units again */
+};
+
+/* What letting go of @st at @pass frees (what earlier passes would have). */
+static uint64_t trim_bytes(const struct dso_state *st, enum trim_pass pass)
+{
+	uint64_t b = st->dw_bytes;
+
+	if (pass >= TRIM_NAMES)
+		b += dso_names_bytes(st);
+	if (pass >= TRIM_INDEXES)
+		b += dso_index_bytes(st);
+	return b;
+}
+
+/* The least recently used file holding at least DW_RELEASE_MIN of what
+ * @pass lets go of (libdw's part: only an open Dwfl holds any); NULL none. */
+static struct dso_state *trim_candidate(struct symbolizer *s, enum trim_pass pass)
 {
 	struct dso_state *lru = NULL;
 
 	for (size_t i = 0; i < s->nr_states; i++) {
 		struct dso_state *st = &s->states[i];
-		uint64_t b = indexes ? dso_index_bytes(st) : st->dw_bytes;
+		uint64_t b = pass == TRIM_DWARF ? st->dw_bytes :
+			     pass == TRIM_NAMES ? dso_names_bytes(st) : dso_index_bytes(st);
 
 		/* a file without debug information holds next to nothing:
 		 * opening it again would cost more */
@@ -1154,48 +1190,55 @@ static struct dso_state *trim_candidate(struct symbolizer *s, bool indexes)
 	return lru;
 }
 
-void sym_held(const struct symbolizer *s, uint64_t *dwarf, uint64_t *indexes)
+void sym_held(const struct symbolizer *s, uint64_t *dwarf, uint64_t *indexes, uint64_t *names)
 {
-	*dwarf = *indexes = 0;
+	*dwarf = *indexes = *names = 0;
 	for (size_t i = 0; i < s->nr_states; i++) {
 		*dwarf += s->states[i].dw_bytes;
 		*indexes += dso_index_bytes(&s->states[i]);
+		*names += dso_names_bytes(&s->states[i]);
 	}
 }
 
 size_t sym_trim(struct symbolizer *s)
 {
-	uint64_t held, dw, idx, budget = s->opts.dwarf_max;
+	static const char *const what[] = {
+		[TRIM_DWARF] = "", [TRIM_NAMES] = ", names made too",
+		[TRIM_INDEXES] = ", names made and indexes too",
+	};
+	uint64_t held, dw, idx, names, budget = s->opts.dwarf_max;
 	size_t released = 0;
 
 	if (!budget)
 		return 0;
-	sym_held(s, &dw, &idx);
-	held = dw + idx;
-	pp_debug("naming holds ~%" PRIu64 " KiB of debug information (--dwarf-max %zu KiB)",
-		 held >> 10, (size_t)(budget >> 10));
+	sym_held(s, &dw, &idx, &names);
+	held = dw + idx + names;
+	pp_debug("naming holds ~%" PRIu64 " KiB (libdw ~%" PRIu64 ", indexes %" PRIu64
+		 ", names %" PRIu64 "; --dwarf-max %zu KiB)", held >> 10, dw >> 10, idx >> 10,
+		 names >> 10, (size_t)(budget >> 10));
 	if (held <= budget)
 		return 0;
 	/* the least recently used first, down to three quarters of the budget
-	 * (a module in use is not released at every window): libdw's part of
-	 * each first, which the indexes make cheap to open again, then the
-	 * indexes */
-	for (int pass = 0; pass < 2; pass++) {
+	 * (a module in use is not released at every window), what is
+	 * cheapest to make again first */
+	for (enum trim_pass pass = TRIM_DWARF; pass <= TRIM_INDEXES; pass++) {
 		struct dso_state *lru;
 
-		while (held > budget / 4 * 3 && (lru = trim_candidate(s, pass == 1))) {
-			uint64_t b = pass ? lru->dw_bytes + dso_index_bytes(lru) : lru->dw_bytes;
+		while (held > budget / 4 * 3 && (lru = trim_candidate(s, pass))) {
+			uint64_t b = trim_bytes(lru, pass);
 
 			held -= b;
 			pp_debug("'%s': its debug information let go (~%" PRIu64 " KiB%s)", lru->path,
-				 b >> 10, pass ? ", indexes too" : "");
+				 b >> 10, what[pass]);
 			if (lru->dwfl) {
 				/* its symbol table's names live in the module */
 				symtab_detach(lru);
 				dso_dwarf_release(lru);
 				lru->dw_released = true;
 			}
-			if (pass)
+			if (pass >= TRIM_NAMES)
+				dso_names_release(lru);
+			if (pass >= TRIM_INDEXES)
 				dso_index_release(lru);
 			released++;
 		}

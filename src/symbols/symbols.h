@@ -133,25 +133,28 @@ size_t sym_unwind(struct symbolizer *s, const struct machine *m, const struct pe
 bool sym_unwind_wanted(const struct symbolizer *s, const struct perf_event *ev);
 
 /**
- * sym_trim() - keep what naming holds of debug information at most
- * sym_opts.dwarf_max bytes (sym_held()): past it, the least recently used
- * files' libdw state is ended first (their units' indexes stay, so a file
- * opened again for a new address parses only units it never saw), then,
- * if that is not enough, their indexes, down to three quarters. Names
- * already made are kept. For a stream's window boundaries: no frame may
- * be being named meanwhile (namer_finish()). Nothing when dwarf_max is 0
- * (what libdw holds is then not even counted).
- * Return: how many files were released (libdw's part, or all).
+ * sym_trim() - keep what naming holds at most sym_opts.dwarf_max bytes
+ * (sym_held()): past it, the least recently used files' libdw state is
+ * ended first (their units' indexes stay, so a file opened again for a new
+ * address parses only units it never saw), then, if that is not enough,
+ * the names made in them (asked again, they are looked up in the
+ * indexes), then their indexes, down to three quarters. Names already
+ * given out stay valid (the strings are the symbolizer's). For a stream's
+ * window boundaries: no frame may be being named meanwhile
+ * (namer_finish()). Nothing when dwarf_max is 0 (what libdw holds is then
+ * not even counted).
+ * Return: how many files were released (libdw's part, or more).
  */
 size_t sym_trim(struct symbolizer *s);
 
 /**
  * sym_held() - what naming holds towards sym_opts.dwarf_max: libdw's line
  * tables, address ranges and units (estimated) into *@dwarf, the indexes
- * made from the units looked up (exact) into *@indexes. libdw's part is
- * counted only with dwarf_max set.
+ * made from the units looked up (exact) into *@indexes, the names made
+ * (each file's address cache and inlined chains, exact) into *@names.
+ * libdw's part is counted only with dwarf_max set.
  */
-void sym_held(const struct symbolizer *s, uint64_t *dwarf, uint64_t *indexes);
+void sym_held(const struct symbolizer *s, uint64_t *dwarf, uint64_t *indexes, uint64_t *names);
 
 /** sym_stats() - frames resolved so far, by cause. */
 const struct sym_stats *sym_stats(const struct symbolizer *s);

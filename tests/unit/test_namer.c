@@ -263,7 +263,7 @@ static void test_reset_and_trim(void **state)
 		struct namer *n = namer_new(s, threaded), *n2 = namer_new(s2, threaded);
 		struct namer *n3 = namer_new(s3, threaded), *n4;
 		struct symbolizer *s4;
-		uint64_t dw, idx, dw2, idx2;
+		uint64_t dw, idx, nm, dw2, idx2, nm2;
 		char **ref, **a, **b;
 		bool lines = false;
 
@@ -280,18 +280,19 @@ static void test_reset_and_trim(void **state)
 		/* past it by less than libdw's part: that is let go, the units'
 		 * indexes are kept, and the file opened again names the units
 		 * seen before from them (the addresses named then, and more) */
-		sym_held(s3, &dw, &idx);
-		assert_true(dw > 0 && idx > 0);
-		mid.dwarf_max = idx / 3 * 4 + 4096;
-		assert_true(mid.dwarf_max < dw + idx);
+		sym_held(s3, &dw, &idx, &nm);
+		assert_true(dw > 0 && idx > 0 && nm > 0);
+		mid.dwarf_max = (idx + nm) / 3 * 4 + 4096;
+		assert_true(mid.dwarf_max < dw + idx + nm);
 		s4 = sym_new(&mid, &hdr);
 		n4 = namer_new(s4, threaded);
 		assert_non_null(n4);
 		a = names_full(n4, m, addrs, HALF);
 		namer_reset(n4);
 		assert_true(sym_trim(s4) >= 1);
-		sym_held(s4, &dw2, &idx2);
+		sym_held(s4, &dw2, &idx2, &nm2);
 		assert_int_equal(idx2, idx);
+		assert_int_equal(nm2, nm);
 		assert_true(dw2 < dw);
 		b = names_full(n4, m, addrs, NR);
 		for (size_t i = 0; i < NR; i++) {
@@ -303,12 +304,42 @@ static void test_reset_and_trim(void **state)
 		free_names(b, NR);
 		namer_free(n4);
 		sym_free(s4);
+		/* past it by more than libdw's part, less than the names made
+		 * too: those are let go as well, the indexes kept, and names
+		 * asked again are made from them */
+		b = names_full(n3, m, addrs, NR);
+		namer_reset(n3);
+		free_names(b, NR);
+		sym_held(s3, &dw, &idx, &nm);
+		assert_true(nm >= 64 << 10); /* worth letting go */
+		mid.dwarf_max = idx / 3 * 4 + 4096;
+		s4 = sym_new(&mid, &hdr);
+		n4 = namer_new(s4, threaded);
+		assert_non_null(n4);
+		a = names_full(n4, m, addrs, NR);
+		namer_reset(n4);
+		assert_true(sym_trim(s4) >= 1);
+		sym_held(s4, &dw2, &idx2, &nm2);
+		assert_int_equal(idx2, idx);
+		assert_int_equal(nm2, 0);
+		assert_int_equal(dw2, 0);
+		b = names_full(n4, m, addrs, NR);
+		for (size_t i = 0; i < NR; i++) {
+			assert_string_equal(a[i], ref[i]);
+			assert_string_equal(b[i], ref[i]);
+		}
+		sym_held(s4, &dw2, &idx2, &nm2);
+		assert_int_equal(idx2, idx); /* nothing parsed again */
+		free_names(a, NR);
+		free_names(b, NR);
+		namer_free(n4);
+		sym_free(s4);
 		/* past it: let go, indexes too, then opened again for the new addresses */
 		a = names_full(n2, m, addrs, HALF);
 		namer_reset(n2);
 		assert_true(sym_trim(s2) >= 1);
-		sym_held(s2, &dw2, &idx2);
-		assert_int_equal(dw2 + idx2, 0);
+		sym_held(s2, &dw2, &idx2, &nm2);
+		assert_int_equal(dw2 + idx2 + nm2, 0);
 		b = names_full(n2, m, addrs, NR);
 		for (size_t i = 0; i < NR; i++) {
 			if (i < HALF)
