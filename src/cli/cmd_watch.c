@@ -1063,10 +1063,10 @@ static void watch_usage(FILE *out)
 		"      --spool-max SIZE    what the spool may hold (default 1G; 200M, 512K):\n"
 		"                          beyond it the oldest requests are dropped, and\n"
 		"                          counted in the log\n"
-		"      --dwarf-max SIZE    with -i: what naming may hold in memory (debug\n"
-		"                          information, its indexes, the names made;\n"
-		"                          default 32M): past it, the least recently used\n"
-		"                          files' is let go between windows (libdw's part\n"
+		"      --dwarf-max SIZE    what naming may hold in memory (debug information,\n"
+		"                          its indexes, the names made; default 32M): past\n"
+		"                          it, the least recently used files' is let go\n"
+		"                          between windows or rotated files (libdw's part\n"
 		"                          first, then the names, then the indexes) and\n"
 		"                          made again when code in them is named\n"
 		"      --spool DIR         the watcher's spool (default: the state file's\n"
@@ -1279,11 +1279,26 @@ int cmd_watch(int argc, char **argv)
 	sa.sa_flags = SA_RESTART;
 	sigaction(SIGHUP, &sa, NULL);
 	resend_due(&w, true);
+	if (!w.input) {
+		/* perf's rotated files name the same files again: the symbol
+		 * tables, debug information and names made stay from one file
+		 * to the next, within --dwarf-max (the stream keeps its own) */
+		struct sym_opts so = w.po.o.sym;
+
+		if (!so.dwarf_max)
+			so.dwarf_max = SYM_DWARF_MAX_DEFAULT;
+		if (!(w.po.o.sym_keep = sym_new(&so, NULL))) {
+			pp_error("%s", pp_strerror(PP_ENOMEM));
+			ret = EXIT_NOTHING;
+			goto out;
+		}
+	}
 	ret = (w.input ? follow_stream(&w) : follow(&w)) ? EXIT_NOTHING : w.status;
 	if (watch_stop)
 		pp_info("stopped by %s after %u %s%s", strsignal(watch_stop), w.windows,
 			w.input ? "window" : "file", w.windows == 1 ? "" : "s");
 out:
+	sym_free(w.po.o.sym_keep);
 	exporters_free(&w.ex);
 	done_free(&w);
 	free(w.args);

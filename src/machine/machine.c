@@ -663,6 +663,12 @@ static int on_mmap(struct machine *m, const struct perf_event *ev)
 			 p ? &p->info : NULL);
 	if (!nm.dso)
 		return PP_ENOMEM;
+	if (ev->type == PERF_RECORD_MMAP2 && !mm->build_id_size && mm->ino && !nm.dso->ino) {
+		nm.dso->maj = mm->maj;
+		nm.dso->min = mm->min;
+		nm.dso->ino = mm->ino;
+		nm.dso->ino_generation = mm->ino_generation;
+	}
 	if (kernel_side) {
 		if (nm.dso->kind == DSO_KERNEL) {
 			m->kernel_text = mm->pgoff; /* start == pgoff == runtime _text */

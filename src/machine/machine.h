@@ -55,6 +55,10 @@ struct dso {
 	uint8_t build_id[PERF_MAX_BUILD_ID];
 	uint8_t build_id_size;    /* 0: the recording did not say */
 	const struct proc_info *mapper; /* the first process that mapped it (user files) */
+	/* the file's device and inode as its first MMAP2 gave them (perf's
+	 * records without build ids); ino 0: not given */
+	uint32_t maj, min;
+	uint64_t ino, ino_generation;
 };
 
 struct map {

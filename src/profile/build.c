@@ -915,7 +915,12 @@ static int build(struct perf_reader *r, const char *path, const struct profile_o
 	c->fn = fn;
 	c->fn_ctx = fn_ctx;
 	c->m = machine_new(perf_reader_header(r));
-	{
+	if (o->sym_keep) {
+		/* the caller's, from the recordings before: what it made of
+		 * the same files is named from */
+		c->sym = o->sym_keep;
+		sym_rebind(c->sym, perf_reader_header(r));
+	} else {
 		/* a stream's windows: what libdw holds is bounded (sym_trim()) */
 		struct sym_opts so = o->sym;
 
@@ -978,7 +983,10 @@ out:
 	profile_free(c->p);
 	upool_free(c->pool);
 	namer_free(c->namer);
-	sym_free(c->sym);
+	if (o->sym_keep)
+		sym_trim(c->sym); /* bounded between recordings as between windows */
+	else
+		sym_free(c->sym);
 	machine_free(c->m);
 	perf_reader_close(r);
 	free(c);

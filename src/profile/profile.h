@@ -120,6 +120,11 @@ struct profile_opts {
 	 * ended: what was read is counted, the profile (or the last window)
 	 * finished as usual (perf_reader_opts.stop) */
 	const volatile sig_atomic_t *stop;
+	/* non-NULL: name with this symbolizer, the caller's (sym_new()), and
+	 * keep what it makes for the next build: rotated recordings of one
+	 * machine name the same files (sym_rebind() at the start, sym_trim()
+	 * at the end: its sym_opts.dwarf_max bounds it); @sym is then unused */
+	struct symbolizer *sym_keep;
 };
 
 /* One sample or off-CPU interval as it was counted (profile_opts.timeline). */

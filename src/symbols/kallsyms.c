@@ -604,6 +604,32 @@ static void load(struct symbolizer *s, uint64_t kernel_text)
 		 "--vmlinux of the recorded kernel", idhex, s->buildid_dir);
 }
 
+/* What the symbols are loaded for: @kernel_text and the recording's kernel. */
+static void loaded_for(struct symbolizer *s, uint64_t kernel_text)
+{
+	const struct perf_build_id *rec = s->hdr ? recorded_kernel_id(s) : NULL;
+
+	s->ksym_text = kernel_text;
+	s->ksym_release = s->hdr && s->hdr->osrelease ?
+				  strtab_intern_text(&s->strings, s->hdr->osrelease) : NULL;
+	s->ksym_id_size = rec && rec->size <= PERF_MAX_BUILD_ID ? rec->size : 0;
+	if (s->ksym_id_size)
+		memcpy(s->ksym_id, rec->id, s->ksym_id_size);
+}
+
+/* Are the symbols kept from the recording before this one's kernel: the
+ * same release and build id, at the same address (the same boot)? */
+static bool loaded_same(struct symbolizer *s, uint64_t kernel_text)
+{
+	const struct perf_build_id *rec = s->hdr ? recorded_kernel_id(s) : NULL;
+	const char *rel = s->hdr ? s->hdr->osrelease : NULL;
+	uint8_t n = rec && rec->size <= PERF_MAX_BUILD_ID ? rec->size : 0;
+
+	return kernel_text == s->ksym_text && (!rel) == (!s->ksym_release) &&
+	       (!rel || strcmp(rel, s->ksym_release) == 0) && n == s->ksym_id_size &&
+	       memcmp(rec ? rec->id : s->ksym_id, s->ksym_id, n) == 0;
+}
+
 void kernel_resolve(struct symbolizer *s, const struct raw_frame *f, uint64_t kernel_text,
 		    struct sym_frame *out)
 {
@@ -612,8 +638,20 @@ void kernel_resolve(struct symbolizer *s, const struct raw_frame *f, uint64_t ke
 
 	out->flags = FRAME_F_KERNEL;
 	out->module = f->dso && f->dso->kind == DSO_MODULE ? f->dso->path : "[kernel.kallsyms]";
-	if (!s->kernel_tried)
+	if (s->kernel_recheck) {
+		/* kept by sym_rebind(): this recording's kernel, or loaded anew */
+		s->kernel_recheck = false;
+		if (!loaded_same(s, kernel_text)) {
+			kernel_free(s);
+			s->kernel_tried = false;
+			s->kernel_source = NULL;
+			s->kernel_why[0] = '\0';
+		}
+	}
+	if (!s->kernel_tried) {
 		load(s, kernel_text);
+		loaded_for(s, kernel_text);
+	}
 	if (!s->nr_ksyms) {
 		out->cause = SYM_NO_KALLSYMS;
 		return;

@@ -158,12 +158,18 @@ void sym_prefetch(struct symbolizer *s, unsigned threads)
 		if (!wanted(b))
 			continue;
 		it->dso.kind = DSO_USER;
+		it->dso.path = (char *)b->filename;
+		it->dso.build_id_size = b->size;
+		memcpy(it->dso.build_id, b->id, b->size);
+		if (sym_kept_ready(s, &it->dso)) {
+			/* kept from the recording before */
+			memset(it, 0, sizeof(*it));
+			continue;
+		}
 		it->order = i;
 		it->dso.path = strdup(b->filename);
 		if (!it->dso.path)
 			goto fail;
-		it->dso.build_id_size = b->size;
-		memcpy(it->dso.build_id, b->id, b->size);
 		pf->nr++;
 	}
 	if (!pf->nr)

@@ -108,6 +108,8 @@ struct dso_state {
 	struct wordmap dw_units;
 	uint32_t dw_units_next;
 	bool dw_released;        /* its Dwfl was ended by sym_trim(): opened again on use */
+	uint32_t kept;           /* its key's id in symbolizer.kept (a file with a build
+				  * id: kept across sym_rebind()); 0 per recording */
 };
 
 struct uw_proc;
@@ -125,8 +127,16 @@ struct symbolizer {
 	const struct perf_header_info *hdr;
 	char buildid_dir[4096];
 	struct strtab strings;
-	struct dso_state *states;   /* by dso id */
-	size_t nr_states;
+	struct dso_state *states;   /* by slot_of[dso id] - 1; zeroed when unused */
+	size_t nr_states, states_used;
+	uint32_t *slot_of;          /* the recording's dso ids: the index in states + 1 */
+	size_t slot_cap;
+	struct wordmap kept;        /* a file with a build id (and its path): an id... */
+	uint32_t kept_next;
+	uint32_t *state_of_kept;    /* ...whose index in states + 1 this is (0 none) */
+	size_t state_of_kept_cap;
+	uint32_t *free_states;      /* indexes in states let go by sym_rebind() */
+	size_t nr_free_states, cap_free_states;
 	struct sym_stats stats;
 	uint64_t dw_clock;          /* namings in files (sym_trim()'s LRU), with dwarf_max */
 
@@ -144,6 +154,12 @@ struct symbolizer {
 		uint32_t idx;
 	} *kcache;
 	const char *kernel_source;  /* where they came from, for messages */
+	/* what they were loaded for (sym_rebind() keeps them for a recording
+	 * of the same kernel: checked at its first kernel frame) */
+	uint64_t ksym_text;         /* the recording's kernel _text */
+	const char *ksym_release;   /* its os release (interned), NULL none */
+	uint8_t ksym_id[PERF_MAX_BUILD_ID], ksym_id_size; /* its kernel's build id */
+	bool kernel_recheck;
 	char kernel_why[4096 + 512]; /* why none, and what would name them */
 
 	/* DWARF unwinding (unwind.c) */
@@ -210,6 +226,9 @@ size_t lineidx_bytes(const struct line_index *x);
 void lineidx_free(struct line_index *x);
 void sym_build_symtab(struct symbolizer *s, struct dso_state *st);
 void sym_dso_release(struct dso_state *st);
+/* sym_kept_ready() - whether @d's file is open already, kept from a
+ * recording before (sym_rebind()): nothing to open ahead. */
+bool sym_kept_ready(struct symbolizer *s, const struct dso *d);
 /* prefetch.c */
 bool prefetch_take(struct symbolizer *s, const struct dso *d, struct dso_state *st);
 void prefetch_free(struct symbolizer *s);

@@ -1312,24 +1312,115 @@ static void lookup_user(struct symbolizer *s, struct dso_state *st, const char *
 	}
 }
 
-static struct dso_state *dso_state(struct symbolizer *s, unsigned id)
+/* Room for @n more than @nr elements of @size in *@v (capacity *@cap), zeroed. */
+static int grow_zeroed(void **v, size_t *cap, size_t need, size_t size)
 {
-	if (id >= s->nr_states) {
-		size_t nr = (size_t)id + 16;
-		struct dso_state *n = realloc(s->states, nr * sizeof(*n));
+	size_t ncap;
+	void *n;
 
-		if (!n)
-			return NULL;
-		memset(n + s->nr_states, 0, (nr - s->nr_states) * sizeof(*n));
-		s->states = n;
-		s->nr_states = nr;
+	if (need <= *cap)
+		return 0;
+	ncap = *cap ? *cap : 16;
+	while (ncap < need)
+		ncap *= 2;
+	n = realloc(*v, ncap * size);
+	if (!n)
+		return -1;
+	memset((char *)n + *cap * size, 0, (ncap - *cap) * size);
+	*v = n;
+	*cap = ncap;
+	return 0;
+}
+
+/* A state not in use: one let go by sym_rebind(), or a new one. */
+static uint32_t state_new(struct symbolizer *s)
+{
+	if (s->nr_free_states)
+		return s->free_states[--s->nr_free_states];
+	if (grow_zeroed((void **)&s->states, &s->nr_states, s->states_used + 1, sizeof(*s->states)))
+		return UINT32_MAX;
+	return (uint32_t)s->states_used++;
+}
+
+/*
+ * The id of @d's file among those kept across recordings: its build id,
+ * else the device and inode its mapping gave (perf writes no build ids
+ * into --switch-output's files), and its path (a file the recording names
+ * by two paths keeps two states, as it has two dsos); 0 with neither, or
+ * out of memory.
+ */
+static uint32_t kept_id(struct symbolizer *s, const struct dso *d)
+{
+	enum { HEAD = 1 + 4 + 3 };
+	size_t plen = d->path ? strlen(d->path) : 0, n = HEAD + (plen + 7) / 8;
+	uint64_t stack_key[64], *key;
+	uint32_t id;
+	bool fresh;
+
+	if (!d->build_id_size && !d->ino)
+		return 0;
+	key = n <= 64 ? stack_key : calloc(n, sizeof(*key));
+	if (!key)
+		return 0;
+	memset(key, 0, n * sizeof(*key));
+	key[0] = (uint64_t)d->build_id_size | (uint64_t)d->kind << 8 | (uint64_t)plen << 16;
+	memcpy(key + 1, d->build_id, d->build_id_size < 32 ? d->build_id_size : 32);
+	if (!d->build_id_size) {
+		key[5] = (uint64_t)d->maj << 32 | d->min;
+		key[6] = d->ino;
+		key[7] = d->ino_generation;
 	}
-	return &s->states[id];
+	memcpy(key + HEAD, d->path, plen);
+	if (!s->kept_next)
+		s->kept_next = 1;
+	id = wordmap_get(&s->kept, key, n, &s->kept_next, &fresh);
+	if (key != stack_key)
+		free(key);
+	return id;
+}
+
+bool sym_kept_ready(struct symbolizer *s, const struct dso *d)
+{
+	uint32_t kid = s->states_used ? kept_id(s, d) : 0;
+
+	return kid && kid < s->state_of_kept_cap && s->state_of_kept[kid] &&
+	       s->states[s->state_of_kept[kid] - 1].status == 1;
+}
+
+/* @d's state: found by the recording's dso id, else by its file (kept
+ * across recordings), else a new one. */
+static struct dso_state *dso_state(struct symbolizer *s, const struct dso *d)
+{
+	uint32_t kid, idx = UINT32_MAX;
+
+	if (d->id < s->slot_cap && s->slot_of[d->id])
+		return &s->states[s->slot_of[d->id] - 1];
+	if (grow_zeroed((void **)&s->slot_of, &s->slot_cap, (size_t)d->id + 1, sizeof(*s->slot_of)))
+		return NULL;
+	kid = kept_id(s, d);
+	if (kid) {
+		if (grow_zeroed((void **)&s->state_of_kept, &s->state_of_kept_cap, (size_t)kid + 1,
+				sizeof(*s->state_of_kept)))
+			return NULL;
+		if (s->state_of_kept[kid])
+			idx = s->state_of_kept[kid] - 1;
+	}
+	if (idx == UINT32_MAX) {
+		idx = state_new(s);
+		if (idx == UINT32_MAX)
+			return NULL;
+		if (kid) {
+			s->state_of_kept[kid] = idx + 1;
+			s->states[idx].kept = kid;
+		}
+	}
+	s->slot_of[d->id] = idx + 1;
+	return &s->states[idx];
 }
 
 const struct dso_state *sym_dso_loaded(struct symbolizer *s, const struct dso *d)
 {
-	struct dso_state *st = dso_state(s, d->id);
+	struct dso_state *st = dso_state(s, d);
 
 	if (!st)
 		return NULL;
@@ -1389,7 +1480,7 @@ static size_t resolve_user(struct symbolizer *s, const struct raw_frame *f, stru
 		out->cause = SYM_NOT_NAMEABLE;
 		return 1;
 	}
-	st = dso_state(s, d->id);
+	st = dso_state(s, d);
 	if (!st) {
 		out->cause = SYM_NO_FILE;
 		return 1;
@@ -1497,6 +1588,50 @@ void sym_dso_release(struct dso_state *st)
 	free(st->fde_starts);
 }
 
+void sym_rebind(struct symbolizer *s, const struct perf_header_info *hdr)
+{
+	size_t kept = 0, let_go = 0;
+
+	prefetch_free(s);
+	s->hdr = hdr;
+	/* the new recording numbers its dsos anew */
+	if (s->slot_of)
+		memset(s->slot_of, 0, s->slot_cap * sizeof(*s->slot_of));
+	for (size_t i = 0; i < s->states_used; i++) {
+		struct dso_state *st = &s->states[i];
+
+		if (!st->status && !st->kept)
+			continue; /* unused, or let go already */
+		if (st->kept && st->status == 1) {
+			/* the same file (build id and path): what naming made
+			 * of it stays; the counts are the new recording's */
+			st->frames = st->unnamed = 0;
+			kept++;
+			continue;
+		}
+		/* no build id, or not found: looked for again as the new
+		 * recording names it */
+		if (st->kept)
+			s->state_of_kept[st->kept] = 0;
+		sym_dso_release(st);
+		memset(st, 0, sizeof(*st));
+		if (grow_zeroed((void **)&s->free_states, &s->cap_free_states,
+				s->nr_free_states + 1, sizeof(*s->free_states)) == 0)
+			s->free_states[s->nr_free_states++] = (uint32_t)i;
+		let_go++;
+	}
+	/* the kernel's symbols stay if this recording's kernel is the same
+	 * (checked at its first kernel frame); what is the recording's own
+	 * goes: its processes' JIT maps (they grow), its mount namespaces,
+	 * its counts */
+	s->kernel_recheck = s->kernel_tried;
+	jit_free(s);
+	unwind_free(s);
+	memset(&s->ns, 0, sizeof(s->ns));
+	memset(&s->stats, 0, sizeof(s->stats));
+	pp_debug("symbols of %zu files kept for the next recording (%zu let go)", kept, let_go);
+}
+
 void sym_free(struct symbolizer *s)
 {
 	if (!s)
@@ -1505,6 +1640,10 @@ void sym_free(struct symbolizer *s)
 	for (size_t i = 0; i < s->nr_states; i++)
 		sym_dso_release(&s->states[i]);
 	free(s->states);
+	free(s->slot_of);
+	free(s->state_of_kept);
+	free(s->free_states);
+	wordmap_free(&s->kept);
 	kernel_free(s);
 	jit_free(s);
 	unwind_free(s);
@@ -1525,7 +1664,8 @@ const char *sym_from_name(enum sym_from f)
 
 void sym_dso_where(struct symbolizer *s, const struct dso *d, struct sym_where *w)
 {
-	struct dso_state *st = d->id < s->nr_states ? &s->states[d->id] : NULL;
+	struct dso_state *st = d->id < s->slot_cap && s->slot_of[d->id] ?
+				       &s->states[s->slot_of[d->id] - 1] : NULL;
 	const char *main_file = NULL, *debug = NULL;
 
 	memset(w, 0, sizeof(*w));

@@ -85,6 +85,18 @@ struct symbolizer *sym_new(const struct sym_opts *opts, const struct perf_header
 void sym_free(struct symbolizer *s);
 
 /**
+ * sym_rebind() - use @s for another recording, @hdr's (borrowed until the
+ * next sym_rebind() or sym_free()), of the same machine: perf's rotated
+ * files, each numbering its dsos anew. What was made of a file found by
+ * its build id (its symbol table, debug information, indexes, names) is
+ * kept for the dso of the same build id and path; the rest (files without
+ * a build id or not found, the kernel's symbols, JIT maps, mount
+ * namespaces, the counts) is let go and made again as the new recording
+ * asks. No frame may be being named meanwhile.
+ */
+void sym_rebind(struct symbolizer *s, const struct perf_header_info *hdr);
+
+/**
  * sym_prefetch() - open ahead, on @threads threads of their own, the files
  * of the DSOs the recording's build-id list names (perf lists those that
  * had samples): their symbol tables and DWARF (decompressed) are then

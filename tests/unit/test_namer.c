@@ -6,6 +6,7 @@
  * the thread gets to it. The compact line tables (lineidx.c) give libdw's
  * lines; a trimmed symbolizer names as one that never let go.
  */
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <elfutils/libdwelf.h>
 
 #include "../../src/machine/machine.h"
 #include "../../src/symbols/namer.h"
@@ -439,6 +441,225 @@ static void test_names_made_when_used(void **state)
 	machine_free(m);
 }
 
+/* Map this binary's text into @m for pid @pid; its path into @path. */
+static void map_self(struct machine *m, uint32_t pid, char *path, size_t len)
+{
+	struct perf_event ev = { .type = PERF_RECORD_MMAP2 };
+	uint64_t start, end, pgoff;
+
+	self_map((const void *)namer_test_marker, &start, &end, &pgoff, path, len);
+	ev.u.mmap.pid = ev.u.mmap.tid = pid;
+	ev.u.mmap.start = start;
+	ev.u.mmap.len = end - start;
+	ev.u.mmap.pgoff = pgoff;
+	ev.u.mmap.prot = PROT_READ | PROT_EXEC;
+	ev.u.mmap.filename = path;
+	assert_int_equal(machine_event(m, &ev), 0);
+}
+
+/* Map a file that is not there at @start for pid @pid: a dso first. */
+static void map_missing(struct machine *m, uint32_t pid, uint64_t start)
+{
+	struct perf_event ev = { .type = PERF_RECORD_MMAP2 };
+
+	ev.u.mmap.pid = ev.u.mmap.tid = pid;
+	ev.u.mmap.start = start;
+	ev.u.mmap.len = 4096;
+	ev.u.mmap.prot = PROT_READ | PROT_EXEC;
+	ev.u.mmap.filename = "/nonexistent/perfport-test/libgone.so";
+	assert_int_equal(machine_event(m, &ev), 0);
+}
+
+/* The dso pid 100 of @m maps at @addr. */
+static const struct dso *dso_at(struct machine *m, uint64_t addr)
+{
+	struct raw_frame f;
+
+	assert_int_equal(machine_user_frames(m, 100, &addr, 1, &f, 1), 1);
+	assert_non_null(f.dso);
+	return f.dso;
+}
+
+/* Names of @nr addresses of pid 100 in @m through @s, unthreaded. */
+static char **names_in(struct symbolizer *s, struct machine *m, const uint64_t *addrs, size_t nr)
+{
+	struct namer *n = namer_new(s, false);
+	char **out;
+
+	assert_non_null(n);
+	out = names_full(n, m, addrs, nr);
+	namer_free(n);
+	return out;
+}
+
+/*
+ * One symbolizer over two recordings of the same machine (perf's rotated
+ * files), which number their dsos differently: the second names this
+ * binary (found by its build id) from what the first made of it - the
+ * same state, no new lookup - and names as a symbolizer of its own; a
+ * file without a build id, or not found, is let go and looked for again;
+ * the counts are each recording's.
+ */
+static void test_rebind_keeps_files(void **state)
+{
+	enum { NR = 200 };
+	static char path[4096];
+	struct perf_header_info h1 = { 0 }, h2 = { 0 };
+	struct perf_build_id bid = { 0 };
+	struct sym_opts o = { .use_proc_kallsyms = false, .dwarf_max = SIZE_MAX };
+	uint64_t start, end, pgoff, addrs[NR], frames1;
+	struct machine *m1, *m2, *m3;
+	struct symbolizer *s, *fresh;
+	const struct dso_state *st;
+	size_t cached, idx;
+	char **a, **b, **ref;
+	const void *id;
+	ssize_t n;
+	Elf *elf;
+	int fd;
+
+	(void)state;
+	/* this binary's build id, as perf's header would list it */
+	self_map((const void *)namer_test_marker, &start, &end, &pgoff, path, sizeof(path));
+	elf_version(EV_CURRENT);
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	assert_non_null(elf);
+	n = dwelf_elf_gnu_build_id(elf, &id);
+	if (n <= 0 || n > PERF_MAX_BUILD_ID) {
+		elf_end(elf);
+		close(fd);
+		skip(); /* built without a build id */
+	}
+	bid.size = (uint8_t)n;
+	memcpy(bid.id, id, (size_t)n);
+	bid.filename = path;
+	elf_end(elf);
+	close(fd);
+	h1.build_ids = h2.build_ids = &bid;
+	h1.nr_build_ids = h2.nr_build_ids = 1;
+	for (size_t i = 0; i < NR; i++)
+		addrs[i] = start + (end - start) * i / NR + 1;
+
+	s = sym_new(&o, NULL);
+	assert_non_null(s);
+	/* the first recording: this binary is its dso 0 */
+	m1 = machine_new(&h1);
+	assert_non_null(m1);
+	map_self(m1, 100, path, sizeof(path));
+	sym_rebind(s, &h1);
+	a = names_in(s, m1, addrs, NR);
+	frames1 = sym_stats(s)->frames;
+	assert_true(frames1 >= NR);
+	st = sym_dso_loaded(s, dso_at(m1, start));
+	assert_non_null(st);
+	assert_true(st->kept != 0);
+	idx = (size_t)(st - s->states);
+	cached = st->cache_nr;
+	assert_true(cached > 0);
+
+	/* the second: a file not there comes first, this binary is dso 1 */
+	m2 = machine_new(&h2);
+	assert_non_null(m2);
+	map_missing(m2, 100, 0x1000);
+	map_self(m2, 100, path, sizeof(path));
+	sym_rebind(s, &h2);
+	assert_int_equal(sym_stats(s)->frames, 0);
+	b = names_in(s, m2, addrs, NR);
+	st = sym_dso_loaded(s, dso_at(m2, start));
+	assert_non_null(st);
+	assert_int_equal((size_t)(st - s->states), idx); /* the same state */
+	assert_int_equal(st->cache_nr, cached);            /* nothing named anew */
+	assert_int_equal(sym_stats(s)->frames, frames1);    /* this recording's own */
+	fresh = sym_new(&o, &h2);
+	assert_non_null(fresh);
+	ref = names_in(fresh, m2, addrs, NR);
+	for (size_t i = 0; i < NR; i++) {
+		assert_string_equal(a[i], ref[i]);
+		assert_string_equal(b[i], ref[i]);
+	}
+	free_names(a, NR);
+	free_names(b, NR);
+
+	/* a third without build ids: the file's state is another, looked
+	 * up anew, and the missing file's is let go (its slot reused) */
+	{
+		uint64_t missing = 0x1000;
+		struct raw_frame f;
+
+		assert_int_equal(machine_user_frames(m2, 100, &missing, 1, &f, 1), 1);
+		(void)sym_dso_loaded(s, f.dso); /* looked for: not found */
+	}
+	m3 = machine_with_self(&start, &end);
+	sym_rebind(s, &hdr);
+	assert_int_equal(s->nr_free_states, 1);
+	a = names_in(s, m3, addrs, NR);
+	st = sym_dso_loaded(s, dso_at(m3, start));
+	assert_non_null(st);
+	assert_int_equal(st->kept, 0);
+	for (size_t i = 0; i < NR; i++)
+		assert_string_equal(a[i], ref[i]);
+	free_names(a, NR);
+	free_names(ref, NR);
+	sym_free(fresh);
+	sym_free(s);
+	machine_free(m1);
+	machine_free(m2);
+	machine_free(m3);
+}
+
+/* The name sym_resolve() gives kernel address @addr, @text the recording's _text. */
+static const char *kname(struct symbolizer *s, uint64_t addr, uint64_t text)
+{
+	struct raw_frame f = { .addr = addr, .offset = addr, .kind = FRAME_KERNEL };
+	struct sym_frame out[4];
+
+	assert_int_equal(sym_resolve(s, &f, text, out, 4), 1);
+	return out[0].function ? out[0].function : "?";
+}
+
+/*
+ * The kernel's symbols stay from one recording to the next while its
+ * kernel is the same (the same _text: the same boot), and are loaded anew
+ * for another: a kernel moved by KASLR names its addresses from where it
+ * is now.
+ */
+static void test_rebind_kernel(void **state)
+{
+	char path[] = "/tmp/perfport-test-kallsyms-XXXXXX";
+	const char text[] = "ffffffff81000000 T _text\nffffffff81000100 T kfunc_a\n"
+			    "ffffffff81000200 T kfunc_b\nffffffff81000300 T kfunc_c\n"
+			    "ffffffff81000400 T _etext\n";
+	struct sym_opts o = { .use_proc_kallsyms = false, .kallsyms = path };
+	struct perf_header_info h = { 0 };
+	struct symbolizer *s;
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, sizeof(text) - 1), (ssize_t)(sizeof(text) - 1));
+	close(fd);
+	s = sym_new(&o, NULL);
+	assert_non_null(s);
+	sym_rebind(s, &h);
+	assert_string_equal(kname(s, 0xffffffff81000150, 0xffffffff81000000), "kfunc_a");
+	/* the same kernel: kept (the file gone, it is not read again) */
+	unlink(path);
+	sym_rebind(s, &h);
+	assert_string_equal(kname(s, 0xffffffff81000250, 0xffffffff81000000), "kfunc_b");
+	/* moved: read again, for where it is now */
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, sizeof(text) - 1), (ssize_t)(sizeof(text) - 1));
+	close(fd);
+	sym_rebind(s, &h);
+	assert_string_equal(kname(s, 0xffffffff82000250, 0xffffffff82000000), "kfunc_b");
+	assert_string_equal(kname(s, 0xffffffff82000350, 0xffffffff82000000), "kfunc_c");
+	unlink(path);
+	sym_free(s);
+}
+
 /*
  * At every address of this binary's code, the line lineidx finds is the
  * one dwfl_module_getsrc() finds in libdw's table: the same file, the same
@@ -504,6 +725,8 @@ int main(void)
 		cmocka_unit_test(test_named_as_given),
 		cmocka_unit_test(test_reset_and_trim),
 		cmocka_unit_test(test_names_made_when_used),
+		cmocka_unit_test(test_rebind_keeps_files),
+		cmocka_unit_test(test_rebind_kernel),
 		cmocka_unit_test(test_lines_as_libdw),
 	};
 
