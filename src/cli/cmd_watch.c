@@ -1064,7 +1064,7 @@ static void watch_usage(FILE *out)
 		"                          beyond it the oldest requests are dropped, and\n"
 		"                          counted in the log\n"
 		"      --dwarf-max SIZE    what naming may hold in memory (debug information,\n"
-		"                          its indexes, the names made; default 32M): past\n"
+		"                          its indexes, the names made; default 48M): past\n"
 		"                          it, the least recently used files' is let go\n"
 		"                          between windows or rotated files (libdw's part\n"
 		"                          first, then the names, then the indexes) and\n"

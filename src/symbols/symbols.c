@@ -1152,11 +1152,44 @@ static int dso_reopen(struct dso_state *st, const char *module)
 	return 0;
 }
 
+/*
+ * What a file's symbol table holds: its sorted table and the names not
+ * yet made clean, and the module's .symtab and .strtab pages it read
+ * (mapped: resident while the Dwfl is open; ~24 bytes an entry and ~32 a
+ * name, estimated). A file without debug information holds little else,
+ * but a big program's table is megabytes.
+ */
+#define SYMTAB_FILE_BYTES 56u
+
+static uint64_t dso_symtab_bytes(const struct dso_state *st)
+{
+	uint64_t b = st->nr_syms * (sizeof(*st->syms) + (uint64_t)SYMTAB_FILE_BYTES);
+
+	return b + st->nr_fde_starts * sizeof(*st->fde_starts);
+}
+
+/* Let go of @st's symbol table (its Dwfl ended first): built again when
+ * the file is opened again. */
+static void dso_symtab_release(struct dso_state *st)
+{
+	free(st->syms);
+	st->syms = NULL;
+	st->nr_syms = 0;
+	st->syms_built = false;
+	free(st->sym_names);
+	st->sym_names = NULL;
+	free(st->fde_starts);
+	st->fde_starts = NULL;
+	st->nr_fde_starts = 0;
+	st->fde_built = false;
+}
+
 /* What sym_trim() lets go of in a file, cheapest to make again first. */
 enum trim_pass {
 	TRIM_DWARF,   /* libdw's part: the indexes make it cheap to open again */
 	TRIM_NAMES,   /* the names made: looked up again in the indexes */
 	TRIM_INDEXES, /* the indexes: libdw parses the units again */
+	TRIM_FILE,    /* all of it, its symbol table too: the file is opened anew */
 };
 
 /* What letting go of @st at @pass frees (what earlier passes would have). */
@@ -1168,6 +1201,8 @@ static uint64_t trim_bytes(const struct dso_state *st, enum trim_pass pass)
 		b += dso_names_bytes(st);
 	if (pass >= TRIM_INDEXES)
 		b += dso_index_bytes(st);
+	if (pass >= TRIM_FILE)
+		b += dso_symtab_bytes(st);
 	return b;
 }
 
@@ -1180,7 +1215,8 @@ static struct dso_state *trim_candidate(struct symbolizer *s, enum trim_pass pas
 	for (size_t i = 0; i < s->nr_states; i++) {
 		struct dso_state *st = &s->states[i];
 		uint64_t b = pass == TRIM_DWARF ? st->dw_bytes :
-			     pass == TRIM_NAMES ? dso_names_bytes(st) : dso_index_bytes(st);
+			     pass == TRIM_NAMES ? dso_names_bytes(st) :
+			     pass == TRIM_INDEXES ? dso_index_bytes(st) : dso_symtab_bytes(st);
 
 		/* a file without debug information holds next to nothing:
 		 * opening it again would cost more */
@@ -1190,13 +1226,15 @@ static struct dso_state *trim_candidate(struct symbolizer *s, enum trim_pass pas
 	return lru;
 }
 
-void sym_held(const struct symbolizer *s, uint64_t *dwarf, uint64_t *indexes, uint64_t *names)
+void sym_held(const struct symbolizer *s, uint64_t *dwarf, uint64_t *indexes, uint64_t *names,
+	      uint64_t *symtabs)
 {
-	*dwarf = *indexes = *names = 0;
+	*dwarf = *indexes = *names = *symtabs = 0;
 	for (size_t i = 0; i < s->nr_states; i++) {
 		*dwarf += s->states[i].dw_bytes;
 		*indexes += dso_index_bytes(&s->states[i]);
 		*names += dso_names_bytes(&s->states[i]);
+		*symtabs += dso_symtab_bytes(&s->states[i]);
 	}
 }
 
@@ -1205,23 +1243,25 @@ size_t sym_trim(struct symbolizer *s)
 	static const char *const what[] = {
 		[TRIM_DWARF] = "", [TRIM_NAMES] = ", names made too",
 		[TRIM_INDEXES] = ", names made and indexes too",
+		[TRIM_FILE] = ", and its symbol table: all of it",
 	};
-	uint64_t held, dw, idx, names, budget = s->opts.dwarf_max;
+	uint64_t held, dw, idx, names, symtabs, budget = s->opts.dwarf_max;
 	size_t released = 0;
 
 	if (!budget)
 		return 0;
-	sym_held(s, &dw, &idx, &names);
-	held = dw + idx + names;
+	sym_held(s, &dw, &idx, &names, &symtabs);
+	held = dw + idx + names + symtabs;
 	pp_debug("naming holds ~%" PRIu64 " KiB (libdw ~%" PRIu64 ", indexes %" PRIu64
-		 ", names %" PRIu64 "; --dwarf-max %zu KiB)", held >> 10, dw >> 10, idx >> 10,
-		 names >> 10, (size_t)(budget >> 10));
+		 ", names %" PRIu64 ", symbol tables ~%" PRIu64 "; --dwarf-max %zu KiB)",
+		 held >> 10, dw >> 10, idx >> 10, names >> 10, symtabs >> 10,
+		 (size_t)(budget >> 10));
 	if (held <= budget)
 		return 0;
 	/* the least recently used first, down to three quarters of the budget
 	 * (a module in use is not released at every window), what is
 	 * cheapest to make again first */
-	for (enum trim_pass pass = TRIM_DWARF; pass <= TRIM_INDEXES; pass++) {
+	for (enum trim_pass pass = TRIM_DWARF; pass <= TRIM_FILE; pass++) {
 		struct dso_state *lru;
 
 		while (held > budget / 4 * 3 && (lru = trim_candidate(s, pass))) {
@@ -1230,6 +1270,8 @@ size_t sym_trim(struct symbolizer *s)
 			held -= b;
 			pp_debug("'%s': its debug information let go (~%" PRIu64 " KiB%s)", lru->path,
 				 b >> 10, what[pass]);
+			if (pass >= TRIM_FILE)
+				dso_symtab_release(lru);
 			if (lru->dwfl) {
 				/* its symbol table's names live in the module */
 				symtab_detach(lru);

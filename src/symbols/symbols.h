@@ -61,7 +61,7 @@ struct sym_opts {
 				   * a stream's windows); 0: not bounded, and not counted */
 };
 
-#define SYM_DWARF_MAX_DEFAULT ((size_t)32 << 20)
+#define SYM_DWARF_MAX_DEFAULT ((size_t)48 << 20)
 
 struct sym_stats {
 	uint64_t frames;
@@ -150,7 +150,9 @@ bool sym_unwind_wanted(const struct symbolizer *s, const struct perf_event *ev);
  * ended first (their units' indexes stay, so a file opened again for a new
  * address parses only units it never saw), then, if that is not enough,
  * the names made in them (asked again, they are looked up in the
- * indexes), then their indexes, down to three quarters. Names already
+ * indexes), then their indexes, then everything, the symbol table too
+ * (the file is opened anew when named again), down to three quarters.
+ * Names already
  * given out stay valid (the strings are the symbolizer's). For a stream's
  * window boundaries: no frame may be being named meanwhile
  * (namer_finish()). Nothing when dwarf_max is 0 (what libdw holds is then
@@ -163,10 +165,13 @@ size_t sym_trim(struct symbolizer *s);
  * sym_held() - what naming holds towards sym_opts.dwarf_max: libdw's line
  * tables, address ranges and units (estimated) into *@dwarf, the indexes
  * made from the units looked up (exact) into *@indexes, the names made
- * (each file's address cache and inlined chains, exact) into *@names.
- * libdw's part is counted only with dwarf_max set.
+ * (each file's address cache and inlined chains, exact) into *@names, the
+ * symbol tables (the sorted tables, exact, and the module's pages they
+ * read, estimated) into *@symtabs. libdw's part is counted only with
+ * dwarf_max set.
  */
-void sym_held(const struct symbolizer *s, uint64_t *dwarf, uint64_t *indexes, uint64_t *names);
+void sym_held(const struct symbolizer *s, uint64_t *dwarf, uint64_t *indexes, uint64_t *names,
+	      uint64_t *symtabs);
 
 /** sym_stats() - frames resolved so far, by cause. */
 const struct sym_stats *sym_stats(const struct symbolizer *s);

@@ -265,7 +265,7 @@ static void test_reset_and_trim(void **state)
 		struct namer *n = namer_new(s, threaded), *n2 = namer_new(s2, threaded);
 		struct namer *n3 = namer_new(s3, threaded), *n4;
 		struct symbolizer *s4;
-		uint64_t dw, idx, nm, dw2, idx2, nm2;
+		uint64_t dw, idx, nm, sy, dw2, idx2, nm2, sy2;
 		char **ref, **a, **b;
 		bool lines = false;
 
@@ -282,17 +282,17 @@ static void test_reset_and_trim(void **state)
 		/* past it by less than libdw's part: that is let go, the units'
 		 * indexes are kept, and the file opened again names the units
 		 * seen before from them (the addresses named then, and more) */
-		sym_held(s3, &dw, &idx, &nm);
+		sym_held(s3, &dw, &idx, &nm, &sy);
 		assert_true(dw > 0 && idx > 0 && nm > 0);
-		mid.dwarf_max = (idx + nm) / 3 * 4 + 4096;
-		assert_true(mid.dwarf_max < dw + idx + nm);
+		mid.dwarf_max = (idx + nm + sy) / 3 * 4 + 4096;
+		assert_true(mid.dwarf_max < dw + idx + nm + sy);
 		s4 = sym_new(&mid, &hdr);
 		n4 = namer_new(s4, threaded);
 		assert_non_null(n4);
 		a = names_full(n4, m, addrs, HALF);
 		namer_reset(n4);
 		assert_true(sym_trim(s4) >= 1);
-		sym_held(s4, &dw2, &idx2, &nm2);
+		sym_held(s4, &dw2, &idx2, &nm2, &sy2);
 		assert_int_equal(idx2, idx);
 		assert_int_equal(nm2, nm);
 		assert_true(dw2 < dw);
@@ -312,16 +312,16 @@ static void test_reset_and_trim(void **state)
 		b = names_full(n3, m, addrs, NR);
 		namer_reset(n3);
 		free_names(b, NR);
-		sym_held(s3, &dw, &idx, &nm);
+		sym_held(s3, &dw, &idx, &nm, &sy);
 		assert_true(nm >= 64 << 10); /* worth letting go */
-		mid.dwarf_max = idx / 3 * 4 + 4096;
+		mid.dwarf_max = (idx + sy) / 3 * 4 + 4096;
 		s4 = sym_new(&mid, &hdr);
 		n4 = namer_new(s4, threaded);
 		assert_non_null(n4);
 		a = names_full(n4, m, addrs, NR);
 		namer_reset(n4);
 		assert_true(sym_trim(s4) >= 1);
-		sym_held(s4, &dw2, &idx2, &nm2);
+		sym_held(s4, &dw2, &idx2, &nm2, &sy2);
 		assert_int_equal(idx2, idx);
 		assert_int_equal(nm2, 0);
 		assert_int_equal(dw2, 0);
@@ -330,7 +330,7 @@ static void test_reset_and_trim(void **state)
 			assert_string_equal(a[i], ref[i]);
 			assert_string_equal(b[i], ref[i]);
 		}
-		sym_held(s4, &dw2, &idx2, &nm2);
+		sym_held(s4, &dw2, &idx2, &nm2, &sy2);
 		assert_int_equal(idx2, idx); /* nothing parsed again */
 		free_names(a, NR);
 		free_names(b, NR);
@@ -340,7 +340,7 @@ static void test_reset_and_trim(void **state)
 		a = names_full(n2, m, addrs, HALF);
 		namer_reset(n2);
 		assert_true(sym_trim(s2) >= 1);
-		sym_held(s2, &dw2, &idx2, &nm2);
+		sym_held(s2, &dw2, &idx2, &nm2, &sy2);
 		assert_int_equal(dw2 + idx2 + nm2, 0);
 		b = names_full(n2, m, addrs, NR);
 		for (size_t i = 0; i < NR; i++) {
@@ -609,6 +609,64 @@ static void test_rebind_keeps_files(void **state)
 	machine_free(m3);
 }
 
+/*
+ * Past the budget by more than everything else, a file's symbol table goes
+ * too (a program without debug information holds little else: its table
+ * and the pages of the file it read), and the file is opened anew when
+ * named again: libc's names, from this process's own mapping of it, are
+ * the same before and after.
+ */
+static void test_trim_symbol_table(void **state)
+{
+	enum { NR = 64 };
+	static char path[4096];
+	uint64_t start, end, pgoff, addrs[NR], dw, idx, nm, sy, sy2;
+	struct sym_opts tight = { .use_proc_kallsyms = false, .dwarf_max = 1 };
+	struct sym_opts o = { .use_proc_kallsyms = false };
+	struct perf_event ev = { .type = PERF_RECORD_MMAP2 };
+	struct machine *m = machine_new(&hdr);
+	struct symbolizer *s = sym_new(&tight, &hdr), *ref_s = sym_new(&o, &hdr);
+	const struct dso_state *st;
+	char **a, **b, **ref;
+
+	(void)state;
+	assert_non_null(m);
+	/* libc's text, where this process has it */
+	self_map((const void *)(uintptr_t)&fopen, &start, &end, &pgoff, path, sizeof(path));
+	ev.u.mmap.pid = ev.u.mmap.tid = 100;
+	ev.u.mmap.start = start;
+	ev.u.mmap.len = end - start;
+	ev.u.mmap.pgoff = pgoff;
+	ev.u.mmap.prot = PROT_READ | PROT_EXEC;
+	ev.u.mmap.filename = path;
+	assert_int_equal(machine_event(m, &ev), 0);
+	for (size_t i = 0; i < NR; i++)
+		addrs[i] = start + (end - start) * i / NR + 7;
+	a = names_in(s, m, addrs, NR);
+	st = sym_dso_loaded(s, dso_at(m, start));
+	assert_non_null(st);
+	assert_true(st->nr_syms > 1000);
+	sym_held(s, &dw, &idx, &nm, &sy);
+	assert_true(sy >= 64 << 10);
+	assert_true(sym_trim(s) >= 1);
+	sym_held(s, &dw, &idx, &nm, &sy2);
+	assert_int_equal(sy2, 0);
+	assert_false(st->syms_built);
+	b = names_in(s, m, addrs, NR);
+	ref = names_in(ref_s, m, addrs, NR);
+	for (size_t i = 0; i < NR; i++) {
+		assert_string_equal(a[i], ref[i]);
+		assert_string_equal(b[i], ref[i]);
+	}
+	assert_true(st->syms_built); /* built again */
+	free_names(a, NR);
+	free_names(b, NR);
+	free_names(ref, NR);
+	sym_free(s);
+	sym_free(ref_s);
+	machine_free(m);
+}
+
 /* The name sym_resolve() gives kernel address @addr, @text the recording's _text. */
 static const char *kname(struct symbolizer *s, uint64_t addr, uint64_t text)
 {
@@ -725,6 +783,7 @@ int main(void)
 		cmocka_unit_test(test_named_as_given),
 		cmocka_unit_test(test_reset_and_trim),
 		cmocka_unit_test(test_names_made_when_used),
+		cmocka_unit_test(test_trim_symbol_table),
 		cmocka_unit_test(test_rebind_keeps_files),
 		cmocka_unit_test(test_rebind_kernel),
 		cmocka_unit_test(test_lines_as_libdw),
