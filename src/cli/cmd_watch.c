@@ -1287,6 +1287,8 @@ int cmd_watch(int argc, char **argv)
 
 		if (!so.dwarf_max)
 			so.dwarf_max = SYM_DWARF_MAX_DEFAULT;
+		if (!so.idle_s)
+			so.idle_s = SYM_IDLE_S_DEFAULT;
 		if (!(w.po.o.sym_keep = sym_new(&so, NULL))) {
 			pp_error("%s", pp_strerror(PP_ENOMEM));
 			ret = EXIT_NOTHING;

@@ -926,6 +926,8 @@ static int build(struct perf_reader *r, const char *path, const struct profile_o
 
 		if (window_ns && !so.dwarf_max)
 			so.dwarf_max = SYM_DWARF_MAX_DEFAULT;
+		if (window_ns && !so.idle_s)
+			so.idle_s = SYM_IDLE_S_DEFAULT;
 		c->sym = sym_new(&so, perf_reader_header(r));
 	}
 	if (c->sym && o->jobs > 1)

@@ -108,6 +108,7 @@ struct dso_state {
 	struct wordmap dw_units;
 	uint32_t dw_units_next;
 	bool dw_released;        /* its Dwfl was ended by sym_trim(): opened again on use */
+	uint64_t used_at;        /* monotonic seconds at the sym_trim() that saw it used */
 	uint32_t kept;           /* its key's id in symbolizer.kept (a file with a build
 				  * id: kept across sym_rebind()); 0 per recording */
 };
@@ -139,6 +140,7 @@ struct symbolizer {
 	size_t nr_free_states, cap_free_states;
 	struct sym_stats stats;
 	uint64_t dw_clock;          /* namings in files (sym_trim()'s LRU), with dwarf_max */
+	uint64_t trim_clock;        /* dw_clock at the last sym_trim() */
 
 	/* kernel (kallsyms.c) */
 	bool kernel_tried;

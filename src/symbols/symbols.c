@@ -24,11 +24,13 @@
 #include <gelf.h>
 #include <libiberty/demangle.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../util/error.h"
@@ -1226,6 +1228,60 @@ static struct dso_state *trim_candidate(struct symbolizer *s, enum trim_pass pas
 	return lru;
 }
 
+/* Let go of @st altogether: it is opened anew when named again. */
+static void dso_let_go(struct dso_state *st)
+{
+	dso_symtab_release(st);
+	if (st->dwfl) {
+		dso_dwarf_release(st);
+		st->dw_released = true;
+	}
+	dso_names_release(st);
+	dso_index_release(st);
+}
+
+/*
+ * Files no frame was named in for sym_opts.idle_s: let go altogether, and
+ * the memory handed back. A program that ran once (a compiler, a cron job)
+ * would else keep what naming made of it while it fits the budget - for
+ * days. A file's last use is the time of the first sym_trim() after it.
+ * Return: how many were let go.
+ */
+static size_t trim_idle(struct symbolizer *s)
+{
+	struct timespec ts;
+	uint64_t now;
+	size_t n = 0;
+
+	if (!s->opts.idle_s)
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec;
+	for (size_t i = 0; i < s->states_used; i++) {
+		struct dso_state *st = &s->states[i];
+
+		if (st->status != 1)
+			continue;
+		if (st->dw_used > s->trim_clock || !st->used_at) {
+			st->used_at = now;
+			continue;
+		}
+		if (now - st->used_at < s->opts.idle_s ||
+		    !trim_bytes(st, TRIM_FILE) || (st->dw_released && !st->syms && !st->cache))
+			continue;
+		pp_debug("'%s': not named from for %" PRIu64 " s: let go (~%" PRIu64 " KiB)",
+			 st->path, now - st->used_at, trim_bytes(st, TRIM_FILE) >> 10);
+		dso_let_go(st);
+		n++;
+	}
+	s->trim_clock = s->dw_clock;
+#ifdef __GLIBC__
+	if (n)
+		malloc_trim(0); /* what they held goes back to the system */
+#endif
+	return n;
+}
+
 void sym_held(const struct symbolizer *s, uint64_t *dwarf, uint64_t *indexes, uint64_t *names,
 	      uint64_t *symtabs)
 {
@@ -1250,6 +1306,7 @@ size_t sym_trim(struct symbolizer *s)
 
 	if (!budget)
 		return 0;
+	released = trim_idle(s);
 	sym_held(s, &dw, &idx, &names, &symtabs);
 	held = dw + idx + names + symtabs;
 	pp_debug("naming holds ~%" PRIu64 " KiB (libdw ~%" PRIu64 ", indexes %" PRIu64
@@ -1257,7 +1314,7 @@ size_t sym_trim(struct symbolizer *s)
 		 held >> 10, dw >> 10, idx >> 10, names >> 10, symtabs >> 10,
 		 (size_t)(budget >> 10));
 	if (held <= budget)
-		return 0;
+		return released;
 	/* the least recently used first, down to three quarters of the budget
 	 * (a module in use is not released at every window), what is
 	 * cheapest to make again first */

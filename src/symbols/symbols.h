@@ -59,9 +59,12 @@ struct sym_opts {
 				   * inputs name this machine's libraries, slow to load) */
 	size_t dwarf_max;         /* what libdw may hold for naming (sym_trim(), between
 				   * a stream's windows); 0: not bounded, and not counted */
+	unsigned idle_s;          /* sym_trim(): a file no frame was named in for this
+				   * many seconds is let go altogether; 0: never */
 };
 
 #define SYM_DWARF_MAX_DEFAULT ((size_t)48 << 20)
+#define SYM_IDLE_S_DEFAULT 300u
 
 struct sym_stats {
 	uint64_t frames;

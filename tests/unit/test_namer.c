@@ -667,6 +667,47 @@ static void test_trim_symbol_table(void **state)
 	machine_free(m);
 }
 
+/*
+ * A file no frame was named in for sym_opts.idle_s is let go altogether at
+ * the next trim, whatever the budget; one named in since is kept; names
+ * asked again are the same.
+ */
+static void test_trim_idle(void **state)
+{
+	enum { NR = 64 };
+	uint64_t start, end, addrs[NR], dw, idx, nm, sy;
+	struct sym_opts o = { .use_proc_kallsyms = false, .dwarf_max = SIZE_MAX, .idle_s = 1 };
+	struct machine *m = machine_with_self(&start, &end);
+	struct symbolizer *s = sym_new(&o, &hdr);
+	const struct dso_state *st;
+	char **a, **b;
+
+	(void)state;
+	assert_non_null(s);
+	for (size_t i = 0; i < NR; i++)
+		addrs[i] = start + (end - start) * i / NR + 5;
+	a = names_in(s, m, addrs, NR);
+	st = sym_dso_loaded(s, dso_at(m, start));
+	assert_non_null(st);
+	assert_int_equal(sym_trim(s), 0); /* used since the last trim */
+	sleep(1);
+	/* named again: still in use */
+	free_names(names_in(s, m, addrs, 1), 1);
+	assert_int_equal(sym_trim(s), 0);
+	sleep(2);
+	assert_int_equal(sym_trim(s), 1);
+	sym_held(s, &dw, &idx, &nm, &sy);
+	assert_int_equal(dw + idx + nm + sy, 0);
+	assert_false(st->syms_built);
+	b = names_in(s, m, addrs, NR);
+	for (size_t i = 0; i < NR; i++)
+		assert_string_equal(b[i], a[i]);
+	free_names(a, NR);
+	free_names(b, NR);
+	sym_free(s);
+	machine_free(m);
+}
+
 /* The name sym_resolve() gives kernel address @addr, @text the recording's _text. */
 static const char *kname(struct symbolizer *s, uint64_t addr, uint64_t text)
 {
@@ -784,6 +825,7 @@ int main(void)
 		cmocka_unit_test(test_reset_and_trim),
 		cmocka_unit_test(test_names_made_when_used),
 		cmocka_unit_test(test_trim_symbol_table),
+		cmocka_unit_test(test_trim_idle),
 		cmocka_unit_test(test_rebind_keeps_files),
 		cmocka_unit_test(test_rebind_kernel),
 		cmocka_unit_test(test_lines_as_libdw),
