@@ -62,23 +62,39 @@ static void self_map(const void *fn, uint64_t *start, uint64_t *end, uint64_t *p
 	fail_msg("no map holds %p", fn);
 }
 
-/* A machine where pid 100 maps this binary's text as it is mapped here. */
-static struct machine *machine_with_self(uint64_t *start, uint64_t *end)
+/* Map the text holding @fn into @m for pid @pid, as it is mapped here:
+ * its path into @path, where into *@start and *@end. */
+static void map_text(struct machine *m, uint32_t pid, const void *fn, char *path, size_t len,
+		     uint64_t *start, uint64_t *end)
 {
-	struct machine *m = machine_new(&hdr);
 	struct perf_event ev = { .type = PERF_RECORD_MMAP2 };
-	static char path[4096];
 	uint64_t pgoff;
 
-	assert_non_null(m);
-	self_map((const void *)namer_test_marker, start, end, &pgoff, path, sizeof(path));
-	ev.u.mmap.pid = ev.u.mmap.tid = 100;
+	self_map(fn, start, end, &pgoff, path, len);
+	ev.u.mmap.pid = ev.u.mmap.tid = pid;
 	ev.u.mmap.start = *start;
 	ev.u.mmap.len = *end - *start;
 	ev.u.mmap.pgoff = pgoff;
 	ev.u.mmap.prot = PROT_READ | PROT_EXEC;
 	ev.u.mmap.filename = path;
 	assert_int_equal(machine_event(m, &ev), 0);
+}
+
+/* @a and @b, @nr names each, are the same. */
+static void assert_names_equal(char **a, char **b, size_t nr)
+{
+	for (size_t i = 0; i < nr; i++)
+		assert_string_equal(a[i], b[i]);
+}
+
+/* A machine where pid 100 maps this binary's text as it is mapped here. */
+static struct machine *machine_with_self(uint64_t *start, uint64_t *end)
+{
+	struct machine *m = machine_new(&hdr);
+	static char path[4096];
+
+	assert_non_null(m);
+	map_text(m, 100, (const void *)namer_test_marker, path, sizeof(path), start, end);
 	return m;
 }
 
@@ -245,6 +261,27 @@ static void free_names(char **v, size_t nr)
  * symbolizer that never let go names them: function, inlined calls, files
  * and lines.
  */
+/*
+ * A symbolizer with @o (*@s) whose namer (returned, @threaded) named @nr
+ * of @addrs (*@names), then forgot its requests; trimmed, letting go of
+ * something.
+ */
+static struct namer *named_and_trimmed(const struct sym_opts *o, bool threaded,
+				       struct machine *m, const uint64_t *addrs, size_t nr,
+				       struct symbolizer **s, char ***names)
+{
+	struct namer *n;
+
+	*s = sym_new(o, &hdr);
+	assert_non_null(*s);
+	n = namer_new(*s, threaded);
+	assert_non_null(n);
+	*names = names_full(n, m, addrs, nr);
+	namer_reset(n);
+	assert_true(sym_trim(*s) >= 1);
+	return n;
+}
+
 static void test_reset_and_trim(void **state)
 {
 	enum { NR = 600, HALF = 300 };
@@ -286,12 +323,7 @@ static void test_reset_and_trim(void **state)
 		assert_true(dw > 0 && idx > 0 && nm > 0);
 		mid.dwarf_max = (idx + nm + sy) / 3 * 4 + 4096;
 		assert_true(mid.dwarf_max < dw + idx + nm + sy);
-		s4 = sym_new(&mid, &hdr);
-		n4 = namer_new(s4, threaded);
-		assert_non_null(n4);
-		a = names_full(n4, m, addrs, HALF);
-		namer_reset(n4);
-		assert_true(sym_trim(s4) >= 1);
+		n4 = named_and_trimmed(&mid, threaded, m, addrs, HALF, &s4, &a);
 		sym_held(s4, &dw2, &idx2, &nm2, &sy2);
 		assert_int_equal(idx2, idx);
 		assert_int_equal(nm2, nm);
@@ -315,12 +347,7 @@ static void test_reset_and_trim(void **state)
 		sym_held(s3, &dw, &idx, &nm, &sy);
 		assert_true(nm >= 64 << 10); /* worth letting go */
 		mid.dwarf_max = (idx + sy) / 3 * 4 + 4096;
-		s4 = sym_new(&mid, &hdr);
-		n4 = namer_new(s4, threaded);
-		assert_non_null(n4);
-		a = names_full(n4, m, addrs, NR);
-		namer_reset(n4);
-		assert_true(sym_trim(s4) >= 1);
+		n4 = named_and_trimmed(&mid, threaded, m, addrs, NR, &s4, &a);
 		sym_held(s4, &dw2, &idx2, &nm2, &sy2);
 		assert_int_equal(idx2, idx);
 		assert_int_equal(nm2, 0);
@@ -441,22 +468,6 @@ static void test_names_made_when_used(void **state)
 	machine_free(m);
 }
 
-/* Map this binary's text into @m for pid @pid; its path into @path. */
-static void map_self(struct machine *m, uint32_t pid, char *path, size_t len)
-{
-	struct perf_event ev = { .type = PERF_RECORD_MMAP2 };
-	uint64_t start, end, pgoff;
-
-	self_map((const void *)namer_test_marker, &start, &end, &pgoff, path, len);
-	ev.u.mmap.pid = ev.u.mmap.tid = pid;
-	ev.u.mmap.start = start;
-	ev.u.mmap.len = end - start;
-	ev.u.mmap.pgoff = pgoff;
-	ev.u.mmap.prot = PROT_READ | PROT_EXEC;
-	ev.u.mmap.filename = path;
-	assert_int_equal(machine_event(m, &ev), 0);
-}
-
 /* Map a file that is not there at @start for pid @pid: a dso first. */
 static void map_missing(struct machine *m, uint32_t pid, uint64_t start)
 {
@@ -547,7 +558,7 @@ static void test_rebind_keeps_files(void **state)
 	/* the first recording: this binary is its dso 0 */
 	m1 = machine_new(&h1);
 	assert_non_null(m1);
-	map_self(m1, 100, path, sizeof(path));
+	map_text(m1, 100, (const void *)namer_test_marker, path, sizeof(path), &start, &end);
 	sym_rebind(s, &h1);
 	a = names_in(s, m1, addrs, NR);
 	frames1 = sym_stats(s)->frames;
@@ -563,7 +574,7 @@ static void test_rebind_keeps_files(void **state)
 	m2 = machine_new(&h2);
 	assert_non_null(m2);
 	map_missing(m2, 100, 0x1000);
-	map_self(m2, 100, path, sizeof(path));
+	map_text(m2, 100, (const void *)namer_test_marker, path, sizeof(path), &start, &end);
 	sym_rebind(s, &h2);
 	assert_int_equal(sym_stats(s)->frames, 0);
 	b = names_in(s, m2, addrs, NR);
@@ -598,8 +609,7 @@ static void test_rebind_keeps_files(void **state)
 	st = sym_dso_loaded(s, dso_at(m3, start));
 	assert_non_null(st);
 	assert_int_equal(st->kept, 0);
-	for (size_t i = 0; i < NR; i++)
-		assert_string_equal(a[i], ref[i]);
+	assert_names_equal(a, ref, NR);
 	free_names(a, NR);
 	free_names(ref, NR);
 	sym_free(fresh);
@@ -620,10 +630,9 @@ static void test_trim_symbol_table(void **state)
 {
 	enum { NR = 64 };
 	static char path[4096];
-	uint64_t start, end, pgoff, addrs[NR], dw, idx, nm, sy, sy2;
+	uint64_t start, end, addrs[NR], dw, idx, nm, sy, sy2;
 	struct sym_opts tight = { .use_proc_kallsyms = false, .dwarf_max = 1 };
 	struct sym_opts o = { .use_proc_kallsyms = false };
-	struct perf_event ev = { .type = PERF_RECORD_MMAP2 };
 	struct machine *m = machine_new(&hdr);
 	struct symbolizer *s = sym_new(&tight, &hdr), *ref_s = sym_new(&o, &hdr);
 	const struct dso_state *st;
@@ -632,14 +641,7 @@ static void test_trim_symbol_table(void **state)
 	(void)state;
 	assert_non_null(m);
 	/* libc's text, where this process has it */
-	self_map((const void *)(uintptr_t)&fopen, &start, &end, &pgoff, path, sizeof(path));
-	ev.u.mmap.pid = ev.u.mmap.tid = 100;
-	ev.u.mmap.start = start;
-	ev.u.mmap.len = end - start;
-	ev.u.mmap.pgoff = pgoff;
-	ev.u.mmap.prot = PROT_READ | PROT_EXEC;
-	ev.u.mmap.filename = path;
-	assert_int_equal(machine_event(m, &ev), 0);
+	map_text(m, 100, (const void *)(uintptr_t)&fopen, path, sizeof(path), &start, &end);
 	for (size_t i = 0; i < NR; i++)
 		addrs[i] = start + (end - start) * i / NR + 7;
 	a = names_in(s, m, addrs, NR);
@@ -700,8 +702,7 @@ static void test_trim_idle(void **state)
 	assert_int_equal(dw + idx + nm + sy, 0);
 	assert_false(st->syms_built);
 	b = names_in(s, m, addrs, NR);
-	for (size_t i = 0; i < NR; i++)
-		assert_string_equal(b[i], a[i]);
+	assert_names_equal(b, a, NR);
 	free_names(a, NR);
 	free_names(b, NR);
 	sym_free(s);
