@@ -109,8 +109,9 @@ struct dso_state {
 	uint32_t dw_units_next;
 	bool dw_released;        /* its Dwfl was ended by sym_trim(): opened again on use */
 	uint64_t used_at;        /* monotonic seconds at the sym_trim() that saw it used */
-	uint32_t kept;           /* its key's id in symbolizer.kept (a file with a build
-				  * id: kept across sym_rebind()); 0 per recording */
+	uint32_t kept;           /* its key's id in symbolizer.kept (a file known by
+				  * build id or inode: kept across sym_rebind());
+				  * 0: the recording's own */
 };
 
 struct uw_proc;
@@ -132,7 +133,7 @@ struct symbolizer {
 	size_t nr_states, states_used;
 	uint32_t *slot_of;          /* the recording's dso ids: the index in states + 1 */
 	size_t slot_cap;
-	struct wordmap kept;        /* a file with a build id (and its path): an id... */
+	struct wordmap kept;        /* a file's build id or inode, and path: an id... */
 	uint32_t kept_next;
 	uint32_t *state_of_kept;    /* ...whose index in states + 1 this is (0 none) */
 	size_t state_of_kept_cap;

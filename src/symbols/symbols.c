@@ -1208,6 +1208,23 @@ static uint64_t trim_bytes(const struct dso_state *st, enum trim_pass pass)
 	return b;
 }
 
+/* Let go of what @pass lets go of in @st (and what earlier passes do). */
+static void dso_trim(struct dso_state *st, enum trim_pass pass)
+{
+	if (pass >= TRIM_FILE)
+		dso_symtab_release(st);
+	if (st->dwfl) {
+		/* what is left of its symbol table's names lives in the module */
+		symtab_detach(st);
+		dso_dwarf_release(st);
+		st->dw_released = true;
+	}
+	if (pass >= TRIM_NAMES)
+		dso_names_release(st);
+	if (pass >= TRIM_INDEXES)
+		dso_index_release(st);
+}
+
 /* The least recently used file holding at least DW_RELEASE_MIN of what
  * @pass lets go of (libdw's part: only an open Dwfl holds any); NULL none. */
 static struct dso_state *trim_candidate(struct symbolizer *s, enum trim_pass pass)
@@ -1226,18 +1243,6 @@ static struct dso_state *trim_candidate(struct symbolizer *s, enum trim_pass pas
 			lru = st;
 	}
 	return lru;
-}
-
-/* Let go of @st altogether: it is opened anew when named again. */
-static void dso_let_go(struct dso_state *st)
-{
-	dso_symtab_release(st);
-	if (st->dwfl) {
-		dso_dwarf_release(st);
-		st->dw_released = true;
-	}
-	dso_names_release(st);
-	dso_index_release(st);
 }
 
 /*
@@ -1266,12 +1271,11 @@ static size_t trim_idle(struct symbolizer *s)
 			st->used_at = now;
 			continue;
 		}
-		if (now - st->used_at < s->opts.idle_s ||
-		    !trim_bytes(st, TRIM_FILE) || (st->dw_released && !st->syms && !st->cache))
+		if (now - st->used_at < s->opts.idle_s || !trim_bytes(st, TRIM_FILE))
 			continue;
 		pp_debug("'%s': not named from for %" PRIu64 " s: let go (~%" PRIu64 " KiB)",
 			 st->path, now - st->used_at, trim_bytes(st, TRIM_FILE) >> 10);
-		dso_let_go(st);
+		dso_trim(st, TRIM_FILE);
 		n++;
 	}
 	s->trim_clock = s->dw_clock;
@@ -1327,18 +1331,7 @@ size_t sym_trim(struct symbolizer *s)
 			held -= b;
 			pp_debug("'%s': its debug information let go (~%" PRIu64 " KiB%s)", lru->path,
 				 b >> 10, what[pass]);
-			if (pass >= TRIM_FILE)
-				dso_symtab_release(lru);
-			if (lru->dwfl) {
-				/* its symbol table's names live in the module */
-				symtab_detach(lru);
-				dso_dwarf_release(lru);
-				lru->dw_released = true;
-			}
-			if (pass >= TRIM_NAMES)
-				dso_names_release(lru);
-			if (pass >= TRIM_INDEXES)
-				dso_index_release(lru);
+			dso_trim(lru, pass);
 			released++;
 		}
 	}
@@ -1411,7 +1404,8 @@ static void lookup_user(struct symbolizer *s, struct dso_state *st, const char *
 	}
 }
 
-/* Room for @n more than @nr elements of @size in *@v (capacity *@cap), zeroed. */
+/* Room for @need elements of @size in *@v (capacity *@cap, doubled), the
+ * new ones zeroed. Return: 0, or -1 out of memory (*@v unchanged). */
 static int grow_zeroed(void **v, size_t *cap, size_t need, size_t size)
 {
 	size_t ncap;
@@ -1702,14 +1696,15 @@ void sym_rebind(struct symbolizer *s, const struct perf_header_info *hdr)
 		if (!st->status && !st->kept)
 			continue; /* unused, or let go already */
 		if (st->kept && st->status == 1) {
-			/* the same file (build id and path): what naming made
-			 * of it stays; the counts are the new recording's */
+			/* the same file (build id, or device and inode, and
+			 * path): what naming made of it stays; the counts are
+			 * the new recording's */
 			st->frames = st->unnamed = 0;
 			kept++;
 			continue;
 		}
-		/* no build id, or not found: looked for again as the new
-		 * recording names it */
+		/* known by neither build id nor inode, or not found: looked
+		 * for again as the new recording names it */
 		if (st->kept)
 			s->state_of_kept[st->kept] = 0;
 		sym_dso_release(st);
