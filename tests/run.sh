@@ -41,15 +41,16 @@ if [ -x build-asan/robust ]; then
 	fi
 fi
 
-# The threaded paths under ThreadSanitizer: exports with -j 3 (namer,
-# prefetch, unwinding pool) of the samples and the corpus's smaller files.
+# The threaded paths under ThreadSanitizer: exports with -j 6 (three naming
+# lanes sharing unit indexes, prefetch, unwinding pool) of the samples and
+# the corpus's smaller files; watches with -j 3 (one lane).
 if [ -x build-tsan/perfport ]; then
 	log="$OUT/tsan.log" n=0 bad=
 	: >"$log"
 	for f in samples/*.perf.data $(find "$CORPUS" -type f -size -20M 2>/dev/null | sort); do
 		head -c 8 "$f" 2>/dev/null | grep -q PERFILE2 || continue
 		rm -rf "$OUT/tsan"
-		build-tsan/perfport export -j 3 -f folded,pprof,firefox -o "$OUT/tsan" -i "$f" >>"$log" 2>&1
+		build-tsan/perfport export -j 6 -f folded,pprof,firefox -o "$OUT/tsan" -i "$f" >>"$log" 2>&1
 		rc=$?
 		n=$((n + 1))
 		# 0 read, 3 partial (the corpus's damaged files); 66 is a report
@@ -67,7 +68,7 @@ if [ -x build-tsan/perfport ]; then
 		case $rc in 4) ;; *) bad="$bad watch -i $f (exit $rc)";; esac
 	done
 	if [ -z "$bad" ] && ! grep -q "ThreadSanitizer" "$log"; then
-		pass=$((pass + 1)); echo "ok   tsan: $n exports and watches with -j 3 under ThreadSanitizer"
+		pass=$((pass + 1)); echo "ok   tsan: $n exports (-j 6) and watches (-j 3) under ThreadSanitizer"
 	else
 		fail=$((fail + 1)); failed+=(tsan); echo "FAIL tsan:$bad (see $log)"
 		grep -m5 -A8 "WARNING: ThreadSanitizer" "$log"

@@ -816,6 +816,7 @@ static int profile_close(struct build_ctx *c, uint64_t hi)
 		 * whole; a window before the last has none (the naming
 		 * threads are still counting) */
 		p->sym = *sym_stats(c->sym);
+		namer_add_stats(c->namer, &p->sym);
 		upool_add_stats(c->pool, &p->sym);
 	}
 	if (hi && c->acct.first_time && c->acct.last_time < hi)
@@ -892,6 +893,22 @@ out:
 }
 
 /*
+ * The namer's lanes: none with -j 1 (naming in the pass), one thread with
+ * -j 2 and 3, and from -j 4 one per two jobs: with the unwinding pool,
+ * naming is what the pass waits for longest on a program with much
+ * inlining. A stream's windows and rotated recordings keep one lane: the
+ * memory naming holds between them is bounded for one symbolizer.
+ */
+static unsigned namer_threads(const struct profile_opts *o, uint64_t window_ns)
+{
+	if (o->jobs < 2)
+		return 0;
+	if (o->jobs < 4 || window_ns || o->sym_keep)
+		return 1;
+	return o->jobs / 2 < NAMER_MAX_LANES ? o->jobs / 2 : NAMER_MAX_LANES;
+}
+
+/*
  * Build from the open reader @r (closed here, whatever happens): one
  * profile into *@out, or with @window_ns one per window handed to @fn.
  */
@@ -936,8 +953,7 @@ static int build(struct perf_reader *r, const char *path, const struct profile_o
 	 * stream's windows are cut, read and sent by the reading thread) */
 	c->pool = c->m ? upool_new(o->jobs ? o->jobs : 1, &o->sym, perf_reader_header(r), c->m,
 				   on_pooled, c, window_ns ? 0 : UPOOL_DELIVER_THREAD) : NULL;
-	/* new frames are named on a thread of their own with -j 2 and more */
-	c->namer = c->sym ? namer_new(c->sym, o->jobs > 1) : NULL;
+	c->namer = c->sym ? namer_new(c->sym, namer_threads(o, window_ns)) : NULL;
 	if (!c->m || !c->sym || !c->pool || !c->namer) {
 		ret = PP_ENOMEM;
 		goto out;

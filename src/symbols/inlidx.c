@@ -10,9 +10,18 @@
  *
  * A unit is indexed the first time an address in it is named, so a module
  * costs what the units its samples touch cost.
+ *
+ * Symbolizers naming side by side (the namer's lanes, each with its own
+ * libdw) share what they build through a struct inl_shared: a unit of a
+ * file, known by the file's build id and the offset of the unit's DIE, is
+ * built by the first to need it while the others needing it wait, and then
+ * read by all: an index holds offsets, never libdw's structures, so it
+ * serves every Dwarf of the same file.
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,10 +40,8 @@ struct inl_seg {
 	uint32_t entry;
 };
 
-struct inl_unit {
-	uint64_t key;               /* unit_key(), 0: an empty slot */
-	Dwarf_Die cu;               /* in the Dwarf of its last lookup */
-	Dwarf *dbg;                 /* that Dwarf: compared, never read (it may be gone) */
+/* A unit's index as built: never changed after, so read by any thread. */
+struct inl_built {
 	struct inl_entry *e;
 	size_t ne;
 	struct inl_seg *seg;
@@ -47,10 +54,34 @@ struct inl_unit {
 	size_t bytes;               /* what its arrays hold */
 };
 
+struct inl_unit {
+	uint64_t key;               /* unit_key(), 0: an empty slot */
+	Dwarf_Die cu;               /* in the Dwarf of its last lookup */
+	Dwarf *dbg;                 /* that Dwarf: compared, never read (it may be gone) */
+	struct inl_built *b;        /* NULL: none (out of memory); read only */
+	bool owned;                 /* b is this index's (else the shared table's) */
+};
+
 struct inl_index {
 	struct inl_unit *units;     /* open addressing on key */
 	size_t cap, nr;
-	size_t bytes;               /* what the units' indexes hold */
+	size_t bytes;               /* what the units' own indexes hold */
+	size_t built;               /* units it built (its own, or for the shared table) */
+};
+
+/* A unit built for several symbolizers, by file and unit. */
+struct inl_sunit {
+	uint64_t file, key;         /* key 0: an empty slot */
+	struct inl_built *b;
+	bool building;              /* by one of them, the others wait */
+};
+
+struct inl_shared {
+	pthread_mutex_t lock;
+	pthread_cond_t built;
+	struct inl_sunit *units;    /* open addressing on (file, key) */
+	size_t cap, nr;
+	atomic_uint refs;
 };
 
 /* A range of an entry, as the sweep reads them. */
@@ -154,41 +185,54 @@ static int cmp_range(const void *a, const void *b)
 	return x->hi > y->hi ? -1 : x->hi < y->hi;
 }
 
-static bool seg_add(struct inl_unit *u, size_t *cap, uint64_t lo, uint32_t entry)
+static void built_free(struct inl_built *b)
 {
-	if (u->nseg && u->seg[u->nseg - 1].lo == lo) {
-		u->seg[u->nseg - 1].entry = entry;   /* the later word on one point wins */
+	if (!b)
+		return;
+	free(b->e);
+	free(b->seg);
+	free(b->die_off);
+	free(b->die_parent);
+	free(b);
+}
+
+static bool seg_add(struct inl_built *b, size_t *cap, uint64_t lo, uint32_t entry)
+{
+	if (b->nseg && b->seg[b->nseg - 1].lo == lo) {
+		b->seg[b->nseg - 1].entry = entry;   /* the later word on one point wins */
 		return true;
 	}
-	if (u->nseg && u->seg[u->nseg - 1].entry == entry)
+	if (b->nseg && b->seg[b->nseg - 1].entry == entry)
 		return true;
-	if (!grow((void **)&u->seg, cap, u->nseg + 1, sizeof(*u->seg)))
+	if (!grow((void **)&b->seg, cap, b->nseg + 1, sizeof(*b->seg)))
 		return false;
-	u->seg[u->nseg++] = (struct inl_seg){ lo, entry };
+	b->seg[b->nseg++] = (struct inl_seg){ lo, entry };
 	return true;
 }
 
 /*
- * Index @u: its entries, then the segments - a sweep over the ranges
+ * Index unit @cu: its entries, then the segments - a sweep over the ranges
  * sorted by start (the outer first), with a stack of the ranges open: a
  * range starting makes a segment of its own entry, one ending gives the
- * point back to the range below it on the stack.
+ * point back to the range below it on the stack. Return: the index (free
+ * with built_free()), NULL out of memory.
  */
-static bool unit_build(struct inl_unit *u)
+static struct inl_built *unit_build(Dwarf_Die *cu)
 {
 	struct gather g = { 0 };
 	struct inl_range *stack = NULL;
+	struct inl_built *b = calloc(1, sizeof(*b));
 	size_t ns = 0, cap_s = 0, cap_seg = 0;
 	bool ok = false;
 
 	/* the unit's own DIE first: index 0, its own parent */
-	if (!grow((void **)&g.off, &g.cap_off, 1, sizeof(*g.off)) ||
+	if (!b || !grow((void **)&g.off, &g.cap_off, 1, sizeof(*g.off)) ||
 	    !grow((void **)&g.parent, &g.cap_par, 1, sizeof(*g.parent)))
 		goto out;
-	g.off[0] = dwarf_dieoffset(&u->cu);
+	g.off[0] = dwarf_dieoffset(cu);
 	g.parent[0] = 0;
 	g.nd = 1;
-	gather(&g, &u->cu, 0, 0, 0);
+	gather(&g, cu, 0, 0, 0);
 	if (g.oom)
 		goto out;
 	qsort(g.r, g.nr, sizeof(*g.r), cmp_range);
@@ -203,22 +247,22 @@ static bool unit_build(struct inl_unit *u)
 
 			while (ns && stack[ns - 1].hi <= end)
 				ns--;   /* ended at the same point, or before (malformed) */
-			if (!seg_add(u, &cap_seg, end, ns ? stack[ns - 1].entry : 0))
+			if (!seg_add(b, &cap_seg, end, ns ? stack[ns - 1].entry : 0))
 				goto out;
 		}
 		if (i == g.nr)
 			break;
 		stack[ns++] = g.r[i];
-		if (!seg_add(u, &cap_seg, g.r[i].lo, g.r[i].entry))
+		if (!seg_add(b, &cap_seg, g.r[i].lo, g.r[i].entry))
 			goto out;
 	}
-	u->bytes = g.cap_e * sizeof(*g.e) + cap_seg * sizeof(*u->seg) +
+	b->bytes = sizeof(*b) + g.cap_e * sizeof(*g.e) + cap_seg * sizeof(*b->seg) +
 		   g.cap_off * sizeof(*g.off) + g.cap_par * sizeof(*g.parent);
-	u->e = g.e;
-	u->ne = g.ne;
-	u->die_off = g.off;
-	u->die_parent = g.parent;
-	u->ndie = g.nd;
+	b->e = g.e;
+	b->ne = g.ne;
+	b->die_off = g.off;
+	b->die_parent = g.parent;
+	b->ndie = g.nd;
 	g.e = NULL;
 	g.off = NULL;
 	g.parent = NULL;
@@ -230,11 +274,10 @@ out:
 	free(g.parent);
 	free(stack);
 	if (!ok) {
-		free(u->seg);
-		u->seg = NULL;
-		u->nseg = 0;
+		built_free(b);
+		b = NULL;
 	}
-	return ok;
+	return b;
 }
 
 /*
@@ -252,8 +295,133 @@ static size_t unit_slot(uint64_t key, size_t cap)
 	return (size_t)((key * 0x9e3779b97f4a7c15ULL) >> 40) & (cap - 1);
 }
 
-/* The unit of @cu, indexed at its first use; NULL out of memory. */
-static struct inl_unit *unit_of(struct inl_index *x, Dwarf_Die *cu)
+/* --- units shared by symbolizers side by side --- */
+
+struct inl_shared *inlidx_shared_new(void)
+{
+	struct inl_shared *sh = calloc(1, sizeof(*sh));
+
+	if (!sh)
+		return NULL;
+	if (pthread_mutex_init(&sh->lock, NULL))
+		goto fail;
+	if (pthread_cond_init(&sh->built, NULL))
+		goto fail_lock;
+	atomic_init(&sh->refs, 1);
+	return sh;
+fail_lock:
+	pthread_mutex_destroy(&sh->lock);
+fail:
+	free(sh);
+	return NULL;
+}
+
+struct inl_shared *inlidx_shared_ref(struct inl_shared *sh)
+{
+	if (sh)
+		atomic_fetch_add(&sh->refs, 1);
+	return sh;
+}
+
+void inlidx_shared_unref(struct inl_shared *sh)
+{
+	if (!sh || atomic_fetch_sub(&sh->refs, 1) != 1)
+		return;
+	for (size_t i = 0; i < sh->cap; i++)
+		built_free(sh->units[i].b);
+	free(sh->units);
+	pthread_cond_destroy(&sh->built);
+	pthread_mutex_destroy(&sh->lock);
+	free(sh);
+}
+
+static size_t sunit_slot(uint64_t file, uint64_t key, size_t cap)
+{
+	return unit_slot(file ^ (key * 0xbf58476d1ce4e5b9ULL), cap);
+}
+
+/* The slot of (@file, @key), under the lock: found, or empty (room made);
+ * NULL out of memory. */
+static struct inl_sunit *sunit_find(struct inl_shared *sh, uint64_t file, uint64_t key)
+{
+	size_t i;
+
+	if ((sh->nr + 1) * 2 > sh->cap) {
+		size_t cap = sh->cap ? sh->cap * 2 : 64;
+		struct inl_sunit *n = calloc(cap, sizeof(*n));
+
+		if (!n)
+			return NULL;
+		for (size_t j = 0; j < sh->cap; j++) {
+			const struct inl_sunit *o = &sh->units[j];
+
+			if (!o->key)
+				continue;
+			for (i = sunit_slot(o->file, o->key, cap); n[i].key; i = (i + 1) & (cap - 1))
+				;
+			n[i] = *o;
+		}
+		free(sh->units);
+		sh->units = n;
+		sh->cap = cap;
+	}
+	for (i = sunit_slot(file, key, sh->cap);
+	     sh->units[i].key && (sh->units[i].file != file || sh->units[i].key != key);
+	     i = (i + 1) & (sh->cap - 1))
+		;
+	return &sh->units[i];
+}
+
+/*
+ * The index of unit @cu of @file from @sh: built here by the first to ask
+ * (the lock is not held meanwhile), waited for by the others. Return: the
+ * index, owned by @sh; NULL when it could not be built (out of memory).
+ */
+static struct inl_built *shared_build(struct inl_shared *sh, uint64_t file, Dwarf_Die *cu,
+				      size_t *built)
+{
+	uint64_t key = unit_key(cu);
+	struct inl_sunit *su;
+	struct inl_built *b;
+
+	pthread_mutex_lock(&sh->lock);
+	for (;;) {
+		su = sunit_find(sh, file, key);
+		if (!su || !su->key)
+			break;
+		if (!su->building) {
+			b = su->b;
+			pthread_mutex_unlock(&sh->lock);
+			return b;
+		}
+		pthread_cond_wait(&sh->built, &sh->lock);
+	}
+	if (!su) {
+		pthread_mutex_unlock(&sh->lock);
+		return NULL;
+	}
+	*su = (struct inl_sunit){ .file = file, .key = key, .building = true };
+	sh->nr++;
+	pthread_mutex_unlock(&sh->lock);
+
+	b = unit_build(cu);
+	++*built;
+
+	pthread_mutex_lock(&sh->lock);
+	su = sunit_find(sh, file, key); /* the table may have grown meanwhile */
+	su->b = b;
+	su->building = false;
+	pthread_cond_broadcast(&sh->built);
+	pthread_mutex_unlock(&sh->lock);
+	return b;
+}
+
+/*
+ * The unit of @cu, indexed at its first use (from @sh when @file is
+ * known: a build id); NULL out of memory.
+ */
+static struct inl_unit *unit_of(struct inl_index *x, struct inl_shared *sh, uint64_t file,
+				Dwarf_Die *cu)
 {
 	uint64_t key = unit_key(cu);
 	struct inl_unit *u;
@@ -285,16 +453,24 @@ static struct inl_unit *unit_of(struct inl_index *x, Dwarf_Die *cu)
 	if (!u->key) {
 		u->key = key;
 		x->nr++;
-		unit_build(u);          /* no index (out of memory): no inlined calls */
-		x->bytes += u->bytes;
+		/* no index (out of memory): no inlined calls */
+		if (sh && file) {
+			u->b = shared_build(sh, file, cu, &x->built);
+		} else {
+			u->b = unit_build(cu);
+			x->built++;
+			u->owned = true;
+			x->bytes += u->b ? u->b->bytes : 0;
+		}
 	}
 	return u;
 }
 
-size_t inlidx_chain(struct inl_index **xp, Dwarf_Die *cu, uint64_t addr, Dwarf_Die *out,
-		    size_t max, Dwarf_Die *cu_out)
+size_t inlidx_chain(struct inl_index **xp, struct inl_shared *sh, uint64_t file, Dwarf_Die *cu,
+		    uint64_t addr, Dwarf_Die *out, size_t max, Dwarf_Die *cu_out)
 {
 	struct inl_index *x = *xp;
+	const struct inl_built *b;
 	struct inl_unit *u;
 	Dwarf *dbg;
 	size_t lo = 0, hi, n = 0;
@@ -302,28 +478,29 @@ size_t inlidx_chain(struct inl_index **xp, Dwarf_Die *cu, uint64_t addr, Dwarf_D
 
 	if (!x && !(x = *xp = calloc(1, sizeof(*x))))
 		return 0;
-	u = unit_of(x, cu);
-	if (!u || !u->nseg)
+	u = unit_of(x, sh, file, cu);
+	if (!u || !u->b || !u->b->nseg)
 		return 0;
+	b = u->b;
 	*cu_out = u->cu;
-	hi = u->nseg;
+	hi = b->nseg;
 	while (hi - lo > 1) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (u->seg[mid].lo <= addr)
+		if (b->seg[mid].lo <= addr)
 			lo = mid;
 		else
 			hi = mid;
 	}
-	if (u->seg[lo].lo > addr)
+	if (b->seg[lo].lo > addr)
 		return 0;
 	dbg = dwarf_cu_getdwarf(u->cu.cu);
 	/* the innermost first, up to (not past) the function it is in */
-	for (e = u->seg[lo].entry; e && n < max; e = u->e[e - 1].parent) {
-		if (!dwarf_offdie(dbg, u->e[e - 1].die, &out[n]))
+	for (e = b->seg[lo].entry; e && n < max; e = b->e[e - 1].parent) {
+		if (!dwarf_offdie(dbg, b->e[e - 1].die, &out[n]))
 			break;
 		n++;
-		if (!u->e[e - 1].inlined)
+		if (!b->e[e - 1].inlined)
 			break;
 	}
 	return n;
@@ -332,7 +509,7 @@ size_t inlidx_chain(struct inl_index **xp, Dwarf_Die *cu, uint64_t addr, Dwarf_D
 int inlidx_scopes(struct inl_index *x, Dwarf_Die *die, Dwarf_Die **scopes)
 {
 	Dwarf_Off off = dwarf_dieoffset(die);
-	struct inl_unit *u = NULL;
+	const struct inl_built *b = NULL;
 	Dwarf *dbg = dwarf_cu_getdwarf(die->cu);
 	size_t lo = 0, hi, n = 0, i;
 	Dwarf_Die *sc, cudie;
@@ -343,36 +520,38 @@ int inlidx_scopes(struct inl_index *x, Dwarf_Die *die, Dwarf_Die **scopes)
 	key = unit_key(&cudie);
 	for (i = unit_slot(key, x->cap); x->units[i].key; i = (i + 1) & (x->cap - 1))
 		if (x->units[i].key == key) {
-			u = &x->units[i];
+			/* a unit of the same offset in another file (a dwz
+			 * file's), or one not looked up since its module was
+			 * opened again: libdw's walk */
+			if (x->units[i].dbg == dbg)
+				b = x->units[i].b;
 			break;
 		}
-	/* a unit of the same offset in another file (a dwz file's), or one
-	 * not looked up since its module was opened again: libdw's walk */
-	if (!u || !u->ndie || u->dbg != dbg)
+	if (!b || !b->ndie)
 		return dwarf_getscopes_die(die, scopes);
-	hi = u->ndie;
+	hi = b->ndie;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (u->die_off[mid] < off)
+		if (b->die_off[mid] < off)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo == u->ndie || u->die_off[lo] != off)
+	if (lo == b->ndie || b->die_off[lo] != off)
 		return dwarf_getscopes_die(die, scopes);
 	/* @die, its parents, the unit */
-	for (size_t k = lo; ; k = u->die_parent[k]) {
+	for (size_t k = lo; ; k = b->die_parent[k]) {
 		n++;
-		if (!k || n > u->ndie)
+		if (!k || n > b->ndie)
 			break;
 	}
 	sc = malloc(n * sizeof(*sc));
 	if (!sc)
 		return -1;
 	n = 0;
-	for (size_t k = lo; ; k = u->die_parent[k]) {
-		if (!dwarf_offdie(dbg, u->die_off[k], &sc[n])) {
+	for (size_t k = lo; ; k = b->die_parent[k]) {
+		if (!dwarf_offdie(dbg, b->die_off[k], &sc[n])) {
 			free(sc);
 			return dwarf_getscopes_die(die, scopes);
 		}
@@ -389,16 +568,18 @@ size_t inlidx_bytes(const struct inl_index *x)
 	return x ? x->bytes + x->cap * sizeof(*x->units) : 0;
 }
 
+size_t inlidx_units_built(const struct inl_index *x)
+{
+	return x ? x->built : 0;
+}
+
 void inlidx_free(struct inl_index *x)
 {
 	if (!x)
 		return;
-	for (size_t i = 0; i < x->cap; i++) {
-		free(x->units[i].e);
-		free(x->units[i].seg);
-		free(x->units[i].die_off);
-		free(x->units[i].die_parent);
-	}
+	for (size_t i = 0; i < x->cap; i++)
+		if (x->units[i].owned)
+			built_free(x->units[i].b);
 	free(x->units);
 	free(x);
 }

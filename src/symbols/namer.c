@@ -1,33 +1,47 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * namer.c - naming raw frames on a thread of its own (see namer.h).
+ * namer.c - naming raw frames on threads of their own (see namer.h).
  *
  * Requests live in chunks that never move: the caller writes request t and
- * then publishes it by raising `submitted`; the thread names it, writes the
- * result into the request and publishes that by raising `done`. Each side
- * reads the other's part only below the counter it loaded (acquire after a
- * release), so the requests themselves need no lock. The lock and the two
- * conditions are only for sleeping: each side spins a little first, since
- * waking a thread costs tens of microseconds on a virtual machine and new
- * frames come in bursts; and a sleeping namer is woken for a batch of
- * requests, or when the caller waits for one (bench file: ~500 wake-ups,
- * 11 ms of the caller's time, down to ~50).
+ * then publishes it by raising `submitted`. Each request goes to one lane
+ * (a thread with a symbolizer of its own); every lane reads the requests in
+ * order, names its own, writes the result into the request and publishes
+ * that by its `done` flag, and raises its `scanned` count past each request
+ * it is through with (named, or another lane's). Each side reads the
+ * other's part only after the acquire of what published it, so the
+ * requests themselves need no lock. The lock and the two conditions are
+ * only for sleeping: each side spins a little first, since waking a thread
+ * costs tens of microseconds on a virtual machine and new frames come in
+ * bursts; and sleeping lanes are woken for a batch of requests, or when
+ * the caller waits for one (bench file: ~500 wake-ups, 11 ms of the
+ * caller's time, down to ~50).
+ *
+ * Lanes: a frame goes to the lane of its file and the 4 KiB page of the file
+ * it is in, so a function's frames are named by few lanes, from their
+ * caches; the kernel's frames all go to lane 0 and a process's JIT frames
+ * to one lane, so that kallsyms and a JIT map are read once. Each lane's
+ * symbolizer opens the files it names in, but a unit's index of inlined
+ * calls - most of what naming a new unit costs - is built once for all
+ * (sym_new_sibling()). A name does not depend on the lane that made it:
+ * the output is the same at every -j.
  *
  * The machine must not change under a frame being named (namer.h), but
  * waiting for the namer at every record that changes it would wait most at
  * the start, where files are opened (the first libc frame waits tens of
  * milliseconds for its debug file) and where processes start. So a request
  * takes with it a copy of what its naming reads of the machine: the first
- * frame of a file (which opens it: its path, build id and the process that
- * mapped it) and frames named per process (JIT code: the process, its
- * jitdump). Frames in a file already opened read only what never changes
- * (the dso's id, kind and path). Only a copy that still points into the
- * machine - a process in a recorded mount namespace, whose member list
- * grows - makes namer_drain() wait, for that request and those before it.
- * Without a thread, a request that reads the machine is named when given
- * (with those before it), the others when their names are asked for.
+ * frame of a file in its lane (which opens it there: its path, build id and
+ * the process that mapped it) and frames named per process (JIT code: the
+ * process, its jitdump). Frames in a file already opened read only what
+ * never changes (the dso's id, kind and path). Only a copy that still
+ * points into the machine - a process in a recorded mount namespace, whose
+ * member list grows - makes namer_drain() wait, for that request and those
+ * before it. Without a thread, a request that reads the machine is named
+ * when given (with those before it), the others when their names are asked
+ * for.
  */
 #include "namer.h"
+#include "../util/hash.h"
 #include "../util/threadtime.h"
 
 #include <pthread.h>
@@ -40,7 +54,8 @@
 #define FRAME_CHUNK 4096u      /* result frames per chunk */
 #define MAX_OUT 32u            /* frames of one raw frame (inlined calls) */
 #define SPIN_NS 50000          /* spin this long before sleeping */
-#define WAKE_BATCH 64u         /* wake a sleeping namer for this many requests */
+#define WAKE_BATCH 64u         /* wake sleeping lanes for this many requests */
+#define PIECE_SHIFT 12         /* a file's frames go to lanes by 4 KiB pieces */
 
 /* What naming one frame may read of the machine, copied when it was given. */
 struct nctx {
@@ -54,8 +69,10 @@ struct nreq {
 	uint64_t ktext;
 	struct nctx *ctx;               /* named from this copy, freed once named;
 					 * NULL: reads only what never changes */
-	const struct sym_frame *frames; /* written by the namer */
+	const struct sym_frame *frames; /* written by its lane */
 	uint32_t n;                     /* 0: out of memory */
+	uint8_t lane;
+	atomic_bool done;               /* frames and n are written */
 };
 
 struct frame_chunk {
@@ -64,26 +81,37 @@ struct frame_chunk {
 	struct sym_frame f[FRAME_CHUNK];
 };
 
+struct namer;
+
+struct lane {
+	struct namer *n;
+	uint8_t id;
+	struct symbolizer *sym;         /* lane 0: the caller's; else a sibling (ours) */
+	pthread_t thread;
+	struct frame_chunk *frames;     /* the lane's results: newest first */
+	_Atomic uint32_t scanned;       /* every request below is named or another's */
+};
+
 struct namer {
-	struct symbolizer *sym;
-	struct nreq **chunks;           /* grown only while the thread is idle */
+	struct lane lanes[NAMER_MAX_LANES];
+	unsigned nr_lanes;
+	struct nreq **chunks;           /* grown only while every lane is idle */
 	size_t nr_chunks, cap_chunks;
 	uint32_t nr;                    /* submitted, the caller's own count */
 	uint32_t live;                  /* 1 + the last request reading the live machine */
-	uint32_t unsignaled;            /* submitted since the namer was last woken */
-	uint8_t *dso_seen;              /* by dso id: a frame of it was given */
+	uint32_t unsignaled;            /* submitted since the lanes were last woken */
+	uint8_t *dso_seen;              /* by dso id: the lanes given a frame of it (bits) */
 	size_t dso_seen_cap;
-	struct frame_chunk *frames;     /* the namer's: newest first */
 
-	bool threaded;                  /* naming on the thread (started at the first) */
+	bool threaded;                  /* naming on the lanes' threads (started at the first) */
 	bool sync_made;                 /* lock and conditions initialised */
 	bool started;
 	uint32_t next;                  /* without a thread: the next to name */
-	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t work, ready;
-	_Atomic uint32_t submitted, done;
-	_Atomic bool sleeping, waiting, quit;
+	_Atomic uint32_t submitted;
+	atomic_uint sleeping;           /* lanes asleep */
+	atomic_bool waiting, quit;
 };
 
 static struct nreq *req_at(struct namer *n, uint32_t t)
@@ -109,13 +137,12 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Name request @t into the namer's frame chunks. */
-static void name_one(struct namer *n, uint32_t t)
+/* Name request @q in lane @l, into the lane's frame chunks. */
+static void name_one(struct lane *l, struct nreq *q)
 {
-	struct nreq *q = req_at(n, t);
 	struct sym_frame out[MAX_OUT];
-	struct frame_chunk *c = n->frames;
-	size_t k = sym_resolve(n->sym, q->ctx ? &q->ctx->rf : &q->rf, q->ktext, out, MAX_OUT);
+	struct frame_chunk *c = l->frames;
+	size_t k = sym_resolve(l->sym, q->ctx ? &q->ctx->rf : &q->rf, q->ktext, out, MAX_OUT);
 
 	free(q->ctx);
 	q->ctx = NULL;
@@ -126,8 +153,8 @@ static void name_one(struct namer *n, uint32_t t)
 			return;
 		}
 		c->used = 0;
-		c->next = n->frames;
-		n->frames = c;
+		c->next = l->frames;
+		l->frames = c;
 	}
 	memcpy(c->f + c->used, out, k * sizeof(*out));
 	q->frames = c->f + c->used;
@@ -135,22 +162,40 @@ static void name_one(struct namer *n, uint32_t t)
 	c->used += k;
 }
 
-static void *namer_main(void *arg)
+/* Tell the caller, if it sleeps waiting, that something it waits for may be done. */
+static void notify(struct namer *n)
 {
-	struct namer *n = arg;
+	if (atomic_load(&n->waiting)) {
+		pthread_mutex_lock(&n->lock);
+		pthread_cond_broadcast(&n->ready);
+		pthread_mutex_unlock(&n->lock);
+	}
+}
+
+static void *lane_main(void *arg)
+{
+	struct lane *l = arg;
+	struct namer *n = l->n;
 	uint32_t i = 0;
 	uint64_t idle_since = 0;
 	unsigned polls = 0;
 
 	for (;;) {
-		if (i < atomic_load_explicit(&n->submitted, memory_order_acquire)) {
-			name_one(n, i);
-			atomic_store(&n->done, ++i);
-			if (atomic_load(&n->waiting)) {
-				pthread_mutex_lock(&n->lock);
-				pthread_cond_broadcast(&n->ready);
-				pthread_mutex_unlock(&n->lock);
+		uint32_t sub = atomic_load_explicit(&n->submitted, memory_order_acquire);
+
+		if (i < sub) {
+			struct nreq *q = req_at(n, i);
+			bool mine = q->lane == l->id;
+
+			if (mine) {
+				name_one(l, q);
+				atomic_store(&q->done, true);
 			}
+			atomic_store(&l->scanned, ++i);
+			/* what the caller waits for: a result, or every lane
+			 * through (the last of a run of others' requests) */
+			if (mine || i == sub)
+				notify(n);
 			idle_since = 0;
 			continue;
 		}
@@ -162,10 +207,10 @@ static void *namer_main(void *arg)
 			idle_since = now_ns();
 		else if (++polls % 64 == 0 && now_ns() - idle_since > SPIN_NS) {
 			pthread_mutex_lock(&n->lock);
-			atomic_store(&n->sleeping, true);
+			atomic_fetch_add(&n->sleeping, 1);
 			while (atomic_load(&n->submitted) == i && !atomic_load(&n->quit))
 				pthread_cond_wait(&n->work, &n->lock);
-			atomic_store(&n->sleeping, false);
+			atomic_fetch_sub(&n->sleeping, 1);
 			pthread_mutex_unlock(&n->lock);
 			idle_since = 0;
 		}
@@ -177,31 +222,50 @@ static void *namer_main(void *arg)
 /* Without a thread: name everything submitted up to @t (inclusive). */
 static void name_upto(struct namer *n, uint32_t t)
 {
-	while (n->next <= t && n->next < n->nr)
-		name_one(n, n->next++);
+	while (n->next <= t && n->next < n->nr) {
+		struct nreq *q = req_at(n, n->next++);
+
+		name_one(&n->lanes[0], q);
+		atomic_store_explicit(&q->done, true, memory_order_relaxed);
+	}
 }
 
-/* Wake the namer if it sleeps: what is submitted is then seen. */
+/* Wake the lanes that sleep: what is submitted is then seen. */
 static void wake(struct namer *n)
 {
 	n->unsignaled = 0;
 	if (atomic_load(&n->sleeping)) {
 		pthread_mutex_lock(&n->lock);
-		pthread_cond_signal(&n->work);
+		pthread_cond_broadcast(&n->work);
 		pthread_mutex_unlock(&n->lock);
 	}
 }
 
-/* With a thread: wait until more than @t requests are done. */
-static void wait_done(struct namer *n, uint32_t t)
+/* Is request @t named? */
+static bool is_done(struct namer *n, uint32_t t)
+{
+	return atomic_load(&req_at(n, t)->done);
+}
+
+/* Is every request up to @t named (every lane through it)? */
+static bool all_done(struct namer *n, uint32_t t)
+{
+	for (unsigned i = 0; i < n->nr_lanes; i++)
+		if (atomic_load(&n->lanes[i].scanned) <= t)
+			return false;
+	return true;
+}
+
+/* With threads: wait until @ready(@n, @t). */
+static void wait_until(struct namer *n, bool (*ready)(struct namer *, uint32_t), uint32_t t)
 {
 	uint64_t start = 0;
 	unsigned polls = 0;
 
-	if (atomic_load_explicit(&n->done, memory_order_acquire) <= t)
-		wake(n);
-
-	while (atomic_load_explicit(&n->done, memory_order_acquire) <= t) {
+	if (ready(n, t))
+		return;
+	wake(n);
+	while (!ready(n, t)) {
 		if (!start) {
 			start = now_ns();
 			continue;
@@ -211,26 +275,26 @@ static void wait_done(struct namer *n, uint32_t t)
 			continue;
 		pthread_mutex_lock(&n->lock);
 		atomic_store(&n->waiting, true);
-		while (atomic_load(&n->done) <= t)
+		while (!ready(n, t))
 			pthread_cond_wait(&n->ready, &n->lock);
 		atomic_store(&n->waiting, false);
 		pthread_mutex_unlock(&n->lock);
 	}
 }
 
-struct namer *namer_new(struct symbolizer *s, bool threaded)
+struct namer *namer_new(struct symbolizer *s, unsigned threads)
 {
 	struct namer *n = calloc(1, sizeof(*n));
 
 	if (!n)
 		return NULL;
-	n->sym = s;
+	n->lanes[0].sym = s;
+	n->nr_lanes = 1;
 	atomic_init(&n->submitted, 0);
-	atomic_init(&n->done, 0);
-	atomic_init(&n->sleeping, false);
+	atomic_init(&n->sleeping, 0);
 	atomic_init(&n->waiting, false);
 	atomic_init(&n->quit, false);
-	if (!threaded)
+	if (!threads)
 		return n;
 	if (pthread_mutex_init(&n->lock, NULL))
 		goto fail;
@@ -238,8 +302,17 @@ struct namer *namer_new(struct symbolizer *s, bool threaded)
 		goto fail_lock;
 	if (pthread_cond_init(&n->ready, NULL))
 		goto fail_work;
-	/* the thread starts at the first frame: a recording without
-	 * stacks to name never pays for it */
+	/* more lanes, as many as there are siblings to be had */
+	while (n->nr_lanes < threads && n->nr_lanes < NAMER_MAX_LANES &&
+	       (n->lanes[n->nr_lanes].sym = sym_new_sibling(s)))
+		n->nr_lanes++;
+	for (unsigned i = 0; i < n->nr_lanes; i++) {
+		n->lanes[i].n = n;
+		n->lanes[i].id = (uint8_t)i;
+		atomic_init(&n->lanes[i].scanned, 0);
+	}
+	/* the threads start at the first frame: a recording without
+	 * stacks to name never pays for them */
 	n->threaded = true;
 	n->sync_made = true;
 	return n;
@@ -252,6 +325,11 @@ fail:
 	return NULL;
 }
 
+unsigned namer_lanes(const struct namer *n)
+{
+	return n->threaded ? n->nr_lanes : 0;
+}
+
 /* Room for request @t: a new chunk, the directory grown while idle. */
 static int chunk_for(struct namer *n, uint32_t t)
 {
@@ -261,8 +339,8 @@ static int chunk_for(struct namer *n, uint32_t t)
 		size_t cap = n->cap_chunks ? n->cap_chunks * 2 : 16;
 		struct nreq **d;
 
-		if (n->threaded && n->nr)
-			wait_done(n, n->nr - 1); /* the thread reads the directory */
+		if (n->started && n->nr)
+			wait_until(n, all_done, n->nr - 1); /* the lanes read the directory */
 		d = realloc(n->chunks, cap * sizeof(*d));
 		if (!d)
 			return -1;
@@ -296,13 +374,34 @@ static bool copy_dso(struct dso *dst, const struct dso **src, struct proc_info *
 }
 
 /*
- * Does naming @f read what the machine may change? The first frame of a
- * file opens it (path, build id, the mapping process and its namespace);
- * frames outside files and in processes with a jitdump read the process.
- * Kernel frames read the dso's path and kind only. Return: -1 out of
- * memory, else the answer.
+ * The lane that names @f: by its file and the 4 KiB page of it it is in (a
+ * function's frames to few lanes); the kernel's, and special maps' (there
+ * is nothing to read for [vsyscall] and the like), to lane 0; code outside
+ * files (JIT) by its process, whose map each lane would read again.
  */
-static int reads_machine(struct namer *n, const struct raw_frame *f)
+static uint8_t lane_for(const struct namer *n, const struct raw_frame *f)
+{
+	uint64_t h;
+
+	if (n->nr_lanes == 1 || f->kind != FRAME_USER)
+		return 0;
+	if (f->jitdump || !f->dso || f->dso->kind == DSO_ANON)
+		h = mix64((uint64_t)f->pid + 1);
+	else if (f->dso->kind == DSO_SPECIAL)
+		return 0;
+	else
+		h = mix64(((uint64_t)f->dso->id << 40) ^ (f->offset >> PIECE_SHIFT));
+	return (uint8_t)(h % n->nr_lanes);
+}
+
+/*
+ * Does naming @f in @lane read what the machine may change? The first
+ * frame of a file in a lane opens it there (path, build id, the mapping
+ * process and its namespace); frames outside files and in processes with a
+ * jitdump read the process. Kernel frames read the dso's path and kind
+ * only. Return: -1 out of memory, else the answer.
+ */
+static int reads_machine(struct namer *n, const struct raw_frame *f, uint8_t lane)
 {
 	unsigned id;
 
@@ -326,15 +425,37 @@ static int reads_machine(struct namer *n, const struct raw_frame *f)
 		n->dso_seen = d;
 		n->dso_seen_cap = cap;
 	}
-	if (n->dso_seen[id])
+	if (n->dso_seen[id] & (1u << lane))
 		return 0;
-	n->dso_seen[id] = 1;
+	n->dso_seen[id] |= (uint8_t)(1u << lane);
 	return 1;
+}
+
+/* Start the lanes' threads; false when none could be (then naming is the caller's). */
+static bool threads_start(struct namer *n)
+{
+	unsigned i;
+
+	for (i = 0; i < n->nr_lanes; i++)
+		if (pthread_create(&n->lanes[i].thread, NULL, lane_main, &n->lanes[i]))
+			break;
+	if (i == n->nr_lanes)
+		return true;
+	/* not all: those started stop, as with no frame given yet */
+	pthread_mutex_lock(&n->lock);
+	atomic_store(&n->quit, true);
+	pthread_cond_broadcast(&n->work);
+	pthread_mutex_unlock(&n->lock);
+	while (i--)
+		pthread_join(n->lanes[i].thread, NULL);
+	atomic_store(&n->quit, false);
+	return false;
 }
 
 uint32_t namer_submit(struct namer *n, const struct raw_frame *f, uint64_t kernel_text)
 {
 	uint32_t t = n->nr;
+	uint8_t lane = n->threaded ? lane_for(n, f) : 0;
 	struct nctx *c = NULL;
 	struct nreq *q;
 	bool live = false;
@@ -342,7 +463,7 @@ uint32_t namer_submit(struct namer *n, const struct raw_frame *f, uint64_t kerne
 
 	if (t == UINT32_MAX - 1 || chunk_for(n, t))
 		return UINT32_MAX;
-	rm = reads_machine(n, f);
+	rm = reads_machine(n, f, lane);
 	if (rm < 0 || (rm && n->threaded && !(c = malloc(sizeof(*c)))))
 		return UINT32_MAX;
 	q = req_at(n, t);
@@ -351,6 +472,8 @@ uint32_t namer_submit(struct namer *n, const struct raw_frame *f, uint64_t kerne
 	q->ctx = c;
 	q->frames = NULL;
 	q->n = 0;
+	q->lane = lane;
+	atomic_init(&q->done, false);
 	n->nr = t + 1;
 	if (!n->threaded) {
 		/* in the caller: what reads the machine is named now, in order */
@@ -367,17 +490,21 @@ uint32_t namer_submit(struct namer *n, const struct raw_frame *f, uint64_t kerne
 			n->live = t + 1;
 	}
 	if (!n->started) {
-		if (pthread_create(&n->thread, NULL, namer_main, n)) {
-			/* no thread to be had: name here from now on */
+		if (!threads_start(n)) {
+			/* no thread to be had: name here, on lane 0, from now on
+			 * (what the other lanes' symbolizers would have made is
+			 * made by lane 0's: a frame's lane does not change its names) */
 			n->threaded = false;
+			for (uint32_t i = 0; i <= t; i++)
+				req_at(n, i)->lane = 0;
 			name_upto(n, t);
 			return t;
 		}
 		n->started = true;
 	}
 	atomic_store(&n->submitted, t + 1);
-	/* a namer awake finds it; a sleeping one is woken for a batch, or
-	 * when its results are waited for */
+	/* a lane awake finds it; sleeping ones are woken for a batch, or
+	 * when a result is waited for */
 	if (++n->unsignaled >= WAKE_BATCH)
 		wake(n);
 	return t;
@@ -391,7 +518,7 @@ size_t namer_result(struct namer *n, uint32_t t, const struct sym_frame **frames
 	if (t >= n->nr)
 		return 0;
 	if (n->threaded)
-		wait_done(n, t);
+		wait_until(n, is_done, t);
 	else
 		name_upto(n, t);
 	q = req_at(n, t);
@@ -406,7 +533,7 @@ void namer_drain(struct namer *n)
 	if (!n || !n->live)
 		return;
 	if (n->threaded)
-		wait_done(n, n->live - 1);
+		wait_until(n, all_done, n->live - 1);
 	n->live = 0;
 }
 
@@ -415,22 +542,34 @@ void namer_finish(struct namer *n)
 	if (!n || !n->nr)
 		return;
 	if (n->threaded)
-		wait_done(n, n->nr - 1);
+		wait_until(n, all_done, n->nr - 1);
 	else
 		name_upto(n, n->nr - 1);
 	n->live = 0;
 }
 
-/* Stop the thread once it has named what it was given; the next submit starts one. */
+void namer_add_stats(const struct namer *n, struct sym_stats *st)
+{
+	for (unsigned i = 1; i < n->nr_lanes; i++) {
+		const struct sym_stats *l = sym_stats(n->lanes[i].sym);
+
+		st->frames += l->frames;
+		for (unsigned k = 0; k < SYM_CAUSE_COUNT; k++)
+			st->by_cause[k] += l->by_cause[k];
+	}
+}
+
+/* Stop the threads once they have named what they were given; the next submit starts them. */
 static void thread_stop(struct namer *n)
 {
 	if (!n->started)
 		return;
 	pthread_mutex_lock(&n->lock);
 	atomic_store(&n->quit, true);
-	pthread_cond_signal(&n->work);
+	pthread_cond_broadcast(&n->work);
 	pthread_mutex_unlock(&n->lock);
-	pthread_join(n->thread, NULL);
+	for (unsigned i = 0; i < n->nr_lanes; i++)
+		pthread_join(n->lanes[i].thread, NULL);
 	n->started = false;
 	atomic_store(&n->quit, false);
 }
@@ -438,19 +577,21 @@ static void thread_stop(struct namer *n)
 /* Free the requests from chunk @keep on (their copies too) and every result. */
 static void requests_free(struct namer *n, size_t keep)
 {
-	struct frame_chunk *c, *next;
-
 	for (uint32_t t = 0; t < n->nr; t++)
 		free(req_at(n, t)->ctx);
 	for (size_t i = keep; i < n->nr_chunks; i++)
 		free(n->chunks[i]);
 	if (n->nr_chunks > keep)
 		n->nr_chunks = keep;
-	for (c = n->frames; c; c = next) {
-		next = c->next;
-		free(c);
+	for (unsigned i = 0; i < n->nr_lanes; i++) {
+		struct frame_chunk *c, *next;
+
+		for (c = n->lanes[i].frames; c; c = next) {
+			next = c->next;
+			free(c);
+		}
+		n->lanes[i].frames = NULL;
 	}
-	n->frames = NULL;
 }
 
 void namer_reset(struct namer *n)
@@ -462,7 +603,8 @@ void namer_reset(struct namer *n)
 	requests_free(n, 1); /* the first chunk is kept for the next window */
 	n->nr = n->next = n->live = n->unsignaled = 0;
 	atomic_store(&n->submitted, 0);
-	atomic_store(&n->done, 0);
+	for (unsigned i = 0; i < n->nr_lanes; i++)
+		atomic_store(&n->lanes[i].scanned, 0);
 }
 
 void namer_free(struct namer *n)
@@ -476,6 +618,8 @@ void namer_free(struct namer *n)
 		pthread_mutex_destroy(&n->lock);
 	}
 	requests_free(n, 0);
+	for (unsigned i = 1; i < n->nr_lanes; i++)
+		sym_free(n->lanes[i].sym);
 	free(n->dso_seen);
 	free(n->chunks);
 	free(n);

@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * namer.h - naming raw frames on a thread of its own, while the caller goes
- * on reading and counting.
+ * namer.h - naming raw frames on threads of their own (lanes), while the
+ * caller goes on reading and counting.
  *
  * The caller hands each raw frame it has not seen before to the namer
  * (namer_submit()) and gets a ticket; the names come back by ticket
  * (namer_result()), waiting only if they are not ready yet. The namer owns
  * its symbolizer from namer_new() to namer_free(): nothing else may call
- * it in between.
+ * it in between. With several lanes, each names with a symbolizer of its
+ * own (the first lane with the caller's, the others with siblings of it:
+ * sym_new_sibling()), and every frame of one page of a file goes to one
+ * lane; the names are the same whatever the number of lanes.
  *
  * Naming reads what the raw frame points into: its dso, the process and
  * mount namespace behind it (struct proc_info), all owned by the machine.
@@ -29,14 +32,23 @@
 
 struct namer;
 
+#define NAMER_MAX_LANES 8
+
 /**
  * namer_new() - a namer over @s.
- * @threaded: name on a thread of its own; false names in the caller, at
- *            namer_drain() and namer_result(), in the order submitted.
+ * @threads: the lanes naming on threads of their own (at most
+ *           NAMER_MAX_LANES, fewer when memory for their symbolizers is
+ *           short); 0 names in the caller, at namer_drain() and
+ *           namer_result(), in the order submitted. More than one is for a
+ *           single pass: what the other lanes' symbolizers hold is bounded
+ *           by nothing but the pass's end (sym_trim() is for @s only).
  * Return: the namer (free with namer_free()), or NULL out of memory. @s
  * stays the caller's to free, after namer_free().
  */
-struct namer *namer_new(struct symbolizer *s, bool threaded);
+struct namer *namer_new(struct symbolizer *s, unsigned threads);
+
+/** namer_lanes() - the lanes naming on threads (0: the caller names). */
+unsigned namer_lanes(const struct namer *n);
 
 /**
  * namer_submit() - queue @f (copied) for naming.
@@ -70,6 +82,13 @@ void namer_drain(struct namer *n);
  * may be changed (sym_trim()) until the next namer_submit().
  */
 void namer_finish(struct namer *n);
+
+/**
+ * namer_add_stats() - add to @st what the lanes other than the first
+ * counted (frames named and why not): with sym_stats() of the namer's
+ * symbolizer, the whole. After namer_finish().
+ */
+void namer_add_stats(const struct namer *n, struct sym_stats *st);
 
 /**
  * namer_reset() - name everything submitted, then forget it: tickets start

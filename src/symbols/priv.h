@@ -95,6 +95,8 @@ struct dso_state {
 	uint8_t from;            /* enum sym_from: where it was found */
 	uint64_t frames, unnamed; /* addresses named in it, and those no symbol covers */
 	struct inl_index *inlidx; /* its units' inlined calls, indexed (inlidx.c) */
+	uint64_t unit_file;      /* its units' file key in symbolizer.units (0: none) */
+	bool unit_file_made;
 	struct line_index *lineidx; /* its units' line tables, copied (lineidx.c) */
 	uint64_t *fde_starts;    /* the functions' start addresses of .eh_frame_hdr, sorted */
 	size_t nr_fde_starts;
@@ -172,6 +174,10 @@ struct symbolizer {
 	/* files opened ahead (prefetch.c) */
 	struct prefetch *pf;
 
+	/* unit indexes shared with symbolizers naming side by side
+	 * (sym_new_sibling()); NULL: its own */
+	struct inl_shared *units;
+
 	/* JIT (jit.c) */
 	struct jit_map *jits;
 	size_t nr_jits, cap_jits;
@@ -191,15 +197,27 @@ struct symbolizer {
 int sym_load_dso(struct symbolizer *s, struct dso_state *st, const struct dso *d);
 /* inlidx.c */
 struct inl_index;
+struct inl_shared;
 /*
  * inlidx_chain() - the function and inlined calls around @addr (in the
  * unit's own addresses) of the unit @cu, innermost first into @out (at
  * most @max), ending with the function they are in; @cu_out: the unit's
  * DIE, for call sites. The unit is indexed at its first lookup, into *@x
- * (made then). Return: how many are in @out.
+ * (made then); with @sh and a @file key (non-zero: the file's build id
+ * hashed), the index is @sh's, built once for every symbolizer sharing it.
+ * Return: how many are in @out.
  */
-size_t inlidx_chain(struct inl_index **x, Dwarf_Die *cu, uint64_t addr, Dwarf_Die *out,
-		    size_t max, Dwarf_Die *cu_out);
+size_t inlidx_chain(struct inl_index **x, struct inl_shared *sh, uint64_t file, Dwarf_Die *cu,
+		    uint64_t addr, Dwarf_Die *out, size_t max, Dwarf_Die *cu_out);
+/*
+ * inlidx_shared_new() - a table of unit indexes for symbolizers naming on
+ * several threads, with one reference (inlidx_shared_ref() takes another,
+ * inlidx_shared_unref() lets one go: the last frees it and its indexes,
+ * once no inl_index that used it is read again). NULL out of memory.
+ */
+struct inl_shared *inlidx_shared_new(void);
+struct inl_shared *inlidx_shared_ref(struct inl_shared *sh);
+void inlidx_shared_unref(struct inl_shared *sh);
 /*
  * inlidx_scopes() - as dwarf_getscopes_die(): @die, the DIEs it is in, and
  * its unit, into *@scopes (free() it); from the index of its unit when
@@ -208,6 +226,9 @@ size_t inlidx_chain(struct inl_index **x, Dwarf_Die *cu, uint64_t addr, Dwarf_Di
 int inlidx_scopes(struct inl_index *x, Dwarf_Die *die, Dwarf_Die **scopes);
 /* inlidx_bytes() - what @x holds (NULL: 0). */
 size_t inlidx_bytes(const struct inl_index *x);
+/* inlidx_units_built() - how many units @x indexed itself (its own, or
+ * for the shared table), not counting those it found built (NULL: 0). */
+size_t inlidx_units_built(const struct inl_index *x);
 void inlidx_free(struct inl_index *x);
 /* lineidx.c */
 struct line_index;

@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "../util/error.h"
+#include "../util/hash.h"
 #include "../util/log.h"
 #include "priv.h"
 
@@ -900,6 +901,34 @@ static void call_site(struct symbolizer *s, struct dso_state *st, Dwarf_Die *cu,
 }
 
 /*
+ * The key of @st's file among symbolizers sharing unit indexes: its build
+ * id and the path of its DWARF (the same build id found as another debug
+ * file would number its DIEs otherwise), hashed; 0 without a build id,
+ * whose units are then indexed by each symbolizer on its own.
+ */
+static uint64_t unit_file(struct dso_state *st)
+{
+	const unsigned char *id;
+	const char *main_file = NULL, *debug_file = NULL, *p;
+	GElf_Addr vaddr;
+	uint64_t h = 0x6a09e667f3bcc909ULL;
+	int n;
+
+	if (st->unit_file_made)
+		return st->unit_file;
+	st->unit_file_made = true;
+	n = st->mod ? dwfl_module_build_id(st->mod, &id, &vaddr) : 0;
+	if (n <= 0)
+		return st->unit_file = 0;
+	dwfl_module_info(st->mod, NULL, NULL, NULL, NULL, NULL, &main_file, &debug_file);
+	for (int i = 0; i < n; i++)
+		h = mix64(h ^ id[i]);
+	for (p = debug_file ? debug_file : main_file ? main_file : ""; *p; p++)
+		h = mix64(h ^ (unsigned char)*p);
+	return st->unit_file = h ? h : 1;
+}
+
+/*
  * The calls inlined at @addr (an address of its unit @cu's), innermost
  * first: each gets the function inlined and the position inside it; the
  * containing function gets the outermost call site. Return: how many were
@@ -919,7 +948,8 @@ static uint32_t inline_chain(struct symbolizer *s, struct dso_state *st, Dwarf_D
 	uint32_t count = 0;
 	size_t n;
 
-	n = inlidx_chain(&st->inlidx, cu, addr, chain, sizeof(chain) / sizeof(chain[0]), &cudie);
+	n = inlidx_chain(&st->inlidx, s->units, s->units ? unit_file(st) : 0, cu, addr, chain,
+			 sizeof(chain) / sizeof(chain[0]), &cudie);
 	for (size_t i = 0; i < n; i++) {
 		struct inl *in;
 
@@ -1669,6 +1699,18 @@ struct symbolizer *sym_new(const struct sym_opts *opts, const struct perf_header
 	return s;
 }
 
+struct symbolizer *sym_new_sibling(struct symbolizer *s)
+{
+	struct symbolizer *sib;
+
+	if (!s->units && !(s->units = inlidx_shared_new()))
+		return NULL;
+	sib = sym_new(&s->opts, s->hdr);
+	if (sib)
+		sib->units = inlidx_shared_ref(s->units);
+	return sib;
+}
+
 void sym_dso_release(struct dso_state *st)
 {
 	dso_dwarf_release(st);
@@ -1741,6 +1783,7 @@ void sym_free(struct symbolizer *s)
 	kernel_free(s);
 	jit_free(s);
 	unwind_free(s);
+	inlidx_shared_unref(s->units); /* after the states that read them */
 	strtab_free(&s->strings);
 	free(s);
 }

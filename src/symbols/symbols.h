@@ -88,6 +88,17 @@ struct symbolizer *sym_new(const struct sym_opts *opts, const struct perf_header
 void sym_free(struct symbolizer *s);
 
 /**
+ * sym_new_sibling() - a symbolizer for @s's recording, with its options, to
+ * name on another thread than @s: each has its own files open (libdw is
+ * not shared), but the index of a unit's inlined calls (a file's by build
+ * id) is built by whichever of them needs it first and then read by all,
+ * the others waiting meanwhile rather than building it again.
+ * Return: the sibling, free with sym_free() (before or after @s); NULL out
+ * of memory.
+ */
+struct symbolizer *sym_new_sibling(struct symbolizer *s);
+
+/**
  * sym_rebind() - use @s for another recording, @hdr's (borrowed until the
  * next sym_rebind() or sym_free()), of the same machine: perf's rotated
  * files, each numbering its dsos anew. What was made of a file found by

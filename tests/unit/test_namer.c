@@ -468,6 +468,95 @@ static void test_names_made_when_used(void **state)
 	machine_free(m);
 }
 
+/* The state of the file with the most symbols @s has open: this binary. */
+static struct dso_state *biggest_state(struct symbolizer *s)
+{
+	struct dso_state *big = NULL;
+
+	for (size_t i = 0; i < s->nr_states; i++)
+		if (s->states[i].nr_syms && (!big || s->states[i].nr_syms > big->nr_syms))
+			big = &s->states[i];
+	assert_non_null(big);
+	return big;
+}
+
+static char **names_in(struct symbolizer *s, struct machine *m, const uint64_t *addrs, size_t nr);
+
+/*
+ * Naming on several lanes, each with a symbolizer of its own: every frame
+ * named as on one (function, inlined calls, files, lines), and the counts
+ * of all the lanes add up to one's. A sibling symbolizer names from the
+ * unit indexes the first one built, and builds none itself.
+ */
+static void test_lanes_name_as_one(void **state)
+{
+	enum { NR = 900 };
+	uint64_t start, end, addrs[NR];
+	struct sym_opts o = { .use_proc_kallsyms = false };
+	struct symbolizer *ref_s, *s, *sib;
+	struct machine *m;
+	struct sym_stats ref_st;
+	char **ref, **a, **b;
+	size_t inlined = 0;
+
+	(void)state;
+	m = machine_with_self(&start, &end);
+	for (size_t i = 0; i < NR; i++)
+		addrs[i] = start + (end - start) * i / NR + 5;
+	ref_s = sym_new(&o, &hdr);
+	assert_non_null(ref_s);
+	ref = names_in(ref_s, m, addrs, NR);
+	ref_st = *sym_stats(ref_s);
+	for (size_t i = 0; i < NR; i++)
+		inlined += strchr(strchr(ref[i], ';') + 1, ';') != NULL;
+	assert_true(inlined > 0); /* the comparison sees inlined calls */
+	/* 2, 5 and 8 lanes, and 11 asked for (as many as there may be) */
+	for (unsigned lanes = 2; lanes <= NAMER_MAX_LANES + 3; lanes += 3) {
+		struct namer *n;
+		struct sym_stats st;
+
+		s = sym_new(&o, &hdr);
+		assert_non_null(s);
+		n = namer_new(s, lanes);
+		assert_non_null(n);
+		assert_int_equal(namer_lanes(n), lanes < NAMER_MAX_LANES ? lanes : NAMER_MAX_LANES);
+		a = names_full(n, m, addrs, NR);
+		for (size_t i = 0; i < NR; i++)
+			assert_string_equal(a[i], ref[i]);
+		namer_finish(n);
+		st = *sym_stats(s);
+		assert_true(st.frames < ref_st.frames); /* the other lanes named some */
+		namer_add_stats(n, &st);
+		assert_int_equal(st.frames, ref_st.frames);
+		for (unsigned k = 0; k < SYM_CAUSE_COUNT; k++)
+			assert_int_equal(st.by_cause[k], ref_st.by_cause[k]);
+		free_names(a, NR);
+		namer_free(n);
+		sym_free(s);
+	}
+	/* siblings: the units indexed once, by the one naming first; the
+	 * sibling outlives the symbolizer that made it, and still reads them */
+	s = sym_new(&o, &hdr);
+	assert_non_null(s);
+	sib = sym_new_sibling(s);
+	assert_non_null(sib);
+	a = names_in(s, m, addrs, NR);
+	assert_true(inlidx_units_built(biggest_state(s)->inlidx) >= 1);
+	sym_free(s);
+	b = names_in(sib, m, addrs, NR);
+	assert_int_equal(inlidx_units_built(biggest_state(sib)->inlidx), 0);
+	for (size_t i = 0; i < NR; i++) {
+		assert_string_equal(a[i], ref[i]);
+		assert_string_equal(b[i], ref[i]);
+	}
+	free_names(a, NR);
+	free_names(b, NR);
+	sym_free(sib);
+	free_names(ref, NR);
+	sym_free(ref_s);
+	machine_free(m);
+}
+
 /* Map a file that is not there at @start for pid @pid: a dso first. */
 static void map_missing(struct machine *m, uint32_t pid, uint64_t start)
 {
@@ -825,6 +914,7 @@ int main(void)
 		cmocka_unit_test(test_named_as_given),
 		cmocka_unit_test(test_reset_and_trim),
 		cmocka_unit_test(test_names_made_when_used),
+		cmocka_unit_test(test_lanes_name_as_one),
 		cmocka_unit_test(test_trim_symbol_table),
 		cmocka_unit_test(test_trim_idle),
 		cmocka_unit_test(test_rebind_keeps_files),
