@@ -14,17 +14,22 @@
  * Symbolizers naming side by side (the namer's lanes, each with its own
  * libdw) share what they build through a struct inl_shared: a unit of a
  * file, known by the file's build id and the offset of the unit's DIE, is
- * built by the first to need it while the others needing it wait, and then
- * read by all: an index holds offsets, never libdw's structures, so it
- * serves every Dwarf of the same file.
+ * built by the first to need it, and then read by all: an index holds
+ * offsets, never libdw's structures, so it serves every Dwarf of the same
+ * file. The others that need it meanwhile do not wait idle: a big unit is
+ * cut into parts by its top-level DIEs, which they gather with their own
+ * Dwarfs and the first joins (on the C++ bench program, one unit of 335 k
+ * DIEs was most of what its naming cost).
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/log.h"
 #include "priv.h"
 
 /* A function or an inlined call with code. */
@@ -69,11 +74,14 @@ struct inl_index {
 	size_t built;               /* units it built (its own, or for the shared table) */
 };
 
+struct inl_job;
+
 /* A unit built for several symbolizers, by file and unit. */
 struct inl_sunit {
 	uint64_t file, key;         /* key 0: an empty slot */
 	struct inl_built *b;
-	bool building;              /* by one of them, the others wait */
+	bool building;              /* by one of them, the others wait... */
+	struct inl_job *job;        /* ...or take parts of it to gather */
 };
 
 struct inl_shared {
@@ -119,6 +127,56 @@ static bool grow(void **p, size_t *cap, size_t need, size_t size)
 	return true;
 }
 
+static void gather(struct gather *g, Dwarf_Die *die, uint32_t parent, uint32_t depth,
+		   uint32_t die_index);
+
+/* @d with its parent (@die_index), as an entry if it holds code (nested
+ * in entry @parent), and what is below it. */
+static void visit(struct gather *g, Dwarf_Die *d, uint32_t parent, uint32_t depth,
+		  uint32_t die_index)
+{
+	int tag = dwarf_tag(d);
+	uint32_t in = parent, me = (uint32_t)g->nd;
+
+	if (!grow((void **)&g->off, &g->cap_off, g->nd + 1, sizeof(*g->off)) ||
+	    !grow((void **)&g->parent, &g->cap_par, g->nd + 1, sizeof(*g->parent))) {
+		g->oom = true;
+		return;
+	}
+	g->off[g->nd] = dwarf_dieoffset(d);
+	g->parent[g->nd++] = die_index;
+
+	if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
+		Dwarf_Addr base, lo, hi;
+		ptrdiff_t off = 0;
+		bool code = false;
+
+		while ((off = dwarf_ranges(d, off, &base, &lo, &hi)) > 0) {
+			if (hi <= lo)
+				continue;
+			if (!code) {
+				if (!grow((void **)&g->e, &g->cap_e, g->ne + 1, sizeof(*g->e))) {
+					g->oom = true;
+					return;
+				}
+				g->e[g->ne] = (struct inl_entry){
+					.die = dwarf_dieoffset(d), .parent = parent,
+					.inlined = tag == DW_TAG_inlined_subroutine };
+				in = (uint32_t)++g->ne;
+				code = true;
+			}
+			if (!grow((void **)&g->r, &g->cap_r, g->nr + 1, sizeof(*g->r))) {
+				g->oom = true;
+				return;
+			}
+			g->r[g->nr++] = (struct inl_range){ lo, hi, in, depth };
+		}
+	}
+	/* a function's or a block's body, a namespace, a class: what holds
+	 * code may lie anywhere below */
+	gather(g, d, in, depth + 1, me);
+}
+
 /* The entries and ranges below @die (its children, recursively), and
  * every DIE with its parent (@die_index: @die's). */
 static void gather(struct gather *g, Dwarf_Die *die, uint32_t parent, uint32_t depth,
@@ -129,49 +187,18 @@ static void gather(struct gather *g, Dwarf_Die *die, uint32_t parent, uint32_t d
 	if (depth > 256 || dwarf_child(die, &child) != 0)
 		return;
 	do {
-		int tag = dwarf_tag(&child);
-		uint32_t in = parent, me = (uint32_t)g->nd;
-
-		if (!grow((void **)&g->off, &g->cap_off, g->nd + 1, sizeof(*g->off)) ||
-		    !grow((void **)&g->parent, &g->cap_par, g->nd + 1, sizeof(*g->parent))) {
-			g->oom = true;
-			return;
-		}
-		g->off[g->nd] = dwarf_dieoffset(&child);
-		g->parent[g->nd++] = die_index;
-
-		if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
-			Dwarf_Addr base, lo, hi;
-			ptrdiff_t off = 0;
-			bool code = false;
-
-			while ((off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0) {
-				if (hi <= lo)
-					continue;
-				if (!code) {
-					if (!grow((void **)&g->e, &g->cap_e, g->ne + 1, sizeof(*g->e))) {
-						g->oom = true;
-						return;
-					}
-					g->e[g->ne] = (struct inl_entry){
-						.die = dwarf_dieoffset(&child), .parent = parent,
-						.inlined = tag == DW_TAG_inlined_subroutine };
-					in = (uint32_t)++g->ne;
-					code = true;
-				}
-				if (!grow((void **)&g->r, &g->cap_r, g->nr + 1, sizeof(*g->r))) {
-					g->oom = true;
-					return;
-				}
-				g->r[g->nr++] = (struct inl_range){ lo, hi, in, depth };
-			}
-		}
-		/* a function's or a block's body, a namespace, a class: what
-		 * holds code may lie anywhere below */
-		gather(g, &child, in, depth + 1, me);
+		visit(g, &child, parent, depth, die_index);
 		if (g->oom)
 			return;
 	} while (dwarf_siblingof(&child, &child) == 0);
+}
+
+static void gather_free(struct gather *g)
+{
+	free(g->e);
+	free(g->r);
+	free(g->off);
+	free(g->parent);
 }
 
 static int cmp_range(const void *a, const void *b)
@@ -211,35 +238,27 @@ static bool seg_add(struct inl_built *b, size_t *cap, uint64_t lo, uint32_t entr
 }
 
 /*
- * Index unit @cu: its entries, then the segments - a sweep over the ranges
- * sorted by start (the outer first), with a stack of the ranges open: a
- * range starting makes a segment of its own entry, one ending gives the
- * point back to the range below it on the stack. Return: the index (free
- * with built_free()), NULL out of memory.
+ * A unit's index from what was gathered of it (@g, whose arrays it takes;
+ * out of memory or not, @g is emptied): a sweep over the ranges sorted by
+ * start (the outer first), with a stack of the ranges open: a range
+ * starting makes a segment of its own entry, one ending gives the point
+ * back to the range below it on the stack. Return: the index (free with
+ * built_free()), NULL out of memory.
  */
-static struct inl_built *unit_build(Dwarf_Die *cu)
+static struct inl_built *unit_sweep(struct gather *g)
 {
-	struct gather g = { 0 };
 	struct inl_range *stack = NULL;
-	struct inl_built *b = calloc(1, sizeof(*b));
+	struct inl_built *b = g->oom ? NULL : calloc(1, sizeof(*b));
 	size_t ns = 0, cap_s = 0, cap_seg = 0;
 	bool ok = false;
 
-	/* the unit's own DIE first: index 0, its own parent */
-	if (!b || !grow((void **)&g.off, &g.cap_off, 1, sizeof(*g.off)) ||
-	    !grow((void **)&g.parent, &g.cap_par, 1, sizeof(*g.parent)))
+	if (!b)
 		goto out;
-	g.off[0] = dwarf_dieoffset(cu);
-	g.parent[0] = 0;
-	g.nd = 1;
-	gather(&g, cu, 0, 0, 0);
-	if (g.oom)
+	qsort(g->r, g->nr, sizeof(*g->r), cmp_range);
+	if (!grow((void **)&stack, &cap_s, g->nr + 1, sizeof(*stack)))
 		goto out;
-	qsort(g.r, g.nr, sizeof(*g.r), cmp_range);
-	if (!grow((void **)&stack, &cap_s, g.nr + 1, sizeof(*stack)))
-		goto out;
-	for (size_t i = 0; i <= g.nr; i++) {
-		uint64_t at = i < g.nr ? g.r[i].lo : UINT64_MAX;
+	for (size_t i = 0; i <= g->nr; i++) {
+		uint64_t at = i < g->nr ? g->r[i].lo : UINT64_MAX;
 
 		/* the ranges that end before this one starts */
 		while (ns && stack[ns - 1].hi <= at) {
@@ -250,34 +269,56 @@ static struct inl_built *unit_build(Dwarf_Die *cu)
 			if (!seg_add(b, &cap_seg, end, ns ? stack[ns - 1].entry : 0))
 				goto out;
 		}
-		if (i == g.nr)
+		if (i == g->nr)
 			break;
-		stack[ns++] = g.r[i];
-		if (!seg_add(b, &cap_seg, g.r[i].lo, g.r[i].entry))
+		stack[ns++] = g->r[i];
+		if (!seg_add(b, &cap_seg, g->r[i].lo, g->r[i].entry))
 			goto out;
 	}
-	b->bytes = sizeof(*b) + g.cap_e * sizeof(*g.e) + cap_seg * sizeof(*b->seg) +
-		   g.cap_off * sizeof(*g.off) + g.cap_par * sizeof(*g.parent);
-	b->e = g.e;
-	b->ne = g.ne;
-	b->die_off = g.off;
-	b->die_parent = g.parent;
-	b->ndie = g.nd;
-	g.e = NULL;
-	g.off = NULL;
-	g.parent = NULL;
+	b->bytes = sizeof(*b) + g->cap_e * sizeof(*g->e) + cap_seg * sizeof(*b->seg) +
+		   g->cap_off * sizeof(*g->off) + g->cap_par * sizeof(*g->parent);
+	b->e = g->e;
+	b->ne = g->ne;
+	b->die_off = g->off;
+	b->die_parent = g->parent;
+	b->ndie = g->nd;
+	g->e = NULL;
+	g->off = NULL;
+	g->parent = NULL;
 	ok = true;
 out:
-	free(g.e);
-	free(g.r);
-	free(g.off);
-	free(g.parent);
+	gather_free(g);
+	memset(g, 0, sizeof(*g));
 	free(stack);
 	if (!ok) {
 		built_free(b);
 		b = NULL;
 	}
 	return b;
+}
+
+/* The unit's own DIE first in @g: index 0, its own parent. */
+static bool gather_root(struct gather *g, Dwarf_Die *cu)
+{
+	if (!grow((void **)&g->off, &g->cap_off, 1, sizeof(*g->off)) ||
+	    !grow((void **)&g->parent, &g->cap_par, 1, sizeof(*g->parent)))
+		return false;
+	g->off[0] = dwarf_dieoffset(cu);
+	g->parent[0] = 0;
+	g->nd = 1;
+	return true;
+}
+
+/* Index unit @cu on this thread alone. Return: as unit_sweep(). */
+static struct inl_built *unit_build(Dwarf_Die *cu)
+{
+	struct gather g = { 0 };
+
+	if (!gather_root(&g, cu))
+		g.oom = true;
+	else
+		gather(&g, cu, 0, 0, 0);
+	return unit_sweep(&g);
 }
 
 /*
@@ -340,13 +381,14 @@ static size_t sunit_slot(uint64_t file, uint64_t key, size_t cap)
 	return unit_slot(file ^ (key * 0xbf58476d1ce4e5b9ULL), cap);
 }
 
-/* The slot of (@file, @key), under the lock: found, or empty (room made);
- * NULL out of memory. */
-static struct inl_sunit *sunit_find(struct inl_shared *sh, uint64_t file, uint64_t key)
+/* The slot of (@file, @key), under the lock: found, or empty (room made
+ * first when @insert); NULL out of memory. */
+static struct inl_sunit *sunit_find(struct inl_shared *sh, uint64_t file, uint64_t key,
+				    bool insert)
 {
 	size_t i;
 
-	if ((sh->nr + 1) * 2 > sh->cap) {
+	if (insert && (sh->nr + 1) * 2 > sh->cap) {
 		size_t cap = sh->cap ? sh->cap * 2 : 64;
 		struct inl_sunit *n = calloc(cap, sizeof(*n));
 
@@ -372,21 +414,172 @@ static struct inl_sunit *sunit_find(struct inl_shared *sh, uint64_t file, uint64
 	return &sh->units[i];
 }
 
+/* --- a big unit gathered in parts, by the symbolizers waiting for it --- */
+
 /*
- * The index of unit @cu of @file from @sh: built here by the first to ask
- * (the lock is not held meanwhile), waited for by the others. Return: the
- * index, owned by @sh; NULL when it could not be built (out of memory).
+ * A unit whose top-level DIEs span inlidx_part_min_span bytes or more is
+ * cut into parts of them, about PARTS (a DIE and all below it is in one part: a namespace
+ * may be a part of its own), which the symbolizers that want the unit
+ * meanwhile take one by one and gather, each with its own Dwarf of the
+ * file; the builder then merges them in order - the same arrays one
+ * thread's walk makes - and sweeps. Offsets are the file's, so parts from
+ * different Dwarfs of the file join up.
+ */
+#define PARTS 32u
+size_t inlidx_part_min_span = 256u << 10;
+#define CU_INDEX UINT32_MAX         /* in a part: the unit's DIE, the parent of its top */
+
+struct inl_part {
+	size_t first, count;        /* its top-level DIEs, in the job's top */
+	struct gather g;            /* DIE and entry numbers its own */
+};
+
+struct inl_job {
+	Dwarf_Off *top;             /* the unit's top-level DIEs */
+	size_t ntop;
+	struct inl_part *parts;
+	size_t nparts;
+	size_t next;                /* the next part to take (under the lock) */
+	size_t left;                /* parts not gathered yet (under the lock) */
+};
+
+static void job_free(struct inl_job *j)
+{
+	if (!j)
+		return;
+	for (size_t i = 0; i < j->nparts; i++)
+		gather_free(&j->parts[i].g);
+	free(j->parts);
+	free(j->top);
+	free(j);
+}
+
+/* Unit @cu cut into parts; NULL when it is too small to be worth it (or
+ * out of memory): it is then gathered by one thread. */
+static struct inl_job *job_make(Dwarf_Die *cu)
+{
+	struct inl_job *j = calloc(1, sizeof(*j));
+	size_t cap = 0, k = 0;
+	uint64_t span;
+	Dwarf_Die child;
+
+	if (!j || dwarf_child(cu, &child) != 0)
+		goto none;
+	do {
+		if (!grow((void **)&j->top, &cap, j->ntop + 1, sizeof(*j->top)))
+			goto none;
+		j->top[j->ntop++] = dwarf_dieoffset(&child);
+	} while (dwarf_siblingof(&child, &child) == 0);
+	span = j->top[j->ntop - 1] - j->top[0];
+	if (j->ntop < 2 || span < inlidx_part_min_span)
+		goto none;
+	j->parts = calloc(PARTS, sizeof(*j->parts));
+	if (!j->parts)
+		goto none;
+	/* part k: the DIEs that start in the k-th PARTS-th of the span */
+	for (size_t i = 0; i < j->ntop; i++) {
+		uint64_t at = (j->top[i] - j->top[0]) * PARTS / span;
+		size_t want = at < PARTS ? (size_t)at : PARTS - 1;
+
+		if (!j->nparts || (want != k && j->parts[j->nparts - 1].count)) {
+			j->parts[j->nparts].first = i;
+			j->nparts++;
+		}
+		k = want;
+		j->parts[j->nparts - 1].count++;
+	}
+	j->left = j->nparts;
+	return j;
+none:
+	job_free(j);
+	return NULL;
+}
+
+/* Gather part @pt of @j with @dbg, a Dwarf of the unit's file. */
+static void part_gather(const struct inl_job *j, struct inl_part *pt, Dwarf *dbg)
+{
+	for (size_t i = pt->first; i < pt->first + pt->count && !pt->g.oom; i++) {
+		Dwarf_Die d;
+
+		if (!dwarf_offdie(dbg, j->top[i], &d))
+			pt->g.oom = true; /* a DIE one walk met and another not: no index */
+		else
+			visit(&pt->g, &d, 0, 0, CU_INDEX);
+	}
+}
+
+/* Under @sh's lock: take @j's next part, gather it unlocked, and count it done. */
+static void part_take(struct inl_shared *sh, struct inl_job *j, Dwarf *dbg)
+{
+	struct inl_part *pt = &j->parts[j->next++];
+
+	pthread_mutex_unlock(&sh->lock);
+	part_gather(j, pt, dbg);
+	pthread_mutex_lock(&sh->lock);
+	if (--j->left == 0)
+		pthread_cond_broadcast(&sh->built);
+}
+
+/* The parts of @j, every one gathered, joined in order: the unit's index. */
+static struct inl_built *job_merge(struct inl_job *j, Dwarf_Die *cu)
+{
+	struct gather g = { 0 };
+	size_t nd = 1, ne = 0, nr = 0;
+
+	g.oom = !gather_root(&g, cu);
+	for (size_t i = 0; i < j->nparts; i++) {
+		g.oom |= j->parts[i].g.oom;
+		nd += j->parts[i].g.nd;
+		ne += j->parts[i].g.ne;
+		nr += j->parts[i].g.nr;
+	}
+	if (!g.oom && (!grow((void **)&g.off, &g.cap_off, nd, sizeof(*g.off)) ||
+		       !grow((void **)&g.parent, &g.cap_par, nd, sizeof(*g.parent)) ||
+		       !grow((void **)&g.e, &g.cap_e, ne, sizeof(*g.e)) ||
+		       !grow((void **)&g.r, &g.cap_r, nr, sizeof(*g.r))))
+		g.oom = true;
+	for (size_t i = 0; i < j->nparts && !g.oom; i++) {
+		const struct gather *p = &j->parts[i].g;
+		uint32_t dbase = (uint32_t)g.nd, ebase = (uint32_t)g.ne;
+
+		for (size_t k = 0; k < p->nd; k++) {
+			g.off[g.nd] = p->off[k];
+			g.parent[g.nd++] = p->parent[k] == CU_INDEX ? 0 : p->parent[k] + dbase;
+		}
+		for (size_t k = 0; k < p->ne; k++) {
+			g.e[g.ne] = p->e[k];
+			if (g.e[g.ne].parent)
+				g.e[g.ne].parent += ebase;
+			g.ne++;
+		}
+		for (size_t k = 0; k < p->nr; k++) {
+			g.r[g.nr] = p->r[k];
+			g.r[g.nr++].entry += ebase;
+		}
+	}
+	return unit_sweep(&g);
+}
+
+/*
+ * The index of unit @cu of @file from @sh: built by the first to ask (the
+ * lock is not held meanwhile), a big one in parts that those asking
+ * meanwhile gather (each with the Dwarf of its own @cu) rather than wait
+ * idle. @built: counts a unit built here. Return: the index, owned by @sh;
+ * NULL when it could not be built (out of memory).
  */
 static struct inl_built *shared_build(struct inl_shared *sh, uint64_t file, Dwarf_Die *cu,
 				      size_t *built)
 {
 	uint64_t key = unit_key(cu);
+	Dwarf *dbg = dwarf_cu_getdwarf(cu->cu);
 	struct inl_sunit *su;
 	struct inl_built *b;
+	struct inl_job *j;
+	size_t mine = 0;
 
 	pthread_mutex_lock(&sh->lock);
 	for (;;) {
-		su = sunit_find(sh, file, key);
+		su = sunit_find(sh, file, key, true);
 		if (!su || !su->key)
 			break;
 		if (!su->building) {
@@ -394,7 +587,10 @@ static struct inl_built *shared_build(struct inl_shared *sh, uint64_t file, Dwar
 			pthread_mutex_unlock(&sh->lock);
 			return b;
 		}
-		pthread_cond_wait(&sh->built, &sh->lock);
+		if (su->job && su->job->next < su->job->nparts)
+			part_take(sh, su->job, dbg);
+		else
+			pthread_cond_wait(&sh->built, &sh->lock);
 	}
 	if (!su) {
 		pthread_mutex_unlock(&sh->lock);
@@ -404,11 +600,30 @@ static struct inl_built *shared_build(struct inl_shared *sh, uint64_t file, Dwar
 	sh->nr++;
 	pthread_mutex_unlock(&sh->lock);
 
-	b = unit_build(cu);
+	j = job_make(cu);
+	if (j) {
+		pthread_mutex_lock(&sh->lock);
+		sunit_find(sh, file, key, false)->job = j;
+		pthread_cond_broadcast(&sh->built); /* parts to take */
+		while (j->next < j->nparts) {
+			part_take(sh, j, dbg);
+			mine++;
+		}
+		while (j->left)
+			pthread_cond_wait(&sh->built, &sh->lock);
+		sunit_find(sh, file, key, false)->job = NULL;
+		pthread_mutex_unlock(&sh->lock);
+		pp_debug("the unit at DIE 0x%" PRIx64 " (%zu top-level DIEs) gathered in %zu parts, "
+			 "%zu of them by other lanes", key - 1, j->ntop, j->nparts, j->nparts - mine);
+		b = job_merge(j, cu);
+		job_free(j);
+	} else {
+		b = unit_build(cu);
+	}
 	++*built;
 
 	pthread_mutex_lock(&sh->lock);
-	su = sunit_find(sh, file, key); /* the table may have grown meanwhile */
+	su = sunit_find(sh, file, key, false); /* the table may have grown meanwhile */
 	su->b = b;
 	su->building = false;
 	pthread_cond_broadcast(&sh->built);

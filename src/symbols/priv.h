@@ -226,6 +226,9 @@ void inlidx_shared_unref(struct inl_shared *sh);
 int inlidx_scopes(struct inl_index *x, Dwarf_Die *die, Dwarf_Die **scopes);
 /* inlidx_bytes() - what @x holds (NULL: 0). */
 size_t inlidx_bytes(const struct inl_index *x);
+/* For tests: a unit shared between symbolizers whose top-level DIEs span
+ * this many bytes or more is gathered in parts (256 KiB). */
+extern size_t inlidx_part_min_span;
 /* inlidx_units_built() - how many units @x indexed itself (its own, or
  * for the shared table), not counting those it found built (NULL: 0). */
 size_t inlidx_units_built(const struct inl_index *x);

@@ -1,22 +1,24 @@
 #!/usr/bin/env bash
-# -j N: new frames are named on a thread of their own (src/symbols/namer.c)
-# while the pass goes on, and DWARF samples unwound by a pool. The output
-# must be -j 1's, byte for byte: on recordings where processes start, map
-# their libraries and exit while others are sampled (the machine changes
-# under frames waiting for names), with DWARF, off-CPU (stacks whose tree
-# node is needed at once), a timeline format, per-thread grouping, and on
-# every recording of the shared corpus (other perf versions and arches).
+# -j N: new frames are named on threads of their own (src/symbols/namer.c:
+# one lane with -j 2, three with -j 6, each with its own symbolizer) while
+# the pass goes on, and DWARF samples unwound by a pool. The output must be
+# -j 1's, byte for byte: on recordings where processes start, map their
+# libraries and exit while others are sampled (the machine changes under
+# frames waiting for names), with DWARF, off-CPU (stacks whose tree node is
+# needed at once), a timeline format, per-thread grouping, a C++ program
+# whose one big unit the lanes index together, and on every recording of
+# the shared corpus (other perf versions and arches).
 . "$(dirname "$0")/lib/common.sh"
 need_perf
 need_python
 build_workload
 
-# same WHAT FORMATS ARGS...: export with -j 1, 2 and 3 into three
+# same WHAT FORMATS ARGS...: export with -j 1, 2 and 6 into three
 # directories (one format: a file in it); every file equal. With
 # SAME_STDIN set, each export reads that file as its standard input.
 same() {
 	local what=$1 formats=$2 out; shift 2
-	for j in 1 2 3; do
+	for j in 1 2 6; do
 		rm -rf "$WORK/j$j"
 		out=$WORK/j$j
 		case $formats in *,*) ;; *) mkdir "$out"; out=$out/$formats.out;; esac
@@ -26,7 +28,7 @@ same() {
 	done
 	for f in "$WORK/j1"/*; do
 		b=$(basename "$f")
-		for j in 2 3; do
+		for j in 2 6; do
 			case $b in
 			*.gz) cmp -s <(zcat "$f") <(zcat "$WORK/j$j/$b") ||
 				fail "$what: $b differs between -j 1 and -j $j";;
@@ -61,15 +63,37 @@ n=$(wc -l <"$WORK/j1/profile.folded")
 for fn in cpu_worker io_worker dl_main; do
 	grep -q "$fn" "$WORK/j1/profile.folded" || fail "no frame named $fn in the folded output"
 done
-echo "ok: -g with processes coming and going: -j 2 and -j 3 equal -j 1 ($n stacks)"
+echo "ok: -g with processes coming and going: -j 2 and -j 6 equal -j 1 ($n stacks)"
+
+# A C++ program of real-world shape in one unit of ~5,000 top-level DIEs
+# (the bench's generator, 8 kernels): with -j 8 its four lanes want the
+# unit at once; it is indexed once, in parts (-vv says so), and every frame
+# named as with -j 1, lambdas and inlined calls included.
+if command -v g++ >/dev/null; then
+	$PY "$TOP/tests/bench/gen_cxx.py" "$WORK/shape.cc" 8
+	g++ -std=c++17 -O2 -g -o "$WORK/shape" "$WORK/shape.cc" || fail "cannot build the C++ program"
+	record "$WORK/cxx.data" --call-graph dwarf,8192 -F 1000 -e cpu-clock -- "$WORK/shape" 2
+	for j in 1 8; do
+		"$PERFPORT" -vv export -j $j -f folded -i "$WORK/cxx.data" -o "$WORK/cxx$j.folded" \
+			>/dev/null 2>"$WORK/cxx$j.err" || { tail "$WORK/cxx$j.err"; fail "C++: export -j $j"; }
+	done
+	cmp -s "$WORK/cxx1.folded" "$WORK/cxx8.folded" || fail "C++: -j 8's stacks differ from -j 1's"
+	grep -q "gathered in [0-9]* parts" "$WORK/cxx8.err" || fail "C++: -j 8 did not index the unit in parts"
+	grep -q "lambda" "$WORK/cxx1.folded" || fail "C++: no lambda named"
+	grep "gathered in" "$WORK/cxx8.err" | sed 's/^perfport: debug: /  /'
+	echo "ok: C++, one big unit: -j 8 (four lanes, the unit indexed in parts) equals -j 1" \
+		"($(wc -l <"$WORK/cxx1.folded") stacks)"
+else
+	echo "note: no g++: the C++ program is not compared"
+fi
 
 record "$WORK/dw.data" --call-graph dwarf,8192 -F 1000 -e cpu-clock -- "$WORK/churn.sh" "$WORKLOAD"
 same "DWARF" folded,pprof -i "$WORK/dw.data"
-echo "ok: --call-graph dwarf: -j 2 and -j 3 equal -j 1"
+echo "ok: --call-graph dwarf: -j 2 and -j 6 equal -j 1"
 
 same "timeline (firefox)" firefox,folded -i "$WORK/fp.data"
 same "per thread (skywalking)" skywalking -i "$WORK/fp.data"
-echo "ok: a timeline format and per-thread trees: -j 2 and -j 3 equal -j 1"
+echo "ok: a timeline format and per-thread trees: -j 2 and -j 6 equal -j 1"
 
 # Off-CPU: the switch's stack needs its tree node when the interval opens.
 same "off-CPU sample" folded,pprof -i "$TOP/samples/offcpu.perf.data"
@@ -137,20 +161,21 @@ record "$WORK/two.data" -g -e cpu-clock -e task-clock -F 1000 -- "$WORK/churn.sh
 same "two events" folded,pprof,codeguru -i "$WORK/two.data"
 views_same "two events" -i "$WORK/two.data"
 modes=$((modes + 1))
-echo "ok: $modes recording modes (pipe, -z, --threads, switch records, sched tracepoints, two events): -j 2 and -j 3 equal -j 1"
+echo "ok: $modes recording modes (pipe, -z, --threads, switch records, sched tracepoints, two events): -j 2 and -j 6 equal -j 1"
 
 # The same recordings through the ThreadSanitizer build (make tsan), when
 # there is one: processes that come and go while frames wait for names,
-# DWARF unwinding, a pipe, off-CPU intervals with wakers.
+# DWARF unwinding, naming lanes sharing a unit, a pipe, off-CPU intervals
+# with wakers.
 if [ -x "$TOP/build-tsan/perfport" ]; then
-	for f in fp.data dw.data pipe.data sw.data tp.data; do
+	for f in fp.data dw.data cxx.data pipe.data sw.data tp.data; do
 		[ -e "$WORK/$f" ] || continue
 		TSAN_OPTIONS="halt_on_error=1 exitcode=66" PERFPORT_PLUGIN_PATH=$TOP/build-tsan/plugins \
-			"$TOP/build-tsan/perfport" export -j 3 -f folded,pprof,firefox -o "$WORK/tsan" \
+			"$TOP/build-tsan/perfport" export -j 6 -f folded,pprof,firefox -o "$WORK/tsan" \
 			-i - <"$WORK/$f" >/dev/null 2>"$WORK/tsan.err" || {
-			tail -40 "$WORK/tsan.err"; fail "ThreadSanitizer: export -j 3 of $f (exit $?)"; }
+			tail -40 "$WORK/tsan.err"; fail "ThreadSanitizer: export -j 6 of $f (exit $?)"; }
 	done
-	echo "ok: ThreadSanitizer: export -j 3 of the churn, DWARF, pipe, switch and tracepoint recordings"
+	echo "ok: ThreadSanitizer: export -j 6 of the churn, DWARF, C++, pipe, switch and tracepoint recordings"
 else
 	echo "note: no build-tsan/perfport (make tsan): the recordings are not run under ThreadSanitizer"
 fi
@@ -163,7 +188,7 @@ if [ -d "$CORPUS" ]; then
 		n=$((n + 1))
 	done < <(find "$CORPUS" -type f | sort)
 	[ $n -ge 30 ] || fail "only $n corpus recordings found"
-	echo "ok: $n corpus recordings: -j 2 and -j 3 equal -j 1"
+	echo "ok: $n corpus recordings: -j 2 and -j 6 equal -j 1"
 else
 	echo "note: no corpus at $CORPUS: its recordings are not compared"
 fi

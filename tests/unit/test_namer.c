@@ -510,11 +510,20 @@ static void test_lanes_name_as_one(void **state)
 	for (size_t i = 0; i < NR; i++)
 		inlined += strchr(strchr(ref[i], ';') + 1, ';') != NULL;
 	assert_true(inlined > 0); /* the comparison sees inlined calls */
-	/* 2, 5 and 8 lanes, and 11 asked for (as many as there may be) */
-	for (unsigned lanes = 2; lanes <= NAMER_MAX_LANES + 3; lanes += 3) {
+	/* 2, 5 and 8 lanes, and 11 asked for (as many as there may be);
+	 * then with every unit gathered in parts, taken by the lanes that
+	 * want it while it is built and joined by the one building it */
+	static const struct {
+		unsigned lanes;
+		bool parts;
+	} cases[] = { { 2, false }, { 5, false }, { 8, false }, { 11, false },
+		      { 2, true }, { 8, true } };
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		unsigned lanes = cases[c].lanes;
 		struct namer *n;
 		struct sym_stats st;
 
+		inlidx_part_min_span = cases[c].parts ? 0 : 256u << 10;
 		s = sym_new(&o, &hdr);
 		assert_non_null(s);
 		n = namer_new(s, lanes);
@@ -540,6 +549,7 @@ static void test_lanes_name_as_one(void **state)
 	assert_non_null(s);
 	sib = sym_new_sibling(s);
 	assert_non_null(sib);
+	inlidx_part_min_span = 0; /* built in parts, by one thread: joined as one walk */
 	a = names_in(s, m, addrs, NR);
 	assert_true(inlidx_units_built(biggest_state(s)->inlidx) >= 1);
 	sym_free(s);
@@ -549,6 +559,7 @@ static void test_lanes_name_as_one(void **state)
 		assert_string_equal(a[i], ref[i]);
 		assert_string_equal(b[i], ref[i]);
 	}
+	inlidx_part_min_span = 256u << 10;
 	free_names(a, NR);
 	free_names(b, NR);
 	sym_free(sib);
