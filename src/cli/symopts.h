@@ -54,9 +54,10 @@ struct cli_sym {
 	"      --no-inline         do not expand inlined calls into frames\n"            \
 	"  -j, --jobs N            threads unwinding --call-graph dwarf samples,\n"      \
 	"                          opening files ahead and, building profiles,\n"     \
-	"                          naming frames, reading the file ahead and\n"       \
-	"                          counting (default: the CPU count); the output\n"   \
-	"                          is always that of -j 1\n"
+	"                          naming frames (on N/2 threads from -j 4, at\n"     \
+	"                          most 8; watch names on one), reading the file\n" \
+	"                          ahead and counting (default: the CPU count);\n"  \
+	"                          the output is always that of -j 1\n"
 
 /** symopts_parse() - apply option @opt; Return: true if it was a symbol option. */
 static inline bool symopts_parse(int opt, const char *arg, struct cli_sym *c)
