@@ -206,13 +206,13 @@ static void *profile_pprof(const struct profile *p, size_t *len)
 }
 
 /*
- * Every other profile is built again with -j 2 (frames named on the
- * namer's thread, stacks' nodes made when their names are back): its
- * result and pprof encoding must be -j 1's, byte for byte, whatever the
- * input; a difference aborts, so the fuzzer keeps the input.
+ * Every other profile is built again with -j @jobs (2: frames named on the
+ * namer's thread, stacks' nodes made when their names are back; 4: on two
+ * lanes): its result and pprof encoding must be -j 1's, byte for byte,
+ * whatever the input; a difference aborts, so the fuzzer keeps the input.
  */
 static void same_with_jobs(const uint8_t *data, size_t size, const struct profile_opts *po,
-			   int ret1, const void *buf1, size_t len1)
+			   unsigned jobs, int ret1, const void *buf1, size_t len1)
 {
 	struct profile_opts po2 = *po;
 	struct profile *p2;
@@ -220,13 +220,13 @@ static void same_with_jobs(const uint8_t *data, size_t size, const struct profil
 	size_t len2 = 0;
 	int ret2;
 
-	po2.jobs = 2;
+	po2.jobs = jobs;
 	ret2 = profile_build_mem(data, size, "fuzz", &po2, &p2);
 	if (p2)
 		buf2 = profile_pprof(p2, &len2);
 	if (ret2 != ret1 || !buf1 != !buf2 || (buf1 && (len1 != len2 || memcmp(buf1, buf2, len1)))) {
-		fprintf(stderr, "fuzz: -j 2 built another profile than -j 1 (%d/%d, %zu/%zu bytes)\n",
-			ret1, ret2, len1, len2);
+		fprintf(stderr, "fuzz: -j %u built another profile than -j 1 (%d/%d, %zu/%zu bytes)\n",
+			jobs, ret1, ret2, len1, len2);
 		abort();
 	}
 	free(buf2);
@@ -278,7 +278,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			view_free(v);
 		}
 		if (built++ % 2 == 0)
-			same_with_jobs(data, size, &po, ret, buf, len);
+			same_with_jobs(data, size, &po, built % 4 == 1 ? 2 : 4, ret, buf, len);
 		free(buf);
 		profile_free(p);
 	}
