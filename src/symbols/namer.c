@@ -12,9 +12,11 @@
  * requests themselves need no lock. The lock and the two conditions are
  * only for sleeping: each side spins a little first, since waking a thread
  * costs tens of microseconds on a virtual machine and new frames come in
- * bursts; and sleeping lanes are woken for a batch of requests, or when
- * the caller waits for one (bench file: ~500 wake-ups, 11 ms of the
- * caller's time, down to ~50).
+ * bursts; and a sleeping lane is woken for a batch of its own requests, or
+ * when the caller waits for one of them (bench file: ~500 wake-ups, 11 ms
+ * of the caller's time, down to ~50), or for all. Waking every lane for
+ * every batch cost the C++ bench file as much CPU in lanes spinning idle
+ * as their naming.
  *
  * Lanes: a frame goes to the lane of its file and the 4 KiB page of the file
  * it is in, so a function's frames are named by few lanes, from their
@@ -88,8 +90,11 @@ struct lane {
 	uint8_t id;
 	struct symbolizer *sym;         /* lane 0: the caller's; else a sibling (ours) */
 	pthread_t thread;
+	pthread_cond_t work;            /* wakes it (with the namer's lock) */
 	struct frame_chunk *frames;     /* the lane's results: newest first */
+	uint32_t unsignaled;            /* the caller's: its requests since it was woken */
 	_Atomic uint32_t scanned;       /* every request below is named or another's */
+	atomic_bool sleeping;
 };
 
 struct namer {
@@ -99,7 +104,6 @@ struct namer {
 	size_t nr_chunks, cap_chunks;
 	uint32_t nr;                    /* submitted, the caller's own count */
 	uint32_t live;                  /* 1 + the last request reading the live machine */
-	uint32_t unsignaled;            /* submitted since the lanes were last woken */
 	uint8_t *dso_seen;              /* by dso id: the lanes given a frame of it (bits) */
 	size_t dso_seen_cap;
 
@@ -108,9 +112,8 @@ struct namer {
 	bool started;
 	uint32_t next;                  /* without a thread: the next to name */
 	pthread_mutex_t lock;
-	pthread_cond_t work, ready;
+	pthread_cond_t ready;
 	_Atomic uint32_t submitted;
-	atomic_uint sleeping;           /* lanes asleep */
 	atomic_bool waiting, quit;
 };
 
@@ -207,10 +210,10 @@ static void *lane_main(void *arg)
 			idle_since = now_ns();
 		else if (++polls % 64 == 0 && now_ns() - idle_since > SPIN_NS) {
 			pthread_mutex_lock(&n->lock);
-			atomic_fetch_add(&n->sleeping, 1);
+			atomic_store(&l->sleeping, true);
 			while (atomic_load(&n->submitted) == i && !atomic_load(&n->quit))
-				pthread_cond_wait(&n->work, &n->lock);
-			atomic_fetch_sub(&n->sleeping, 1);
+				pthread_cond_wait(&l->work, &n->lock);
+			atomic_store(&l->sleeping, false);
 			pthread_mutex_unlock(&n->lock);
 			idle_since = 0;
 		}
@@ -230,13 +233,13 @@ static void name_upto(struct namer *n, uint32_t t)
 	}
 }
 
-/* Wake the lanes that sleep: what is submitted is then seen. */
-static void wake(struct namer *n)
+/* Wake lane @l if it sleeps: what is submitted is then seen. */
+static void wake(struct namer *n, struct lane *l)
 {
-	n->unsignaled = 0;
-	if (atomic_load(&n->sleeping)) {
+	l->unsignaled = 0;
+	if (atomic_load(&l->sleeping)) {
 		pthread_mutex_lock(&n->lock);
-		pthread_cond_broadcast(&n->work);
+		pthread_cond_signal(&l->work);
 		pthread_mutex_unlock(&n->lock);
 	}
 }
@@ -256,7 +259,10 @@ static bool all_done(struct namer *n, uint32_t t)
 	return true;
 }
 
-/* With threads: wait until @ready(@n, @t). */
+/*
+ * With threads: wait until @ready(@n, @t), having woken the lanes it waits
+ * for: request @t's (is_done()), or all (all_done()).
+ */
 static void wait_until(struct namer *n, bool (*ready)(struct namer *, uint32_t), uint32_t t)
 {
 	uint64_t start = 0;
@@ -264,7 +270,12 @@ static void wait_until(struct namer *n, bool (*ready)(struct namer *, uint32_t),
 
 	if (ready(n, t))
 		return;
-	wake(n);
+	if (ready == is_done) {
+		wake(n, &n->lanes[req_at(n, t)->lane]);
+	} else {
+		for (unsigned i = 0; i < n->nr_lanes; i++)
+			wake(n, &n->lanes[i]);
+	}
 	while (!ready(n, t)) {
 		if (!start) {
 			start = now_ns();
@@ -291,33 +302,41 @@ struct namer *namer_new(struct symbolizer *s, unsigned threads)
 	n->lanes[0].sym = s;
 	n->nr_lanes = 1;
 	atomic_init(&n->submitted, 0);
-	atomic_init(&n->sleeping, 0);
 	atomic_init(&n->waiting, false);
 	atomic_init(&n->quit, false);
 	if (!threads)
 		return n;
 	if (pthread_mutex_init(&n->lock, NULL))
 		goto fail;
-	if (pthread_cond_init(&n->work, NULL))
-		goto fail_lock;
 	if (pthread_cond_init(&n->ready, NULL))
-		goto fail_work;
-	/* more lanes, as many as there are siblings to be had */
-	while (n->nr_lanes < threads && n->nr_lanes < NAMER_MAX_LANES &&
-	       (n->lanes[n->nr_lanes].sym = sym_new_sibling(s)))
+		goto fail_lock;
+	/* more lanes, as many as there are siblings (and conditions) to be had */
+	for (;;) {
+		struct lane *l = &n->lanes[n->nr_lanes - 1];
+
+		if (pthread_cond_init(&l->work, NULL)) {
+			if (n->nr_lanes == 1)
+				goto fail_ready;
+			sym_free(l->sym);
+			n->nr_lanes--;
+			break;
+		}
+		l->n = n;
+		l->id = (uint8_t)(n->nr_lanes - 1);
+		atomic_init(&l->scanned, 0);
+		atomic_init(&l->sleeping, false);
+		if (n->nr_lanes == threads || n->nr_lanes == NAMER_MAX_LANES ||
+		    !(n->lanes[n->nr_lanes].sym = sym_new_sibling(s)))
+			break;
 		n->nr_lanes++;
-	for (unsigned i = 0; i < n->nr_lanes; i++) {
-		n->lanes[i].n = n;
-		n->lanes[i].id = (uint8_t)i;
-		atomic_init(&n->lanes[i].scanned, 0);
 	}
 	/* the threads start at the first frame: a recording without
 	 * stacks to name never pays for them */
 	n->threaded = true;
 	n->sync_made = true;
 	return n;
-fail_work:
-	pthread_cond_destroy(&n->work);
+fail_ready:
+	pthread_cond_destroy(&n->ready);
 fail_lock:
 	pthread_mutex_destroy(&n->lock);
 fail:
@@ -431,6 +450,19 @@ static int reads_machine(struct namer *n, const struct raw_frame *f, uint8_t lan
 	return 1;
 }
 
+/* Stop the threads of the first @nr lanes, once they have named what they were given. */
+static void quit_lanes(struct namer *n, unsigned nr)
+{
+	pthread_mutex_lock(&n->lock);
+	atomic_store(&n->quit, true);
+	for (unsigned i = 0; i < nr; i++)
+		pthread_cond_signal(&n->lanes[i].work);
+	pthread_mutex_unlock(&n->lock);
+	for (unsigned i = 0; i < nr; i++)
+		pthread_join(n->lanes[i].thread, NULL);
+	atomic_store(&n->quit, false);
+}
+
 /* Start the lanes' threads; false when none could be (then naming is the caller's). */
 static bool threads_start(struct namer *n)
 {
@@ -442,12 +474,7 @@ static bool threads_start(struct namer *n)
 	if (i == n->nr_lanes)
 		return true;
 	/* not all: those started stop, as with no frame given yet */
-	pthread_mutex_lock(&n->lock);
-	atomic_store(&n->quit, true);
-	pthread_cond_broadcast(&n->work);
-	pthread_mutex_unlock(&n->lock);
-	while (i--)
-		pthread_join(n->lanes[i].thread, NULL);
+	quit_lanes(n, i);
 	atomic_store(&n->quit, false);
 	return false;
 }
@@ -503,10 +530,10 @@ uint32_t namer_submit(struct namer *n, const struct raw_frame *f, uint64_t kerne
 		n->started = true;
 	}
 	atomic_store(&n->submitted, t + 1);
-	/* a lane awake finds it; sleeping ones are woken for a batch, or
-	 * when a result is waited for */
-	if (++n->unsignaled >= WAKE_BATCH)
-		wake(n);
+	/* a lane awake finds it; a sleeping one is woken for a batch of its
+	 * own, or when one of its results is waited for */
+	if (++n->lanes[lane].unsignaled >= WAKE_BATCH)
+		wake(n, &n->lanes[lane]);
 	return t;
 }
 
@@ -564,14 +591,8 @@ static void thread_stop(struct namer *n)
 {
 	if (!n->started)
 		return;
-	pthread_mutex_lock(&n->lock);
-	atomic_store(&n->quit, true);
-	pthread_cond_broadcast(&n->work);
-	pthread_mutex_unlock(&n->lock);
-	for (unsigned i = 0; i < n->nr_lanes; i++)
-		pthread_join(n->lanes[i].thread, NULL);
+	quit_lanes(n, n->nr_lanes);
 	n->started = false;
-	atomic_store(&n->quit, false);
 }
 
 /* Free the requests from chunk @keep on (their copies too) and every result. */
@@ -601,10 +622,12 @@ void namer_reset(struct namer *n)
 	namer_finish(n);
 	thread_stop(n);
 	requests_free(n, 1); /* the first chunk is kept for the next window */
-	n->nr = n->next = n->live = n->unsignaled = 0;
+	n->nr = n->next = n->live = 0;
 	atomic_store(&n->submitted, 0);
-	for (unsigned i = 0; i < n->nr_lanes; i++)
+	for (unsigned i = 0; i < n->nr_lanes; i++) {
+		n->lanes[i].unsignaled = 0;
 		atomic_store(&n->lanes[i].scanned, 0);
+	}
 }
 
 void namer_free(struct namer *n)
@@ -613,8 +636,9 @@ void namer_free(struct namer *n)
 		return;
 	thread_stop(n);
 	if (n->sync_made) {
+		for (unsigned i = 0; i < n->nr_lanes; i++)
+			pthread_cond_destroy(&n->lanes[i].work);
 		pthread_cond_destroy(&n->ready);
-		pthread_cond_destroy(&n->work);
 		pthread_mutex_destroy(&n->lock);
 	}
 	requests_free(n, 0);

@@ -55,11 +55,13 @@ struct inl {
 	unsigned line;
 };
 
-/* A DWARF-qualified name (dwname.c), by the DIE offset + 1 in its unit's file. */
+/* The name of an inlined function (die_name()), by its DIE's offset + 1 in
+ * its unit's file. */
 struct dwname_slot {
 	uint64_t key;
 	const void *dwarf;       /* the DIE's unit: the offset is within its file */
-	const char *name;        /* interned; NULL: none, the DIE's own name is used */
+	const char *name;        /* interned */
+	bool made;               /* name is made (else not yet, or out of memory) */
 };
 
 struct cached {
@@ -88,7 +90,7 @@ struct dso_state {
 	struct inl *inl;         /* inlined-call chains of cached addresses */
 	size_t nr_inl, cap_inl;
 	struct cached *cache;    /* open addressing on key */
-	struct dwname_slot *dwn; /* qualified names of inlined functions, open addressing */
+	struct dwname_slot *dwn; /* names of inlined functions, open addressing */
 	size_t dwn_cap, dwn_nr;
 	size_t cache_cap, cache_nr;
 	const char *path;        /* the file used (interned) */

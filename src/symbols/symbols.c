@@ -825,18 +825,20 @@ static struct cached *cache_slot(struct dso_state *st, uint64_t key, bool *found
 	return &st->cache[i];
 }
 
-/* The name qualified from DWARF scopes of @die's function (dwname.c),
- * cached by the DIE it is an instance of. */
-static const char *qualified_name(struct symbolizer *s, struct dso_state *st, Dwarf_Die *die)
+/*
+ * The slot of @die's function among @st's names made from DWARF: by the
+ * DIE it is an instance of (its abstract origin), so the calls of one
+ * function inlined in many places share it. NULL out of memory.
+ */
+static struct dwname_slot *dwn_slot(struct dso_state *st, Dwarf_Die *die, Dwarf_Die *origin)
 {
 	Dwarf_Attribute attr;
-	Dwarf_Die origin;
 	uint64_t key;
 	size_t i;
 
-	if (!dwarf_attr(die, DW_AT_abstract_origin, &attr) || !dwarf_formref_die(&attr, &origin))
-		origin = *die;
-	key = dwarf_dieoffset(&origin) + 1;
+	if (!dwarf_attr(die, DW_AT_abstract_origin, &attr) || !dwarf_formref_die(&attr, origin))
+		*origin = *die;
+	key = dwarf_dieoffset(origin) + 1;
 	if ((st->dwn_nr + 1) * 2 > st->dwn_cap) {
 		size_t cap = st->dwn_cap ? st->dwn_cap * 2 : 64;
 		struct dwname_slot *n = calloc(cap, sizeof(*n));
@@ -857,31 +859,42 @@ static const char *qualified_name(struct symbolizer *s, struct dso_state *st, Dw
 	}
 	for (i = (key * 0x9e3779b97f4a7c15ULL) >> 40 & (st->dwn_cap - 1); st->dwn[i].key;
 	     i = (i + 1) & (st->dwn_cap - 1))
-		if (st->dwn[i].key == key && st->dwn[i].dwarf == origin.cu)
-			return st->dwn[i].name;
-	st->dwn[i].key = key;
-	st->dwn[i].dwarf = origin.cu;
-	st->dwn[i].name = dwname_qualified(s, st->inlidx, &origin);
+		if (st->dwn[i].key == key && st->dwn[i].dwarf == origin->cu)
+			return &st->dwn[i];
+	st->dwn[i] = (struct dwname_slot){ .key = key, .dwarf = origin->cu };
 	st->dwn_nr++;
-	return st->dwn[i].name;
+	return &st->dwn[i];
 }
 
+/*
+ * The name of the function @die is a call of: its linkage name made clean
+ * (demangled), else qualified from its DWARF scopes where its language has
+ * them (dwname.c; a lambda's operator(), a C function), else its own name.
+ * Made once per function (dwn_slot()): the demangling was a quarter of
+ * what naming new addresses cost on C++ with much inlining.
+ */
 static const char *die_name(struct symbolizer *s, struct dso_state *st, Dwarf_Die *die)
 {
+	struct dwname_slot *slot;
 	Dwarf_Attribute attr;
-	const char *name;
+	Dwarf_Die origin;
+	const char *name = NULL, *raw;
 
+	slot = dwn_slot(st, die, &origin);
+	if (slot && slot->made)
+		return slot->name;
 	if ((dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) ||
 	     dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr)) &&
-	    (name = dwarf_formstring(&attr)))
-		return clean_name(s, name);
-	/* no linkage name (a lambda's operator(), a C function): qualified
-	 * from its scopes where its language has them */
-	if ((name = qualified_name(s, st, die)))
-		return name;
-	if (dwarf_attr_integrate(die, DW_AT_name, &attr) && (name = dwarf_formstring(&attr)))
-		return clean_name(s, name);
-	return NULL;
+	    (raw = dwarf_formstring(&attr)))
+		name = clean_name(s, raw);
+	else if (!(name = dwname_qualified(s, st->inlidx, &origin)) &&
+		 dwarf_attr_integrate(die, DW_AT_name, &attr) && (raw = dwarf_formstring(&attr)))
+		name = clean_name(s, raw);
+	if (slot && name) {
+		slot->name = name;
+		slot->made = true;
+	}
+	return name;
 }
 
 /* The call site of the inlined call @scope in unit @cu: its file from the
