@@ -18,14 +18,16 @@
  * every batch cost the C++ bench file as much CPU in lanes spinning idle
  * as their naming.
  *
- * Lanes: a frame goes to the lane of its file and the 4 KiB page of the file
- * it is in, so a function's frames are named by few lanes, from their
- * caches; the kernel's frames all go to lane 0 and a process's JIT frames
- * to one lane, so that kallsyms and a JIT map are read once. Each lane's
- * symbolizer opens the files it names in, but a unit's index of inlined
+ * Lanes: each lane's symbolizer opens the files it names in, so a file's
+ * first frames all go to one lane (most files of a system-wide recording
+ * are opened once), and only a file with more than SPREAD_AFTER frames
+ * goes to every lane, by the 4 KiB page of it a frame is in (a function's
+ * frames to few lanes, named from their caches). A unit's index of inlined
  * calls - most of what naming a new unit costs - is built once for all
- * (sym_new_sibling()). A name does not depend on the lane that made it:
- * the output is the same at every -j.
+ * lanes (sym_new_sibling()), a big one by all of them together. The
+ * kernel's frames all go to lane 0 and a process's JIT frames to one lane,
+ * so that kallsyms and a JIT map are read once. A name does not depend on
+ * the lane that made it: the output is the same at every -j.
  *
  * The machine must not change under a frame being named (namer.h), but
  * waiting for the namer at every record that changes it would wait most at
@@ -57,7 +59,8 @@
 #define MAX_OUT 32u            /* frames of one raw frame (inlined calls) */
 #define SPIN_NS 50000          /* spin this long before sleeping */
 #define WAKE_BATCH 64u         /* wake sleeping lanes for this many requests */
-#define PIECE_SHIFT 12         /* a file's frames go to lanes by 4 KiB pieces */
+#define PIECE_SHIFT 12         /* a busy file's frames go to lanes by 4 KiB pages */
+#define SPREAD_AFTER 256u      /* frames of a file given to one lane before they spread */
 
 /* What naming one frame may read of the machine, copied when it was given. */
 struct nctx {
@@ -85,6 +88,12 @@ struct frame_chunk {
 
 struct namer;
 
+/* What was given of one file (by its dso id). */
+struct ndso {
+	uint32_t frames;                /* frames given */
+	uint8_t lanes;                  /* the lanes given one (bits) */
+};
+
 struct lane {
 	struct namer *n;
 	uint8_t id;
@@ -104,8 +113,8 @@ struct namer {
 	size_t nr_chunks, cap_chunks;
 	uint32_t nr;                    /* submitted, the caller's own count */
 	uint32_t live;                  /* 1 + the last request reading the live machine */
-	uint8_t *dso_seen;              /* by dso id: the lanes given a frame of it (bits) */
-	size_t dso_seen_cap;
+	struct ndso *dsos;              /* by dso id */
+	size_t nr_dsos;
 
 	bool threaded;                  /* naming on the lanes' threads (started at the first) */
 	bool sync_made;                 /* lock and conditions initialised */
@@ -392,62 +401,78 @@ static bool copy_dso(struct dso *dst, const struct dso **src, struct proc_info *
 	return copy_proc(mapper, &dst->mapper);
 }
 
+/* A file's frames (FRAME_USER in a file, not special): its dso's record. */
+static bool in_file(const struct raw_frame *f)
+{
+	return f->kind == FRAME_USER && !f->jitdump && f->dso && f->dso->kind != DSO_ANON &&
+	       f->dso->kind != DSO_SPECIAL;
+}
+
+/* The record of @f's dso (in_file() frames), grown to it; NULL out of memory. */
+static struct ndso *ndso_of(struct namer *n, const struct raw_frame *f)
+{
+	unsigned id = f->dso->id;
+
+	if (id >= n->nr_dsos) {
+		size_t cap = n->nr_dsos ? n->nr_dsos : 64;
+		struct ndso *d;
+
+		while (cap <= id)
+			cap *= 2;
+		d = realloc(n->dsos, cap * sizeof(*d));
+		if (!d)
+			return NULL;
+		memset(d + n->nr_dsos, 0, (cap - n->nr_dsos) * sizeof(*d));
+		n->dsos = d;
+		n->nr_dsos = cap;
+	}
+	return &n->dsos[id];
+}
+
 /*
- * The lane that names @f: by its file and the 4 KiB page of it it is in (a
- * function's frames to few lanes); the kernel's, and special maps' (there
- * is nothing to read for [vsyscall] and the like), to lane 0; code outside
- * files (JIT) by its process, whose map each lane would read again.
+ * The lane that names @f (@d: its file's record, for in_file() frames). A
+ * file's first SPREAD_AFTER frames go to one lane, so a file little is
+ * named in is opened once; after that, by the 4 KiB page of the file they
+ * are in (a function's frames to few lanes): a file most frames are in is
+ * named on every lane, each opening it. The kernel's, and special maps'
+ * (there is nothing to read for [vsyscall] and the like), go to lane 0;
+ * code outside files (JIT) by its process, whose map each lane would read
+ * again. Only the frames given before decide: the same at every run.
  */
-static uint8_t lane_for(const struct namer *n, const struct raw_frame *f)
+static uint8_t lane_for(const struct namer *n, const struct raw_frame *f, const struct ndso *d)
 {
 	uint64_t h;
 
 	if (n->nr_lanes == 1 || f->kind != FRAME_USER)
 		return 0;
-	if (f->jitdump || !f->dso || f->dso->kind == DSO_ANON)
-		h = mix64((uint64_t)f->pid + 1);
-	else if (f->dso->kind == DSO_SPECIAL)
+	if (d && d->frames < SPREAD_AFTER)
+		h = mix64((uint64_t)f->dso->id + 1);
+	else if (d)
+		h = mix64(((uint64_t)f->dso->id << 40) ^ (f->offset >> PIECE_SHIFT));
+	else if (f->dso && f->dso->kind == DSO_SPECIAL && !f->jitdump)
 		return 0;
 	else
-		h = mix64(((uint64_t)f->dso->id << 40) ^ (f->offset >> PIECE_SHIFT));
+		h = mix64((uint64_t)f->pid + 1);
 	return (uint8_t)(h % n->nr_lanes);
 }
 
 /*
  * Does naming @f in @lane read what the machine may change? The first
  * frame of a file in a lane opens it there (path, build id, the mapping
- * process and its namespace); frames outside files and in processes with a
- * jitdump read the process. Kernel frames read the dso's path and kind
- * only. Return: -1 out of memory, else the answer.
+ * process and its namespace: @d records the lanes given one); frames
+ * outside files and in processes with a jitdump read the process. Kernel
+ * frames read the dso's path and kind only.
  */
-static int reads_machine(struct namer *n, const struct raw_frame *f, uint8_t lane)
+static bool reads_machine(const struct raw_frame *f, uint8_t lane, struct ndso *d)
 {
-	unsigned id;
-
 	if (f->kind != FRAME_USER)
-		return 0;
-	if (f->jitdump || !f->dso || f->dso->kind == DSO_ANON)
-		return 1;
-	if (f->dso->kind == DSO_SPECIAL)
-		return 0;
-	id = f->dso->id;
-	if (id >= n->dso_seen_cap) {
-		size_t cap = n->dso_seen_cap ? n->dso_seen_cap : 64;
-		uint8_t *d;
-
-		while (cap <= id)
-			cap *= 2;
-		d = realloc(n->dso_seen, cap);
-		if (!d)
-			return -1;
-		memset(d + n->dso_seen_cap, 0, cap - n->dso_seen_cap);
-		n->dso_seen = d;
-		n->dso_seen_cap = cap;
-	}
-	if (n->dso_seen[id] & (1u << lane))
-		return 0;
-	n->dso_seen[id] |= (uint8_t)(1u << lane);
-	return 1;
+		return false;
+	if (!d)
+		return !f->dso || f->jitdump || f->dso->kind == DSO_ANON;
+	if (d->lanes & (1u << lane))
+		return false;
+	d->lanes |= (uint8_t)(1u << lane);
+	return true;
 }
 
 /* Stop the threads of the first @nr lanes, once they have named what they were given. */
@@ -482,17 +507,22 @@ static bool threads_start(struct namer *n)
 uint32_t namer_submit(struct namer *n, const struct raw_frame *f, uint64_t kernel_text)
 {
 	uint32_t t = n->nr;
-	uint8_t lane = n->threaded ? lane_for(n, f) : 0;
+	struct ndso *d = NULL;
 	struct nctx *c = NULL;
 	struct nreq *q;
-	bool live = false;
-	int rm;
+	bool live = false, rm;
+	uint8_t lane;
 
 	if (t == UINT32_MAX - 1 || chunk_for(n, t))
 		return UINT32_MAX;
-	rm = reads_machine(n, f, lane);
-	if (rm < 0 || (rm && n->threaded && !(c = malloc(sizeof(*c)))))
+	if (in_file(f) && !(d = ndso_of(n, f)))
 		return UINT32_MAX;
+	lane = n->threaded ? lane_for(n, f, d) : 0;
+	rm = reads_machine(f, lane, d);
+	if (rm && n->threaded && !(c = malloc(sizeof(*c))))
+		return UINT32_MAX;
+	if (d)
+		d->frames++;
 	q = req_at(n, t);
 	q->rf = *f;
 	q->ktext = kernel_text;
@@ -644,7 +674,7 @@ void namer_free(struct namer *n)
 	requests_free(n, 0);
 	for (unsigned i = 1; i < n->nr_lanes; i++)
 		sym_free(n->lanes[i].sym);
-	free(n->dso_seen);
+	free(n->dsos);
 	free(n->chunks);
 	free(n);
 }

@@ -9,8 +9,9 @@
  * its symbolizer from namer_new() to namer_free(): nothing else may call
  * it in between. With several lanes, each names with a symbolizer of its
  * own (the first lane with the caller's, the others with siblings of it:
- * sym_new_sibling()), and every frame of one page of a file goes to one
- * lane; the names are the same whatever the number of lanes.
+ * sym_new_sibling()): a file's first frames go to one lane, a busy
+ * file's later ones to every lane by page; the names are the same
+ * whatever the number of lanes.
  *
  * Naming reads what the raw frame points into: its dso, the process and
  * mount namespace behind it (struct proc_info), all owned by the machine.
