@@ -249,15 +249,20 @@ if command -v g++ >/dev/null; then
 	for j in 2 4 8; do
 		cmp -s "$dir/cxx-1.folded" "$dir/cxx-$j.folded" || echo "WARNING: -j $j's output differs from -j 1's"
 	done
+	# against -j 1's best wall time, and against the CPU time of -j 1's
+	# one thread in the run that measured the others (this guest's runs
+	# vary by a third: a lucky best wall makes every share look larger)
+	one_cpu=$(awk '$1 == "main" { print $2 }' "$dir/threads-1")
 	main4=$(awk '$1 == "main" { print $2 }' "$dir/threads-4")
-	awk -v m="$main4" -v w="${wall[1]}" 'BEGIN {
-		printf "the main thread at -j 4: %.3f s, %.0f%% of -j 1'"'"'s wall time (issue 34 wants <= 20%%)\n", m, 100 * m / w }'
+	awk -v m="$main4" -v w="${wall[1]}" -v c="$one_cpu" 'BEGIN {
+		printf "the main thread at -j 4: %.3f s, %.0f%% of -j 1'"'"'s wall time, %.0f%% of its CPU time (issue 34 wants <= 20%%)\n",
+			m, 100 * m / w, 100 * m / c }'
 	# naming, the longest of the other threads: its busiest lane (from
 	# -j 4 on, N/2 lanes share each unit's index)
 	for j in 2 4 8; do
-		awk -v j="$j" -v w="${wall[1]}" '$1 == "namer" { n++; if ($2 > top) top = $2 } END {
-			printf "the busiest naming thread at -j %s: %.3f s of CPU, %.0f%% of -j 1'"'"'s wall time (%d lane%s)\n",
-				j, top, 100 * top / w, n, (n > 1 ? "s" : "") }' "$dir/threads-$j"
+		awk -v j="$j" -v w="${wall[1]}" -v c="$one_cpu" '$1 == "namer" { n++; if ($2 > top) top = $2 } END {
+			printf "the busiest naming thread at -j %s: %.3f s of CPU, %.0f%% of -j 1'"'"'s wall time, %.0f%% of its CPU time (%d lane%s)\n",
+				j, top, 100 * top / w, 100 * top / c, n, (n > 1 ? "s" : "") }' "$dir/threads-$j"
 	done
 	echo
 	one=$(measure "$PERFPORT" export -f folded -j 1 -o "$dir/cxx-1.folded" -i "$data")
