@@ -201,6 +201,12 @@ static void gather_free(struct gather *g)
 	free(g->parent);
 }
 
+/*
+ * The sweep's order: by start, the outer first, the longer first, then in
+ * the order the walk met them (the entry: so the order is the same with
+ * any sort, and a unit gathered in parts sorts each part on its own and
+ * merges them).
+ */
 static int cmp_range(const void *a, const void *b)
 {
 	const struct inl_range *x = a, *y = b;
@@ -209,7 +215,9 @@ static int cmp_range(const void *a, const void *b)
 		return x->lo < y->lo ? -1 : 1;
 	if (x->depth != y->depth)        /* the outer one first */
 		return x->depth < y->depth ? -1 : 1;
-	return x->hi > y->hi ? -1 : x->hi < y->hi;
+	if (x->hi != y->hi)
+		return x->hi > y->hi ? -1 : 1;
+	return x->entry < y->entry ? -1 : x->entry > y->entry;
 }
 
 static void built_free(struct inl_built *b)
@@ -239,13 +247,14 @@ static bool seg_add(struct inl_built *b, size_t *cap, uint64_t lo, uint32_t entr
 
 /*
  * A unit's index from what was gathered of it (@g, whose arrays it takes;
- * out of memory or not, @g is emptied): a sweep over the ranges sorted by
- * start (the outer first), with a stack of the ranges open: a range
+ * out of memory or not, @g is emptied; @sorted: its ranges are in
+ * cmp_range()'s order already): a sweep over the ranges sorted by start
+ * (the outer first), with a stack of the ranges open: a range
  * starting makes a segment of its own entry, one ending gives the point
  * back to the range below it on the stack. Return: the index (free with
  * built_free()), NULL out of memory.
  */
-static struct inl_built *unit_sweep(struct gather *g)
+static struct inl_built *unit_sweep(struct gather *g, bool sorted)
 {
 	struct inl_range *stack = NULL;
 	struct inl_built *b = g->oom ? NULL : calloc(1, sizeof(*b));
@@ -254,7 +263,8 @@ static struct inl_built *unit_sweep(struct gather *g)
 
 	if (!b)
 		goto out;
-	qsort(g->r, g->nr, sizeof(*g->r), cmp_range);
+	if (!sorted)
+		qsort(g->r, g->nr, sizeof(*g->r), cmp_range);
 	if (!grow((void **)&stack, &cap_s, g->nr + 1, sizeof(*stack)))
 		goto out;
 	for (size_t i = 0; i <= g->nr; i++) {
@@ -318,7 +328,7 @@ static struct inl_built *unit_build(Dwarf_Die *cu)
 		g.oom = true;
 	else
 		gather(&g, cu, 0, 0, 0);
-	return unit_sweep(&g);
+	return unit_sweep(&g, false);
 }
 
 /*
@@ -515,9 +525,63 @@ static void part_take(struct inl_shared *sh, struct inl_job *j, Dwarf *dbg)
 
 	pthread_mutex_unlock(&sh->lock);
 	part_gather(j, pt, dbg);
+	qsort(pt->g.r, pt->g.nr, sizeof(*pt->g.r), cmp_range);
 	pthread_mutex_lock(&sh->lock);
 	if (--j->left == 0)
 		pthread_cond_broadcast(&sh->built);
+}
+
+/*
+ * @r (@n ranges): @j's parts' ranges one after the other, each part's
+ * sorted; merged into one sorted array, two runs at a time. False out of
+ * memory.
+ */
+static bool runs_merge(const struct inl_job *j, struct inl_range *r, size_t n)
+{
+	size_t *at = malloc((j->nparts + 1) * sizeof(*at)), runs = 0, pos = 0;
+	struct inl_range *tmp = malloc((n ? n : 1) * sizeof(*tmp)), *src = r, *dst = tmp;
+
+	if (!at || !tmp) {
+		free(at);
+		free(tmp);
+		return false;
+	}
+	for (size_t i = 0; i < j->nparts; i++) {
+		if (!j->parts[i].g.nr)
+			continue;
+		at[runs++] = pos;
+		pos += j->parts[i].g.nr;
+	}
+	at[runs] = n;
+	while (runs > 1) {
+		size_t out = 0;
+
+		for (size_t i = 0; i < runs; i += 2) {
+			/* runs i and i + 1 (none past the last: an odd one is copied) */
+			size_t a = at[i], ae = at[i + 1], b = ae, be = i + 2 <= runs ? at[i + 2] : ae, o = a;
+
+			while (a < ae && b < be)
+				dst[o++] = cmp_range(&src[b], &src[a]) < 0 ? src[b++] : src[a++];
+			while (a < ae)
+				dst[o++] = src[a++];
+			while (b < be)
+				dst[o++] = src[b++];
+			at[out++] = at[i];
+		}
+		at[out] = n;
+		runs = out;
+		{
+			struct inl_range *t = src;
+
+			src = dst;
+			dst = t;
+		}
+	}
+	if (src != r)
+		memcpy(r, src, n * sizeof(*r));
+	free(tmp);
+	free(at);
+	return true;
 }
 
 /* The parts of @j, every one gathered, joined in order: the unit's index. */
@@ -557,7 +621,10 @@ static struct inl_built *job_merge(struct inl_job *j, Dwarf_Die *cu)
 			g.r[g.nr++].entry += ebase;
 		}
 	}
-	return unit_sweep(&g);
+	/* each part's ranges sorted by the part's taker: merge the runs */
+	if (!g.oom && !runs_merge(j, g.r, g.nr))
+		g.oom = true;
+	return unit_sweep(&g, true);
 }
 
 /*
