@@ -14,8 +14,11 @@ export TEST_OUT=$OUT
 pass=0 fail=0 skip=0
 failed=()
 
-# ThreadSanitizer stops a run at its first report, with exit status 66
+# ThreadSanitizer stops a run at its first report, with exit status 66;
+# so does UndefinedBehaviorSanitizer (-fno-sanitize-recover=all leaves some
+# checks, a null pointer given to qsort() among them, reporting and going on)
 export TSAN_OPTIONS="halt_on_error=1 exitcode=66 ${TSAN_OPTIONS:-}"
+export UBSAN_OPTIONS="halt_on_error=1 print_stacktrace=1 ${UBSAN_OPTIONS:-}"
 for t in "$BUILD"/tests/test_* build-asan/tests/test_* build-tsan/tests/test_*; do
 	[ -x "$t" ] || continue
 	name=$(basename "$t")

@@ -12,11 +12,10 @@
  * costs what the units its samples touch cost.
  *
  * Symbolizers naming side by side (the namer's lanes, each with its own
- * libdw) share what they build through a struct inl_shared: a unit of a
- * file, known by the file's build id and the offset of the unit's DIE, is
- * built by the first to need it, and then read by all: an index holds
- * offsets, never libdw's structures, so it serves every Dwarf of the same
- * file. The others that need it meanwhile do not wait idle: a big unit is
+ * libdw) share what they build (shared.c): a unit of a file, known by the
+ * file's build id and the offset of the unit's DIE, is built by the first
+ * to need it, and then read by all: an index holds offsets, never libdw's
+ * structures, so it serves every Dwarf of the same file. The others that need it meanwhile do not wait idle: a big unit is
  * cut into parts by its top-level DIEs, which they gather with their own
  * Dwarfs and the first joins (on the C++ bench program, one unit of 335 k
  * DIEs was most of what its naming cost).
@@ -24,8 +23,6 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <inttypes.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,7 +61,7 @@ struct inl_unit {
 	Dwarf_Die cu;               /* in the Dwarf of its last lookup */
 	Dwarf *dbg;                 /* that Dwarf: compared, never read (it may be gone) */
 	struct inl_built *b;        /* NULL: none (out of memory); read only */
-	bool owned;                 /* b is this index's (else the shared table's) */
+	bool owned;                 /* b is this index's (else the shared table's: shared.c) */
 };
 
 struct inl_index {
@@ -72,24 +69,6 @@ struct inl_index {
 	size_t cap, nr;
 	size_t bytes;               /* what the units' own indexes hold */
 	size_t built;               /* units it built (its own, or for the shared table) */
-};
-
-struct inl_job;
-
-/* A unit built for several symbolizers, by file and unit. */
-struct inl_sunit {
-	uint64_t file, key;         /* key 0: an empty slot */
-	struct inl_built *b;
-	bool building;              /* by one of them, the others wait... */
-	struct inl_job *job;        /* ...or take parts of it to gather */
-};
-
-struct inl_shared {
-	pthread_mutex_t lock;
-	pthread_cond_t built;
-	struct inl_sunit *units;    /* open addressing on (file, key) */
-	size_t cap, nr;
-	atomic_uint refs;
 };
 
 /* A range of an entry, as the sweep reads them. */
@@ -263,7 +242,7 @@ static struct inl_built *unit_sweep(struct gather *g, bool sorted)
 
 	if (!b)
 		goto out;
-	if (!sorted)
+	if (!sorted && g->nr)
 		qsort(g->r, g->nr, sizeof(*g->r), cmp_range);
 	if (!grow((void **)&stack, &cap_s, g->nr + 1, sizeof(*stack)))
 		goto out;
@@ -344,84 +323,6 @@ static uint64_t unit_key(Dwarf_Die *cu)
 static size_t unit_slot(uint64_t key, size_t cap)
 {
 	return (size_t)((key * 0x9e3779b97f4a7c15ULL) >> 40) & (cap - 1);
-}
-
-/* --- units shared by symbolizers side by side --- */
-
-struct inl_shared *inlidx_shared_new(void)
-{
-	struct inl_shared *sh = calloc(1, sizeof(*sh));
-
-	if (!sh)
-		return NULL;
-	if (pthread_mutex_init(&sh->lock, NULL))
-		goto fail;
-	if (pthread_cond_init(&sh->built, NULL))
-		goto fail_lock;
-	atomic_init(&sh->refs, 1);
-	return sh;
-fail_lock:
-	pthread_mutex_destroy(&sh->lock);
-fail:
-	free(sh);
-	return NULL;
-}
-
-struct inl_shared *inlidx_shared_ref(struct inl_shared *sh)
-{
-	if (sh)
-		atomic_fetch_add(&sh->refs, 1);
-	return sh;
-}
-
-void inlidx_shared_unref(struct inl_shared *sh)
-{
-	if (!sh || atomic_fetch_sub(&sh->refs, 1) != 1)
-		return;
-	for (size_t i = 0; i < sh->cap; i++)
-		built_free(sh->units[i].b);
-	free(sh->units);
-	pthread_cond_destroy(&sh->built);
-	pthread_mutex_destroy(&sh->lock);
-	free(sh);
-}
-
-static size_t sunit_slot(uint64_t file, uint64_t key, size_t cap)
-{
-	return unit_slot(file ^ (key * 0xbf58476d1ce4e5b9ULL), cap);
-}
-
-/* The slot of (@file, @key), under the lock: found, or empty (room made
- * first when @insert); NULL out of memory. */
-static struct inl_sunit *sunit_find(struct inl_shared *sh, uint64_t file, uint64_t key,
-				    bool insert)
-{
-	size_t i;
-
-	if (insert && (sh->nr + 1) * 2 > sh->cap) {
-		size_t cap = sh->cap ? sh->cap * 2 : 64;
-		struct inl_sunit *n = calloc(cap, sizeof(*n));
-
-		if (!n)
-			return NULL;
-		for (size_t j = 0; j < sh->cap; j++) {
-			const struct inl_sunit *o = &sh->units[j];
-
-			if (!o->key)
-				continue;
-			for (i = sunit_slot(o->file, o->key, cap); n[i].key; i = (i + 1) & (cap - 1))
-				;
-			n[i] = *o;
-		}
-		free(sh->units);
-		sh->units = n;
-		sh->cap = cap;
-	}
-	for (i = sunit_slot(file, key, sh->cap);
-	     sh->units[i].key && (sh->units[i].file != file || sh->units[i].key != key);
-	     i = (i + 1) & (sh->cap - 1))
-		;
-	return &sh->units[i];
 }
 
 /* --- a big unit gathered in parts, by the symbolizers waiting for it --- */
@@ -518,17 +419,19 @@ static void part_gather(const struct inl_job *j, struct inl_part *pt, Dwarf *dbg
 	}
 }
 
-/* Under @sh's lock: take @j's next part, gather it unlocked, and count it done. */
-static void part_take(struct inl_shared *sh, struct inl_job *j, Dwarf *dbg)
+/* Under @sh's lock: take @j's next part, gather it unlocked (and sort its
+ * ranges), and count it done. */
+static void part_take(struct sym_shared *sh, struct inl_job *j, Dwarf *dbg)
 {
 	struct inl_part *pt = &j->parts[j->next++];
 
-	pthread_mutex_unlock(&sh->lock);
+	shared_unlock(sh);
 	part_gather(j, pt, dbg);
-	qsort(pt->g.r, pt->g.nr, sizeof(*pt->g.r), cmp_range);
-	pthread_mutex_lock(&sh->lock);
+	if (pt->g.nr)
+		qsort(pt->g.r, pt->g.nr, sizeof(*pt->g.r), cmp_range);
+	shared_lock(sh);
 	if (--j->left == 0)
-		pthread_cond_broadcast(&sh->built);
+		shared_wake(sh);
 }
 
 /*
@@ -628,81 +531,63 @@ static struct inl_built *job_merge(struct inl_job *j, Dwarf_Die *cu)
 }
 
 /*
- * The index of unit @cu of @file from @sh: built by the first to ask (the
- * lock is not held meanwhile), a big one in parts that those asking
- * meanwhile gather (each with the Dwarf of its own @cu) rather than wait
- * idle. @built: counts a unit built here. Return: the index, owned by @sh;
- * NULL when it could not be built (out of memory).
+ * Build the index of unit @arg (a Dwarf_Die of the unit) for the table
+ * @sh: a big one in parts, offered to those who want it meanwhile (each
+ * gathers with the Dwarf of its own unit DIE) and taken here too.
  */
-static struct inl_built *shared_build(struct inl_shared *sh, uint64_t file, Dwarf_Die *cu,
-				      size_t *built)
+static void *inl_build(struct sym_shared *sh, uint64_t file, uint64_t key, void *arg)
 {
-	uint64_t key = unit_key(cu);
+	Dwarf_Die *cu = arg;
 	Dwarf *dbg = dwarf_cu_getdwarf(cu->cu);
-	struct inl_sunit *su;
+	struct inl_job *j = job_make(cu);
 	struct inl_built *b;
-	struct inl_job *j;
 	size_t mine = 0;
 
-	pthread_mutex_lock(&sh->lock);
-	for (;;) {
-		su = sunit_find(sh, file, key, true);
-		if (!su || !su->key)
-			break;
-		if (!su->building) {
-			b = su->b;
-			pthread_mutex_unlock(&sh->lock);
-			return b;
-		}
-		if (su->job && su->job->next < su->job->nparts)
-			part_take(sh, su->job, dbg);
-		else
-			pthread_cond_wait(&sh->built, &sh->lock);
+	if (!j)
+		return unit_build(cu);
+	shared_lock(sh);
+	shared_offer(sh, SHARED_INLINES, file, key, j);
+	while (j->next < j->nparts) {
+		part_take(sh, j, dbg);
+		mine++;
 	}
-	if (!su) {
-		pthread_mutex_unlock(&sh->lock);
-		return NULL;
-	}
-	*su = (struct inl_sunit){ .file = file, .key = key, .building = true };
-	sh->nr++;
-	pthread_mutex_unlock(&sh->lock);
-
-	j = job_make(cu);
-	if (j) {
-		pthread_mutex_lock(&sh->lock);
-		sunit_find(sh, file, key, false)->job = j;
-		pthread_cond_broadcast(&sh->built); /* parts to take */
-		while (j->next < j->nparts) {
-			part_take(sh, j, dbg);
-			mine++;
-		}
-		while (j->left)
-			pthread_cond_wait(&sh->built, &sh->lock);
-		sunit_find(sh, file, key, false)->job = NULL;
-		pthread_mutex_unlock(&sh->lock);
-		pp_debug("the unit at DIE 0x%" PRIx64 " (%zu top-level DIEs) gathered in %zu parts, "
-			 "%zu of them by other lanes", key - 1, j->ntop, j->nparts, j->nparts - mine);
-		b = job_merge(j, cu);
-		job_free(j);
-	} else {
-		b = unit_build(cu);
-	}
-	++*built;
-
-	pthread_mutex_lock(&sh->lock);
-	su = sunit_find(sh, file, key, false); /* the table may have grown meanwhile */
-	su->b = b;
-	su->building = false;
-	pthread_cond_broadcast(&sh->built);
-	pthread_mutex_unlock(&sh->lock);
+	while (j->left)
+		shared_wait(sh);
+	shared_offer(sh, SHARED_INLINES, file, key, NULL); /* it is freed below */
+	shared_unlock(sh);
+	pp_debug("the unit at DIE 0x%" PRIx64 " (%zu top-level DIEs) gathered in %zu parts, "
+		 "%zu of them by other lanes", key - 1, j->ntop, j->nparts, j->nparts - mine);
+	b = job_merge(j, cu);
+	job_free(j);
 	return b;
 }
+
+/* A lane waiting for a unit: take a part of @job, if one is left. */
+static bool inl_help(struct sym_shared *sh, void *job, void *arg)
+{
+	struct inl_job *j = job;
+	Dwarf_Die *cu = arg;
+
+	if (j->next >= j->nparts)
+		return false;
+	part_take(sh, j, dwarf_cu_getdwarf(cu->cu));
+	return true;
+}
+
+static void inl_destroy(void *obj)
+{
+	built_free(obj);
+}
+
+static const struct shared_build inl_shared = {
+	.kind = SHARED_INLINES, .build = inl_build, .help = inl_help, .destroy = inl_destroy,
+};
 
 /*
  * The unit of @cu, indexed at its first use (from @sh when @file is
  * known: a build id); NULL out of memory.
  */
-static struct inl_unit *unit_of(struct inl_index *x, struct inl_shared *sh, uint64_t file,
+static struct inl_unit *unit_of(struct inl_index *x, struct sym_shared *sh, uint64_t file,
 				Dwarf_Die *cu)
 {
 	uint64_t key = unit_key(cu);
@@ -737,7 +622,10 @@ static struct inl_unit *unit_of(struct inl_index *x, struct inl_shared *sh, uint
 		x->nr++;
 		/* no index (out of memory): no inlined calls */
 		if (sh && file) {
-			u->b = shared_build(sh, file, cu, &x->built);
+			bool here;
+
+			u->b = shared_get(sh, &inl_shared, file, key, cu, &here);
+			x->built += here;
 		} else {
 			u->b = unit_build(cu);
 			x->built++;
@@ -748,7 +636,7 @@ static struct inl_unit *unit_of(struct inl_index *x, struct inl_shared *sh, uint
 	return u;
 }
 
-size_t inlidx_chain(struct inl_index **xp, struct inl_shared *sh, uint64_t file, Dwarf_Die *cu,
+size_t inlidx_chain(struct inl_index **xp, struct sym_shared *sh, uint64_t file, Dwarf_Die *cu,
 		    uint64_t addr, Dwarf_Die *out, size_t max, Dwarf_Die *cu_out)
 {
 	struct inl_index *x = *xp;

@@ -9,6 +9,11 @@
  *
  * A lookup is the one dwfl_module_getsrc() does on libdw's table: the last
  * row at or below the address, none when that row ends its sequence.
+ *
+ * Symbolizers naming side by side share a file's tables (shared.c): one
+ * of them copies a unit's table, the others read the copy (its file names
+ * then its own, not any one symbolizer's), and libdw parses the unit's
+ * line program once rather than once per lane.
  */
 #include <elfutils/libdw.h>
 #include <stdlib.h>
@@ -30,6 +35,8 @@ struct line_unit {
 	size_t nrows;
 	const char **names;         /* its file table, interned; NULL entries unnamed */
 	size_t nnames;
+	const struct line_unit *shared; /* the table's, when it is shared (the rest empty) */
+	char *name_block;           /* a shared table's: its names, one after the other */
 };
 
 struct line_index {
@@ -40,7 +47,34 @@ struct line_index {
 	size_t bytes;               /* what the units' tables hold */
 };
 
-/* Copy @cu's line table and file names into @u: false out of memory (a
+/* @u's file names as @files has them (@nf), copied into one block of its
+ * own: a table shared by several symbolizers is no one's strings' */
+static bool names_own(struct line_unit *u, Dwarf_Files *files, size_t nf)
+{
+	size_t len = 0;
+	char *at;
+
+	for (size_t i = 0; i < nf; i++) {
+		const char *f = dwarf_filesrc(files, i, NULL, NULL);
+
+		len += f ? strlen(f) + 1 : 0;
+	}
+	u->name_block = at = malloc(len ? len : 1);
+	if (!at)
+		return false;
+	for (size_t i = 0; i < nf; i++) {
+		const char *f = dwarf_filesrc(files, i, NULL, NULL);
+
+		if (!f)
+			continue;
+		u->names[i] = at;
+		at = stpcpy(at, f) + 1;
+	}
+	return true;
+}
+
+/* Copy @cu's line table and file names into @u (names interned into
+ * @strings, or with none, a block of @u's own): false out of memory (a
  * unit without a table, or whose table libdw cannot read, has no rows). */
 static bool unit_build(struct line_unit *u, struct strtab *strings, Dwarf_Die *cu)
 {
@@ -55,7 +89,9 @@ static bool unit_build(struct line_unit *u, struct strtab *strings, Dwarf_Die *c
 		if (!u->names)
 			return false;
 		u->nnames = nf;
-		for (size_t i = 0; i < nf; i++) {
+		if (!strings && !names_own(u, files, nf))
+			return false;
+		for (size_t i = 0; i < nf && strings; i++) {
 			const char *f = dwarf_filesrc(files, i, NULL, NULL);
 
 			u->names[i] = f ? strtab_intern_text(strings, f) : NULL;
@@ -95,13 +131,47 @@ static bool unit_build(struct line_unit *u, struct strtab *strings, Dwarf_Die *c
 	return true;
 }
 
+static void unit_free(struct line_unit *u)
+{
+	free(u->rows);
+	free(u->names);
+	free(u->name_block);
+}
+
+/* Copy unit @arg (its Dwarf_Die) for the shared table. */
+static void *line_build(struct sym_shared *sh, uint64_t file, uint64_t key, void *arg)
+{
+	struct line_unit *u = calloc(1, sizeof(*u));
+
+	(void)sh;
+	(void)file;
+	(void)key;
+	if (u && !unit_build(u, NULL, arg)) {
+		unit_free(u);
+		free(u);
+		u = NULL;
+	}
+	return u;
+}
+
+static void line_destroy(void *obj)
+{
+	unit_free(obj);
+	free(obj);
+}
+
+static const struct shared_build line_shared = {
+	.kind = SHARED_LINES, .build = line_build, .destroy = line_destroy,
+};
+
 /*
  * The unit of @cu, its table copied at its first use (*@fresh_rows: the
- * rows copied then); NULL out of memory. A unit whose copy ran out of
- * memory stays without rows.
+ * rows copied then), or found in @sh under @file; NULL out of memory. A
+ * unit whose copy ran out of memory stays without rows.
  */
-static struct line_unit *unit_of(struct line_index *x, struct strtab *strings, Dwarf_Die *cu,
-				 size_t *fresh_rows)
+static const struct line_unit *unit_of(struct line_index *x, struct sym_shared *sh,
+				       uint64_t file, struct strtab *strings, Dwarf_Die *cu,
+				       size_t *fresh_rows)
 {
 	uint64_t key = dwarf_dieoffset(cu);
 	struct line_unit *u;
@@ -129,10 +199,18 @@ static struct line_unit *unit_of(struct line_index *x, struct strtab *strings, D
 	}
 	u = &x->units[id - 1];
 	if (!fresh)
-		return u;
+		return u->shared ? u->shared : u;
+	if (sh && file) {
+		bool here;
+
+		u->shared = shared_get(sh, &line_shared, file, key + 1, cu, &here);
+		if (!u->shared)
+			return NULL; /* out of memory: the unit stays without rows */
+		*fresh_rows = here ? u->shared->nrows : 0; /* parsed by this one's libdw */
+		return u->shared;
+	}
 	if (!unit_build(u, strings, cu)) {
-		free(u->rows);
-		free(u->names);
+		unit_free(u);
 		memset(u, 0, sizeof(*u));
 		return NULL;
 	}
@@ -141,18 +219,19 @@ static struct line_unit *unit_of(struct line_index *x, struct strtab *strings, D
 	return u;
 }
 
-bool lineidx_find(struct line_index **xp, struct strtab *strings, Dwarf_Die *cu, uint64_t addr,
-		  const char **file, unsigned *line, size_t *fresh_rows)
+bool lineidx_find(struct line_index **xp, struct sym_shared *sh, uint64_t sfile,
+		  struct strtab *strings, Dwarf_Die *cu, uint64_t addr, const char **file,
+		  unsigned *line, size_t *fresh_rows)
 {
 	struct line_index *x = *xp;
 	const struct line_row *r;
-	struct line_unit *u;
+	const struct line_unit *u;
 	size_t lo = 0, hi;
 
 	*fresh_rows = 0;
 	if (!x && !(x = *xp = calloc(1, sizeof(*x))))
 		return false;
-	u = unit_of(x, strings, cu, fresh_rows);
+	u = unit_of(x, sh, sfile, strings, cu, fresh_rows);
 	if (!u || !u->nrows)
 		return false;
 	/* the last row at or below @addr */
@@ -173,16 +252,16 @@ bool lineidx_find(struct line_index **xp, struct strtab *strings, Dwarf_Die *cu,
 	return true;
 }
 
-const char *lineidx_file(struct line_index **xp, struct strtab *strings, Dwarf_Die *cu,
-			 uint64_t idx)
+const char *lineidx_file(struct line_index **xp, struct sym_shared *sh, uint64_t sfile,
+			 struct strtab *strings, Dwarf_Die *cu, uint64_t idx)
 {
 	struct line_index *x = *xp;
-	struct line_unit *u;
+	const struct line_unit *u;
 	size_t rows;
 
 	if (!x && !(x = *xp = calloc(1, sizeof(*x))))
 		return NULL;
-	u = unit_of(x, strings, cu, &rows);
+	u = unit_of(x, sh, sfile, strings, cu, &rows);
 	return u && idx < u->nnames ? u->names[idx] : NULL;
 }
 
@@ -195,10 +274,8 @@ void lineidx_free(struct line_index *x)
 {
 	if (!x)
 		return;
-	for (size_t i = 0; i < x->cap; i++) {
-		free(x->units[i].rows);
-		free(x->units[i].names);
-	}
+	for (size_t i = 0; i < x->cap; i++)
+		unit_free(&x->units[i]); /* a shared one's are the table's */
 	free(x->units);
 	wordmap_free(&x->map);
 	free(x);

@@ -9,7 +9,7 @@
  * that by its `done` flag, and raises its `scanned` count past each request
  * it is through with (named, or another lane's). Each side reads the
  * other's part only after the acquire of what published it, so the
- * requests themselves need no lock. The lock and the two conditions are
+ * requests themselves need no lock. The lock and the conditions are
  * only for sleeping: each side spins a little first, since waking a thread
  * costs tens of microseconds on a virtual machine and new frames come in
  * bursts; and a sleeping lane is woken for a batch of its own requests, or
@@ -58,7 +58,7 @@
 #define FRAME_CHUNK 4096u      /* result frames per chunk */
 #define MAX_OUT 32u            /* frames of one raw frame (inlined calls) */
 #define SPIN_NS 50000          /* spin this long before sleeping */
-#define WAKE_BATCH 64u         /* wake sleeping lanes for this many requests */
+#define WAKE_BATCH 64u         /* wake a sleeping lane for this many of its requests */
 #define PIECE_SHIFT 12         /* a busy file's frames go to lanes by 4 KiB pages */
 #define SPREAD_AFTER 256u      /* frames of a file given to one lane before they spread */
 

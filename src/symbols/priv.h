@@ -97,7 +97,7 @@ struct dso_state {
 	uint8_t from;            /* enum sym_from: where it was found */
 	uint64_t frames, unnamed; /* addresses named in it, and those no symbol covers */
 	struct inl_index *inlidx; /* its units' inlined calls, indexed (inlidx.c) */
-	uint64_t unit_file;      /* its units' file key in symbolizer.units (0: none) */
+	uint64_t unit_file;      /* its file's key in symbolizer.shared (0: none) */
 	bool unit_file_made;
 	struct line_index *lineidx; /* its units' line tables, copied (lineidx.c) */
 	uint64_t *fde_starts;    /* the functions' start addresses of .eh_frame_hdr, sorted */
@@ -176,9 +176,9 @@ struct symbolizer {
 	/* files opened ahead (prefetch.c) */
 	struct prefetch *pf;
 
-	/* unit indexes shared with symbolizers naming side by side
-	 * (sym_new_sibling()); NULL: its own */
-	struct inl_shared *units;
+	/* units' indexes and line tables shared with symbolizers naming side
+	 * by side (sym_new_sibling()); NULL: its own */
+	struct sym_shared *shared;
 
 	/* JIT (jit.c) */
 	struct jit_map *jits;
@@ -197,29 +197,62 @@ struct symbolizer {
 
 /* symbols.c */
 int sym_load_dso(struct symbolizer *s, struct dso_state *st, const struct dso *d);
+/* shared.c */
+struct sym_shared;
+enum shared_kind { SHARED_INLINES, SHARED_LINES };
+/*
+ * How a kind of object is built for shared_get(): @build(@sh, @file, @key,
+ * @arg) makes it (NULL: it cannot be, out of memory), and may offer work
+ * to the others waiting for it (shared_offer()); a waiter calls
+ * @help(@sh, job, @arg) under the lock with the job offered, which takes
+ * a part of it (it may unlock meanwhile) and returns true, or returns
+ * false when there is none left to take. @destroy frees an object.
+ */
+struct shared_build {
+	enum shared_kind kind;
+	void *(*build)(struct sym_shared *sh, uint64_t file, uint64_t key, void *arg);
+	bool (*help)(struct sym_shared *sh, void *job, void *arg);
+	void (*destroy)(void *obj);
+};
+/*
+ * shared_new() - a table of objects built once for symbolizers naming on
+ * several threads, with one reference (shared_ref() takes another,
+ * shared_unref() lets one go: the last frees the table and its objects, so
+ * a symbolizer holds one as long as it reads them). NULL out of memory.
+ */
+struct sym_shared *shared_new(void);
+struct sym_shared *shared_ref(struct sym_shared *sh);
+void shared_unref(struct sym_shared *sh);
+/*
+ * shared_get() - the object of (@b->kind, @file, @key): built here by the
+ * first to ask (*@built_here set), else waited for, or helped with.
+ * Return: the object, owned by @sh; NULL when it could not be built.
+ */
+void *shared_get(struct sym_shared *sh, const struct shared_build *b, uint64_t file, uint64_t key,
+		 void *arg, bool *built_here);
+/* shared_offer() - under the lock, by the builder of (@kind, @file, @key):
+ * @job is there to help with (NULL: no more), and the waiters are woken. */
+void shared_offer(struct sym_shared *sh, unsigned kind, uint64_t file, uint64_t key, void *job);
+/* The table's lock, and its one condition (an object built, a job offered
+ * or done), for a builder and its helpers. */
+void shared_lock(struct sym_shared *sh);
+void shared_unlock(struct sym_shared *sh);
+void shared_wait(struct sym_shared *sh);
+void shared_wake(struct sym_shared *sh);
+
 /* inlidx.c */
 struct inl_index;
-struct inl_shared;
 /*
  * inlidx_chain() - the function and inlined calls around @addr (in the
  * unit's own addresses) of the unit @cu, innermost first into @out (at
  * most @max), ending with the function they are in; @cu_out: the unit's
  * DIE, for call sites. The unit is indexed at its first lookup, into *@x
- * (made then); with @sh and a @file key (non-zero: the file's build id
- * hashed), the index is @sh's, built once for every symbolizer sharing it.
+ * (made then); with @sh and a @file key (non-zero), the index is @sh's,
+ * built once for every symbolizer sharing it.
  * Return: how many are in @out.
  */
-size_t inlidx_chain(struct inl_index **x, struct inl_shared *sh, uint64_t file, Dwarf_Die *cu,
+size_t inlidx_chain(struct inl_index **x, struct sym_shared *sh, uint64_t file, Dwarf_Die *cu,
 		    uint64_t addr, Dwarf_Die *out, size_t max, Dwarf_Die *cu_out);
-/*
- * inlidx_shared_new() - a table of unit indexes for symbolizers naming on
- * several threads, with one reference (inlidx_shared_ref() takes another,
- * inlidx_shared_unref() lets one go: the last frees it and its indexes,
- * once no inl_index that used it is read again). NULL out of memory.
- */
-struct inl_shared *inlidx_shared_new(void);
-struct inl_shared *inlidx_shared_ref(struct inl_shared *sh);
-void inlidx_shared_unref(struct inl_shared *sh);
 /*
  * inlidx_scopes() - as dwarf_getscopes_die(): @die, the DIEs it is in, and
  * its unit, into *@scopes (free() it); from the index of its unit when
@@ -241,15 +274,18 @@ struct line_index;
  * lineidx_find() - the source line of @addr (in the unit's own addresses)
  * in the unit @cu, as dwfl_module_getsrc() finds it, into *@file (interned
  * in @strings, NULL when the row names none) and *@line. The unit's table
- * is copied at its first lookup into *@x (made then): *@fresh_rows, the
- * rows copied now (libdw parsed them), else 0. Return: whether a row covers it.
+ * is copied at its first lookup into *@x (made then), or with @sh and a
+ * file key @sfile (non-zero) found in @sh, copied once for every
+ * symbolizer sharing it (its names then @sh's): *@fresh_rows, the rows
+ * copied now (libdw parsed them), else 0. Return: whether a row covers it.
  */
-bool lineidx_find(struct line_index **x, struct strtab *strings, Dwarf_Die *cu, uint64_t addr,
-		  const char **file, unsigned *line, size_t *fresh_rows);
+bool lineidx_find(struct line_index **x, struct sym_shared *sh, uint64_t sfile,
+		  struct strtab *strings, Dwarf_Die *cu, uint64_t addr, const char **file,
+		  unsigned *line, size_t *fresh_rows);
 /* lineidx_file() - file @idx of the table of unit @cu (a call site's
  * DW_AT_call_file), the table copied as lineidx_find() does; NULL none. */
-const char *lineidx_file(struct line_index **x, struct strtab *strings, Dwarf_Die *cu,
-			 uint64_t idx);
+const char *lineidx_file(struct line_index **x, struct sym_shared *sh, uint64_t sfile,
+			 struct strtab *strings, Dwarf_Die *cu, uint64_t idx);
 /* lineidx_bytes() - what @x holds (NULL: 0). */
 size_t lineidx_bytes(const struct line_index *x);
 void lineidx_free(struct line_index *x);

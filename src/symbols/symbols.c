@@ -897,6 +897,36 @@ static const char *die_name(struct symbolizer *s, struct dso_state *st, Dwarf_Di
 	return name;
 }
 
+/*
+ * The key of @st's file in @s's table shared with its siblings (0: none):
+ * its build id and the path of its DWARF (the same build id found as
+ * another debug file would number its DIEs otherwise), hashed; 0 without a
+ * build id, whose units are then indexed by each symbolizer on its own.
+ */
+static uint64_t unit_file(const struct symbolizer *s, struct dso_state *st)
+{
+	const unsigned char *id;
+	const char *main_file = NULL, *debug_file = NULL, *p;
+	GElf_Addr vaddr;
+	uint64_t h = 0x6a09e667f3bcc909ULL;
+	int n;
+
+	if (!s->shared)
+		return 0;
+	if (st->unit_file_made)
+		return st->unit_file;
+	st->unit_file_made = true;
+	n = st->mod ? dwfl_module_build_id(st->mod, &id, &vaddr) : 0;
+	if (n <= 0)
+		return st->unit_file = 0;
+	dwfl_module_info(st->mod, NULL, NULL, NULL, NULL, NULL, &main_file, &debug_file);
+	for (int i = 0; i < n; i++)
+		h = mix64(h ^ id[i]);
+	for (p = debug_file ? debug_file : main_file ? main_file : ""; *p; p++)
+		h = mix64(h ^ (unsigned char)*p);
+	return st->unit_file = h ? h : 1;
+}
+
 /* The call site of the inlined call @scope in unit @cu: its file from the
  * unit's table as lineidx copied it (libdw's may be gone). */
 static void call_site(struct symbolizer *s, struct dso_state *st, Dwarf_Die *cu, Dwarf_Die *scope,
@@ -910,35 +940,8 @@ static void call_site(struct symbolizer *s, struct dso_state *st, Dwarf_Die *cu,
 	if (dwarf_attr(scope, DW_AT_call_line, &attr) && dwarf_formudata(&attr, &v) == 0)
 		*line = (unsigned)v;
 	if (dwarf_attr(scope, DW_AT_call_file, &attr) && dwarf_formudata(&attr, &v) == 0)
-		*file = lineidx_file(&st->lineidx, &s->strings, cu, v);
-}
-
-/*
- * The key of @st's file among symbolizers sharing unit indexes: its build
- * id and the path of its DWARF (the same build id found as another debug
- * file would number its DIEs otherwise), hashed; 0 without a build id,
- * whose units are then indexed by each symbolizer on its own.
- */
-static uint64_t unit_file(struct dso_state *st)
-{
-	const unsigned char *id;
-	const char *main_file = NULL, *debug_file = NULL, *p;
-	GElf_Addr vaddr;
-	uint64_t h = 0x6a09e667f3bcc909ULL;
-	int n;
-
-	if (st->unit_file_made)
-		return st->unit_file;
-	st->unit_file_made = true;
-	n = st->mod ? dwfl_module_build_id(st->mod, &id, &vaddr) : 0;
-	if (n <= 0)
-		return st->unit_file = 0;
-	dwfl_module_info(st->mod, NULL, NULL, NULL, NULL, NULL, &main_file, &debug_file);
-	for (int i = 0; i < n; i++)
-		h = mix64(h ^ id[i]);
-	for (p = debug_file ? debug_file : main_file ? main_file : ""; *p; p++)
-		h = mix64(h ^ (unsigned char)*p);
-	return st->unit_file = h ? h : 1;
+		*file = lineidx_file(&st->lineidx, s->shared, unit_file(s, st),
+				     &s->strings, cu, v);
 }
 
 /*
@@ -961,7 +964,7 @@ static uint32_t inline_chain(struct symbolizer *s, struct dso_state *st, Dwarf_D
 	uint32_t count = 0;
 	size_t n;
 
-	n = inlidx_chain(&st->inlidx, s->units, s->units ? unit_file(st) : 0, cu, addr, chain,
+	n = inlidx_chain(&st->inlidx, s->shared, unit_file(s, st), cu, addr, chain,
 			 sizeof(chain) / sizeof(chain[0]), &cudie);
 	for (size_t i = 0; i < n; i++) {
 		struct inl *in;
@@ -1432,7 +1435,8 @@ static void lookup_user(struct symbolizer *s, struct dso_state *st, const char *
 		const char *file = NULL;
 		unsigned lineno = 0;
 
-		if (lineidx_find(&st->lineidx, &s->strings, cu, addr - dbias, &file, &lineno,
+		if (lineidx_find(&st->lineidx, s->shared, unit_file(s, st), &s->strings,
+				 cu, addr - dbias, &file, &lineno,
 				 &rows) && file) {
 			c->file = file;
 			c->line = lineno;
@@ -1716,11 +1720,11 @@ struct symbolizer *sym_new_sibling(struct symbolizer *s)
 {
 	struct symbolizer *sib;
 
-	if (!s->units && !(s->units = inlidx_shared_new()))
+	if (!s->shared && !(s->shared = shared_new()))
 		return NULL;
 	sib = sym_new(&s->opts, s->hdr);
 	if (sib)
-		sib->units = inlidx_shared_ref(s->units);
+		sib->shared = shared_ref(s->shared);
 	return sib;
 }
 
@@ -1796,7 +1800,7 @@ void sym_free(struct symbolizer *s)
 	kernel_free(s);
 	jit_free(s);
 	unwind_free(s);
-	inlidx_shared_unref(s->units); /* after the states that read them */
+	shared_unref(s->shared); /* after the states that read it */
 	strtab_free(&s->strings);
 	free(s);
 }

@@ -863,7 +863,9 @@ static void test_rebind_kernel(void **state)
 /*
  * At every address of this binary's code, the line lineidx finds is the
  * one dwfl_module_getsrc() finds in libdw's table: the same file, the same
- * line, and none where libdw has none.
+ * line, and none where libdw has none - from a copy of its own, and from
+ * a table shared between symbolizers, whose copies it makes once (read by
+ * a second index, which copies nothing).
  */
 static void test_lines_as_libdw(void **state)
 {
@@ -873,10 +875,11 @@ static void test_lines_as_libdw(void **state)
 	};
 	Dwfl *dwfl = dwfl_begin(&cb);
 	Dwfl_Module *mod;
-	struct line_index *x = NULL;
+	struct line_index *x = NULL, *shared_x[2] = { NULL, NULL };
+	struct sym_shared *sh = shared_new();
 	struct strtab names = { 0 };
 	Dwarf_Addr lo = 0, hi = 0;
-	size_t with_line = 0, without = 0, fresh_total = 0;
+	size_t with_line = 0, without = 0, fresh_total = 0, fresh_shared[2] = { 0, 0 };
 
 	(void)state;
 	assert_non_null(dwfl);
@@ -892,9 +895,24 @@ static void test_lines_as_libdw(void **state)
 		unsigned line = 0;
 		int want_line = 0;
 		size_t fresh = 0;
-		bool found = cu && lineidx_find(&x, &names, cu, a - bias, &file, &line, &fresh);
+		bool found = cu && lineidx_find(&x, NULL, 0, &names, cu, a - bias, &file, &line,
+						&fresh);
 
 		fresh_total += fresh;
+		for (int k = 0; k < 2 && cu; k++) {
+			const char *sfile = NULL;
+			unsigned sline = 0;
+
+			assert_int_equal(lineidx_find(&shared_x[k], sh, 7, &names, cu, a - bias, &sfile,
+						      &sline, &fresh), found);
+			fresh_shared[k] += fresh;
+			assert_true(!sfile == !file);
+			if (file) {
+				assert_string_equal(sfile, file);
+				assert_ptr_not_equal(sfile, file); /* the table's, not @names' */
+			}
+			assert_int_equal(sline, line);
+		}
 		if (l)
 			want = dwfl_lineinfo(l, NULL, &want_line, NULL, NULL, NULL);
 		if (!want) {
@@ -913,7 +931,12 @@ static void test_lines_as_libdw(void **state)
 	assert_true(without > 0);
 	assert_true(fresh_total > 0);
 	assert_true(lineidx_bytes(x) > 0);
+	assert_int_equal(fresh_shared[0], fresh_total); /* the first copied them */
+	assert_int_equal(fresh_shared[1], 0);           /* the second, none */
 	lineidx_free(x);
+	lineidx_free(shared_x[0]);
+	lineidx_free(shared_x[1]);
+	shared_unref(sh);
 	strtab_free(&names);
 	dwfl_end(dwfl);
 }
