@@ -15,10 +15,11 @@
  * libdw) share what they build (shared.c): a unit of a file, known by the
  * file's build id and the offset of the unit's DIE, is built by the first
  * to need it, and then read by all: an index holds offsets, never libdw's
- * structures, so it serves every Dwarf of the same file. The others that need it meanwhile do not wait idle: a big unit is
- * cut into parts by its top-level DIEs, which they gather with their own
- * Dwarfs and the first joins (on the C++ bench program, one unit of 335 k
- * DIEs was most of what its naming cost).
+ * structures, so it serves every Dwarf of the same file. The others that
+ * need it meanwhile do not wait idle: a big unit is cut into parts by its
+ * top-level DIEs, which they gather with their own Dwarfs and the first
+ * joins (on the C++ bench program, one unit of 335 k DIEs was most of
+ * what its naming cost).
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -329,12 +330,12 @@ static size_t unit_slot(uint64_t key, size_t cap)
 
 /*
  * A unit whose top-level DIEs span inlidx_part_min_span bytes or more is
- * cut into parts of them, about PARTS (a DIE and all below it is in one part: a namespace
- * may be a part of its own), which the symbolizers that want the unit
- * meanwhile take one by one and gather, each with its own Dwarf of the
- * file; the builder then merges them in order - the same arrays one
- * thread's walk makes - and sweeps. Offsets are the file's, so parts from
- * different Dwarfs of the file join up.
+ * cut into parts of them, about PARTS (a DIE and all below it is in one
+ * part: a namespace may be a part of its own), which the symbolizers that
+ * want the unit meanwhile take one by one and gather, each with its own
+ * Dwarf of the file; the builder then merges them in order - the same
+ * arrays one thread's walk makes - and sweeps. Offsets are the file's, so
+ * parts from different Dwarfs of the file join up.
  */
 #define PARTS 32u
 size_t inlidx_part_min_span = 256u << 10;

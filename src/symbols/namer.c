@@ -401,11 +401,17 @@ static bool copy_dso(struct dso *dst, const struct dso **src, struct proc_info *
 	return copy_proc(mapper, &dst->mapper);
 }
 
-/* A file's frames (FRAME_USER in a file, not special): its dso's record. */
+/* Code named per process (outside files, or in a process with a jitdump):
+ * its naming reads the process, its map or jitdump. */
+static bool per_process(const struct raw_frame *f)
+{
+	return f->kind == FRAME_USER && (!f->dso || f->jitdump || f->dso->kind == DSO_ANON);
+}
+
+/* A file's frame (user code in a file, not a special map): named from the file. */
 static bool in_file(const struct raw_frame *f)
 {
-	return f->kind == FRAME_USER && !f->jitdump && f->dso && f->dso->kind != DSO_ANON &&
-	       f->dso->kind != DSO_SPECIAL;
+	return f->kind == FRAME_USER && !per_process(f) && f->dso->kind != DSO_SPECIAL;
 }
 
 /* The record of @f's dso (in_file() frames), grown to it; NULL out of memory. */
@@ -443,16 +449,16 @@ static uint8_t lane_for(const struct namer *n, const struct raw_frame *f, const 
 {
 	uint64_t h;
 
-	if (n->nr_lanes == 1 || f->kind != FRAME_USER)
+	if (n->nr_lanes == 1)
 		return 0;
 	if (d && d->frames < SPREAD_AFTER)
 		h = mix64((uint64_t)f->dso->id + 1);
 	else if (d)
 		h = mix64(((uint64_t)f->dso->id << 40) ^ (f->offset >> PIECE_SHIFT));
-	else if (f->dso && f->dso->kind == DSO_SPECIAL && !f->jitdump)
-		return 0;
-	else
+	else if (per_process(f))
 		h = mix64((uint64_t)f->pid + 1);
+	else
+		return 0;
 	return (uint8_t)(h % n->nr_lanes);
 }
 
@@ -465,10 +471,8 @@ static uint8_t lane_for(const struct namer *n, const struct raw_frame *f, const 
  */
 static bool reads_machine(const struct raw_frame *f, uint8_t lane, struct ndso *d)
 {
-	if (f->kind != FRAME_USER)
-		return false;
 	if (!d)
-		return !f->dso || f->jitdump || f->dso->kind == DSO_ANON;
+		return per_process(f);
 	if (d->lanes & (1u << lane))
 		return false;
 	d->lanes |= (uint8_t)(1u << lane);

@@ -396,6 +396,18 @@ static void test_reset_and_trim(void **state)
 	machine_free(m);
 }
 
+/* The state of the file with the most symbols @s has open: this binary. */
+static struct dso_state *biggest_state(struct symbolizer *s)
+{
+	struct dso_state *big = NULL;
+
+	for (size_t i = 0; i < s->nr_states; i++)
+		if (s->states[i].nr_syms && (!big || s->states[i].nr_syms > big->nr_syms))
+			big = &s->states[i];
+	assert_non_null(big);
+	return big;
+}
+
 /*
  * A symbol table's names are made clean (demangled, interned) when a frame
  * is named in their function, not when the file is opened: naming a few
@@ -413,7 +425,7 @@ static void test_names_made_when_used(void **state)
 	struct sym_opts tight = { .use_proc_kallsyms = false, .dwarf_max = 1 };
 	struct symbolizer *s, *ref_s;
 	struct namer *n, *ref_n;
-	struct dso_state *big = NULL;
+	struct dso_state *big;
 	char **a, **b, **ref;
 	size_t clean = 0, interned;
 
@@ -430,10 +442,7 @@ static void test_names_made_when_used(void **state)
 	assert_non_null(n);
 	assert_non_null(ref_n);
 	a = names_full(n, m, few, FEW);
-	for (size_t i = 0; i < s->nr_states; i++)
-		if (s->states[i].nr_syms && (!big || s->states[i].nr_syms > big->nr_syms))
-			big = &s->states[i];
-	assert_non_null(big);
+	big = biggest_state(s);
 	assert_true(big->nr_syms > 200);
 	/* clean: the functions named; not counted, the PLT's entries (made
 	 * whole) */
@@ -466,18 +475,6 @@ static void test_names_made_when_used(void **state)
 	sym_free(s);
 	sym_free(ref_s);
 	machine_free(m);
-}
-
-/* The state of the file with the most symbols @s has open: this binary. */
-static struct dso_state *biggest_state(struct symbolizer *s)
-{
-	struct dso_state *big = NULL;
-
-	for (size_t i = 0; i < s->nr_states; i++)
-		if (s->states[i].nr_syms && (!big || s->states[i].nr_syms > big->nr_syms))
-			big = &s->states[i];
-	assert_non_null(big);
-	return big;
 }
 
 static char **names_in(struct symbolizer *s, struct machine *m, const uint64_t *addrs, size_t nr);
