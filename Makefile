@@ -9,11 +9,11 @@ INCDIR   ?= $(PREFIX)/include
 DESTDIR  ?=
 BUILD    ?= build
 
-PKGS     := libtraceevent libzstd json-c libdw libelf libprotobuf-c zlib libcurl libcrypto libarchive
+PKGS     := libtraceevent libzstd json-c libdw libelf libprotobuf-c zlib libcurl libcrypto libarchive libxxhash
 DEBS     := build-essential pkg-config libtraceevent-dev libzstd-dev libjson-c-dev \
             libcmocka-dev libdw-dev libelf-dev libiberty-dev libprotobuf-c-dev \
             protobuf-c-compiler golang-github-google-pprof-dev zlib1g-dev \
-            libcurl4-openssl-dev libssl-dev liblz4-dev libarchive-dev
+            libcurl4-openssl-dev libssl-dev liblz4-dev libarchive-dev libxxhash-dev
 # what the tests use beyond the build: perf as the oracle, Debian's python3
 # with jsonschema, botocore, lz4 and grpcio, protoc, chromium, openssl; the
 # backends' conformance checkers (../shared/conformance): python3-protobuf,
@@ -32,8 +32,9 @@ ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Iinclude -MMD -MP \
              $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # libcurl and libarchive are loaded with dlopen() when a request is made or
 # an archive unpacked (src/net/net.c, src/symbols/archive.c): their headers
-# are used, they are not linked
-LIBS     := $(shell pkg-config --libs $(filter-out libcurl libarchive,$(PKGS)) 2>/dev/null) -liberty -pthread -ldl
+# are used, they are not linked; libxxhash's XXH3 is compiled in from its
+# header (XXH_INLINE_ALL)
+LIBS     := $(shell pkg-config --libs $(filter-out libcurl libarchive libxxhash,$(PKGS)) 2>/dev/null) -liberty -pthread -ldl
 PLUGINDIR ?= $(LIBDIR)/perfport/plugins
 
 CORE_SRC := $(wildcard src/util/*.c) $(wildcard src/perf/*.c) $(wildcard src/machine/*.c) \

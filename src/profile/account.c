@@ -12,6 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+/* XXH3 inlined: the stack key's hash is per sample, and the library's
+ * entry costs as much as a short key's hashing */
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 #include "../util/error.h"
 #include "../util/hash.h"
@@ -594,23 +598,6 @@ static void pend_catch_up(struct account *a)
 		pend_make(a, (uint32_t)a->pend_done);
 }
 
-static int keys_reserve(struct account *a, size_t n)
-{
-	if (a->keys_len + n > a->keys_cap) {
-		size_t cap = a->keys_cap ? a->keys_cap * 2 : 65536;
-		uint64_t *k;
-
-		while (cap < a->keys_len + n)
-			cap *= 2;
-		k = realloc(a->keys, cap * sizeof(*k));
-		if (!k)
-			return PP_ENOMEM;
-		a->keys = k;
-		a->keys_cap = cap;
-	}
-	return 0;
-}
-
 static int stacks_grow(struct account *a)
 {
 	size_t cap = a->stacks_cap ? a->stacks_cap * 2 : 256;
@@ -621,9 +608,10 @@ static int stacks_grow(struct account *a)
 	for (size_t i = 0; i < a->stacks_cap; i++) {
 		size_t j;
 
-		if (!a->stacks[i].len)
+		if (!a->stacks[i].hash && !a->stacks[i].check)
 			continue;
-		for (j = a->stacks[i].hash & (cap - 1); n[j].len; j = (j + 1) & (cap - 1))
+		for (j = a->stacks[i].hash & (cap - 1); n[j].hash || n[j].check;
+		     j = (j + 1) & (cap - 1))
 			;
 		n[j] = a->stacks[i];
 	}
@@ -638,8 +626,18 @@ static int stacks_grow(struct account *a)
  * (callchain, unwound addresses, branch stack) with the process, its map
  * generation and the group root: a sample whose key was seen before costs
  * a hash, not a symbolization and a tree walk. A new stack is entered
- * pending (pend_new()). Return: the entry (valid until the next new
- * stack), NULL on error (a->err set).
+ * pending (pend_new()).
+ *
+ * The table holds each key's 128-bit hash, not the key: comparing the
+ * stored key was a cache miss per sample (the keys of a recording's
+ * stacks do not stay in cache while the file streams through it), and
+ * keeping them the biggest part of the pass's memory. Two keys of one
+ * recording share a hash with a chance of about n^2 / 2^129 (1e-25 for
+ * ten million stacks); a file made to collide would merge two stacks'
+ * counts, nothing worse.
+ *
+ * Return: the entry (valid until the next new stack), NULL on error
+ * (a->err set).
  */
 static struct stack_entry *stack_find(struct account *a, const struct perf_event *ev,
 				      const uint64_t *pcs, size_t n, struct acct_thread *th)
@@ -647,7 +645,8 @@ static struct stack_entry *stack_find(struct account *a, const struct perf_event
 	const struct perf_sample *s = &ev->sample;
 	size_t need = 2 + machine_stack_key_max(ev, n), len = 0, j;
 	uint32_t root, idx;
-	uint64_t *k, h;
+	XXH128_hash_t h;
+	uint64_t *k;
 
 	if (need > a->key_cap) {
 		size_t cap = a->key_cap ? a->key_cap : 256;
@@ -667,21 +666,19 @@ static struct stack_entry *stack_find(struct account *a, const struct perf_event
 	k[len++] = a->opts->group_by == GROUP_THREAD ? s->tid : 0;
 	k[len++] = a->opts->group_by != GROUP_NONE ? (uint64_t)(uintptr_t)th->comm : 0;
 	len += machine_stack_key(a->m, ev, pcs, n, k + len);
-	h = hash_words(k, len);
+	h = XXH3_128bits(k, len * sizeof(*k));
+	if (!h.low64 && !h.high64)
+		h.low64 = 1;
 	if ((a->nr_stacks + 1) * 2 > a->stacks_cap && stacks_grow(a)) {
 		a->err = PP_ENOMEM;
 		return NULL;
 	}
-	for (j = h & (a->stacks_cap - 1); a->stacks[j].len; j = (j + 1) & (a->stacks_cap - 1)) {
+	for (j = h.low64 & (a->stacks_cap - 1); a->stacks[j].hash || a->stacks[j].check;
+	     j = (j + 1) & (a->stacks_cap - 1)) {
 		struct stack_entry *e = &a->stacks[j];
 
-		if (e->hash == h && e->len == len &&
-		    memcmp(a->keys + e->key_off, k, len * sizeof(*k)) == 0) {
+		if (e->hash == h.low64 && e->check == h.high64) {
 			a->meta->stacks_cached++;
-			/* made meanwhile (pend_catch_up()): counted at its node */
-			if ((e->node & STACK_PENDING) &&
-			    a->pend[e->node & ~STACK_PENDING].node != TREE_NONE)
-				e->node = a->pend[e->node & ~STACK_PENDING].node;
 			return e;
 		}
 	}
@@ -694,17 +691,19 @@ static struct stack_entry *stack_find(struct account *a, const struct perf_event
 	idx = pend_new(a, ev, pcs, n, root);
 	if (idx == UINT32_MAX)
 		return NULL;
-	if (keys_reserve(a, len)) {
-		a->err = PP_ENOMEM;
-		return NULL;
-	}
-	memcpy(a->keys + a->keys_len, k, len * sizeof(*k));
-	a->stacks[j] = (struct stack_entry){ h, STACK_PENDING | idx, (uint32_t)len, a->keys_len };
-	a->keys_len += len;
+	a->stacks[j] = (struct stack_entry){ .hash = h.low64, .check = h.high64,
+					     .node = STACK_PENDING | idx };
 	a->nr_stacks++;
 	a->meta->stacks_unique++;
 	pend_catch_up(a);
 	return a->err ? NULL : &a->stacks[j];
+}
+
+/* @e's node, if its pending stack was made meanwhile (pend_catch_up()). */
+static void stack_resolve(const struct account *a, struct stack_entry *e)
+{
+	if ((e->node & STACK_PENDING) && a->pend[e->node & ~STACK_PENDING].node != TREE_NONE)
+		e->node = a->pend[e->node & ~STACK_PENDING].node;
 }
 
 /* The leaf node of a sample's stack, made now if it waits for names. */
@@ -715,6 +714,7 @@ static uint32_t stack_node(struct account *a, const struct perf_event *ev, const
 
 	if (!e)
 		return TREE_NONE;
+	stack_resolve(a, e);
 	if (e->node & STACK_PENDING) {
 		uint32_t node = pend_make(a, e->node & ~STACK_PENDING);
 
@@ -726,15 +726,58 @@ static uint32_t stack_node(struct account *a, const struct perf_event *ev, const
 }
 
 /*
- * Count one on-CPU sample of @c: in the tree when its stack's node is
- * made, else with the pending stack, whose node is made once names are
- * there (a second counter, time slices or a timeline need the node now).
+ * Count @count samples of @c weighing @ns for @e's stack: in the tree when
+ * its node is made, else with the pending stack, whose node is made once
+ * names are there (or now, for a second counter).
+ */
+static void stack_add(struct account *a, struct stack_entry *e, enum counter c, uint64_t count,
+		      uint64_t ns)
+{
+	struct acct_pend *p;
+	uint32_t node;
+
+	stack_resolve(a, e);
+	if (!(e->node & STACK_PENDING)) {
+		tree_add(&a->tree, e->node, c, count, ns);
+		return;
+	}
+	p = &a->pend[e->node & ~STACK_PENDING];
+	if (!p->count || p->counter == (uint32_t)c) {
+		p->counter = (uint32_t)c;
+		p->count += count;
+		p->ns += ns;
+		return;
+	}
+	node = pend_make(a, e->node & ~STACK_PENDING);
+	if (node == TREE_NONE)
+		return;
+	e->node = node;
+	tree_add(&a->tree, node, c, count, ns);
+}
+
+/* Count on what @e has summed (stack_add()). */
+static void stack_flush(struct account *a, struct stack_entry *e)
+{
+	uint64_t count = e->count, ns = e->ns;
+
+	if (!count)
+		return;
+	e->count = 0;
+	e->ns = 0;
+	stack_add(a, e, (enum counter)e->counter, count, ns);
+}
+
+/*
+ * Count one on-CPU sample of @c: summed in its stack's entry (the tree's
+ * counters and the pending stacks are elsewhere in memory, a cache miss
+ * per sample), counted from there when a sample of another counter
+ * comes and at the end. Time slices and a timeline need the node and the
+ * time of each sample: counted at once.
  */
 static void stack_count(struct account *a, const struct perf_event *ev, const uint64_t *pcs,
 			size_t n, struct acct_thread *th, enum counter c, uint64_t w)
 {
 	struct stack_entry *e;
-	struct acct_pend *p;
 	uint32_t node;
 
 	if (a->opts->timeline || a->opts->slice_ns) {
@@ -746,22 +789,25 @@ static void stack_count(struct account *a, const struct perf_event *ev, const ui
 	e = stack_find(a, ev, pcs, n, th);
 	if (!e)
 		return;
-	if (!(e->node & STACK_PENDING)) {
-		tree_add(&a->tree, e->node, c, 1, w);
+	if (e->count && e->counter != (uint32_t)c) {
+		/* as counted before entries summed: the second counter's
+		 * sample makes the pending stack's node now */
+		stack_flush(a, e);
+		stack_add(a, e, c, 1, w);
 		return;
 	}
-	p = &a->pend[e->node & ~STACK_PENDING];
-	if (!p->count || p->counter == (uint32_t)c) {
-		p->counter = (uint32_t)c;
-		p->count++;
-		p->ns += w;
-		return;
-	}
-	node = pend_make(a, e->node & ~STACK_PENDING);
-	if (node == TREE_NONE)
-		return;
-	e->node = node;
-	tree_add(&a->tree, node, c, 1, w);
+	if (e->count == STACK_COUNT_MAX)
+		stack_flush(a, e);
+	e->counter = (uint32_t)c & 7;
+	e->count++;
+	e->ns += w;
+}
+
+/* Count on what every entry has summed (the stacks' nodes are made). */
+static void stack_flush_all(struct account *a)
+{
+	for (size_t i = 0; i < a->stacks_cap && !a->err; i++)
+		stack_flush(a, &a->stacks[i]);
 }
 
 /* The node for an off-CPU interval whose stack is unknown. */
@@ -1824,6 +1870,7 @@ void acct_finish(struct account *a)
 		a->last_time = a->rec_last;
 	}
 	pend_make_all(a);
+	stack_flush_all(a);
 	for (size_t i = 0; i < a->nr_threads; i++) {
 		struct acct_thread *th = &a->threads[i];
 
@@ -2035,7 +2082,6 @@ void acct_release(struct account *a)
 	free(a->cpus);
 	free(a->stacks);
 	free(a->key);
-	free(a->keys);
 	free(a->rawf);
 	free(a->tick);
 	free(a->rawf_ids);

@@ -68,11 +68,22 @@ struct acct_filter {
 /* node's top bit: the stack waits for names, the rest indexes pend */
 #define STACK_PENDING 0x80000000u
 
+/* an entry's count goes on to its node (or pending stack) at this many */
+#define STACK_COUNT_MAX ((1u << 29) - 1)
+
+/*
+ * A stack known by its key's 128-bit XXH3 hash (never 0, 0: that is an
+ * empty slot), not by the key itself: keys are not kept (see stack_find()).
+ * Its samples of one counter are summed here, in the line the lookup
+ * brought into cache, and go on to the tree when another counter comes,
+ * and at the end (acct_finish()).
+ */
 struct stack_entry {
-	uint64_t hash;
+	uint64_t hash, check;              /* the hash's low and high halves */
 	uint32_t node;                     /* its leaf, or STACK_PENDING | index */
-	uint32_t len;                      /* u64 words of key */
-	uint64_t key_off;                  /* into the key arena */
+	uint32_t count : 29;               /* samples summed here, not yet counted */
+	uint32_t counter : 3;              /* enum counter of count and ns */
+	uint64_t ns;
 };
 
 /* A raw frame seen: its ticket with the namer, by what decides its name. */
@@ -163,8 +174,6 @@ struct account {
 
 	struct stack_entry *stacks;        /* open addressing */
 	size_t stacks_cap, nr_stacks;
-	uint64_t *keys;                    /* key arena */
-	size_t keys_len, keys_cap;
 	uint64_t *key;                     /* the sample's key being built */
 	size_t key_cap;
 
