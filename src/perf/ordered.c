@@ -14,9 +14,9 @@ struct oq_chunk {
 	uint64_t data[];      /* keeps items 8-aligned */
 };
 
-/* A run: entries e[head..len) in (time, arrival) order. */
+/* A run: items e[head..len) in (time, arrival) order. */
 struct oq_run {
-	struct oq_entry *e;
+	struct oq_item *e;
 	size_t head, len, cap;
 	unsigned heap_pos;
 	struct oq_run *next_free;
@@ -54,20 +54,26 @@ static void chunk_put(struct oqueue *q, struct oq_chunk *c)
 	q->spare = c;
 }
 
+static size_t copy_bytes(uint32_t size)
+{
+	return ((size_t)size + 7) & ~(size_t)7;
+}
+
+/* What an item keeps from being reused: itself and its record, copied or not. */
 static size_t item_bytes(uint32_t size)
 {
-	return sizeof(struct oq_item) + (((size_t)size + 7) & ~(size_t)7);
+	return sizeof(struct oq_item) + copy_bytes(size);
 }
 
 /* --- the heap of runs, keyed by each run's first entry --- */
 
 static int run_before(const struct oq_run *a, const struct oq_run *b)
 {
-	const struct oq_entry *x = &a->e[a->head], *y = &b->e[b->head];
+	const struct oq_item *x = &a->e[a->head], *y = &b->e[b->head];
 
 	if (x->time != y->time)
 		return x->time < y->time;
-	return x->item->seq < y->item->seq;
+	return x->seq < y->seq;
 }
 
 static void heap_set(struct oqueue *q, size_t i, struct oq_run *r)
@@ -137,26 +143,26 @@ static struct oq_run *run_new(struct oqueue *q)
 	return r;
 }
 
-static int run_append(struct oq_run *r, const struct oq_entry *e)
+/* The run's next free item (taken by r->len++), or NULL out of memory. */
+static struct oq_item *run_slot(struct oq_run *r)
 {
 	if (r->len == r->cap) {
 		if (r->head >= r->len / 2 && r->head) {
-			/* slide the waiting entries down instead of growing */
+			/* slide the waiting items down instead of growing */
 			memmove(r->e, r->e + r->head, (r->len - r->head) * sizeof(*r->e));
 			r->len -= r->head;
 			r->head = 0;
 		} else {
 			size_t cap = r->cap ? r->cap * 2 : 256;
-			struct oq_entry *n = realloc(r->e, cap * sizeof(*n));
+			struct oq_item *n = realloc(r->e, cap * sizeof(*n));
 
 			if (!n)
-				return -1;
+				return NULL;
 			r->e = n;
 			r->cap = cap;
 		}
 	}
-	r->e[r->len++] = *e;
-	return 0;
+	return &r->e[r->len];
 }
 
 /*
@@ -166,7 +172,14 @@ static int run_append(struct oq_run *r, const struct oq_entry *e)
  */
 static struct oq_run *run_for(struct oqueue *q, uint64_t time)
 {
-	struct oq_run *best = NULL;
+	struct oq_run *best = q->last;
+
+	/* the run appended to last, while it takes the item: records come
+	 * in streams, and any run whose last item is not later keeps the
+	 * order (which run holds an item never changes when it is taken) */
+	if (best && best->e[best->len - 1].time <= time)
+		return best;
+	best = NULL;
 
 	for (unsigned i = 0; i < q->nr_recent; i++) {
 		struct oq_run *r = q->recent[i];
@@ -190,8 +203,8 @@ static void recent_drop(struct oqueue *q, const struct oq_run *r)
 int oq_push(struct oqueue *q, uint64_t time, uint64_t offset, const void *rec,
 	    uint32_t size, void *tag, struct oq_buf *buf)
 {
-	size_t need = buf ? sizeof(struct oq_item) : item_bytes(size);
-	struct oq_entry e;
+	size_t need = buf ? 0 : copy_bytes(size);
+	struct oq_chunk *c = NULL;
 	struct oq_item *it;
 	struct oq_run *r;
 	bool fresh = false;
@@ -205,45 +218,43 @@ int oq_push(struct oqueue *q, uint64_t time, uint64_t offset, const void *rec,
 			return -1;
 		fresh = true;
 	}
-	if (!q->cur || q->cur->used + need > q->cur->size) {
-		struct oq_chunk *old = q->cur;
-
-		q->cur = chunk_get(q, need);
-		if (!q->cur) {
-			q->cur = old;
-			goto fail;
-		}
-		if (old && old->live == 0)
-			chunk_put(q, old);
-	}
-	it = (struct oq_item *)((uint8_t *)q->cur->data + q->cur->used);
-	e.time = time;
-	e.item = it;
-	if (run_append(r, &e))
+	it = run_slot(r);
+	if (!it)
 		goto fail;
-	it->time = time;
-	it->seq = q->seq++;
-	it->offset = offset;
-	it->tag = tag;
-	it->chunk = q->cur;
-	it->size = size;
-	it->buf = buf;
-	if (buf) {
-		it->rec = rec;
-		oq_hold(buf);
+	if (!buf) {
+		if (!q->cur || q->cur->used + need > q->cur->size) {
+			struct oq_chunk *old = q->cur;
+
+			q->cur = chunk_get(q, need);
+			if (!q->cur) {
+				q->cur = old;
+				goto fail;
+			}
+			if (old && old->live == 0)
+				chunk_put(q, old);
+		}
+		c = q->cur;
+		memcpy((uint8_t *)c->data + c->used, rec, size);
+		rec = (uint8_t *)c->data + c->used;
+		c->used += need;
+		c->live++;
 	} else {
-		memcpy(it->copy, rec, size);
-		it->rec = (const uint8_t *)it->copy;
+		oq_hold(buf);
 	}
-	q->cur->used += need;
-	q->cur->live++;
-	/* what the queue keeps from being reused, copied or not */
-	q->bytes += item_bytes(size) + sizeof(struct oq_entry);
+	*it = (struct oq_item){ .time = time, .seq = q->seq++, .offset = offset, .tag = tag,
+				.rec = rec, .buf = buf, .chunk = c, .size = size };
+	r->len++;
+	q->last = r;
+	q->bytes += item_bytes(size);
 	q->nr++;
 	if (fresh) {
-		if (q->nr_recent == OQ_RECENT)
-			q->recent[q->oldest_recent++ % OQ_RECENT] = r; /* it no longer takes entries */
-		else
+		if (q->nr_recent == OQ_RECENT) {
+			struct oq_run **old = &q->recent[q->oldest_recent++ % OQ_RECENT];
+
+			if (*old == q->last) /* it no longer takes items */
+				q->last = r;
+			*old = r;
+		} else
 			q->recent[q->nr_recent++] = r;
 		q->nr_heap++;
 		heap_set(q, q->nr_heap - 1, r);
@@ -265,32 +276,36 @@ const struct oq_item *oq_peek(const struct oqueue *q)
 	if (!q->nr_heap)
 		return NULL;
 	r = q->heap[0];
-	return r->e[r->head].item;
+	return &r->e[r->head];
+}
+
+/* Let go of what @it holds: its buffer's reference or its copy's chunk. */
+static void item_release(struct oqueue *q, const struct oq_item *it)
+{
+	if (it->buf)
+		oq_release(it->buf);
+	else if (--it->chunk->live == 0 && it->chunk != q->cur)
+		chunk_put(q, it->chunk);
 }
 
 void oq_pop(struct oqueue *q)
 {
 	struct oq_run *r;
-	struct oq_item *it;
-	struct oq_chunk *c;
 
 	if (!q->nr_heap)
 		return;
 	r = q->heap[0];
-	it = r->e[r->head++].item;
-	c = it->chunk;
-	q->bytes -= item_bytes(it->size) + sizeof(struct oq_entry);
+	q->bytes -= item_bytes(r->e[r->head].size);
 	q->nr--;
-	if (it->buf)
-		oq_release(it->buf);
-	if (--c->live == 0 && c != q->cur)
-		chunk_put(q, c);
+	item_release(q, &r->e[r->head++]);
 	if (r->head < r->len) {
 		sift_down(q, 0);
 		return;
 	}
 	/* the run is used up: out of the heap and the recent set, kept for reuse */
 	recent_drop(q, r);
+	if (q->last == r)
+		q->last = NULL;
 	r->head = r->len = 0;
 	r->next_free = q->free_runs;
 	q->free_runs = r;
@@ -305,12 +320,12 @@ void oq_free(struct oqueue *q)
 	struct oq_chunk *c, *n;
 	struct oq_run *r, *rn;
 
-	/* Chunks with live items are reachable only through the runs. */
+	/* Chunks with live copies are reachable only through the runs. */
 	for (size_t i = 0; i < q->nr_heap; i++) {
 		r = q->heap[i];
 		for (size_t j = r->head; j < r->len; j++) {
-			c = r->e[j].item->chunk;
-			if (c != q->cur && --c->live == 0)
+			c = r->e[j].chunk;
+			if (c && c != q->cur && --c->live == 0)
 				chunk_put(q, c);
 		}
 		free(r->e);

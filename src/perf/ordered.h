@@ -6,15 +6,16 @@
  * The reader reads into input buffers the queue lends it (struct oq_buf),
  * and a record queued from one stays where it was read: its item refers to
  * it, and the buffer is not written over nor recycled while any record in
- * it is queued or held (oq_hold()). Records from elsewhere are copied.
- * Items (and copies) are kept in chunks (64 KiB, doubling up to 1 MiB); a
- * chunk is recycled when its last record has been delivered.
- * Their 16-byte entries (time, item) go into runs, each already in order:
- * perf writes each CPU's buffer in order, so a round arrives as a few
- * interleaved sorted streams, and an entry is appended to the recent run it
- * extends (a new run when none does). A binary heap over the runs' first
- * entries merges them: O(1) to queue, O(log runs) to take the earliest,
- * and any input order still comes out sorted.
+ * it is queued or held (oq_hold()). Records from elsewhere are copied into
+ * chunks (64 KiB, doubling up to 1 MiB); a chunk is recycled when its last
+ * copy has been delivered.
+ * Items go into runs, each already in order: perf writes each CPU's buffer
+ * in order, so a round arrives as a few interleaved sorted streams, and an
+ * item is appended to the recent run it extends (a new run when none
+ * does). A run is an array of the items themselves, read in order as they
+ * are delivered. A binary heap over the runs' first items merges them:
+ * O(1) to queue, O(log runs) to take the earliest, and any input order
+ * still comes out sorted.
  */
 #ifndef PERF_ORDERED_H
 #define PERF_ORDERED_H
@@ -46,17 +47,11 @@ struct oq_item {
 	uint64_t seq;         /* arrival order: breaks ties */
 	uint64_t offset;      /* file offset, for messages */
 	void *tag;            /* the caller's, returned with the item */
-	struct oq_chunk *chunk;
-	struct oq_buf *buf;   /* holding the record, or NULL: a copy follows */
 	const uint8_t *rec;   /* the record, 8-aligned */
+	struct oq_buf *buf;   /* holding the record, or NULL: a copy */
+	struct oq_chunk *chunk; /* holding the copy, or NULL */
 	uint32_t size;
 	uint32_t pad;
-	uint64_t copy[];      /* the copy, when not in a buffer */
-};
-
-struct oq_entry {
-	uint64_t time;
-	struct oq_item *item;
 };
 
 struct oq_run;
@@ -67,11 +62,12 @@ struct oqueue {
 	struct oq_run **heap;   /* runs with entries, a min-heap on their first */
 	size_t nr_heap, cap_heap;
 	struct oq_run *recent[OQ_RECENT];
+	struct oq_run *last;    /* appended to last, in recent; NULL none */
 	unsigned nr_recent, oldest_recent;
 	struct oq_run *free_runs;
 	size_t nr;            /* items queued */
 	uint64_t seq;
-	size_t bytes;         /* held: items with their copies, plus heap entries */
+	size_t bytes;         /* held: items and their records, copied or not */
 	struct oq_chunk *cur; /* being filled */
 	size_t chunk_size;    /* of the next new chunk: grows to 1 MiB */
 	struct oq_chunk *spare;
@@ -113,7 +109,8 @@ static inline void oq_hold(struct oq_buf *b)
 /** oq_release() - undo one oq_hold() (or a queued record's reference). */
 void oq_release(struct oq_buf *b);
 
-/** oq_peek() - the earliest item, or NULL when empty. Valid until oq_pop(). */
+/** oq_peek() - the earliest item, or NULL when empty. Valid until the next
+ * oq_push() or oq_pop(). */
 const struct oq_item *oq_peek(const struct oqueue *q);
 
 /** oq_pop() - remove the earliest item; its record is released. */
