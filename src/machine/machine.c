@@ -933,8 +933,9 @@ size_t machine_stack_key(const struct machine *m, const struct perf_event *ev,
 	key[len++] = p ? p->gen : 0;
 	key[len++] = m->kernel_text;
 	key[len++] = s->callchain_nr;
-	for (uint64_t i = 0; i < s->callchain_nr; i++)
-		key[len++] = s->callchain[i];
+	if (s->callchain_nr)
+		memcpy(key + len, s->callchain, s->callchain_nr * sizeof(*key));
+	len += s->callchain_nr;
 	if (!s->callchain_nr)
 		key[len++] = s->ip;
 	key[len++] = npcs;
