@@ -426,6 +426,59 @@ static void test_stacks_made_while_reading(void **state)
 }
 
 /*
+ * One stack sampled as idle (tid 0) and on CPU (another task of pid 0,
+ * as a damaged or crafted file may say), interleaved: a stack's entry
+ * sums one counter at a time, and each change of counter counts what it
+ * summed on. Both counters end at the stack's one node, whole.
+ */
+static void test_stack_two_counters(void **state)
+{
+	const uint64_t st = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			    PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN;
+	static const uint32_t tids[] = { 7, 7, 7, 0, 0, 7, 0, 7, 7, 0 };
+	struct profile_opts o = { .jobs = 1, .sym.buildid_dir = "/nonexistent",
+				  .group_by = GROUP_NONE, .has_start_time = true,
+				  .start_time_ns = 1700000000000000000ULL };
+	struct profile *p = NULL;
+	struct pdw w = { 0 };
+	size_t data_off, at, leaves = 0;
+
+	(void)state;
+	data_off = one_event_head(&w, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, 1000000, st, 0);
+	for (size_t i = 0; i < sizeof(tids) / sizeof(tids[0]); i++) {
+		at = pdw_begin(&w, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL);
+		pdw_u64(&w, 0xffffffff81001000ULL);
+		pdw_u32(&w, 0);
+		pdw_u32(&w, tids[i]);
+		pdw_u64(&w, 1000 + i * 1000);
+		pdw_u64(&w, 1000000 + i);  /* each sample's weight its own */
+		pdw_u64(&w, 3);
+		pdw_u64(&w, PERF_CONTEXT_KERNEL);
+		pdw_u64(&w, 0xffffffff81001000ULL);
+		pdw_u64(&w, 0xffffffff81000800ULL);
+		pdw_end(&w, at);
+	}
+	one_event_data(&w, data_off, w.n);
+	assert_int_equal(profile_build_mem(w.b, w.n, "two", &o, &p), 0);
+	assert_int_equal(p->meta.stacks_unique, 1);
+	assert_int_equal(p->total[0].count[CNT_ON_CPU], 6);
+	assert_int_equal(p->total[0].count[CNT_IDLE], 4);
+	/* weights: the on-CPU samples' are 0, 1, 2, 5, 7, 8 above 1e6 */
+	assert_int_equal(p->total[0].ns[CNT_ON_CPU], 6 * 1000000 + 23);
+	assert_int_equal(p->total[0].ns[CNT_IDLE], 4 * 1000000 + 22);
+	for (size_t i = 0; i < p->nr_nodes; i++) {
+		if (!p->self[i].count[CNT_ON_CPU] && !p->self[i].count[CNT_IDLE])
+			continue;
+		leaves++;
+		assert_int_equal(p->self[i].count[CNT_ON_CPU], 6);
+		assert_int_equal(p->self[i].count[CNT_IDLE], 4);
+	}
+	assert_int_equal(leaves, 1);
+	profile_free(p);
+	free(w.b);
+}
+
+/*
  * perf record --off-cpu writes "offcpu-time" samples (a BPF output event)
  * whose period is the time off CPU, in ns, with the stack at the switch-out.
  * This machine's perf cannot record them (no BPF skeleton), so a file is
@@ -875,6 +928,7 @@ int main(void)
 		cmocka_unit_test(test_syscall_evidence),
 		cmocka_unit_test(test_syscall_uring),
 		cmocka_unit_test(test_stacks_made_while_reading),
+		cmocka_unit_test(test_stack_two_counters),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
