@@ -621,6 +621,48 @@ static int stacks_grow(struct account *a)
 	return 0;
 }
 
+/* Room for a stack key of @need words. Return: 0, or -1 (a->err set). */
+static __attribute__((noinline)) int key_grow(struct account *a, size_t need)
+{
+	size_t cap = a->key_cap ? a->key_cap : 256;
+	uint64_t *k;
+
+	while (cap < need)
+		cap *= 2;
+	k = realloc(a->key, cap * sizeof(*k));
+	if (!k) {
+		a->err = PP_ENOMEM;
+		return -1;
+	}
+	a->key = k;
+	a->key_cap = cap;
+	return 0;
+}
+
+/* A stack seen first, of hash @h, entered pending at the free slot @e
+ * (out of stack_find()'s way: a few samples in a hundred are new). */
+static __attribute__((noinline)) struct stack_entry *
+stack_new(struct account *a, const struct perf_event *ev, const uint64_t *pcs, size_t n,
+	  struct acct_thread *th, struct stack_entry *e, XXH128_hash_t h)
+{
+	uint32_t root = group_root(a, th), idx;
+
+	if (root == TREE_NONE) {
+		if (!a->err)
+			a->err = PP_ENOMEM;
+		return NULL;
+	}
+	idx = pend_new(a, ev, pcs, n, root);
+	if (idx == UINT32_MAX)
+		return NULL;
+	*e = (struct stack_entry){ .hash = h.low64, .check = h.high64,
+				   .node = STACK_PENDING | idx };
+	a->nr_stacks++;
+	a->meta->stacks_unique++;
+	pend_catch_up(a);
+	return a->err ? NULL : e;
+}
+
 /*
  * The entry of a sample's stack. A stack is known by what was recorded
  * (callchain, unwound addresses, branch stack) with the process, its map
@@ -644,23 +686,11 @@ static struct stack_entry *stack_find(struct account *a, const struct perf_event
 {
 	const struct perf_sample *s = &ev->sample;
 	size_t need = 2 + machine_stack_key_max(ev, n), len = 0, j;
-	uint32_t root, idx;
 	XXH128_hash_t h;
 	uint64_t *k;
 
-	if (need > a->key_cap) {
-		size_t cap = a->key_cap ? a->key_cap : 256;
-
-		while (cap < need)
-			cap *= 2;
-		k = realloc(a->key, cap * sizeof(*k));
-		if (!k) {
-			a->err = PP_ENOMEM;
-			return NULL;
-		}
-		a->key = k;
-		a->key_cap = cap;
-	}
+	if (need > a->key_cap && key_grow(a, need))
+		return NULL;
 	/* the tree the stack goes in (its group), then what decides its frames */
 	k = a->key;
 	k[len++] = a->opts->group_by == GROUP_THREAD ? s->tid : 0;
@@ -682,21 +712,7 @@ static struct stack_entry *stack_find(struct account *a, const struct perf_event
 			return e;
 		}
 	}
-	root = group_root(a, th);
-	if (root == TREE_NONE) {
-		if (!a->err)
-			a->err = PP_ENOMEM;
-		return NULL;
-	}
-	idx = pend_new(a, ev, pcs, n, root);
-	if (idx == UINT32_MAX)
-		return NULL;
-	a->stacks[j] = (struct stack_entry){ .hash = h.low64, .check = h.high64,
-					     .node = STACK_PENDING | idx };
-	a->nr_stacks++;
-	a->meta->stacks_unique++;
-	pend_catch_up(a);
-	return a->err ? NULL : &a->stacks[j];
+	return stack_new(a, ev, pcs, n, th, &a->stacks[j], h);
 }
 
 /* @e's node, if its pending stack was made meanwhile (pend_catch_up()). */
@@ -1688,7 +1704,9 @@ static void sample_one(struct account *a, const struct perf_event *ev, const uin
 	struct acct_thread *th;
 	uint64_t v;
 
-	src = acct_src(a, ev->evsel);
+	/* the event's use, set up at its first sample (acct_src()) */
+	src = ev->evsel && ev->evsel->idx < a->nr_srcs && a->srcs[ev->evsel->idx].ready ?
+		      &a->srcs[ev->evsel->idx] : acct_src(a, ev->evsel);
 	if (!src || src->role == ROLE_IGNORED)
 		return;
 	if (src->role != ROLE_OFFCPU_TIME) {
@@ -1748,14 +1766,11 @@ static void sample_one(struct account *a, const struct perf_event *ev, const uin
  * its period; the stack is the sample's, unwound once. A counter that does
  * not sample by itself is a source only when --event names it.
  */
-static void sample(struct account *a, const struct perf_event *ev, const uint64_t *pcs, size_t n)
+static __attribute__((noinline)) void sample_reads(struct account *a, const struct perf_event *ev,
+						   const uint64_t *pcs, size_t n)
 {
 	struct perf_event one;
 
-	if (!ev->has_reads) {
-		sample_one(a, ev, pcs, n);
-		return;
-	}
 	one = *ev;
 	one.has_reads = false;
 	one.reads = NULL;
@@ -1766,6 +1781,14 @@ static void sample(struct account *a, const struct perf_event *ev, const uint64_
 		one.sample.period = ev->reads[i].period;
 		sample_one(a, &one, pcs, n);
 	}
+}
+
+static void sample(struct account *a, const struct perf_event *ev, const uint64_t *pcs, size_t n)
+{
+	if (ev->has_reads)
+		sample_reads(a, ev, pcs, n);
+	else
+		sample_one(a, ev, pcs, n);
 }
 
 static void switch_record(struct account *a, const struct perf_event *ev)

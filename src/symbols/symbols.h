@@ -159,6 +159,17 @@ size_t sym_unwind(struct symbolizer *s, const struct machine *m, const struct pe
 bool sym_unwind_wanted(const struct symbolizer *s, const struct perf_event *ev);
 
 /**
+ * sym_unwind_never() - true when no sample of @ev's event can want
+ * unwinding (sym_unwind_wanted()): it records neither a stack copy nor
+ * user registers. A check per sample without a call.
+ */
+static inline bool sym_unwind_never(const struct perf_event *ev)
+{
+	return ev->evsel &&
+	       !(ev->evsel->attr.sample_type & (PERF_SAMPLE_STACK_USER | PERF_SAMPLE_REGS_USER));
+}
+
+/**
  * sym_trim() - keep what naming holds at most sym_opts.dwarf_max bytes
  * (sym_held()): past it, the least recently used files' libdw state is
  * ended first (their units' indexes stay, so a file opened again for a new
