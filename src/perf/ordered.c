@@ -299,6 +299,14 @@ void oq_pop(struct oqueue *q)
 	q->nr--;
 	item_release(q, &r->e[r->head++]);
 	if (r->head < r->len) {
+		/* two runs (two CPUs' streams, mostly): one comparison */
+		if (q->nr_heap == 2) {
+			if (run_before(q->heap[1], r)) {
+				heap_set(q, 0, q->heap[1]);
+				heap_set(q, 1, r);
+			}
+			return;
+		}
 		sift_down(q, 0);
 		return;
 	}

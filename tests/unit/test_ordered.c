@@ -52,20 +52,22 @@ static void test_order_and_ties(void **state)
 
 /* Interleaved sorted streams (one per CPU buffer, as perf writes them),
  * popped in part between pushes as the FINISHED_ROUND rule does, then a
- * late record older than everything queued. */
-static void test_streams(void **state)
+ * late record older than everything queued. Times repeat within and
+ * across streams: ties come out in arrival order. With one and two
+ * streams the queue's shortcuts are taken (the run appended to last, two
+ * runs compared without the heap's walk). */
+static void streams(unsigned ncpu, uint64_t step)
 {
 	struct oqueue q = { 0 };
-	uint64_t next[5] = { 0 }, last = 0, rec[2];
+	uint64_t next[5] = { 0 }, last = 0, last_seq = 0, rec[2];
 	unsigned pushed = 0, popped = 0;
 
-	(void)state;
-	srand(11);
+	srand(11 + ncpu);
 	for (unsigned round = 0; round < 200; round++) {
 		for (unsigned i = 0; i < 500; i++) {
-			unsigned cpu = (unsigned)rand() % 5;
+			unsigned cpu = (unsigned)rand() % ncpu;
 
-			next[cpu] += 1 + (uint64_t)(rand() % 100);
+			next[cpu] += (uint64_t)(rand() % step);
 			rec[0] = next[cpu];
 			rec[1] = pushed;
 			assert_int_equal(oq_push(&q, next[cpu], pushed++, rec, sizeof(rec), NULL, NULL), 0);
@@ -73,12 +75,20 @@ static void test_streams(void **state)
 		/* deliver what is older than every stream's newest */
 		uint64_t limit = next[0];
 
-		for (unsigned c = 1; c < 5; c++)
+		for (unsigned c = 1; c < ncpu; c++)
 			if (next[c] < limit)
 				limit = next[c];
 		while (oq_peek(&q) && oq_peek(&q)->time <= limit) {
-			assert_true(oq_peek(&q)->time >= last);
-			last = oq_peek(&q)->time;
+			const struct oq_item *it = oq_peek(&q);
+
+			memcpy(rec, it->rec, sizeof(rec));
+			assert_int_equal(rec[0], it->time);
+			assert_int_equal(rec[1], it->offset);
+			assert_true(it->time >= last);
+			if (popped && it->time == last)
+				assert_true(it->seq > last_seq);
+			last = it->time;
+			last_seq = it->seq;
 			oq_pop(&q);
 			popped++;
 		}
@@ -96,6 +106,15 @@ static void test_streams(void **state)
 	assert_int_equal(popped, pushed);
 	assert_int_equal(q.bytes, 0);
 	oq_free(&q);
+}
+
+static void test_streams(void **state)
+{
+	(void)state;
+	for (unsigned ncpu = 1; ncpu <= 5; ncpu++) {
+		streams(ncpu, 100);
+		streams(ncpu, 3); /* many equal times */
+	}
 }
 
 static void test_free_with_items(void **state)
