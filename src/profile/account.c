@@ -1667,7 +1667,9 @@ static void offcpu_sample(struct account *a, struct acct_src *src, const struct 
 
 static void src_setup(struct account *a, struct acct_src *src, const struct perf_evsel *e);
 
-struct acct_src *acct_src(struct account *a, const struct perf_evsel *e)
+/* acct_src() the first time: room for @e's source, set up. */
+static __attribute__((noinline)) struct acct_src *src_make(struct account *a,
+							   const struct perf_evsel *e)
 {
 	if (!e)
 		return NULL;
@@ -1695,6 +1697,14 @@ struct acct_src *acct_src(struct account *a, const struct perf_evsel *e)
 	return &a->srcs[e->idx];
 }
 
+struct acct_src *acct_src(struct account *a, const struct perf_evsel *e)
+{
+	/* per sample: set up already, mostly */
+	if (e && e->idx < a->nr_srcs && a->srcs[e->idx].ready)
+		return &a->srcs[e->idx];
+	return src_make(a, e);
+}
+
 static void sample_one(struct account *a, const struct perf_event *ev, const uint64_t *pcs,
 		       size_t n)
 {
@@ -1704,9 +1714,7 @@ static void sample_one(struct account *a, const struct perf_event *ev, const uin
 	struct acct_thread *th;
 	uint64_t v;
 
-	/* the event's use, set up at its first sample (acct_src()) */
-	src = ev->evsel && ev->evsel->idx < a->nr_srcs && a->srcs[ev->evsel->idx].ready ?
-		      &a->srcs[ev->evsel->idx] : acct_src(a, ev->evsel);
+	src = acct_src(a, ev->evsel);
 	if (!src || src->role == ROLE_IGNORED)
 		return;
 	if (src->role != ROLE_OFFCPU_TIME) {

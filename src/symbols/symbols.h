@@ -149,24 +149,24 @@ size_t sym_resolve(struct symbolizer *s, const struct raw_frame *f, uint64_t ker
 size_t sym_unwind(struct symbolizer *s, const struct machine *m, const struct perf_event *ev,
 		  uint64_t *pcs, size_t max);
 
+/* sym_unwind_wanted()'s look at the sample itself (unwind.c). */
+bool sym_unwind_sample_wanted(const struct symbolizer *s, const struct perf_event *ev);
+
 /**
  * sym_unwind_wanted() - whether sym_unwind() has work for @ev: a sample
  * with a stack copy (`--call-graph dwarf`), or an aarch64 frame-pointer
  * callchain with lr recorded, whose leaf's caller lr may hold (then
  * sym_unwind() gives the callchain's user part with that caller in it, or
- * 0 where the chain is whole).
+ * 0 where the chain is whole). A sample of an event that records neither
+ * a stack copy nor user registers is answered here, without a call: that
+ * is every sample of a `-g` recording.
  */
-bool sym_unwind_wanted(const struct symbolizer *s, const struct perf_event *ev);
-
-/**
- * sym_unwind_never() - true when no sample of @ev's event can want
- * unwinding (sym_unwind_wanted()): it records neither a stack copy nor
- * user registers. A check per sample without a call.
- */
-static inline bool sym_unwind_never(const struct perf_event *ev)
+static inline bool sym_unwind_wanted(const struct symbolizer *s, const struct perf_event *ev)
 {
-	return ev->evsel &&
-	       !(ev->evsel->attr.sample_type & (PERF_SAMPLE_STACK_USER | PERF_SAMPLE_REGS_USER));
+	if (ev->type != PERF_RECORD_SAMPLE || !ev->evsel ||
+	    !(ev->evsel->attr.sample_type & (PERF_SAMPLE_STACK_USER | PERF_SAMPLE_REGS_USER)))
+		return false;
+	return sym_unwind_sample_wanted(s, ev);
 }
 
 /**

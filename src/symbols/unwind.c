@@ -333,10 +333,8 @@ static bool leaf_caller_case(const struct symbolizer *s, const struct perf_sampl
 	       uw_arch_of(s->hdr->arch) == UW_AARCH64;
 }
 
-bool sym_unwind_wanted(const struct symbolizer *s, const struct perf_event *ev)
+bool sym_unwind_sample_wanted(const struct symbolizer *s, const struct perf_event *ev)
 {
-	if (ev->type != PERF_RECORD_SAMPLE)
-		return false;
 	if ((ev->evsel->attr.sample_type & PERF_SAMPLE_STACK_USER) && ev->sample.user_stack)
 		return true;
 	return leaf_caller_case(s, &ev->sample);

@@ -75,7 +75,7 @@ struct upool {
 
 static bool needs_unwind(const struct upool *p, const struct perf_event *ev)
 {
-	return !sym_unwind_never(ev) && sym_unwind_wanted(p->workers[0].sym, ev);
+	return sym_unwind_wanted(p->workers[0].sym, ev);
 }
 
 static void unwind_share(struct worker *w, unsigned b)
