@@ -378,5 +378,5 @@ print("  CPU per window: the first %.3f s, then median %.4f s, mean %.4f s, max 
       "(median/first %.3f; issue 35 wants <= 0.1)" % (cpu[0], statistics.median(rest),
       statistics.mean(rest), max(rest), statistics.median(rest) / cpu[0] if cpu[0] else 0))
 PY
-	grep -c 'error' "$wdir/err" | awk '{ if ($1) printf "  (%d error lines in %s)\n", $1, ENVIRON["wdir"] "/err" }'
+	{ grep -c 'error' "$wdir/err" || true; } | awk '{ if ($1) printf "  (%d error lines in %s)\n", $1, ENVIRON["wdir"] "/err" }'
 fi
