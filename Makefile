@@ -217,7 +217,8 @@ asan:
 TSAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=thread
 tsan:
 	$(MAKE) --no-print-directory BUILD=build-tsan CFLAGS="$(TSAN_FLAGS)" \
-		LDFLAGS="-fsanitize=thread" all build-tsan/tests/test_namer build-tsan/tests/test_profile
+		LDFLAGS="-fsanitize=thread" all build-tsan/tests/test_namer build-tsan/tests/test_profile \
+		build-tsan/tests/test_reader
 
 # The robustness driver: every corpus file truncated and bit-flipped, in process.
 build-asan/robust: tests/fuzz/fuzz_reader.c tests/fuzz/robust_main.c asan

@@ -340,6 +340,11 @@ struct perf_reader_opts {
 	/* a regular file's data read ahead on a thread of the reader's, so
 	 * that the caller's thread only cuts and orders records */
 	bool read_ahead;
+	/* with read_ahead, the records also cut, counted and ordered on a
+	 * thread of the reader's: the caller's thread, in perf_reader_run(),
+	 * only decodes each record and calls the consumer with it, in the
+	 * same order as without */
+	bool threaded;
 };
 
 struct perf_reader;
@@ -385,15 +390,15 @@ int perf_reader_run(struct perf_reader *r, perf_event_fn fn, void *ctx);
  * perf_event_hold() - keep @ev's record (ev->data, and the sample's
  * pointers into it) where it is after the consumer returns, unchanged,
  * until perf_event_release(); other threads may read it meanwhile.
- * Call on the reader's thread, from its consumer.
+ * Call on the thread that runs perf_reader_run(), from its consumer.
  * Return: the hold to release, or NULL when the record cannot be kept so
  * (the caller copies it then).
  */
 void *perf_event_hold(const struct perf_event *ev);
 
 /**
- * perf_event_release() - end a hold of perf_event_hold(), on the reader's
- * thread, before perf_reader_close(); NULL is fine.
+ * perf_event_release() - end a hold of perf_event_hold(), on the thread
+ * that ran perf_reader_run(), before perf_reader_close(); NULL is fine.
  */
 void perf_event_release(void *hold);
 

@@ -50,6 +50,7 @@ struct perf_reader {
 	struct rstream in;
 	bool ra_wanted;       /* opts.read_ahead, and the input is a regular file */
 	struct read_ahead *ra; /* reading ahead (reader.c), once the data is reached */
+	struct dl_pipe *dl;   /* cutting on a thread of its own (reader.c), while it runs */
 	struct rstream z;     /* decompressed bytes */
 	ZSTD_DStream *zd;
 	uint8_t *scratch;     /* an aligned copy of a misaligned record */

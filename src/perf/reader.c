@@ -423,7 +423,7 @@ static ssize_t window_fill(struct perf_reader *r, struct rstream *s, size_t need
 
 	if (s->len - s->pos >= need)
 		return (ssize_t)(s->len - s->pos);
-	if (s == &r->in && (r->ra || (r->ra_wanted && ra_start(r))))
+	if (s == &r->in && (r->ra || (r->ra_wanted && !r->dl && ra_start(r))))
 		return ra_fill(r, s, need);
 	/* a stream that outgrew the first window: the full window from now on */
 	if (need > cap || (full && cap < WINDOW))
@@ -532,32 +532,438 @@ static int read_values(struct perf_reader *r, struct perf_event *ev)
 	return 0;
 }
 
-static void deliver(struct perf_reader *r, uint8_t *rec, uint32_t size, uint64_t offset,
-		    struct perf_evsel *evsel, struct oq_buf *buf)
+/*
+ * Decode the record at @rec and call the consumer with it, unless
+ * @stopped; @hold keeps the record (ev->hold). Return: 0; 1 when it does
+ * not decode (not delivered: the caller says so, *@why); -1 when delivery
+ * ends (the consumer asked, or *@err was set).
+ */
+static int deliver_one(struct perf_reader *r, uint8_t *rec, uint32_t size, uint64_t offset,
+		       struct perf_evsel *evsel, void *hold, bool stopped, int *err,
+		       const char **why)
 {
 	struct perf_event ev;
-	int ret;
 
-	ret = perf_record_decode(r, rec, size, evsel, &ev);
-	if (ret) {
-		perf_skip(r, offset, ev.type, size,
-			  ev.type == PERF_RECORD_SAMPLE ? "sample does not fit its event's layout"
-							: "record body too short for its type");
-		return;
+	if (perf_record_decode(r, rec, size, evsel, &ev)) {
+		*why = ev.type == PERF_RECORD_SAMPLE ? "sample does not fit its event's layout"
+						     : "record body too short for its type";
+		return 1;
 	}
 	ev.offset = offset;
-	ev.hold = buf;
+	ev.hold = hold;
 	if (ev.type == PERF_RECORD_SAMPLE) {
 		r->st.samples++;
 		evsel_saw((struct perf_evsel *)ev.evsel, &ev.sample);
 		if ((ev.evsel->attr.sample_type & PERF_SAMPLE_READ) && read_values(r, &ev)) {
-			r->err = PP_ENOMEM;
-			r->stop = true;
-			return;
+			*err = PP_ENOMEM;
+			return -1;
 		}
 	}
-	if (r->fn && !r->stop && r->fn(r->ctx, &ev))
+	if (r->fn && !stopped && r->fn(r->ctx, &ev))
+		return -1;
+	return 0;
+}
+
+static void dl_add(struct perf_reader *r, const uint8_t *rec, uint32_t size, uint64_t offset,
+		   struct perf_evsel *evsel, struct oq_buf *buf);
+
+/* The record at @rec to the consumer: now, or to the caller's thread when
+ * the records are cut on a thread of their own. */
+static void deliver(struct perf_reader *r, uint8_t *rec, uint32_t size, uint64_t offset,
+		    struct perf_evsel *evsel, struct oq_buf *buf)
+{
+	const char *why = NULL;
+	int ret;
+
+	if (r->dl) {
+		dl_add(r, rec, size, offset, evsel, buf);
+		return;
+	}
+	ret = deliver_one(r, rec, size, offset, evsel, buf, r->stop, &r->err, &why);
+	if (ret > 0)
+		perf_skip(r, offset, load_u32(rec, false), size, why);
+	else if (ret < 0)
 		r->stop = true;
+}
+
+/* --- cutting on a thread of the reader's (opts.threaded) --- */
+
+/*
+ * With opts.threaded, a regular file's records are cut, counted and
+ * ordered on a thread of the reader's (the "cutter": what
+ * perf_reader_run() does on the caller's thread otherwise), and what it
+ * delivers goes in batches to the caller's thread, which decodes each
+ * record and calls the consumer with it, in the same order.
+ *
+ * A batch keeps its records where they are (a reference to the buffer of
+ * each, or a copy of one that lies in no buffer) until the caller has
+ * delivered it and released every perf_event_hold() of its records; the
+ * cutter then drops the references, so the queue and its buffers are only
+ * ever touched by the cutter. The perf tool's records that change what
+ * delivery reads (attributes, tracing data, features, event names, build
+ * ids) wait until everything before them was delivered.
+ *
+ * Owned by the cutter: everything of the reader but what delivery uses
+ * (the consumer, the counters' last reads, st.samples, st.reads_* and
+ * each event's sample counts), which the caller's thread owns; what
+ * does not decode there is counted as skipped after the cutter ends.
+ */
+#define DL_BATCH 1024
+#define DL_OUT 16             /* batches at most, delivered or not */
+#define DL_AHEAD 8            /* records fetched ahead of their delivery */
+
+struct dl_item {
+	union {
+		const uint8_t *rec;   /* in buf */
+		size_t copy_off;      /* without buf: in the batch's copies */
+	} u;
+	struct perf_evsel *evsel;
+	struct oq_buf *buf;
+	uint64_t offset;
+	uint32_t size;
+};
+
+struct dl_batch {
+	struct dl_pipe *d;
+	size_t nr;
+	uint8_t *copy;                /* records in no buffer, 8-aligned */
+	size_t copy_len, copy_cap;
+	unsigned holds;               /* the caller's: perf_event_hold()s */
+	bool delivered;               /* the caller's */
+	struct dl_batch *next;
+	struct dl_item item[DL_BATCH];
+};
+
+struct dl_pipe {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t more;          /* the caller waits: published, or the end */
+	pthread_cond_t back;          /* the cutter waits: returned, or delivered */
+	struct dl_batch *head, *tail; /* published, not yet taken */
+	struct dl_batch *returned;    /* delivered and let go by the caller */
+	unsigned nr_returned;
+	unsigned want;                /* the cutter waits for this many returned */
+	bool barrier;                 /* ... or for everything delivered */
+	uint64_t published, delivered;
+	bool halt;                    /* the consumer asked to stop */
+	bool end;                     /* the cutter is done: ret */
+	int ret;
+	/* the cutter's */
+	struct dl_batch *cur, *spare;
+	unsigned made;
+	/* the caller's: records that did not decode */
+	uint64_t bad_records, bad_bytes;
+	struct perf_skip bad[PERF_SKIP_KEEP];
+	unsigned nr_bad;
+};
+
+/* A batch's records as a hold: tagged, to tell it from a buffer. */
+static void *dl_hold_of(struct dl_batch *b)
+{
+	return (void *)((uintptr_t)b | 1);
+}
+
+static struct dl_batch *dl_batch_of_hold(void *hold)
+{
+	return ((uintptr_t)hold & 1) ? (struct dl_batch *)((uintptr_t)hold & ~(uintptr_t)1) : NULL;
+}
+
+/* The caller lets @b go (under the lock): back to the cutter. */
+static void dl_return_locked(struct dl_pipe *d, struct dl_batch *b)
+{
+	b->next = d->returned;
+	d->returned = b;
+	d->nr_returned++;
+}
+
+/* Drop what the returned batches @b.. keep (on the cutter); spare them. */
+static void dl_let_go(struct dl_pipe *d, struct dl_batch *b)
+{
+	while (b) {
+		struct dl_batch *n = b->next;
+
+		for (size_t i = 0; i < b->nr; i++)
+			if (b->item[i].buf)
+				oq_release(b->item[i].buf);
+		b->nr = 0;
+		b->copy_len = 0;
+		b->holds = 0;
+		b->delivered = false;
+		b->next = d->spare;
+		d->spare = b;
+		b = n;
+	}
+}
+
+/* A batch to fill (on the cutter): NULL when out of memory or halted. */
+static struct dl_batch *dl_get(struct perf_reader *r)
+{
+	struct dl_pipe *d = r->dl;
+	struct dl_batch *b, *back;
+	bool halt;
+
+	pthread_mutex_lock(&d->lock);
+	if (!d->spare && d->made >= DL_OUT && !d->nr_returned) {
+		/* wait for a few, not a wake-up per batch; with every batch
+		 * delivered and still held (perf_event_hold()), one more is made */
+		d->want = DL_OUT / 4;
+		while (!d->halt && d->nr_returned < d->want && d->delivered < d->published)
+			pthread_cond_wait(&d->back, &d->lock);
+		d->want = 0;
+	}
+	back = d->returned;
+	d->returned = NULL;
+	d->nr_returned = 0;
+	halt = d->halt;
+	pthread_mutex_unlock(&d->lock);
+	dl_let_go(d, back);
+	if (halt) {
+		r->stop = true;
+		return NULL;
+	}
+	if ((b = d->spare)) {
+		d->spare = b->next;
+	} else {
+		if (!(b = calloc(1, sizeof(*b))))
+			return NULL;
+		b->d = d;
+		d->made++;
+	}
+	b->next = NULL;
+	return b;
+}
+
+/* Publish the batch being filled (on the cutter). */
+static void dl_publish(struct perf_reader *r)
+{
+	struct dl_pipe *d = r->dl;
+	struct dl_batch *b = d->cur;
+
+	if (!b || !b->nr)
+		return;
+	d->cur = NULL;
+	pthread_mutex_lock(&d->lock);
+	b->next = NULL;
+	if (d->tail)
+		d->tail->next = b;
+	else
+		d->head = b;
+	d->tail = b;
+	d->published++;
+	if (d->halt)
+		r->stop = true;
+	pthread_cond_signal(&d->more);
+	pthread_mutex_unlock(&d->lock);
+}
+
+/* Wait until everything before was delivered (on the cutter): the caller's
+ * thread reads nothing of the reader meanwhile. */
+static void dl_barrier(struct perf_reader *r)
+{
+	struct dl_pipe *d = r->dl;
+
+	dl_publish(r);
+	pthread_mutex_lock(&d->lock);
+	d->barrier = true;
+	while (d->delivered < d->published)
+		pthread_cond_wait(&d->back, &d->lock);
+	d->barrier = false;
+	pthread_mutex_unlock(&d->lock);
+}
+
+/* deliver() on the cutter: into the batch being filled. */
+static void dl_add(struct perf_reader *r, const uint8_t *rec, uint32_t size, uint64_t offset,
+		   struct perf_evsel *evsel, struct oq_buf *buf)
+{
+	struct dl_pipe *d = r->dl;
+	struct dl_batch *b = d->cur;
+	struct dl_item *it;
+
+	if (r->stop)
+		return;
+	if (!b && !(b = d->cur = dl_get(r))) {
+		if (!r->stop) {
+			r->err = PP_ENOMEM;
+			r->stop = true;
+		}
+		return;
+	}
+	it = &b->item[b->nr];
+	if (buf) {
+		oq_hold(buf);
+		it->u.rec = rec;
+	} else {
+		/* a copy, or a record of the queue's own copies: copied again */
+		size_t need = ((size_t)size + 7) & ~(size_t)7;
+
+		if (b->copy_len + need > b->copy_cap) {
+			size_t cap = b->copy_cap ? b->copy_cap : 4 * MAX_RECORD;
+			uint8_t *n;
+
+			while (cap < b->copy_len + need)
+				cap *= 2;
+			if (!(n = realloc(b->copy, cap))) {
+				r->err = PP_ENOMEM;
+				r->stop = true;
+				return;
+			}
+			b->copy = n;
+			b->copy_cap = cap;
+		}
+		memcpy(b->copy + b->copy_len, rec, size);
+		it->u.copy_off = b->copy_len;
+		b->copy_len += need;
+	}
+	it->buf = buf;
+	it->evsel = evsel;
+	it->offset = offset;
+	it->size = size;
+	if (++b->nr == DL_BATCH)
+		dl_publish(r);
+}
+
+/* Deliver batch @b on the caller's thread. Return: false once delivery ended. */
+static bool dl_deliver(struct perf_reader *r, struct dl_batch *b, bool stopped, int *err)
+{
+	struct dl_pipe *d = r->dl;
+
+	if (stopped)
+		return false; /* as the records left in the queue then */
+	for (size_t i = 0; i < b->nr; i++) {
+		const struct dl_item *it = &b->item[i];
+		uint8_t *rec = it->buf ? (uint8_t *)it->u.rec : b->copy + it->u.copy_off;
+		const char *why = NULL;
+		int ret;
+
+		/* another core read the records: asked for ahead of their turn */
+		if (i + DL_AHEAD < b->nr && b->item[i + DL_AHEAD].buf) {
+			const struct dl_item *a = &b->item[i + DL_AHEAD];
+
+			for (uint32_t o = 0; o < a->size && o < 256; o += 64)
+				__builtin_prefetch(a->u.rec + o);
+		}
+		ret = deliver_one(r, rec, it->size, it->offset, it->evsel, dl_hold_of(b), stopped,
+				  err, &why);
+		if (ret > 0) {
+			d->bad_records++;
+			d->bad_bytes += it->size;
+			if (d->nr_bad < PERF_SKIP_KEEP)
+				d->bad[d->nr_bad++] = (struct perf_skip){ it->offset,
+									  load_u32(rec, false), why };
+		} else if (ret < 0) {
+			return false;
+		}
+	}
+	return true;
+}
+
+static int cut_all(struct perf_reader *r);
+
+static void *dl_main(void *arg)
+{
+	struct perf_reader *r = arg;
+	struct dl_pipe *d = r->dl;
+	int ret = cut_all(r);
+
+	dl_publish(r);
+	pthread_mutex_lock(&d->lock);
+	d->end = true;
+	d->ret = ret;
+	pthread_cond_signal(&d->more);
+	pthread_mutex_unlock(&d->lock);
+	thread_time_note("cut");
+	return NULL;
+}
+
+/*
+ * Run the cutter and deliver what it cuts on this thread, to its end.
+ * Return: the cutter's result; r->stop and r->err as without it. -1: no
+ * thread could be started (nothing was read).
+ */
+static int dl_run(struct perf_reader *r)
+{
+	struct dl_pipe *d = calloc(1, sizeof(*d));
+	bool stopped = false;
+	int err = 0, ret;
+
+	if (!d)
+		return -1;
+	pthread_mutex_init(&d->lock, NULL);
+	pthread_cond_init(&d->more, NULL);
+	pthread_cond_init(&d->back, NULL);
+	r->dl = d;
+	if (pthread_create(&d->thread, NULL, dl_main, r)) {
+		r->dl = NULL;
+		pthread_cond_destroy(&d->back);
+		pthread_cond_destroy(&d->more);
+		pthread_mutex_destroy(&d->lock);
+		free(d);
+		return -1;
+	}
+	for (;;) {
+		struct dl_batch *b;
+
+		pthread_mutex_lock(&d->lock);
+		while (!d->head && !d->end)
+			pthread_cond_wait(&d->more, &d->lock);
+		b = d->head;
+		if (b && !(d->head = b->next))
+			d->tail = NULL;
+		pthread_mutex_unlock(&d->lock);
+		if (!b)
+			break;
+		if (!dl_deliver(r, b, stopped, &err))
+			stopped = true;
+		b->delivered = true;
+		pthread_mutex_lock(&d->lock);
+		d->delivered++;
+		if (stopped)
+			d->halt = true;
+		if (!b->holds)
+			dl_return_locked(d, b);
+		if (d->halt || d->barrier || (d->want && d->nr_returned >= d->want) ||
+		    (d->want && d->delivered == d->published))
+			pthread_cond_signal(&d->back);
+		pthread_mutex_unlock(&d->lock);
+	}
+	pthread_join(d->thread, NULL);
+	ret = d->ret;
+	if (err && !r->err)
+		r->err = err;
+	if (stopped)
+		r->stop = true;
+	r->st.skipped_records += d->bad_records;
+	r->st.skipped_bytes += d->bad_bytes;
+	for (unsigned i = 0; i < d->nr_bad && r->st.nr_skips_kept < PERF_SKIP_KEEP; i++)
+		r->st.skips[r->st.nr_skips_kept++] = d->bad[i];
+	return ret;
+}
+
+/* The batches, once the cutter is gone and nothing is held (close). */
+static void dl_free(struct perf_reader *r)
+{
+	struct dl_pipe *d = r->dl;
+	struct dl_batch *lists[4], *b, *n;
+
+	if (!d)
+		return;
+	lists[0] = d->head;
+	lists[1] = d->returned;
+	lists[2] = d->spare;
+	lists[3] = d->cur;
+	if (d->cur)
+		d->cur->next = NULL;
+	for (unsigned i = 0; i < 4; i++)
+		for (b = lists[i]; b; b = n) {
+			n = b->next;
+			free(b->copy);
+			free(b);
+		}
+	pthread_cond_destroy(&d->back);
+	pthread_cond_destroy(&d->more);
+	pthread_mutex_destroy(&d->lock);
+	free(d);
+	r->dl = NULL;
 }
 
 static void flush_until(struct perf_reader *r, uint64_t limit)
@@ -613,6 +1019,13 @@ static int user_record(struct perf_reader *r, uint8_t *rec, uint32_t size, uint6
 	size_t len = size - 8;
 	int ret;
 
+	/* cut on a thread of its own: what changes what delivery reads (the
+	 * events, their tracepoints' formats and names, the header) waits
+	 * until everything before it was delivered */
+	if (r->dl && (type == PERF_REC_HEADER_ATTR || type == PERF_REC_HEADER_TRACING_DATA ||
+		      type == PERF_REC_HEADER_BUILD_ID || type == PERF_REC_HEADER_FEATURE ||
+		      type == PERF_REC_EVENT_UPDATE))
+		dl_barrier(r);
 	switch (type) {
 	case PERF_REC_HEADER_ATTR: {
 		uint32_t asz;
@@ -1376,16 +1789,11 @@ static int run_directory_streams(struct perf_reader *r)
 	return PP_OK;
 }
 
-int perf_reader_run(struct perf_reader *r, perf_event_fn fn, void *ctx)
+/* Cut every record of the input and deliver it (perf_reader_run()). */
+static int cut_all(struct perf_reader *r)
 {
-	int ret;
+	int ret = process_stream(r, &r->in, false);
 
-	if (r->ran)
-		return PP_EUSAGE;
-	r->ran = true;
-	r->fn = fn;
-	r->ctx = ctx;
-	ret = process_stream(r, &r->in, false);
 	if (ret == PP_OK && r->hdr.directory)
 		ret = run_directory_streams(r);
 	if (r->z.len > r->z.pos && !r->st.stopped) {
@@ -1397,6 +1805,20 @@ int perf_reader_run(struct perf_reader *r, perf_event_fn fn, void *ctx)
 	if (r->opts.ordered)
 		flush_until(r, UINT64_MAX);
 	progress(r, true);
+	return ret;
+}
+
+int perf_reader_run(struct perf_reader *r, perf_event_fn fn, void *ctx)
+{
+	int ret;
+
+	if (r->ran)
+		return PP_EUSAGE;
+	r->ran = true;
+	r->fn = fn;
+	r->ctx = ctx;
+	if (!(r->opts.threaded && r->ra_wanted) || (ret = dl_run(r)) < 0)
+		ret = cut_all(r);
 	if (r->err)
 		return r->err;
 	if (r->stop)
@@ -1410,6 +1832,7 @@ void perf_reader_close(struct perf_reader *r)
 {
 	if (!r)
 		return;
+	dl_free(r);
 	ra_stop(r);
 	if (r->own_fd && r->fd >= 0)
 		close(r->fd);
@@ -1434,17 +1857,34 @@ void perf_reader_close(struct perf_reader *r)
 
 void *perf_event_hold(const struct perf_event *ev)
 {
-	struct oq_buf *b = ev->hold;
+	struct dl_batch *d = dl_batch_of_hold(ev->hold);
 
-	if (b)
-		oq_hold(b);
-	return b;
+	if (d)
+		d->holds++;
+	else if (ev->hold)
+		oq_hold(ev->hold);
+	return ev->hold;
 }
 
 void perf_event_release(void *hold)
 {
-	if (hold)
-		oq_release(hold);
+	struct dl_batch *b = dl_batch_of_hold(hold);
+	struct dl_pipe *d;
+
+	if (!b) {
+		if (hold)
+			oq_release(hold);
+		return;
+	}
+	if (--b->holds || !b->delivered)
+		return;
+	/* the last hold of a delivered batch: back to the cutter */
+	d = b->d;
+	pthread_mutex_lock(&d->lock);
+	dl_return_locked(d, b);
+	if (d->want && d->nr_returned >= d->want)
+		pthread_cond_signal(&d->back);
+	pthread_mutex_unlock(&d->lock);
 }
 
 const struct perf_header_info *perf_reader_header(const struct perf_reader *r)

@@ -1013,10 +1013,12 @@ out:
 
 int profile_build(const char *path, const struct profile_opts *o, struct profile **out)
 {
-	/* with threads, a file's data is read ahead: this thread cuts it */
+	/* with threads, a file's data is read ahead and cut on threads of the
+	 * reader's: this thread decodes and accounts */
 	struct perf_reader_opts ropts = {
 		.ordered = true, .progress = o->progress, .progress_ctx = o->progress_ctx,
 		.events = o->events, .stop = o->stop, .read_ahead = o->jobs > 1,
+		.threaded = o->jobs > 1,
 	};
 	struct perf_reader *r;
 	int ret;
