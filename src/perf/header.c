@@ -246,9 +246,10 @@ int perf_evsel_add(struct perf_reader *r, const void *attr, size_t attr_len,
 	if (!n)
 		return PP_ENOMEM;
 	r->evsels = n;
-	e = calloc(1, sizeof(*e));
+	e = aligned_alloc(_Alignof(struct perf_evsel), sizeof(*e));
 	if (!e)
 		return PP_ENOMEM;
+	memset(e, 0, sizeof(*e));
 	e->idx = (unsigned)r->nr_evsels;
 	perf_attr_decode(&e->attr, attr, attr_len, swap);
 	perf_evsel_layout(e);

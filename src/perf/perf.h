@@ -59,8 +59,6 @@ struct perf_evsel {
 	size_t nr_ids;
 	struct tep_event *tp;    /* tracepoint format, if known */
 	const char *print_fmt;   /* its "print fmt:" text (the header's), or NULL */
-	uint64_t nr_samples;     /* samples delivered for this event */
-	uint64_t first_time, last_time; /* of its samples, 0 if untimed */
 	/* Layout, computed once from attr. */
 	int id_pos;              /* u64 index of the id in a sample, or -1 */
 	int is_pos;              /* u64 index of the id from a trailer's end, or -1 */
@@ -75,6 +73,12 @@ struct perf_evsel {
 	 * sample standing for N, as perf reads it; 0 in frequency mode (the
 	 * attr then holds a frequency) */
 	uint64_t fixed_period;
+	/* Counted as samples are delivered, on a cache line of their own: a
+	 * reader that cuts on a thread of its own reads the layout above
+	 * there for every record while the consumer's thread writes these
+	 * (the struct is allocated aligned: perf_evsel_add()). */
+	_Alignas(64) uint64_t nr_samples; /* samples delivered for this event */
+	uint64_t first_time, last_time; /* of its samples, 0 if untimed */
 };
 
 struct perf_branch_entry_rec {
@@ -343,7 +347,7 @@ struct perf_reader_opts {
 	/* with read_ahead, the records also cut, counted and ordered on a
 	 * thread of the reader's: the caller's thread, in perf_reader_run(),
 	 * only decodes each record and calls the consumer with it, in the
-	 * same order as without */
+	 * same order as without (perf_reader_set_threaded() after open) */
 	bool threaded;
 };
 
@@ -385,6 +389,12 @@ int perf_reader_open_mem(const void *buf, size_t len,
  * everything before it was delivered.
  */
 int perf_reader_run(struct perf_reader *r, perf_event_fn fn, void *ctx);
+
+/**
+ * perf_reader_set_threaded() - opts.threaded, set before perf_reader_run()
+ * (when what is known after open decides it).
+ */
+void perf_reader_set_threaded(struct perf_reader *r, bool on);
 
 /**
  * perf_event_hold() - keep @ev's record (ev->data, and the sample's

@@ -56,6 +56,20 @@ struct perf_reader {
 	uint8_t *scratch;     /* an aligned copy of a misaligned record */
 
 	struct oqueue oq;
+	uint64_t max_time;    /* of all timed records so far */
+	uint64_t round_prev;  /* max_time at the previous FINISHED_ROUND */
+	uint64_t last_delivered;
+	uint64_t next_progress;
+	uint64_t progress_total;
+	bool stop;
+	int err;              /* why delivery stopped, when it was not the consumer */
+
+	/* Delivery, on cache lines of their own: with a cutting thread
+	 * (reader.c) the consumer's thread alone uses these, for every
+	 * record, while the cutter writes the rest (the struct is allocated
+	 * aligned: reader_alloc()). */
+	_Alignas(64) perf_event_fn fn;
+	void *ctx;
 	/* counters read by samples: the last value by (id, tid) in read_map */
 	struct wordmap read_map;
 	uint64_t *read_last;  /* by read_map's id - 1 */
@@ -63,16 +77,6 @@ struct perf_reader {
 	uint32_t read_next;   /* read_map's next id, from 1 */
 	struct perf_read_value *reads; /* the delivered sample's */
 	size_t reads_cap;
-	uint64_t max_time;    /* of all timed records so far */
-	uint64_t round_prev;  /* max_time at the previous FINISHED_ROUND */
-	uint64_t last_delivered;
-	uint64_t next_progress;
-	uint64_t progress_total;
-
-	perf_event_fn fn;
-	void *ctx;
-	bool stop;
-	int err;              /* why delivery stopped, when it was not the consumer */
 };
 
 /* header.c */

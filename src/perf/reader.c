@@ -649,7 +649,7 @@ struct dl_pipe {
 	bool end;                     /* the cutter is done: ret */
 	int ret;
 	/* the cutter's */
-	struct dl_batch *cur, *spare;
+	struct dl_batch *cur, *spare, *spare_tail;
 	unsigned made;
 	/* the caller's: records that did not decode */
 	uint64_t bad_records, bad_bytes;
@@ -689,8 +689,14 @@ static void dl_let_go(struct dl_pipe *d, struct dl_batch *b)
 		b->copy_len = 0;
 		b->holds = 0;
 		b->delivered = false;
-		b->next = d->spare;
-		d->spare = b;
+		/* reused in the order let go: by then the caller's core has let
+		 * its lines go, and the cutter's writes need not take them from it */
+		b->next = NULL;
+		if (d->spare_tail)
+			d->spare_tail->next = b;
+		else
+			d->spare = b;
+		d->spare_tail = b;
 		b = n;
 	}
 }
@@ -722,7 +728,8 @@ static struct dl_batch *dl_get(struct perf_reader *r)
 		return NULL;
 	}
 	if ((b = d->spare)) {
-		d->spare = b->next;
+		if (!(d->spare = b->next))
+			d->spare_tail = NULL;
 	} else {
 		if (!(b = calloc(1, sizeof(*b))))
 			return NULL;
@@ -1497,10 +1504,11 @@ static int process_stream(struct perf_reader *r, struct rstream *s, bool inner)
 
 static int reader_alloc(const struct perf_reader_opts *opts, struct perf_reader **out)
 {
-	struct perf_reader *r = calloc(1, sizeof(*r));
+	struct perf_reader *r = aligned_alloc(_Alignof(struct perf_reader), sizeof(*r));
 
 	if (!r)
 		return PP_ENOMEM;
+	memset(r, 0, sizeof(*r));
 	if (opts)
 		r->opts = *opts;
 	r->fd = -1;
@@ -1853,6 +1861,11 @@ void perf_reader_close(struct perf_reader *r)
 	free(r->scratch); /* the streams' buffers went with the queue */
 	free(r->path);
 	free(r);
+}
+
+void perf_reader_set_threaded(struct perf_reader *r, bool on)
+{
+	r->opts.threaded = on;
 }
 
 void *perf_event_hold(const struct perf_event *ev)
