@@ -852,11 +852,14 @@ static bool dl_deliver(struct perf_reader *r, struct dl_batch *b, bool stopped, 
 		ret = deliver_one(r, rec, it->size, it->offset, it->evsel, dl_hold_of(b), stopped,
 				  err, &why);
 		if (ret > 0) {
+			/* perf_skip() touches the cutter's counts: added after it ends */
 			d->bad_records++;
 			d->bad_bytes += it->size;
 			if (d->nr_bad < PERF_SKIP_KEEP)
 				d->bad[d->nr_bad++] = (struct perf_skip){ it->offset,
 									  load_u32(rec, false), why };
+			pp_debug("skipped %" PRIu32 " bytes at offset %" PRIu64 " (record type %u): %s",
+				 it->size, it->offset, load_u32(rec, false), why);
 		} else if (ret < 0) {
 			return false;
 		}
