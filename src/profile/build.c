@@ -36,6 +36,7 @@ struct profile_priv {
 struct build_ctx {
 	struct perf_reader *r;
 	bool chosen;                       /* acct_choose_sources() done */
+	bool unwinds;                      /* else nothing goes through the pool */
 	struct machine *m;
 	struct upool *pool;
 	struct namer *namer;
@@ -240,6 +241,19 @@ int acct_filter_parse(struct acct_filter *f, const struct profile_opts *o,
 
 /* --- the pass --- */
 
+/* Whether an event of @r records what unwinding reads (a stack copy, user
+ * registers). */
+static bool unwinds(const struct perf_reader *r)
+{
+	size_t nr;
+	struct perf_evsel *const *evs = perf_reader_evsels(r, &nr);
+
+	for (size_t i = 0; i < nr; i++)
+		if (evs[i]->attr.sample_type & (PERF_SAMPLE_STACK_USER | PERF_SAMPLE_REGS_USER))
+			return true;
+	return false;
+}
+
 static int on_pooled(void *ctx, const struct perf_event *ev, const uint64_t *pcs, size_t n)
 {
 	struct build_ctx *c = ctx;
@@ -273,7 +287,7 @@ static int on_event(void *ctx, const struct perf_event *ev)
 	case PERF_RECORD_SWITCH_CPU_WIDE:
 	case PERF_RECORD_LOST:
 	case PERF_RECORD_LOST_SAMPLES:
-		ret = upool_add(c->pool, ev);
+		ret = c->unwinds ? upool_add(c->pool, ev) : on_pooled(c, ev, NULL, 0);
 		break;
 	default:
 		if (!machine_event_applies(ev))
@@ -961,6 +975,9 @@ static int build(struct perf_reader *r, const char *path, const struct profile_o
 	ret = profile_open(c, 0);
 	if (ret)
 		goto out;
+	/* a file whose events record nothing to unwind is accounted straight
+	 * from the reader, past the pool (a pipe announces its events later) */
+	c->unwinds = perf_reader_header(r)->pipe || unwinds(r);
 	ret = perf_reader_run(r, on_event, c);
 	if (ret == PP_OK || ret == PP_ESTOPPED)
 		ret = upool_flush(c->pool);
@@ -1009,19 +1026,6 @@ out:
 	perf_reader_close(r);
 	free(c);
 	return ret;
-}
-
-/* Whether an event of @r records what unwinding reads (a stack copy, user
- * registers). */
-static bool unwinds(const struct perf_reader *r)
-{
-	size_t nr;
-	struct perf_evsel *const *evs = perf_reader_evsels(r, &nr);
-
-	for (size_t i = 0; i < nr; i++)
-		if (evs[i]->attr.sample_type & (PERF_SAMPLE_STACK_USER | PERF_SAMPLE_REGS_USER))
-			return true;
-	return false;
 }
 
 int profile_build(const char *path, const struct profile_opts *o, struct profile **out)
