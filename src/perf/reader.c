@@ -668,6 +668,17 @@ static struct dl_batch *dl_batch_of_hold(void *hold)
 	return ((uintptr_t)hold & 1) ? (struct dl_batch *)((uintptr_t)hold & ~(uintptr_t)1) : NULL;
 }
 
+/* Append @b to the list @head .. @tail. */
+static void dl_append(struct dl_batch **head, struct dl_batch **tail, struct dl_batch *b)
+{
+	b->next = NULL;
+	if (*tail)
+		(*tail)->next = b;
+	else
+		*head = b;
+	*tail = b;
+}
+
 /* The caller lets @b go (under the lock): back to the cutter. */
 static void dl_return_locked(struct dl_pipe *d, struct dl_batch *b)
 {
@@ -691,12 +702,7 @@ static void dl_let_go(struct dl_pipe *d, struct dl_batch *b)
 		b->delivered = false;
 		/* reused in the order let go: by then the caller's core has let
 		 * its lines go, and the cutter's writes need not take them from it */
-		b->next = NULL;
-		if (d->spare_tail)
-			d->spare_tail->next = b;
-		else
-			d->spare = b;
-		d->spare_tail = b;
+		dl_append(&d->spare, &d->spare_tail, b);
 		b = n;
 	}
 }
@@ -750,12 +756,7 @@ static void dl_publish(struct perf_reader *r)
 		return;
 	d->cur = NULL;
 	pthread_mutex_lock(&d->lock);
-	b->next = NULL;
-	if (d->tail)
-		d->tail->next = b;
-	else
-		d->head = b;
-	d->tail = b;
+	dl_append(&d->head, &d->tail, b);
 	d->published++;
 	if (d->halt)
 		r->stop = true;
