@@ -416,13 +416,12 @@ static int stream_move(struct perf_reader *r, struct rstream *s, size_t cap)
  * more if the source has them. Return: bytes available (may be < need at
  * the end of the source), or -1 on a read error.
  */
-static ssize_t window_fill(struct perf_reader *r, struct rstream *s, size_t need)
+static __attribute__((noinline)) ssize_t window_refill(struct perf_reader *r,
+							 struct rstream *s, size_t need)
 {
 	bool full = s->len == s->cap; /* the source held at least a window more */
 	size_t cap = s->cap;
 
-	if (s->len - s->pos >= need)
-		return (ssize_t)(s->len - s->pos);
 	if (s == &r->in && (r->ra || (r->ra_wanted && !r->dl && ra_start(r))))
 		return ra_fill(r, s, need);
 	/* a stream that outgrew the first window: the full window from now on */
@@ -444,6 +443,14 @@ static ssize_t window_fill(struct perf_reader *r, struct rstream *s, size_t need
 	}
 	progress(r, false);
 	return (ssize_t)(s->len - s->pos);
+}
+
+/* What is read for every record: the slow part out of line. */
+static inline ssize_t window_fill(struct perf_reader *r, struct rstream *s, size_t need)
+{
+	if (s->len - s->pos >= need)
+		return (ssize_t)(s->len - s->pos);
+	return window_refill(r, s, need);
 }
 
 /* --- delivery --- */
@@ -538,9 +545,9 @@ static int read_values(struct perf_reader *r, struct perf_event *ev)
  * not decode (not delivered: the caller says so, *@why); -1 when delivery
  * ends (the consumer asked, or *@err was set).
  */
-static int deliver_one(struct perf_reader *r, uint8_t *rec, uint32_t size, uint64_t offset,
-		       struct perf_evsel *evsel, void *hold, bool stopped, int *err,
-		       const char **why)
+static inline __attribute__((always_inline)) int
+deliver_one(struct perf_reader *r, uint8_t *rec, uint32_t size, uint64_t offset,
+	    struct perf_evsel *evsel, void *hold, bool stopped, int *err, const char **why)
 {
 	struct perf_event ev;
 
@@ -564,8 +571,9 @@ static int deliver_one(struct perf_reader *r, uint8_t *rec, uint32_t size, uint6
 	return 0;
 }
 
-static void dl_add(struct perf_reader *r, const uint8_t *rec, uint32_t size, uint64_t offset,
-		   struct perf_evsel *evsel, struct oq_buf *buf);
+static __attribute__((noinline)) void dl_add(struct perf_reader *r, const uint8_t *rec,
+					      uint32_t size, uint64_t offset,
+					      struct perf_evsel *evsel, struct oq_buf *buf);
 
 /* The record at @rec to the consumer: now, or to the caller's thread when
  * the records are cut on a thread of their own. */
@@ -780,8 +788,9 @@ static void dl_barrier(struct perf_reader *r)
 }
 
 /* deliver() on the cutter: into the batch being filled. */
-static void dl_add(struct perf_reader *r, const uint8_t *rec, uint32_t size, uint64_t offset,
-		   struct perf_evsel *evsel, struct oq_buf *buf)
+static __attribute__((noinline)) void dl_add(struct perf_reader *r, const uint8_t *rec,
+					      uint32_t size, uint64_t offset,
+					      struct perf_evsel *evsel, struct oq_buf *buf)
 {
 	struct dl_pipe *d = r->dl;
 	struct dl_batch *b = d->cur;
