@@ -840,12 +840,10 @@ static __attribute__((noinline)) void dl_add(struct perf_reader *r, const uint8_
 }
 
 /* Deliver batch @b on the caller's thread. Return: false once delivery ended. */
-static bool dl_deliver(struct perf_reader *r, struct dl_batch *b, bool stopped, int *err)
+static bool dl_deliver(struct perf_reader *r, struct dl_batch *b, int *err)
 {
 	struct dl_pipe *d = r->dl;
 
-	if (stopped)
-		return false; /* as the records left in the queue then */
 	for (size_t i = 0; i < b->nr; i++) {
 		const struct dl_item *it = &b->item[i];
 		uint8_t *rec = it->buf ? (uint8_t *)it->u.rec : b->copy + it->u.copy_off;
@@ -859,7 +857,7 @@ static bool dl_deliver(struct perf_reader *r, struct dl_batch *b, bool stopped, 
 			for (uint32_t o = 0; o < a->size && o < 256; o += 64)
 				__builtin_prefetch(a->u.rec + o);
 		}
-		ret = deliver_one(r, rec, it->size, it->offset, it->evsel, dl_hold_of(b), stopped,
+		ret = deliver_one(r, rec, it->size, it->offset, it->evsel, dl_hold_of(b), false,
 				  err, &why);
 		if (ret > 0) {
 			/* perf_skip() touches the cutter's counts: added after it ends */
@@ -895,6 +893,34 @@ static void *dl_main(void *arg)
 	return NULL;
 }
 
+/* The pipe and its batches, once no cutter runs and nothing is held
+ * (close, or a cutter that could not start). */
+static void dl_free(struct perf_reader *r)
+{
+	struct dl_pipe *d = r->dl;
+	struct dl_batch *lists[4], *b, *n;
+
+	if (!d)
+		return;
+	lists[0] = d->head;
+	lists[1] = d->returned;
+	lists[2] = d->spare;
+	lists[3] = d->cur;
+	if (d->cur)
+		d->cur->next = NULL;
+	for (unsigned i = 0; i < 4; i++)
+		for (b = lists[i]; b; b = n) {
+			n = b->next;
+			free(b->copy);
+			free(b);
+		}
+	pthread_cond_destroy(&d->back);
+	pthread_cond_destroy(&d->more);
+	pthread_mutex_destroy(&d->lock);
+	free(d);
+	r->dl = NULL;
+}
+
 /*
  * Run the cutter and deliver what it cuts on this thread, to its end.
  * Return: the cutter's result; r->stop and r->err as without it. -1: no
@@ -913,11 +939,7 @@ static int dl_run(struct perf_reader *r)
 	pthread_cond_init(&d->back, NULL);
 	r->dl = d;
 	if (pthread_create(&d->thread, NULL, dl_main, r)) {
-		r->dl = NULL;
-		pthread_cond_destroy(&d->back);
-		pthread_cond_destroy(&d->more);
-		pthread_mutex_destroy(&d->lock);
-		free(d);
+		dl_free(r);
 		return -1;
 	}
 	for (;;) {
@@ -932,7 +954,8 @@ static int dl_run(struct perf_reader *r)
 		pthread_mutex_unlock(&d->lock);
 		if (!b)
 			break;
-		if (!dl_deliver(r, b, stopped, &err))
+		/* once stopped, nothing more: as the records left in the queue then */
+		if (!stopped && !dl_deliver(r, b, &err))
 			stopped = true;
 		b->delivered = true;
 		pthread_mutex_lock(&d->lock);
@@ -959,32 +982,6 @@ static int dl_run(struct perf_reader *r)
 	return ret;
 }
 
-/* The batches, once the cutter is gone and nothing is held (close). */
-static void dl_free(struct perf_reader *r)
-{
-	struct dl_pipe *d = r->dl;
-	struct dl_batch *lists[4], *b, *n;
-
-	if (!d)
-		return;
-	lists[0] = d->head;
-	lists[1] = d->returned;
-	lists[2] = d->spare;
-	lists[3] = d->cur;
-	if (d->cur)
-		d->cur->next = NULL;
-	for (unsigned i = 0; i < 4; i++)
-		for (b = lists[i]; b; b = n) {
-			n = b->next;
-			free(b->copy);
-			free(b);
-		}
-	pthread_cond_destroy(&d->back);
-	pthread_cond_destroy(&d->more);
-	pthread_mutex_destroy(&d->lock);
-	free(d);
-	r->dl = NULL;
-}
 
 static void flush_until(struct perf_reader *r, uint64_t limit)
 {

@@ -241,15 +241,14 @@ int acct_filter_parse(struct acct_filter *f, const struct profile_opts *o,
 
 /* --- the pass --- */
 
-/* Whether an event of @r records what unwinding reads (a stack copy, user
- * registers). */
+/* Whether an event of @r records what unwinding reads (sym_unwind_event()). */
 static bool unwinds(const struct perf_reader *r)
 {
 	size_t nr;
 	struct perf_evsel *const *evs = perf_reader_evsels(r, &nr);
 
 	for (size_t i = 0; i < nr; i++)
-		if (evs[i]->attr.sample_type & (PERF_SAMPLE_STACK_USER | PERF_SAMPLE_REGS_USER))
+		if (sym_unwind_event(evs[i]))
 			return true;
 	return false;
 }

@@ -149,6 +149,15 @@ size_t sym_resolve(struct symbolizer *s, const struct raw_frame *f, uint64_t ker
 size_t sym_unwind(struct symbolizer *s, const struct machine *m, const struct perf_event *ev,
 		  uint64_t *pcs, size_t max);
 
+/**
+ * sym_unwind_event() - whether @e's samples record what sym_unwind() reads
+ * (a stack copy, user registers): else none of them has work for it.
+ */
+static inline bool sym_unwind_event(const struct perf_evsel *e)
+{
+	return e->attr.sample_type & (PERF_SAMPLE_STACK_USER | PERF_SAMPLE_REGS_USER);
+}
+
 /* sym_unwind_wanted()'s look at the sample itself (unwind.c). */
 bool sym_unwind_sample_wanted(const struct symbolizer *s, const struct perf_event *ev);
 
@@ -163,8 +172,7 @@ bool sym_unwind_sample_wanted(const struct symbolizer *s, const struct perf_even
  */
 static inline bool sym_unwind_wanted(const struct symbolizer *s, const struct perf_event *ev)
 {
-	if (ev->type != PERF_RECORD_SAMPLE || !ev->evsel ||
-	    !(ev->evsel->attr.sample_type & (PERF_SAMPLE_STACK_USER | PERF_SAMPLE_REGS_USER)))
+	if (ev->type != PERF_RECORD_SAMPLE || !ev->evsel || !sym_unwind_event(ev->evsel))
 		return false;
 	return sym_unwind_sample_wanted(s, ev);
 }
