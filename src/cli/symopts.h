@@ -56,7 +56,9 @@ struct cli_sym {
 	"                          opening files ahead and, building profiles,\n"     \
 	"                          naming frames (on N/2 threads from -j 4, at\n"     \
 	"                          most 8; watch names on one), reading the file\n" \
-	"                          ahead and counting (default: the CPU count);\n"  \
+	"                          ahead and counting (a -g file is cut and\n"     \
+	"                          ordered on a thread of its own; default: the\n" \
+	"                          CPU count);\n"                                     \
 	"                          the output is always that of -j 1\n"
 
 /** symopts_parse() - apply option @opt; Return: true if it was a symbol option. */
