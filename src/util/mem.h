@@ -29,4 +29,20 @@ void mem_populate(void *p, size_t n);
  */
 void mem_heap_hugepages(size_t mb);
 
+/* Up to this many working threads share the one heap (mem_heap_share()). */
+#define MEM_SHARE_MAX_THREADS 2
+
+/**
+ * mem_heap_share() - with @threads working threads at most
+ * MEM_SHARE_MAX_THREADS, have every thread allocate from the heap that
+ * mem_heap_hugepages() advised, not from an arena of its own (whose pages
+ * fault in 4 KiB at a time, and which reuses none of what the others
+ * freed). For programs, before their first thread: it sets malloc's policy
+ * for the whole process. More threads keep their own arenas: one lock for
+ * all of them would be contended (the unwinding threads allocate and free
+ * about a hundred blocks a sample). Does nothing unless
+ * mem_heap_hugepages() took effect.
+ */
+void mem_heap_share(unsigned threads);
+
 #endif /* UTIL_MEM_H */
