@@ -30,6 +30,9 @@
 
 #include "../util/log.h"
 #include "../util/threadtime.h"
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #define WINDOW (1u << 20)      /* input window: fits the cache it is parsed from */
 #define WINDOW_START (1u << 16)
@@ -631,6 +634,9 @@ struct dl_item {
 	uint32_t size;
 };
 
+/* dl_item_put() writes items a word at a time */
+_Static_assert(sizeof(struct dl_item) % sizeof(long long) == 0, "dl_item is whole words");
+
 struct dl_batch {
 	struct dl_pipe *d;
 	size_t nr;
@@ -762,6 +768,9 @@ static void dl_publish(struct perf_reader *r)
 
 	if (!b || !b->nr)
 		return;
+#if defined(__x86_64__)
+	_mm_sfence(); /* the items' streamed stores (dl_item_put()) before the batch is seen */
+#endif
 	d->cur = NULL;
 	pthread_mutex_lock(&d->lock);
 	dl_append(&d->head, &d->tail, b);
@@ -787,6 +796,28 @@ static void dl_barrier(struct perf_reader *r)
 	pthread_mutex_unlock(&d->lock);
 }
 
+/*
+ * Write @v at @it, a batch's item (on the cutter). On x86-64 the stores
+ * stream past this core's caches: the caller's core read this batch last,
+ * and a plain store would first take each of its lines back from that
+ * core's cache (dl_add() was 30% of the cutter's time; alternated 20 times
+ * on the -g bench file, the export's median went from 171 to 149 ms and its
+ * CPU time from 253 to 225 ms). dl_publish() fences them before the batch
+ * is handed over.
+ */
+static inline void dl_item_put(struct dl_item *it, const struct dl_item *v)
+{
+#if defined(__x86_64__)
+	long long w[sizeof(*v) / sizeof(long long)];
+
+	memcpy(w, v, sizeof(w));
+	for (size_t i = 0; i < sizeof(w) / sizeof(*w); i++)
+		_mm_stream_si64((long long *)it + i, w[i]);
+#else
+	*it = *v;
+#endif
+}
+
 /* deliver() on the cutter: into the batch being filled. */
 static __attribute__((noinline)) void dl_add(struct perf_reader *r, const uint8_t *rec,
 					      uint32_t size, uint64_t offset,
@@ -794,7 +825,7 @@ static __attribute__((noinline)) void dl_add(struct perf_reader *r, const uint8_
 {
 	struct dl_pipe *d = r->dl;
 	struct dl_batch *b = d->cur;
-	struct dl_item *it;
+	struct dl_item *it, v;
 
 	if (r->stop)
 		return;
@@ -806,9 +837,10 @@ static __attribute__((noinline)) void dl_add(struct perf_reader *r, const uint8_
 		return;
 	}
 	it = &b->item[b->nr];
+	memset(&v, 0, sizeof(v));
 	if (buf) {
 		oq_hold(buf);
-		it->u.rec = rec;
+		v.u.rec = rec;
 	} else {
 		/* a copy, or a record of the queue's own copies: copied again */
 		size_t need = ((size_t)size + 7) & ~(size_t)7;
@@ -828,13 +860,14 @@ static __attribute__((noinline)) void dl_add(struct perf_reader *r, const uint8_
 			b->copy_cap = cap;
 		}
 		memcpy(b->copy + b->copy_len, rec, size);
-		it->u.copy_off = b->copy_len;
+		v.u.copy_off = b->copy_len;
 		b->copy_len += need;
 	}
-	it->buf = buf;
-	it->evsel = evsel;
-	it->offset = offset;
-	it->size = size;
+	v.buf = buf;
+	v.evsel = evsel;
+	v.offset = offset;
+	v.size = size;
+	dl_item_put(it, &v);
 	if (++b->nr == DL_BATCH)
 		dl_publish(r);
 }
