@@ -634,8 +634,11 @@ struct dl_item {
 	uint32_t size;
 };
 
-/* dl_item_put() writes items a word at a time */
-_Static_assert(sizeof(struct dl_item) % sizeof(long long) == 0, "dl_item is whole words");
+/* dl_item_put() writes items a word at a time: five, size the last */
+#define DL_WORD(field) (offsetof(struct dl_item, field) / sizeof(long long))
+_Static_assert(sizeof(struct dl_item) == 5 * sizeof(long long) && DL_WORD(size) == 4 &&
+		       offsetof(struct dl_item, size) % sizeof(long long) == 0,
+	       "dl_item is five words, size in the last");
 
 struct dl_batch {
 	struct dl_pipe *d;
@@ -797,24 +800,35 @@ static void dl_barrier(struct perf_reader *r)
 }
 
 /*
- * Write @v at @it, a batch's item (on the cutter). On x86-64 the stores
- * stream past this core's caches: the caller's core read this batch last,
- * and a plain store would first take each of its lines back from that
- * core's cache (dl_add() was 30% of the cutter's time; alternated 20 times
- * on the -g bench file, the export's median went from 171 to 149 ms and its
- * CPU time from 253 to 225 ms). dl_publish() fences them before the batch
- * is handed over.
+ * Fill the batch item @it (on the cutter): @first is its rec or copy_off.
+ * On x86-64 the stores stream past this core's caches: the caller's core
+ * read this batch last, and a plain store would first take each of its
+ * lines back from that core's cache (dl_add() was 30% of the cutter's
+ * time; alternated 20 times on the -g bench file, the export's median went
+ * from 171 to 149 ms and its CPU time from 253 to 225 ms). Each word is
+ * stored as it is (a struct built first and copied stalled on the copy's
+ * loads). dl_publish() fences them before the batch is handed over.
  */
-static inline void dl_item_put(struct dl_item *it, const struct dl_item *v)
+static inline void dl_item_put(struct dl_item *it, uintptr_t first, struct perf_evsel *evsel,
+			       struct oq_buf *buf, uint64_t offset, uint32_t size)
 {
 #if defined(__x86_64__)
-	long long w[sizeof(*v) / sizeof(long long)];
+	long long *w = (long long *)it;
 
-	memcpy(w, v, sizeof(w));
-	for (size_t i = 0; i < sizeof(w) / sizeof(*w); i++)
-		_mm_stream_si64((long long *)it + i, w[i]);
+	_mm_stream_si64(w + DL_WORD(u), (long long)first);
+	_mm_stream_si64(w + DL_WORD(evsel), (long long)(uintptr_t)evsel);
+	_mm_stream_si64(w + DL_WORD(buf), (long long)(uintptr_t)buf);
+	_mm_stream_si64(w + DL_WORD(offset), (long long)offset);
+	_mm_stream_si64(w + DL_WORD(size), (long long)size); /* and the padding after it */
 #else
-	*it = *v;
+	if (buf)
+		it->u.rec = (const uint8_t *)first;
+	else
+		it->u.copy_off = first;
+	it->evsel = evsel;
+	it->buf = buf;
+	it->offset = offset;
+	it->size = size;
 #endif
 }
 
@@ -825,7 +839,8 @@ static __attribute__((noinline)) void dl_add(struct perf_reader *r, const uint8_
 {
 	struct dl_pipe *d = r->dl;
 	struct dl_batch *b = d->cur;
-	struct dl_item *it, v;
+	struct dl_item *it;
+	uintptr_t first;
 
 	if (r->stop)
 		return;
@@ -837,10 +852,9 @@ static __attribute__((noinline)) void dl_add(struct perf_reader *r, const uint8_
 		return;
 	}
 	it = &b->item[b->nr];
-	memset(&v, 0, sizeof(v));
 	if (buf) {
 		oq_hold(buf);
-		v.u.rec = rec;
+		first = (uintptr_t)rec;
 	} else {
 		/* a copy, or a record of the queue's own copies: copied again */
 		size_t need = ((size_t)size + 7) & ~(size_t)7;
@@ -860,14 +874,10 @@ static __attribute__((noinline)) void dl_add(struct perf_reader *r, const uint8_
 			b->copy_cap = cap;
 		}
 		memcpy(b->copy + b->copy_len, rec, size);
-		v.u.copy_off = b->copy_len;
+		first = b->copy_len;
 		b->copy_len += need;
 	}
-	v.buf = buf;
-	v.evsel = evsel;
-	v.offset = offset;
-	v.size = size;
-	dl_item_put(it, &v);
+	dl_item_put(it, first, evsel, buf, offset, size);
 	if (++b->nr == DL_BATCH)
 		dl_publish(r);
 }
