@@ -90,7 +90,7 @@ void mem_heap_hugepages(size_t mb)
 #endif
 }
 
-void mem_heap_share(unsigned threads)
+bool mem_heap_share(unsigned threads)
 {
 #if defined(__GLIBC__) && defined(M_ARENA_MAX)
 	/*
@@ -101,9 +101,9 @@ void mem_heap_share(unsigned threads)
 	 * feed. Read by glibc when it would make a second arena: before the
 	 * first thread, this holds for all.
 	 */
-	if (heap_huge && threads <= MEM_SHARE_MAX_THREADS)
-		(void)mallopt(M_ARENA_MAX, 1);
+	return heap_huge && threads <= MEM_SHARE_MAX_THREADS && mallopt(M_ARENA_MAX, 1) == 1;
 #else
 	(void)threads;
+	return false;
 #endif
 }

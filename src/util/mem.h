@@ -7,6 +7,7 @@
 #ifndef UTIL_MEM_H
 #define UTIL_MEM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Below this, pages are left to fault one by one (the call costs more). */
@@ -42,7 +43,8 @@ void mem_heap_hugepages(size_t mb);
  * all of them would be contended (the unwinding threads allocate and free
  * about a hundred blocks a sample). Does nothing unless
  * mem_heap_hugepages() took effect.
+ * Return: true when the threads are to share the heap.
  */
-void mem_heap_share(unsigned threads);
+bool mem_heap_share(unsigned threads);
 
 #endif /* UTIL_MEM_H */
