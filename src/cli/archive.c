@@ -18,7 +18,6 @@
 #include "../perf/perf.h"
 #include "../util/cleanup.h"
 #include "../util/log.h"
-#include "../util/mem.h"
 #include "symopts.h"
 
 #define DEBUGINFOD_PROBE_MS 3000
@@ -112,8 +111,6 @@ int symopts_prepare(struct cli_sym *c, const char *input)
 	const struct perf_header_info *hdr;
 	int ret;
 
-	/* before any thread: with two at most, they share the huge-page heap */
-	mem_heap_share(symopts_jobs(c));
 	debuginfod_prepare();
 	if (root[0]) {
 		c->o.archive_dir = root;

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "../util/log.h"
+#include "../util/mem.h"
 #include "../util/threadtime.h"
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -213,6 +214,8 @@ struct read_ahead {
 static void *ra_main(void *arg)
 {
 	struct read_ahead *ra = arg;
+
+	mem_thread_hugepages();
 
 	pthread_mutex_lock(&ra->lock);
 	for (;;) {
@@ -924,7 +927,10 @@ static void *dl_main(void *arg)
 {
 	struct perf_reader *r = arg;
 	struct dl_pipe *d = r->dl;
-	int ret = cut_all(r);
+	int ret;
+
+	mem_thread_hugepages();
+	ret = cut_all(r);
 
 	dl_publish(r);
 	pthread_mutex_lock(&d->lock);

@@ -46,6 +46,7 @@
  */
 #include "namer.h"
 #include "../util/hash.h"
+#include "../util/mem.h"
 #include "../util/threadtime.h"
 
 #include <pthread.h>
@@ -191,6 +192,8 @@ static void *lane_main(void *arg)
 	uint32_t i = 0;
 	uint64_t idle_since = 0;
 	unsigned polls = 0;
+
+	mem_thread_hugepages();
 
 	for (;;) {
 		uint32_t sub = atomic_load_explicit(&n->submitted, memory_order_acquire);

@@ -20,6 +20,7 @@
 
 #include "../util/threadtime.h"
 #include "../util/log.h"
+#include "../util/mem.h"
 #include "priv.h"
 
 enum pf_state {
@@ -82,6 +83,8 @@ static void *helper_main(void *arg)
 {
 	struct pf_helper *h = arg;
 	struct prefetch *pf = h->pf;
+
+	mem_thread_hugepages();
 
 	pthread_mutex_lock(&pf->lock);
 	for (;;) {

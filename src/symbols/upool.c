@@ -7,6 +7,7 @@
 
 #include "../util/threadtime.h"
 #include "../util/error.h"
+#include "../util/mem.h"
 
 #define BATCH 256
 #define MAX_PCS 1024
@@ -96,6 +97,8 @@ static void *worker_main(void *arg)
 	struct upool *p = w->pool;
 	uint64_t seen = 0;
 
+	mem_thread_hugepages();
+
 	pthread_mutex_lock(&p->lock);
 	for (;;) {
 		unsigned b;
@@ -141,6 +144,8 @@ static void batch_done(struct upool *p, unsigned b)
 static void *deliverer_main(void *arg)
 {
 	struct upool *p = arg;
+
+	mem_thread_hugepages();
 
 	pthread_mutex_lock(&p->lock);
 	for (;;) {

@@ -90,20 +90,59 @@ void mem_heap_hugepages(size_t mb)
 #endif
 }
 
-bool mem_heap_share(unsigned threads)
+/* glibc's HEAP_MAX_SIZE where pointers are 64-bit: a thread arena's heap
+ * is a reservation of this size, aligned to it */
+#define GLIBC_HEAP_MAX ((uintptr_t)64 << 20)
+
+/*
+ * Is [@base, @base + @len) one reservation of anonymous memory: mappings
+ * without a file, the first starting at @base, each where the one before
+ * ends, the last ending at @base + @len (a thread arena's heap: its used
+ * part read-write, the rest PROT_NONE)?
+ */
+static bool anon_reservation(uintptr_t base, uintptr_t len)
 {
-#if defined(__GLIBC__) && defined(M_ARENA_MAX)
-	/*
-	 * glibc gives a thread that finds the heap's lock taken an arena of
-	 * its own: memory it faults in page by page (a -g export at -j 2 took
-	 * 4,100 faults against 1,100 with one arena, and 20-25% more time on
-	 * the PVM guest of issue 34), which the other threads' frees never
-	 * feed. Read by glibc when it would make a second arena: before the
-	 * first thread, this holds for all.
-	 */
-	return heap_huge && threads <= MEM_SHARE_MAX_THREADS && mallopt(M_ARENA_MAX, 1) == 1;
-#else
-	(void)threads;
-	return false;
+	char line[512];
+	uintptr_t next = base;
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	if (!f)
+		return false;
+	while (next < base + len && fgets(line, sizeof(line), f)) {
+		unsigned long a, b, inode;
+		int path = 0;
+
+		if (sscanf(line, "%lx-%lx %*s %*s %*s %lu %n", &a, &b, &inode, &path) < 3)
+			break;
+		if (b <= base)
+			continue;
+		if (a != next || inode || (path && line[path] && line[path] != '\n'))
+			break;
+		next = b;
+	}
+	fclose(f);
+	return next == base + len;
+}
+
+void mem_thread_hugepages(void)
+{
+#if defined(__GLIBC__) && defined(MADV_HUGEPAGE)
+	uintptr_t base, brk_end;
+	void *p;
+
+	if (!heap_huge || sizeof(void *) != 8)
+		return;
+	/* the thread's arena is made at its first block */
+	if (!(p = malloc(1)))
+		return;
+	base = (uintptr_t)p & ~(GLIBC_HEAP_MAX - 1);
+	brk_end = (uintptr_t)sbrk(0);
+	free(p);
+	/* a block of the heap itself (the arenas shared, or all taken):
+	 * thread arenas are mappings above it */
+	if ((uintptr_t)p < brk_end)
+		return;
+	if (anon_reservation(base, GLIBC_HEAP_MAX))
+		(void)madvise((void *)base, GLIBC_HEAP_MAX, MADV_HUGEPAGE);
 #endif
 }

@@ -7,7 +7,6 @@
 #ifndef UTIL_MEM_H
 #define UTIL_MEM_H
 
-#include <stdbool.h>
 #include <stddef.h>
 
 /* Below this, pages are left to fault one by one (the call costs more). */
@@ -30,21 +29,15 @@ void mem_populate(void *p, size_t n);
  */
 void mem_heap_hugepages(size_t mb);
 
-/* Up to this many working threads share the one heap (mem_heap_share()). */
-#define MEM_SHARE_MAX_THREADS 2
-
 /**
- * mem_heap_share() - with @threads working threads at most
- * MEM_SHARE_MAX_THREADS, have every thread allocate from the heap that
- * mem_heap_hugepages() advised, not from an arena of its own (whose pages
- * fault in 4 KiB at a time, and which reuses none of what the others
- * freed). For programs, before their first thread: it sets malloc's policy
- * for the whole process. More threads keep their own arenas: one lock for
- * all of them would be contended (the unwinding threads allocate and free
- * about a hundred blocks a sample). Does nothing unless
- * mem_heap_hugepages() took effect.
- * Return: true when the threads are to share the heap.
+ * mem_thread_hugepages() - at the start of a thread: advise the heap of its
+ * malloc arena for transparent huge pages, as mem_heap_hugepages() did the
+ * main heap's (glibc's thread arenas are reservations of 64 MiB, grown in
+ * place: what the thread allocates is then faulted in 2 MiB at a time).
+ * Does nothing unless mem_heap_hugepages() took effect, the thread's first
+ * block lies in such a reservation (checked in /proc/self/maps), and
+ * pointers are 64-bit.
  */
-bool mem_heap_share(unsigned threads);
+void mem_thread_hugepages(void);
 
 #endif /* UTIL_MEM_H */

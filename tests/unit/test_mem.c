@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_mem.c - the heap's policy (util/mem.h): with two working threads at
- * most, a thread's blocks come from the huge-page heap that main() grew;
- * with more, from an arena of the thread's own. Each case runs in a child
- * of its own: the policy holds for a whole process, from its first thread.
+ * test_mem.c - the heap's huge pages (util/mem.h): a thread that calls
+ * mem_thread_hugepages() has its malloc arena's heap advised for
+ * transparent huge pages ("hg" in its mapping's VmFlags); one that does
+ * not, not. Each case runs in a child of its own (the heap's policy holds
+ * for a whole process).
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -20,75 +21,88 @@
 
 #include "util/mem.h"
 
-static void *thread_block(void *arg)
-{
-	(void)arg;
-	return malloc(1000);
-}
-
-/* The brk heap's bounds, from /proc/self/maps. Return: false if not found. */
-static bool heap_bounds(uintptr_t *lo, uintptr_t *hi)
+/* Is the mapping that holds @addr advised for huge pages? -1: not found. */
+static int advised(uintptr_t addr)
 {
 	char line[512];
-	FILE *f = fopen("/proc/self/maps", "re");
-	bool found = false;
+	FILE *f = fopen("/proc/self/smaps", "re");
+	bool in = false;
+	int ret = -1;
+
+	if (!f)
+		return -1;
+	while (ret < 0 && fgets(line, sizeof(line), f)) {
+		unsigned long a, b;
+
+		/* a mapping's line: "start-end perms ..."; its fields: "Name: ..." */
+		if (sscanf(line, "%lx-%lx ", &a, &b) == 2)
+			in = addr >= a && addr < b;
+		else if (in && !strncmp(line, "VmFlags:", 8))
+			ret = strstr(line, " hg") != NULL;
+	}
+	fclose(f);
+	return ret;
+}
+
+/* Does the kernel give transparent huge pages on advice? */
+static bool thp_on_advice(void)
+{
+	char buf[128] = "";
+	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "re");
 
 	if (!f)
 		return false;
-	while (!found && fgets(line, sizeof(line), f)) {
-		unsigned long a, b;
-
-		if (strstr(line, "[heap]") && sscanf(line, "%lx-%lx", &a, &b) == 2) {
-			*lo = a;
-			*hi = b;
-			found = true;
-		}
-	}
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
 	fclose(f);
-	return found;
+	return strstr(buf, "[madvise]") != NULL;
+}
+
+static void *thread_block(void *arg)
+{
+	if (*(bool *)arg)
+		mem_thread_hugepages();
+	return malloc(1000);
 }
 
 /*
- * In a child: the heap grown, mem_heap_share(@threads), then a thread's
- * first block. Exit: 0 the block lies in the heap, 1 outside it, 77 the
- * heap could not be set up here (no glibc brk heap on THP "madvise", or a
- * sanitizer's allocator).
+ * In a child: the heap set up, then a thread (advising its arena when
+ * @advise) allocates. Exit: 0 its block's mapping is advised, 1 not, 77 no
+ * huge-page heap here (THP not "madvise", not glibc's malloc: a sanitizer's,
+ * or no smaps).
  */
-static int child(unsigned threads)
+static int child(bool advise)
 {
-	uintptr_t before = (uintptr_t)sbrk(0), lo, hi, p;
+	uintptr_t before = (uintptr_t)sbrk(0);
 	pthread_t t;
 	void *block;
-	bool shared;
+	int a;
 
 	mem_heap_hugepages(64);
-	shared = mem_heap_share(threads);
-	if ((uintptr_t)sbrk(0) <= before)
+	if ((uintptr_t)sbrk(0) <= before || !thp_on_advice())
 		return 77;
-	if (pthread_create(&t, NULL, thread_block, NULL) || pthread_join(t, &block) || !block)
+	if (pthread_create(&t, NULL, thread_block, &advise) || pthread_join(t, &block) || !block)
 		return 2;
-	if (!heap_bounds(&lo, &hi) || (threads <= MEM_SHARE_MAX_THREADS && !shared))
-		return 77;
-	p = (uintptr_t)block;
-	return p >= lo && p < hi ? 0 : 1;
+	a = advised((uintptr_t)block);
+	return a < 0 ? 77 : a ? 0 : 1;
 }
 
-static int run(unsigned threads)
+static int run(bool advise)
 {
 	int st;
 	pid_t pid = fork();
 
 	assert_true(pid >= 0);
 	if (!pid)
-		_exit(child(threads));
+		_exit(child(advise));
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	assert_true(WIFEXITED(st));
 	return WEXITSTATUS(st);
 }
 
-static void test_two_threads_share_the_heap(void **state)
+static void test_thread_arena_advised(void **state)
 {
-	int rc = run(2);
+	int rc = run(true);
 
 	(void)state;
 	if (rc == 77)
@@ -96,9 +110,9 @@ static void test_two_threads_share_the_heap(void **state)
 	assert_int_equal(rc, 0);
 }
 
-static void test_more_threads_keep_their_arenas(void **state)
+static void test_thread_arena_not_advised_unasked(void **state)
 {
-	int rc = run(MEM_SHARE_MAX_THREADS + 1);
+	int rc = run(false);
 
 	(void)state;
 	if (rc == 77)
@@ -109,8 +123,8 @@ static void test_more_threads_keep_their_arenas(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_two_threads_share_the_heap),
-		cmocka_unit_test(test_more_threads_keep_their_arenas),
+		cmocka_unit_test(test_thread_arena_advised),
+		cmocka_unit_test(test_thread_arena_not_advised_unasked),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
