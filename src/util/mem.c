@@ -37,8 +37,7 @@ void mem_populate(void *p, size_t n)
 /* mem_heap_hugepages() advised the heap. */
 static bool heap_huge;
 
-/* Is the kernel's transparent huge page mode "madvise" (the bracketed word)? */
-static bool thp_on_advice(void)
+bool mem_thp_on_advice(void)
 {
 	char buf[128] = "";
 	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "re");
@@ -59,7 +58,7 @@ void mem_heap_hugepages(size_t mb)
 	uintptr_t lo, hi;
 	void *volatile block;
 
-	if (!mb || mb > 1024 || !thp_on_advice())
+	if (!mb || mb > 1024 || !mem_thp_on_advice())
 		return;
 	/*
 	 * Every page first touched is a trap into the kernel; under

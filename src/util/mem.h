@@ -7,6 +7,7 @@
 #ifndef UTIL_MEM_H
 #define UTIL_MEM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Below this, pages are left to fault one by one (the call costs more). */
@@ -18,6 +19,12 @@
  * small ranges, older kernels or when the memory is short.
  */
 void mem_populate(void *p, size_t n);
+
+/**
+ * mem_thp_on_advice() - is the kernel's transparent huge page mode
+ * "madvise" (the bracketed word in /sys/kernel/mm/transparent_hugepage/enabled)?
+ */
+bool mem_thp_on_advice(void);
 
 /**
  * mem_heap_hugepages() - grow the malloc heap ahead (@mb MiB) and advise it

@@ -44,20 +44,6 @@ static int advised(uintptr_t addr)
 	return ret;
 }
 
-/* Does the kernel give transparent huge pages on advice? */
-static bool thp_on_advice(void)
-{
-	char buf[128] = "";
-	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "re");
-
-	if (!f)
-		return false;
-	if (!fgets(buf, sizeof(buf), f))
-		buf[0] = 0;
-	fclose(f);
-	return strstr(buf, "[madvise]") != NULL;
-}
-
 static void *thread_block(void *arg)
 {
 	if (*(bool *)arg)
@@ -79,7 +65,7 @@ static int child(bool advise)
 	int a;
 
 	mem_heap_hugepages(64);
-	if ((uintptr_t)sbrk(0) <= before || !thp_on_advice())
+	if ((uintptr_t)sbrk(0) <= before || !mem_thp_on_advice())
 		return 77;
 	if (pthread_create(&t, NULL, thread_block, &advise) || pthread_join(t, &block) || !block)
 		return 2;
