@@ -30,11 +30,11 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototy
 CFLAGS   ?= $(OPT)
 ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Iinclude -MMD -MP \
              $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-# libcurl and libarchive are loaded with dlopen() when a request is made or
-# an archive unpacked (src/net/net.c, src/symbols/archive.c): their headers
-# are used, they are not linked; libxxhash's XXH3 is compiled in from its
-# header (XXH_INLINE_ALL)
-LIBS     := $(shell pkg-config --libs $(filter-out libcurl libarchive libxxhash,$(PKGS)) 2>/dev/null) -liberty -pthread -ldl
+# libcurl, libcrypto and libarchive are loaded with dlopen() when a request
+# is made or signed, or an archive unpacked (src/net/net.c, src/net/crypto.c,
+# src/symbols/archive.c): their headers are used, they are not linked;
+# libxxhash's XXH3 is compiled in from its header (XXH_INLINE_ALL)
+LIBS     := $(shell pkg-config --libs $(filter-out libcurl libcrypto libarchive libxxhash,$(PKGS)) 2>/dev/null) -liberty -pthread -ldl
 PLUGINDIR ?= $(LIBDIR)/perfport/plugins
 
 CORE_SRC := $(wildcard src/util/*.c) $(wildcard src/perf/*.c) $(wildcard src/machine/*.c) \

@@ -7,7 +7,6 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <curl/curl.h>
-#include <openssl/evp.h>
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -25,6 +24,7 @@
 #include "../util/error.h"
 #include "../util/log.h"
 #include "aws.h"
+#include "crypto.h"
 #include "net.h"
 #include "sls.h"
 
@@ -243,7 +243,6 @@ static struct curl_slist *sls_headers(const struct net_request *rq, const struct
 	char path[2048], query[2048] = "", *q;
 	struct sls_kv params[16];
 	unsigned char md[16];
-	unsigned int n = 0;
 	size_t nkv = 0, np = 0;
 	const char *p, *slash;
 	struct tm tm;
@@ -270,7 +269,7 @@ static struct curl_slist *sls_headers(const struct net_request *rq, const struct
 			params[np++] = (struct sls_kv){ kvp, eq ? eq + 1 : "" };
 		}
 	}
-	if (!EVP_Digest(rq->body ? rq->body : "", rq->body_len, md, &n, EVP_md5(), NULL) || n != 16)
+	if (crypto_digest(CRYPTO_MD5, rq->body ? rq->body : "", rq->body_len, md, 16))
 		return NULL;
 	for (int i = 0; i < 16; i++)
 		sprintf(md5 + 2 * i, "%02X", md[i]);

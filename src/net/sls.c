@@ -2,14 +2,13 @@
 /*
  * sls.c - SLS request signatures (v4 and v1).
  */
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "../util/buf.h"
+#include "crypto.h"
 #include "sls.h"
 
 static void hex(const unsigned char *d, size_t n, char *out)
@@ -22,9 +21,8 @@ static void hex(const unsigned char *d, size_t n, char *out)
 static int sha256_hex(const void *data, size_t len, char out[65])
 {
 	unsigned char md[32];
-	unsigned int n = 0;
 
-	if (!EVP_Digest(data, len, md, &n, EVP_sha256(), NULL) || n != 32)
+	if (crypto_digest(CRYPTO_SHA256, data, len, md, sizeof(md)))
 		return -1;
 	hex(md, 32, out);
 	return 0;
@@ -32,10 +30,7 @@ static int sha256_hex(const void *data, size_t len, char out[65])
 
 static int hmac256(const void *key, size_t klen, const char *msg, unsigned char out[32])
 {
-	unsigned int n = 0;
-
-	return HMAC(EVP_sha256(), key, (int)klen, (const unsigned char *)msg, strlen(msg), out, &n) &&
-	       n == 32 ? 0 : -1;
+	return crypto_hmac(CRYPTO_SHA256, key, klen, msg, strlen(msg), out, 32);
 }
 
 /* Unreserved characters stay, every other byte is %XX. */
@@ -184,9 +179,11 @@ int sls_sign_v4(struct sls_request *rq, const char *key_id, const char *secret,
 			     "Signature=%s", key_id, date, region, sighex) < auth_max)
 		ret = 0;
 out:
-	OPENSSL_cleanse(key, sizeof(key));
-	OPENSSL_cleanse(k1, sizeof(k1));
-	OPENSSL_cleanse(k4, sizeof(k4));
+	explicit_bzero(key, sizeof(key));
+	explicit_bzero(k1, sizeof(k1));
+	explicit_bzero(k2, sizeof(k2));
+	explicit_bzero(k3, sizeof(k3));
+	explicit_bzero(k4, sizeof(k4));
 	free(c.p);
 	free(sts.p);
 	return ret;
@@ -260,14 +257,13 @@ int sls_sign_v1(const struct sls_request *rq, const char *key_id, const char *se
 		char *auth, size_t auth_max)
 {
 	struct buf s = { 0 };
-	unsigned char md[20], b64[64];
-	unsigned int n = 0;
+	unsigned char md[20];
+	char b64[64];
 	int ret = -1;
 
 	if (string_v1(rq, &s) == 0 &&
-	    HMAC(EVP_sha1(), secret, (int)strlen(secret), (const unsigned char *)s.p, s.len, md, &n) &&
-	    n == 20) {
-		EVP_EncodeBlock(b64, md, 20);
+	    !crypto_hmac(CRYPTO_SHA1, secret, strlen(secret), s.p, s.len, md, sizeof(md)) &&
+	    crypto_base64(b64, md, sizeof(md)) > 0) {
 		if ((size_t)snprintf(auth, auth_max, "LOG %s:%s", key_id, b64) < auth_max)
 			ret = 0;
 	}
