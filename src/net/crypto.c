@@ -48,11 +48,17 @@ static void crypto_load(void)
 		pp_error("the libcrypto found lacks a function perfport uses: %s", dlerror());
 }
 
+/* Is libcrypto loaded (now, if not yet)? */
+static bool loaded(void)
+{
+	pthread_once(&lcr_once, crypto_load);
+	return lcr.ok;
+}
+
 /* The EVP_MD of @md, libcrypto loaded; NULL when it cannot be. */
 static const EVP_MD *md_of(enum crypto_md md)
 {
-	pthread_once(&lcr_once, crypto_load);
-	if (!lcr.ok)
+	if (!loaded())
 		return NULL;
 	switch (md) {
 	case CRYPTO_MD5: return lcr.md5();
@@ -77,8 +83,7 @@ int crypto_digest(enum crypto_md md, const void *data, size_t len, unsigned char
 
 int crypto_base64(char *out, const unsigned char *in, size_t n)
 {
-	pthread_once(&lcr_once, crypto_load);
-	if (!lcr.ok || n > (size_t)INT32_MAX / 2)
+	if (!loaded() || n > (size_t)INT32_MAX / 2)
 		return -1;
 	return lcr.base64((unsigned char *)out, in, (int)n);
 }
@@ -89,7 +94,6 @@ int crypto_hmac(enum crypto_md md, const void *key, size_t klen, const void *msg
 	const EVP_MD *m = md_of(md);
 	unsigned char buf[EVP_MAX_MD_SIZE];
 	unsigned int n = 0;
-
 	int ret = -1;
 
 	if (m && klen <= (size_t)INT32_MAX && lcr.hmac(m, key, (int)klen, msg, mlen, buf, &n) &&

@@ -126,7 +126,7 @@ static bool anon_reservation(uintptr_t base, uintptr_t len)
 void mem_thread_hugepages(void)
 {
 #if defined(__GLIBC__) && defined(MADV_HUGEPAGE)
-	uintptr_t base, brk_end;
+	uintptr_t addr, base;
 	void *p;
 
 	if (!heap_huge || sizeof(void *) != 8)
@@ -134,13 +134,13 @@ void mem_thread_hugepages(void)
 	/* the thread's arena is made at its first block */
 	if (!(p = malloc(1)))
 		return;
-	base = (uintptr_t)p & ~(GLIBC_HEAP_MAX - 1);
-	brk_end = (uintptr_t)sbrk(0);
+	addr = (uintptr_t)p;
 	free(p);
-	/* a block of the heap itself (the arenas shared, or all taken):
-	 * thread arenas are mappings above it */
-	if ((uintptr_t)p < brk_end)
+	/* a block of the heap itself (the arenas all taken): thread arenas
+	 * are mappings above it */
+	if (addr < (uintptr_t)sbrk(0))
 		return;
+	base = addr & ~(GLIBC_HEAP_MAX - 1);
 	if (anon_reservation(base, GLIBC_HEAP_MAX))
 		(void)madvise((void *)base, GLIBC_HEAP_MAX, MADV_HUGEPAGE);
 #endif
