@@ -19,7 +19,13 @@ struct slot {
 	struct perf_event ev;  /* as delivered (decoded again over a copy) */
 	struct perf_read_value *reads; /* a copy of ev's */
 	size_t reads_cap;
-	uint64_t *pcs;         /* MAX_PCS, made for the first sample to unwind */
+	bool unwind;           /* to be unwound */
+	/* the unwound addresses: with one job MAX_PCS, made for the first
+	 * sample to unwind; with threads as many as the deepest stack
+	 * unwound here, made and written by the one worker that has this
+	 * slot (slot i: worker i mod threads) */
+	uint64_t *pcs;
+	size_t pcs_cap;
 	size_t n;
 };
 
@@ -28,6 +34,8 @@ struct worker {
 	unsigned id;
 	pthread_t thread;
 	struct symbolizer *sym;
+	uint64_t *scratch;     /* MAX_PCS: where this worker unwinds */
+	bool oom;              /* a slot could not be unwound: no memory */
 };
 
 /*
@@ -60,6 +68,7 @@ struct upool {
 	pthread_cond_t go, done;
 	bool sync_ready;
 	uint64_t round;           /* bumped for each batch sent */
+	int werr;                 /* PP_ENOMEM: a worker ran out of memory */
 	unsigned flight;          /* which batch the workers unwind */
 	unsigned finished;        /* workers done with the current round */
 	bool quit;
@@ -79,15 +88,43 @@ static bool needs_unwind(const struct upool *p, const struct perf_event *ev)
 	return sym_unwind_wanted(p->workers[0].sym, ev);
 }
 
+/*
+ * Unwind worker @w's slots of batch @b. Each stack is unwound into the
+ * worker's scratch, then kept in its slot's own room, grown to fit: the
+ * memory is the worker's, first touched on its thread (on a VM every first
+ * touch is a trap; 8 KiB a slot made by the caller were most of the heap
+ * it first touched at -j 4), and a few hundred bytes a stack, not 8 KiB.
+ */
 static void unwind_share(struct worker *w, unsigned b)
 {
 	struct upool *p = w->pool;
 
 	for (size_t i = w->id; i < p->nr[b]; i += p->threads) {
 		struct slot *s = &p->batch[b][i];
+		size_t n;
 
-		s->n = s->pcs && needs_unwind(p, &s->ev) ?
-			       sym_unwind(w->sym, p->m, &s->ev, s->pcs, MAX_PCS) : 0;
+		s->n = 0;
+		if (!s->unwind)
+			continue;
+		if (!w->scratch && !(w->scratch = malloc(MAX_PCS * sizeof(*w->scratch)))) {
+			w->oom = true;
+			continue;
+		}
+		n = sym_unwind(w->sym, p->m, &s->ev, w->scratch, MAX_PCS);
+		if (n > s->pcs_cap) {
+			size_t cap = (n + 63) & ~(size_t)63;
+			uint64_t *pcs = realloc(s->pcs, cap * sizeof(*pcs));
+
+			if (!pcs) {
+				w->oom = true;
+				continue;
+			}
+			s->pcs = pcs;
+			s->pcs_cap = cap;
+		}
+		if (n)
+			memcpy(s->pcs, w->scratch, n * sizeof(*s->pcs));
+		s->n = n;
 	}
 }
 
@@ -112,6 +149,9 @@ static void *worker_main(void *arg)
 		pthread_mutex_unlock(&p->lock);
 		unwind_share(w, b);
 		pthread_mutex_lock(&p->lock);
+		if (w->oom)
+			p->werr = PP_ENOMEM;
+		w->oom = false;
 		if (++p->finished == p->threads)
 			pthread_cond_signal(&p->done);
 	}
@@ -257,6 +297,9 @@ static int land(struct upool *p, bool next)
 	bool landed = wait_flight(p);
 	int ret = reap(p);
 
+	if (!ret && landed)
+		ret = p->werr; /* read after the workers finished, under the lock */
+
 	p->ready = false;
 	if (next) {
 		/* nobody reads the maps now: they are made whole */
@@ -371,8 +414,7 @@ int upool_add(struct upool *p, const struct perf_event *ev)
 	if (!p->batch[0] && batches_alloc(p))
 		return PP_ENOMEM;
 	s = &p->batch[p->fill][p->nr[p->fill]];
-	if (unwind && !s->pcs && !(s->pcs = malloc(MAX_PCS * sizeof(*s->pcs))))
-		return PP_ENOMEM;
+	s->unwind = unwind;
 	s->ev = *ev;
 	/* the record stays where the reader read it (the workers read it
 	 * there) when it can; else a copy, decoded again over the copy */
@@ -514,8 +556,10 @@ void upool_free(struct upool *p)
 		pthread_cond_destroy(&p->dgo);
 		pthread_cond_destroy(&p->ddone);
 	}
-	for (unsigned i = 0; p->workers && i < p->jobs; i++)
+	for (unsigned i = 0; p->workers && i < p->jobs; i++) {
 		sym_free(p->workers[i].sym);
+		free(p->workers[i].scratch);
+	}
 	for (unsigned b = 0; b < NR_BATCHES; b++) {
 		for (size_t i = 0; p->batch[b] && i < p->nr_slots; i++) {
 			free(p->batch[b][i].rec);
