@@ -151,6 +151,9 @@ $(BUILD)/perfport: $(CLI_OBJ) $(CORE_LIB)
 	$(msg) LINK $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJ) $(CORE_LIB) $(LIBS)
 
+# the folded exporter's test compiles the plugin in
+$(BUILD)/tests/test_folded: plugins/folded/folded.c
+
 $(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(wildcard src/*/*.h) $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(msg) TEST $@

@@ -13,7 +13,6 @@
  * "--- woken by ---" frame, the waker's stack leaf first), as off-wake
  * flame graphs take them.
  */
-#include <inttypes.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,17 +37,45 @@ static const struct perfport_option_def options[] = {
 
 enum { OPT_COUNTER }; /* its index in options[] */
 
+/* a growing run of text */
+struct text {
+	char *s;
+	size_t len, cap;
+};
+
+/*
+ * A frame as a line shows it: its text (in struct folded's pieces text)
+ * and that text's hash; made at the frame's first line, for one write().
+ */
+struct piece {
+	size_t off, len;
+	uint64_t hash;
+	bool made;
+};
+
+/* a line: its text (in a block of struct folded's), value and hash */
+struct fline {
+	const char *s;
+	size_t n;
+	uint64_t v, hash;
+};
+
+#define LINE_BLOCK (1u << 20) /* the lines' text is kept in blocks of this size */
+
 struct folded {
 	const struct perfport_host *host;
 	char *want;           /* the counter option's list; NULL: the default */
 	uint64_t counters;    /* bit per counter; all bits: every one present */
 	int value;            /* 0 ns, 1 ms, 2 samples */
 	bool annotate, module, wakers;
-	FILE *out;
-	char *line;
-	size_t cap;
 	int err;
-	/* the previous line's frames, where each began in line[] and the hash
+	/* each frame's text, made once: most frames are on many lines */
+	struct piece *pieces;
+	size_t nr_pieces;
+	struct text ptext;
+	/* the line being made */
+	struct text line;
+	/* the previous line's frames, where each began in line and the hash
 	 * of the text before it: stacks come in pre-order, so the next line
 	 * mostly repeats them, and only what differs is written and hashed */
 	uint32_t *prev;
@@ -57,30 +84,150 @@ struct folded {
 	size_t nr_prev, cap_prev;
 	/* the lines, merged: two stacks can print alike (frames that differ
 	 * only in what a line does not show: a module, a kind) */
-	struct fline { char *s; uint64_t v, hash; } *lines;
+	struct fline *lines;
 	size_t nr_lines, cap_lines;
 	uint32_t *slots;      /* open addressing on the text: index + 1 */
 	size_t slots_cap;
+	char **blocks;        /* the lines' text */
+	size_t nr_blocks;
+	char *block_at;       /* free room in the last block */
+	size_t block_left;
 };
 
 #define TEXT_HASH_SEED 0xcbf29ce484222325ULL
+#define TEXT_HASH_MUL 0x9e3779b97f4a7c15ULL
 
-/* FNV-1a over @n bytes of @s, continuing from @h (TEXT_HASH_SEED to start) */
-static uint64_t text_hash_more(uint64_t h, const char *s, size_t n)
+static uint64_t hash_mix(uint64_t h, uint64_t w)
 {
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
-	return h;
+	h = (h ^ w) * TEXT_HASH_MUL;
+	return h ^ h >> 31;
 }
 
-static uint64_t text_hash_end(uint64_t h)
+/* The hash of @n bytes at @s, eight at a time. */
+static uint64_t text_hash(const char *s, size_t n)
 {
-	return h ^ h >> 29;
+	uint64_t h = TEXT_HASH_SEED, w = 0;
+
+	for (; n >= 8; s += 8, n -= 8) {
+		memcpy(&w, s, 8);
+		h = hash_mix(h, w);
+	}
+	w = (uint64_t)n << 56;
+	memcpy(&w, s, n); /* the little end on x86 and arm64; only this process reads it */
+	return hash_mix(h, w | (uint64_t)n << 56);
+}
+
+/* Room for @more bytes after what @t holds. false out of memory. */
+static bool text_reserve(struct text *t, size_t more)
+{
+	size_t cap;
+	char *s;
+
+	if (t->len + more <= t->cap)
+		return true;
+	cap = t->cap ? t->cap : 4096;
+	while (cap < t->len + more)
+		cap *= 2;
+	if (!(s = realloc(t->s, cap)))
+		return false;
+	t->s = s;
+	t->cap = cap;
+	return true;
+}
+
+static bool text_put(struct text *t, const char *s, size_t n)
+{
+	if (!text_reserve(t, n))
+		return false;
+	memcpy(t->s + t->len, s, n);
+	t->len += n;
+	return true;
+}
+
+/* Append name @s: a ';' or a line break in it would break the grammar. */
+static bool text_put_name(struct text *t, const char *s)
+{
+	size_t n = strlen(s);
+	char *d;
+
+	if (!text_put(t, s, n))
+		return false;
+	d = t->s + t->len - n;
+	/* names rarely hold what breaks a line: look, then mend */
+	for (size_t i = strcspn(s, ";\n\r"); i < n; i++)
+		if (d[i] == ';' || d[i] == '\n' || d[i] == '\r')
+			d[i] = '_';
+	return true;
+}
+
+/* Frame @i as lines show it, made at its first use; NULL out of memory. */
+static const struct piece *piece_of(struct folded *f, const struct perfport_profile *p,
+				    uint32_t i)
+{
+	const struct perfport_frame *fr;
+	struct text *t = &f->ptext;
+	struct piece *pc;
+	size_t start = t->len;
+	bool ok;
+
+	if (i >= f->nr_pieces)
+		return NULL; /* the host gave a frame it does not have */
+	pc = &f->pieces[i];
+	if (pc->made)
+		return pc;
+	fr = perfport_frame_at(p, i);
+	ok = text_put_name(t, fr->function);
+	if (ok && f->module && fr->module && !(fr->flags & PERFPORT_FRAME_INLINED)) {
+		const char *base = strrchr(fr->module, '/');
+		bool bracketed = fr->module[0] == '['; /* [kernel.kallsyms], [vdso] */
+
+		ok = text_put(t, bracketed ? " " : " [", bracketed ? 1 : 2) &&
+		     text_put_name(t, base && !bracketed ? base + 1 : fr->module) &&
+		     (bracketed || text_put(t, "]", 1));
+	}
+	if (ok && f->annotate) {
+		const char *sfx = fr->flags & PERFPORT_FRAME_INLINED ? "_[i]"
+				  : fr->flags & PERFPORT_FRAME_KERNEL ? "_[k]"
+				  : fr->flags & PERFPORT_FRAME_JIT ? "_[j]" : NULL;
+
+		ok = !sfx || text_put(t, sfx, 4);
+	}
+	if (!ok)
+		return NULL;
+	pc->off = start;
+	pc->len = t->len - start;
+	pc->hash = text_hash(t->s + start, pc->len);
+	pc->made = true;
+	return pc;
+}
+
+/* A copy of line text @s (@n bytes) in the lines' blocks; NULL out of memory. */
+static const char *line_keep(struct folded *f, const char *s, size_t n)
+{
+	char *d;
+
+	if (n > f->block_left) {
+		size_t size = n > LINE_BLOCK ? n : LINE_BLOCK;
+		char **bl = realloc(f->blocks, (f->nr_blocks + 1) * sizeof(*bl));
+
+		if (!bl)
+			return NULL;
+		f->blocks = bl;
+		if (!(bl[f->nr_blocks] = malloc(size)))
+			return NULL;
+		f->block_at = bl[f->nr_blocks++];
+		f->block_left = size;
+	}
+	d = f->block_at;
+	memcpy(d, s, n);
+	f->block_at += n;
+	f->block_left -= n;
+	return d;
 }
 
 /*
- * Add @v to the line @s (@n bytes, hashed to @hash by text_hash()), made
- * if new. false out of memory.
+ * Add @v to the line @s (@n bytes, hashed to @hash), made if new. false
+ * out of memory.
  */
 static bool line_add(struct folded *f, const char *s, size_t n, uint64_t hash, uint64_t v)
 {
@@ -105,7 +252,7 @@ static bool line_add(struct folded *f, const char *s, size_t n, uint64_t hash, u
 	for (j = hash & (f->slots_cap - 1); f->slots[j]; j = (j + 1) & (f->slots_cap - 1)) {
 		struct fline *l = &f->lines[f->slots[j] - 1];
 
-		if (l->hash == hash && !strncmp(l->s, s, n) && !l->s[n]) {
+		if (l->hash == hash && l->n == n && !memcmp(l->s, s, n)) {
 			l->v += v;
 			return true;
 		}
@@ -119,24 +266,34 @@ static bool line_add(struct folded *f, const char *s, size_t n, uint64_t hash, u
 		f->lines = nl;
 		f->cap_lines = cap;
 	}
-	f->lines[f->nr_lines].s = strndup(s, n);
+	f->lines[f->nr_lines].s = line_keep(f, s, n);
 	if (!f->lines[f->nr_lines].s)
 		return false;
+	f->lines[f->nr_lines].n = n;
 	f->lines[f->nr_lines].v = v;
 	f->lines[f->nr_lines].hash = hash;
 	f->slots[j] = (uint32_t)++f->nr_lines;
 	return true;
 }
 
+/* What one write() made: its lines and its frames' texts. */
 static void lines_free(struct folded *f)
 {
-	for (size_t i = 0; i < f->nr_lines; i++)
-		free(f->lines[i].s);
+	for (size_t i = 0; i < f->nr_blocks; i++)
+		free(f->blocks[i]);
+	free(f->blocks);
 	free(f->lines);
 	free(f->slots);
+	free(f->pieces);
+	free(f->ptext.s);
+	f->blocks = NULL;
 	f->lines = NULL;
 	f->slots = NULL;
-	f->nr_lines = f->cap_lines = f->slots_cap = 0;
+	f->pieces = NULL;
+	f->ptext = (struct text){ 0 };
+	f->nr_blocks = f->block_left = f->nr_lines = f->cap_lines = f->slots_cap = 0;
+	f->nr_pieces = 0;
+	f->block_at = NULL;
 }
 
 static bool is_true(const char *v)
@@ -182,40 +339,6 @@ static enum perfport_status folded_init(const struct perfport_host *host,
 	return PERFPORT_OK;
 }
 
-static bool reserve(struct folded *f, size_t n)
-{
-	if (n <= f->cap)
-		return true;
-	size_t cap = f->cap ? f->cap : 4096;
-	char *l;
-
-	while (cap < n)
-		cap *= 2;
-	l = realloc(f->line, cap);
-	if (!l)
-		return false;
-	f->line = l;
-	f->cap = cap;
-	return true;
-}
-
-static size_t put_name(struct folded *f, size_t at, const char *s)
-{
-	size_t n = strlen(s);
-
-	char *d;
-
-	if (!reserve(f, at + n + 64))
-		return (size_t)-1;
-	d = f->line + at;
-	memcpy(d, s, n);
-	/* names rarely hold what breaks a line: look, then mend */
-	for (size_t i = strcspn(s, ";\n\r"); i < n; i++)
-		if (d[i] == ';' || d[i] == '\n' || d[i] == '\r')
-			d[i] = '_';
-	return at + n;
-}
-
 static bool prev_reserve(struct folded *f, size_t n)
 {
 	size_t cap;
@@ -244,38 +367,6 @@ static bool prev_reserve(struct folded *f, size_t n)
 	return true;
 }
 
-/* Write frame @fr at @at of the line; return the end, (size_t)-1 out of memory. */
-static size_t put_frame(struct folded *f, size_t at, const struct perfport_frame *fr)
-{
-	at = put_name(f, at, fr->function);
-	if (at == (size_t)-1)
-		return at;
-	if (f->module && fr->module && !(fr->flags & PERFPORT_FRAME_INLINED)) {
-		const char *base = strrchr(fr->module, '/');
-		bool bracketed = fr->module[0] == '['; /* [kernel.kallsyms], [vdso] */
-
-		f->line[at++] = ' ';
-		if (!bracketed)
-			f->line[at++] = '[';
-		at = put_name(f, at, base && !bracketed ? base + 1 : fr->module);
-		if (at == (size_t)-1)
-			return at;
-		if (!bracketed)
-			f->line[at++] = ']';
-	}
-	if (f->annotate) {
-		const char *sfx = fr->flags & PERFPORT_FRAME_INLINED ? "_[i]"
-				  : fr->flags & PERFPORT_FRAME_KERNEL ? "_[k]"
-				  : fr->flags & PERFPORT_FRAME_JIT ? "_[j]" : NULL;
-
-		if (sfx) {
-			memcpy(f->line + at, sfx, 4);
-			at += 4;
-		}
-	}
-	return at;
-}
-
 static int one_stack(void *ctx, const struct perfport_profile *p, const uint32_t *frames,
 		     size_t depth, uint32_t node)
 {
@@ -294,29 +385,36 @@ static int one_stack(void *ctx, const struct perfport_profile *p, const uint32_t
 		return 0;
 	if (!prev_reserve(f, depth + 1))
 		goto nomem;
-	/* the frames this line shares with the one before are in line[] */
+	/* the frames this line shares with the one before are in line */
 	while (same < depth && same < f->nr_prev && frames[same] == f->prev[same])
 		same++;
 	at = same ? f->prev_at[same] : 0;
 	h = same ? f->prev_hash[same] : TEXT_HASH_SEED;
+	/*
+	 * The line's hash is its frames' texts' hashes, mixed in order: a
+	 * frame's text holds no ';' (text_put_name()), so where the text of
+	 * a line splits into frames is the text's, and lines that print alike
+	 * hash alike.
+	 */
 	for (size_t i = same; i < depth; i++) {
-		size_t start = at;
+		const struct piece *pc = piece_of(f, p, frames[i]);
 
-		if (i) {
-			if (!reserve(f, at + 2))
-				goto nomem;
-			f->line[at++] = ';';
-		}
-		at = put_frame(f, at, perfport_frame_at(p, frames[i]));
-		if (at == (size_t)-1)
+		if (!pc)
 			goto nomem;
-		h = text_hash_more(h, f->line + start, at - start);
+		f->line.len = at;
+		if (!text_reserve(&f->line, pc->len + 1))
+			goto nomem;
+		if (i)
+			f->line.s[at++] = ';';
+		memcpy(f->line.s + at, f->ptext.s + pc->off, pc->len);
+		at += pc->len;
+		h = hash_mix(h, pc->hash);
 		f->prev[i] = frames[i];
 		f->prev_at[i + 1] = at;
 		f->prev_hash[i + 1] = h;
 	}
 	f->nr_prev = depth;
-	if (!line_add(f, f->line, at, text_hash_end(h), v))
+	if (!line_add(f, f->line.s, at, h ^ h >> 29, v))
 		goto nomem;
 	return 0;
 nomem:
@@ -376,19 +474,32 @@ static enum perfport_status folded_write(void *state, const struct perfport_prof
 				     "folded: no on-CPU samples: each line holds off-CPU "
 				     "time (counter= picks the states)");
 	}
-	f->out = out;
 	f->nr_prev = 0;
-	if (f->host->stacks(p, one_stack, f) || f->err) {
+	f->nr_pieces = p->nr_frames;
+	if (!(f->pieces = calloc(p->nr_frames ? p->nr_frames : 1, sizeof(*f->pieces))) ||
+	    f->host->stacks(p, one_stack, f) || f->err) {
 		lines_free(f);
+		f->err = 0;
 		f->host->log(f->host, PERFPORT_LOG_ERROR, "folded: cannot write the stacks");
 		return PERFPORT_ERROR;
 	}
-	for (size_t i = 0; i < f->nr_lines; i++)
-		if (fprintf(out, "%s %" PRIu64 "\n", f->lines[i].s, f->lines[i].v) < 0) {
+	for (size_t i = 0; i < f->nr_lines; i++) {
+		const struct fline *l = &f->lines[i];
+		char num[24], *e = num + sizeof(num), *d = e;
+		uint64_t v = l->v;
+
+		*--d = '\n';
+		do
+			*--d = (char)('0' + v % 10);
+		while ((v /= 10));
+		*--d = ' ';
+		if (fwrite(l->s, 1, l->n, out) != l->n ||
+		    fwrite(d, 1, (size_t)(e - d), out) != (size_t)(e - d)) {
 			lines_free(f);
 			f->host->log(f->host, PERFPORT_LOG_ERROR, "folded: cannot write the stacks");
 			return PERFPORT_ERROR;
 		}
+	}
 	lines_free(f);
 	return PERFPORT_OK;
 }
@@ -400,7 +511,7 @@ static void folded_fini(void *state)
 	if (!f)
 		return;
 	free(f->want);
-	free(f->line);
+	free(f->line.s);
 	free(f->prev);
 	free(f->prev_at);
 	free(f->prev_hash);
