@@ -15,6 +15,7 @@
 
 #include <perfport/version.h>
 
+#include "../profile/profile.h"
 #include "../util/log.h"
 #include "../util/mem.h"
 #include "../util/suggest.h"
@@ -255,6 +256,8 @@ int main(int argc, char **argv)
 			optind = 0;
 			int rc = stdout_done(commands[i].run(argc, argv));
 
+			/* a pass's teardown may still run beside the command's end */
+			profile_settle();
 			thread_time_note("main");
 			thread_time_report();
 			return rc;

@@ -346,6 +346,14 @@ typedef int (*profile_window_fn)(void *ctx, struct profile *p, bool partial);
 int profile_build_windows(const char *path, const struct profile_opts *opts, uint64_t window_ns,
 			  profile_window_fn fn, void *ctx);
 
+/**
+ * profile_settle() - wait until what the last profile_build() made to read
+ * its recording is let go: with threads (opts->jobs > 1) that goes on, on
+ * a thread of its own, while the caller uses the profile. The next build
+ * waits for it too; a command calls this before it exits.
+ */
+void profile_settle(void);
+
 /** profile_free() - free the profile and every string it holds; NULL is fine. */
 void profile_free(struct profile *p);
 
