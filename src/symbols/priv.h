@@ -75,6 +75,12 @@ struct cached {
 	bool addr_name;          /* function is "module+0xADDR": no symbol covers it */
 };
 
+/* a unit's addresses, from its own DW_AT_low_pc/high_pc or DW_AT_ranges */
+struct cu_range {
+	Dwarf_Addr lo, hi;
+	Dwarf_Die die;
+};
+
 struct dso_state {
 	int status;              /* 0 not tried, 1 loaded, else an enum sym_cause */
 	Dwfl *dwfl;
@@ -112,6 +118,12 @@ struct dso_state {
 	struct wordmap dw_units;
 	uint32_t dw_units_next;
 	bool dw_released;        /* its Dwfl was ended by sym_trim(): opened again on use */
+	/* the units by address, read from the units themselves the first time
+	 * libdwfl finds none (no .debug_aranges, or not for every unit); made
+	 * again after the Dwfl ends, whose units they point into */
+	struct cu_range *cu_ranges;
+	size_t nr_cu_ranges;
+	bool cu_ranges_built;
 	uint64_t used_at;        /* monotonic seconds at the sym_trim() that saw it used */
 	uint32_t kept;           /* its key's id in symbolizer.kept (a file known by
 				  * build id or inode: kept across sym_rebind());

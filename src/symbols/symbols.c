@@ -1096,6 +1096,82 @@ static const char *address_name(struct symbolizer *s, struct dso_state *st, cons
 #define DW_ARANGE_BYTES 48u
 #define DW_RELEASE_MIN (64u << 10) /* sym_trim() lets go of files holding more */
 
+static int cmp_cu_range(const void *a, const void *b)
+{
+	const struct cu_range *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Read @dw's units' address ranges into @st's table, sorted by address. */
+static void cu_ranges_build(struct dso_state *st, Dwarf *dw)
+{
+	Dwarf_CU *cu = NULL;
+	Dwarf_Die cudie;
+	uint8_t unit_type;
+	size_t cap = 0;
+
+	while (dwarf_get_units(dw, cu, &cu, NULL, &unit_type, &cudie, NULL) == 0) {
+		Dwarf_Addr base, lo, hi;
+		ptrdiff_t off = 0;
+
+		if (unit_type != DW_UT_compile && unit_type != DW_UT_partial)
+			continue;
+		while ((off = dwarf_ranges(&cudie, off, &base, &lo, &hi)) > 0) {
+			/* 0: a function the linker dropped (its tombstone) */
+			if (!lo || hi <= lo)
+				continue;
+			if (st->nr_cu_ranges == cap) {
+				size_t ncap = cap ? cap * 2 : 64;
+				struct cu_range *v = realloc(st->cu_ranges, ncap * sizeof(*v));
+
+				if (!v)
+					return; /* what was read is used */
+				st->cu_ranges = v;
+				cap = ncap;
+			}
+			st->cu_ranges[st->nr_cu_ranges++] = (struct cu_range){ lo, hi, cudie };
+		}
+	}
+	if (st->nr_cu_ranges)
+		qsort(st->cu_ranges, st->nr_cu_ranges, sizeof(*st->cu_ranges), cmp_cu_range);
+	st->dw_bytes += cap * sizeof(*st->cu_ranges);
+}
+
+/*
+ * The unit around @addr (the module's address), where libdwfl found none:
+ * it looks units up in .debug_aranges only (elfutils 0.188), which clang
+ * does not write unless asked (-gdwarf-aranges), so a clang-built program
+ * had no lines and no inlined calls. Its units' own ranges, read once.
+ * Return: the unit's DIE (valid while the Dwfl lives), *@dbias set; NULL.
+ */
+static Dwarf_Die *unit_by_ranges(struct dso_state *st, Dwarf_Addr addr, Dwarf_Addr *dbias)
+{
+	Dwarf *dw = dwfl_module_getdwarf(st->mod, dbias);
+	size_t lo = 0, hi;
+
+	if (!dw)
+		return NULL;
+	if (!st->cu_ranges_built) {
+		st->cu_ranges_built = true;
+		cu_ranges_build(st, dw);
+	}
+	addr -= *dbias;
+	/* the last range starting at or below @addr */
+	hi = st->nr_cu_ranges;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (st->cu_ranges[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || addr >= st->cu_ranges[lo - 1].hi)
+		return NULL;
+	return &st->cu_ranges[lo - 1].die;
+}
+
 /*
  * Count what a lookup in unit @cu (NULL: none) makes libdw keep: the unit,
  * once a Dwfl, and the line table it parsed for lineidx (@rows, 0: none).
@@ -1137,6 +1213,10 @@ static void dso_dwarf_release(struct dso_state *st)
 		dwfl_end(st->dwfl);
 	st->dwfl = NULL;
 	st->mod = NULL;
+	free(st->cu_ranges);
+	st->cu_ranges = NULL;
+	st->nr_cu_ranges = 0;
+	st->cu_ranges_built = false;
 	/* qualified names are keyed by their units, which are gone */
 	free(st->dwn);
 	st->dwn = NULL;
@@ -1429,8 +1509,8 @@ static void lookup_user(struct symbolizer *s, struct dso_state *st, const char *
 	}
 	/* the unit around it, found once: its line, the inlined calls, and
 	 * what sym_trim() counts */
-	if (st->mod)
-		cu = dwfl_module_addrdie(st->mod, addr, &dbias);
+	if (st->mod && !(cu = dwfl_module_addrdie(st->mod, addr, &dbias)))
+		cu = unit_by_ranges(st, addr, &dbias);
 	if (cu) {
 		const char *file = NULL;
 		unsigned lineno = 0;
