@@ -297,8 +297,10 @@ static int land(struct upool *p, bool next)
 	bool landed = wait_flight(p);
 	int ret = reap(p);
 
+	/* set under the lock by a worker before it finished: wait_flight()
+	 * took the lock after that */
 	if (!ret && landed)
-		ret = p->werr; /* read after the workers finished, under the lock */
+		ret = p->werr;
 
 	p->ready = false;
 	if (next) {
