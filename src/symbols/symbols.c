@@ -958,12 +958,20 @@ static void call_site(struct symbolizer *s, struct dso_state *st, Dwarf_Die *cu,
 static uint32_t inline_chain(struct symbolizer *s, struct dso_state *st, Dwarf_Die *cu,
 			     uint64_t addr, struct cached *c)
 {
-	Dwarf_Die chain[64], cudie;
+	Dwarf_Die chain[64], cudie, split;
 	const char *file = c->file;
 	unsigned line = c->line;
 	uint32_t count = 0;
+	uint8_t unit_type;
 	size_t n;
 
+	/* split DWARF (-gsplit-dwarf): the skeleton unit has no children; its
+	 * functions and inlined calls are in the split unit (a .dwo file, or a
+	 * .dwp), which libdw finds and links to it */
+	if (dwarf_cu_info(cu->cu, NULL, &unit_type, NULL, &split, NULL, NULL, NULL) == 0 &&
+	    unit_type == DW_UT_skeleton && split.addr && /* zeroed: not found */
+	    dwarf_tag(&split) == DW_TAG_compile_unit)
+		cu = &split;
 	n = inlidx_chain(&st->inlidx, s->shared, unit_file(s, st), cu, addr, chain,
 			 sizeof(chain) / sizeof(chain[0]), &cudie);
 	for (size_t i = 0; i < n; i++) {
@@ -1115,7 +1123,9 @@ static void cu_ranges_build(struct dso_state *st, Dwarf *dw)
 		Dwarf_Addr base, lo, hi;
 		ptrdiff_t off = 0;
 
-		if (unit_type != DW_UT_compile && unit_type != DW_UT_partial)
+		/* (a skeleton's split unit is found from it: inline_chain()) */
+		if (unit_type != DW_UT_compile && unit_type != DW_UT_partial &&
+		    unit_type != DW_UT_skeleton)
 			continue;
 		while ((off = dwarf_ranges(&cudie, off, &base, &lo, &hi)) > 0) {
 			/* 0: a function the linker dropped (its tombstone) */

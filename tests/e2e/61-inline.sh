@@ -124,3 +124,22 @@ if command -v clang++ >/dev/null; then
 else
 	echo "note: clang++ is not installed: a clang-built program is not checked"
 fi
+
+# split DWARF (-gsplit-dwarf): the program holds skeleton units, their
+# functions and inlined calls are in .dwo files beside it (found from the
+# skeleton's DW_AT_comp_dir and DW_AT_dwo_name); DWARF 4 and 5, g++ and clang++
+n=0
+for cc in "g++ -gdwarf-4" "g++ -gdwarf-5" "clang++"; do
+	set -- $cc
+	command -v "$1" >/dev/null || continue
+	n=$((n + 1))
+	mkdir -p "$WORK/split$n"
+	(cd "$WORK/split$n" && $cc -O2 -g -gsplit-dwarf -fno-omit-frame-pointer -o inl \
+		"$TOP/tests/e2e/progs/inl.cc") || fail "cannot build progs/inl.cc with $cc -gsplit-dwarf"
+	ls "$WORK/split$n"/*.dwo >/dev/null 2>&1 || fail "$cc -gsplit-dwarf made no .dwo file"
+	record "$WORK/split$n.data" -g -F 999 -e cpu-clock -- "$WORK/split$n/inl" 2000000
+	"$PERFPORT" -q stacks -i "$WORK/split$n.data" >"$WORK/split$n.stacks" || fail "stacks $cc -gsplit-dwarf: exit $?"
+	$PY "$TOP/tests/e2e/lib/inline_cmp.py" "$WORK/split$n.stacks" "$WORK/split$n.data" "$WORK/split$n/inl" \
+		"$A2L" 99 || fail "$cc -gsplit-dwarf: inline chains differ from llvm-addr2line -i"
+done
+echo "ok: split DWARF's lines and inlined calls ($n compilers)"
