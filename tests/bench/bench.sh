@@ -233,12 +233,26 @@ if command -v g++ >/dev/null; then
 	size=$(stat -c %s "$data")
 	mb=$(awk -v s="$size" 'BEGIN { printf "%.1f", s / 1048576 }')
 	echo "recording: $data, $mb MB ($(nm -C "$dir/cxxshape" | grep -c ' [tTwW] ') functions)"
-	declare -A wall
+	declare -A wall main_median
 	for j in 1 2 4 8; do
 		t=$(measure "$PERFPORT" export -f folded -j "$j" -o "$dir/cxx-$j.folded" -i "$data")
 		wall[$j]=${t%% *}
-		PERFPORT_THREAD_TIMES="$dir/threads-$j" "$PERFPORT" export -f folded -j "$j" \
-			-o "$dir/cxx-$j.folded" -i "$data" >/dev/null 2>&1 || true
+		# the threads' CPU: three runs, the one whose main thread took
+		# least kept, as the wall time is its runs' best (this guest's
+		# runs vary by a third), and the main thread's median beside it
+		mains=""
+		for k in 1 2 3; do
+			PERFPORT_THREAD_TIMES="$dir/threads-$j.$k" "$PERFPORT" export -f folded -j "$j" \
+				-o "$dir/cxx-$j.folded" -i "$data" >/dev/null 2>&1 || true
+			m=$(awk '$1 == "main" { print $2 }' "$dir/threads-$j.$k")
+			if [ -z "$mains" ] || awk -v a="$m" -v b="$least" 'BEGIN { exit !(a < b) }'; then
+				least=$m
+				cp "$dir/threads-$j.$k" "$dir/threads-$j"
+			fi
+			mains="$mains $m"
+			rm -f "$dir/threads-$j.$k"
+		done
+		main_median[$j]=$(printf '%s\n' $mains | sort -g | sed -n 2p)
 		awk -v j="$j" -v w="${wall[$j]}" '{ cpu[$1] += $2; n[$1]++; if ($2 > top[$1]) top[$1] = $2 }
 			END {
 			printf "export -j %s: %.3f s wall; CPU by thread:", j, w
@@ -254,9 +268,9 @@ if command -v g++ >/dev/null; then
 	# vary by a third: a lucky best wall makes every share look larger)
 	one_cpu=$(awk '$1 == "main" { print $2 }' "$dir/threads-1")
 	main4=$(awk '$1 == "main" { print $2 }' "$dir/threads-4")
-	awk -v m="$main4" -v w="${wall[1]}" -v c="$one_cpu" 'BEGIN {
-		printf "the main thread at -j 4: %.3f s, %.0f%% of -j 1'"'"'s wall time, %.0f%% of its CPU time (issue 34 wants <= 20%%)\n",
-			m, 100 * m / w, 100 * m / c }'
+	awk -v m="$main4" -v med="${main_median[4]}" -v w="${wall[1]}" -v c="$one_cpu" 'BEGIN {
+		printf "the main thread at -j 4: %.3f s (the least of 3 runs), %.0f%% of -j 1'"'"'s wall time, %.0f%% of its CPU time (issue 34 wants <= 20%%); its median %.3f s, %.0f%% of that wall\n",
+			m, 100 * m / w, 100 * m / c, med, 100 * med / w }'
 	# naming, the longest of the other threads: its busiest lane (from
 	# -j 4 on, N/2 lanes share each unit's index)
 	for j in 2 4 8; do
