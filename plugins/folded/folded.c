@@ -112,9 +112,10 @@ static uint64_t text_hash(const char *s, size_t n)
 		memcpy(&w, s, 8);
 		h = hash_mix(h, w);
 	}
-	w = (uint64_t)n << 56;
-	memcpy(&w, s, n); /* the little end on x86 and arm64; only this process reads it */
-	return hash_mix(h, w | (uint64_t)n << 56);
+	/* the last 0-7 bytes, and how many (only this process reads the hash) */
+	w = 0;
+	memcpy(&w, s, n);
+	return hash_mix(h, w ^ (uint64_t)n << 56);
 }
 
 /* Room for @more bytes after what @t holds. false out of memory. */
