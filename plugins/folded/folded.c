@@ -53,14 +53,18 @@ struct piece {
 	bool made;
 };
 
-/* a line: its text (in a block of struct folded's), value and hash */
+/*
+ * A line: its frames (in a block of struct folded's), value and hash. The
+ * frames, not the text: a line's text is rebuilt as it is written, from
+ * the frames' texts, and it is tens of times their size (C++ names).
+ */
 struct fline {
-	const char *s;
-	size_t n;
+	const uint32_t *frames;
+	size_t depth;
 	uint64_t v, hash;
 };
 
-#define LINE_BLOCK (1u << 20) /* the lines' text is kept in blocks of this size */
+#define LINE_BLOCK (1u << 16) /* the lines' frames are kept in blocks of this many */
 
 struct folded {
 	const struct perfport_host *host;
@@ -73,11 +77,12 @@ struct folded {
 	struct piece *pieces;
 	size_t nr_pieces;
 	struct text ptext;
-	/* the line being made */
+	/* the line being written */
 	struct text line;
-	/* the previous line's frames, where each began in line and the hash
-	 * of the text before it: stacks come in pre-order, so the next line
-	 * mostly repeats them, and only what differs is written and hashed */
+	/* the previous line's frames, and (as lines are written) where each
+	 * began in line, or (as they are gathered) the hash of the text
+	 * before it: stacks come in pre-order, so the next line mostly
+	 * repeats them, and only what differs is hashed or written */
 	uint32_t *prev;
 	size_t *prev_at;
 	uint64_t *prev_hash;
@@ -86,11 +91,11 @@ struct folded {
 	 * only in what a line does not show: a module, a kind) */
 	struct fline *lines;
 	size_t nr_lines, cap_lines;
-	uint32_t *slots;      /* open addressing on the text: index + 1 */
+	uint32_t *slots;      /* open addressing on the hash: index + 1 */
 	size_t slots_cap;
-	char **blocks;        /* the lines' text */
+	uint32_t **blocks;    /* the lines' frames */
 	size_t nr_blocks;
-	char *block_at;       /* free room in the last block */
+	uint32_t *block_at;   /* free room in the last block */
 	size_t block_left;
 };
 
@@ -202,35 +207,53 @@ static const struct piece *piece_of(struct folded *f, const struct perfport_prof
 	return pc;
 }
 
-/* A copy of line text @s (@n bytes) in the lines' blocks; NULL out of memory. */
-static const char *line_keep(struct folded *f, const char *s, size_t n)
+/* A copy of @depth frames in the lines' blocks; NULL out of memory. */
+static const uint32_t *line_keep(struct folded *f, const uint32_t *frames, size_t depth)
 {
-	char *d;
+	uint32_t *d;
 
-	if (n > f->block_left) {
-		size_t size = n > LINE_BLOCK ? n : LINE_BLOCK;
-		char **bl = realloc(f->blocks, (f->nr_blocks + 1) * sizeof(*bl));
+	if (depth > f->block_left) {
+		size_t size = depth > LINE_BLOCK ? depth : LINE_BLOCK;
+		uint32_t **bl = realloc(f->blocks, (f->nr_blocks + 1) * sizeof(*bl));
 
 		if (!bl)
 			return NULL;
 		f->blocks = bl;
-		if (!(bl[f->nr_blocks] = malloc(size)))
+		if (!(bl[f->nr_blocks] = malloc(size * sizeof(**bl))))
 			return NULL;
 		f->block_at = bl[f->nr_blocks++];
 		f->block_left = size;
 	}
 	d = f->block_at;
-	memcpy(d, s, n);
-	f->block_at += n;
-	f->block_left -= n;
+	if (depth)
+		memcpy(d, frames, depth * sizeof(*d));
+	f->block_at += depth;
+	f->block_left -= depth;
 	return d;
 }
 
 /*
- * Add @v to the line @s (@n bytes, hashed to @hash), made if new. false
- * out of memory.
+ * Whether frames @a and @b (@depth each, their pieces made) print alike:
+ * frame by frame, as a frame's text holds no ';'.
  */
-static bool line_add(struct folded *f, const char *s, size_t n, uint64_t hash, uint64_t v)
+static bool line_same(const struct folded *f, const uint32_t *a, const uint32_t *b, size_t depth)
+{
+	for (size_t i = 0; i < depth; i++) {
+		const struct piece *x = &f->pieces[a[i]], *y = &f->pieces[b[i]];
+
+		if (a[i] != b[i] && (x->hash != y->hash || x->len != y->len ||
+				     memcmp(f->ptext.s + x->off, f->ptext.s + y->off, x->len)))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Add @v to the line of @frames (@depth, their pieces made; hashed to
+ * @hash), made if new. false out of memory.
+ */
+static bool line_add(struct folded *f, const uint32_t *frames, size_t depth, uint64_t hash,
+		     uint64_t v)
 {
 	size_t j;
 
@@ -253,7 +276,7 @@ static bool line_add(struct folded *f, const char *s, size_t n, uint64_t hash, u
 	for (j = hash & (f->slots_cap - 1); f->slots[j]; j = (j + 1) & (f->slots_cap - 1)) {
 		struct fline *l = &f->lines[f->slots[j] - 1];
 
-		if (l->hash == hash && l->n == n && !memcmp(l->s, s, n)) {
+		if (l->hash == hash && l->depth == depth && line_same(f, l->frames, frames, depth)) {
 			l->v += v;
 			return true;
 		}
@@ -267,10 +290,10 @@ static bool line_add(struct folded *f, const char *s, size_t n, uint64_t hash, u
 		f->lines = nl;
 		f->cap_lines = cap;
 	}
-	f->lines[f->nr_lines].s = line_keep(f, s, n);
-	if (!f->lines[f->nr_lines].s)
+	f->lines[f->nr_lines].frames = line_keep(f, frames, depth);
+	if (!f->lines[f->nr_lines].frames)
 		return false;
-	f->lines[f->nr_lines].n = n;
+	f->lines[f->nr_lines].depth = depth;
 	f->lines[f->nr_lines].v = v;
 	f->lines[f->nr_lines].hash = hash;
 	f->slots[j] = (uint32_t)++f->nr_lines;
@@ -373,7 +396,7 @@ static int one_stack(void *ctx, const struct perfport_profile *p, const uint32_t
 {
 	struct folded *f = ctx;
 	uint64_t v = 0, h;
-	size_t at, same = 0;
+	size_t same = 0;
 
 	for (unsigned c = 0; c < p->nr_counters && c < 64; c++) {
 		if (!(f->counters >> c & 1))
@@ -386,10 +409,9 @@ static int one_stack(void *ctx, const struct perfport_profile *p, const uint32_t
 		return 0;
 	if (!prev_reserve(f, depth + 1))
 		goto nomem;
-	/* the frames this line shares with the one before are in line */
+	/* the frames this line shares with the one before are hashed */
 	while (same < depth && same < f->nr_prev && frames[same] == f->prev[same])
 		same++;
-	at = same ? f->prev_at[same] : 0;
 	h = same ? f->prev_hash[same] : TEXT_HASH_SEED;
 	/*
 	 * The line's hash is its frames' texts' hashes, mixed in order: a
@@ -402,20 +424,12 @@ static int one_stack(void *ctx, const struct perfport_profile *p, const uint32_t
 
 		if (!pc)
 			goto nomem;
-		f->line.len = at;
-		if (!text_reserve(&f->line, pc->len + 1))
-			goto nomem;
-		if (i)
-			f->line.s[at++] = ';';
-		memcpy(f->line.s + at, f->ptext.s + pc->off, pc->len);
-		at += pc->len;
 		h = hash_mix(h, pc->hash);
 		f->prev[i] = frames[i];
-		f->prev_at[i + 1] = at;
 		f->prev_hash[i + 1] = h;
 	}
 	f->nr_prev = depth;
-	if (!line_add(f, f->line.s, at, h ^ h >> 29, v))
+	if (!line_add(f, frames, depth, h ^ h >> 29, v))
 		goto nomem;
 	return 0;
 nomem:
@@ -484,18 +498,44 @@ static enum perfport_status folded_write(void *state, const struct perfport_prof
 		f->host->log(f->host, PERFPORT_LOG_ERROR, "folded: cannot write the stacks");
 		return PERFPORT_ERROR;
 	}
+	f->nr_prev = 0;
 	for (size_t i = 0; i < f->nr_lines; i++) {
 		const struct fline *l = &f->lines[i];
-		char num[24], *e = num + sizeof(num), *d = e;
+		size_t same = 0, at, n;
 		uint64_t v = l->v;
+		char *d;
 
+		/* the text this line shares with the one before is in line */
+		while (same < l->depth && same < f->nr_prev && l->frames[same] == f->prev[same])
+			same++;
+		at = same ? f->prev_at[same] : 0;
+		for (size_t k = same; k < l->depth; k++) {
+			const struct piece *pc = &f->pieces[l->frames[k]];
+
+			f->line.len = at;
+			if (!text_reserve(&f->line, pc->len + 1))
+				goto nomem;
+			if (k)
+				f->line.s[at++] = ';';
+			memcpy(f->line.s + at, f->ptext.s + pc->off, pc->len);
+			at += pc->len;
+			f->prev[k] = l->frames[k];
+			f->prev_at[k + 1] = at;
+		}
+		f->nr_prev = l->depth;
+		/* " <value>\n" after it, digits from the end */
+		f->line.len = at;
+		if (!text_reserve(&f->line, 24))
+			goto nomem;
+		d = f->line.s + at + 23;
 		*--d = '\n';
 		do
 			*--d = (char)('0' + v % 10);
 		while ((v /= 10));
 		*--d = ' ';
-		if (fwrite(l->s, 1, l->n, out) != l->n ||
-		    fwrite(d, 1, (size_t)(e - d), out) != (size_t)(e - d)) {
+		n = (size_t)(f->line.s + at + 23 - d);
+		memmove(f->line.s + at, d, n);
+		if (fwrite(f->line.s, 1, at + n, out) != at + n) {
 			lines_free(f);
 			f->host->log(f->host, PERFPORT_LOG_ERROR, "folded: cannot write the stacks");
 			return PERFPORT_ERROR;
@@ -503,6 +543,10 @@ static enum perfport_status folded_write(void *state, const struct perfport_prof
 	}
 	lines_free(f);
 	return PERFPORT_OK;
+nomem:
+	lines_free(f);
+	f->host->log(f->host, PERFPORT_LOG_ERROR, "folded: out of memory");
+	return PERFPORT_ERROR;
 }
 
 static void folded_fini(void *state)

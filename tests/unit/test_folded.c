@@ -192,12 +192,29 @@ static void test_profiles_apart(void **state)
 	folded_fini(w);
 }
 
+/* a value of twenty digits, after a line as long as the line before:
+ * the number is put after the line's text, not over it */
+static void test_widest_value(void **state)
+{
+	static const uint32_t nodes[][2] = { { 0, 0 }, { 0, 0 }, { 1, 2 }, { 1, 1 } };
+	static const uint64_t cpu[] = { 0, 0, UINT64_MAX, 3 };
+	struct tree t;
+	void *w = writer("true", "false");
+
+	(void)state;
+	tree_make(&t, two_mains, 3, nodes, 4, cpu);
+	assert_string_equal(write_of(w, &t.p), "main [a.so];work [a.so] 18446744073709551615\n"
+					       "main [a.so];main [b.so] 3\n");
+	folded_fini(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_alike_merged),
 		cmocka_unit_test(test_lines),
 		cmocka_unit_test(test_profiles_apart),
+		cmocka_unit_test(test_widest_value),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
