@@ -31,6 +31,7 @@
 
 #include "../util/error.h"
 #include "../util/log.h"
+#include "../util/threadtime.h"
 #include "cli.h"
 #include "exporters.h"
 #include "profopts.h"
@@ -900,6 +901,7 @@ static void *sender(void *arg)
 {
 	struct watch *w = arg;
 
+	thread_role("send");
 	for (;;) {
 		struct queued it;
 		char what[80], a[32], b[32];

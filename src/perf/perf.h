@@ -503,6 +503,12 @@ void perf_attr_decode(struct perf_attr *attr, const void *buf, size_t len, bool 
 void perf_evsel_layout(struct perf_evsel *evsel);
 
 /**
+ * perf_sample_blank() - @s as a record without it has it: every field 0,
+ * but pid, tid and cpu unknown (UINT32_MAX) and the period @period.
+ */
+void perf_sample_blank(struct perf_sample *s, uint64_t period);
+
+/**
  * perf_sample_parse() - decode a SAMPLE record's body.
  * @evsel: the event it belongs to (its attr gives the layout).
  * @body: the bytes after the 8-byte record header; swapped to native in

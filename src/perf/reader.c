@@ -215,6 +215,7 @@ static void *ra_main(void *arg)
 {
 	struct read_ahead *ra = arg;
 
+	thread_role("read");
 	mem_thread_hugepages();
 
 	pthread_mutex_lock(&ra->lock);
@@ -929,6 +930,7 @@ static void *dl_main(void *arg)
 	struct dl_pipe *d = r->dl;
 	int ret;
 
+	thread_role("cut");
 	mem_thread_hugepages();
 	ret = cut_all(r);
 

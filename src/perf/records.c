@@ -231,7 +231,7 @@ int perf_record_decode(const struct perf_reader *r, uint8_t *rec, uint32_t size,
 		ev->evsel = e;
 		return perf_sample_parse(e, body, len, false, &ev->sample);
 	}
-	ev->sample = (struct perf_sample){ .pid = UINT32_MAX, .tid = UINT32_MAX, .cpu = UINT32_MAX };
+	perf_sample_blank(&ev->sample, 0);
 	memset(&ev->u, 0, sizeof(ev->u));
 	if (ev->type >= PERF_REC_KERNEL_MAX)
 		return 0;

@@ -163,6 +163,23 @@ static int parse_regs(struct cur *c, uint64_t mask, uint64_t *abi, uint64_t *oma
 	return c->bad ? -1 : 0;
 }
 
+void perf_sample_blank(struct perf_sample *s, uint64_t period)
+{
+	size_t n = sizeof(*s);
+
+	/*
+	 * A size the compiler cannot see, so libc's memset() clears it: gcc
+	 * 12 (-O2, generic tuning) inlines a clear of this size as `rep
+	 * stosq`, whose start-up was 57% of a -g sample's parse (11 ns a
+	 * sample, AMD EPYC; libc's vector stores take 3). As Linux's
+	 * OPTIMIZER_HIDE_VAR().
+	 */
+	__asm__("" : "+r"(n));
+	memset(s, 0, n);
+	s->pid = s->tid = s->cpu = UINT32_MAX;
+	s->period = period;
+}
+
 /*
  * A native sample of a "simple" event (perf_evsel_layout()): fixed u64
  * slots, then maybe a callchain. The same result as the general parse
@@ -179,8 +196,7 @@ static int parse_simple(const struct perf_evsel *e, const uint8_t *p, size_t len
 
 	if (words < slots)
 		return 1;
-	*s = (struct perf_sample){ .pid = UINT32_MAX, .tid = UINT32_MAX, .cpu = UINT32_MAX,
-				   .period = e->fixed_period };
+	perf_sample_blank(s, e->fixed_period);
 #define SLOT(v) ((v) = load_u64(p + 8 * i++, false))
 	/* TID and CPU: two u32 in one slot, the first at the lower address */
 #define PAIR(a, b) ((a) = load_u32(p + 8 * i, false), (b) = load_u32(p + 8 * i++ + 4, false))
@@ -231,8 +247,7 @@ int perf_sample_parse(const struct perf_evsel *e, void *body, size_t len, bool s
 	}
 	c = cur_make(body, len, swap);
 
-	*s = (struct perf_sample){ .pid = UINT32_MAX, .tid = UINT32_MAX, .cpu = UINT32_MAX,
-				   .period = e->fixed_period };
+	perf_sample_blank(s, e->fixed_period);
 	if (t & PERF_SAMPLE_IDENTIFIER)
 		s->id = cur_u64(&c);
 	if (t & PERF_SAMPLE_IP)
@@ -325,7 +340,7 @@ int perf_sample_id_parse(const struct perf_evsel *e, void *body, size_t len, boo
 	uint64_t t = e->attr.sample_type;
 	struct cur c;
 
-	*s = (struct perf_sample){ .pid = UINT32_MAX, .tid = UINT32_MAX, .cpu = UINT32_MAX };
+	perf_sample_blank(s, 0);
 	if (!e->trailer_size || e->trailer_size > len)
 		return -1;
 	c = cur_make((uint8_t *)body + len - e->trailer_size, e->trailer_size, swap);

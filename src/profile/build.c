@@ -955,6 +955,7 @@ static bool teardown_running;
 
 static void *teardown_main(void *arg)
 {
+	thread_role("teardown");
 	build_free(arg, false);
 	thread_time_note("teardown");
 	return NULL;

@@ -193,6 +193,7 @@ static void *lane_main(void *arg)
 	uint64_t idle_since = 0;
 	unsigned polls = 0;
 
+	thread_role("namer");
 	mem_thread_hugepages();
 
 	for (;;) {

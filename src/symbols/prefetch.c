@@ -84,6 +84,7 @@ static void *helper_main(void *arg)
 	struct pf_helper *h = arg;
 	struct prefetch *pf = h->pf;
 
+	thread_role("prefetch");
 	mem_thread_hugepages();
 
 	pthread_mutex_lock(&pf->lock);

@@ -134,6 +134,7 @@ static void *worker_main(void *arg)
 	struct upool *p = w->pool;
 	uint64_t seen = 0;
 
+	thread_role("unwind");
 	mem_thread_hugepages();
 
 	pthread_mutex_lock(&p->lock);
@@ -185,6 +186,7 @@ static void *deliverer_main(void *arg)
 {
 	struct upool *p = arg;
 
+	thread_role("deliver");
 	mem_thread_hugepages();
 
 	pthread_mutex_lock(&p->lock);

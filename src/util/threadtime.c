@@ -18,6 +18,14 @@ static struct {
 } notes[NOTES_MAX];
 static size_t nr;
 
+void thread_role(const char *role)
+{
+	char name[16]; /* the kernel's limit, with the NUL */
+
+	snprintf(name, sizeof(name), "pp-%s", role);
+	pthread_setname_np(pthread_self(), name);
+}
+
 void thread_time_note(const char *role)
 {
 	struct timespec ts;

@@ -8,6 +8,12 @@
 #ifndef UTIL_THREADTIME_H
 #define UTIL_THREADTIME_H
 
+/**
+ * thread_role() - name the calling thread "pp-@role" (as top -H, ps -L and
+ * perf show it; @role is cut to 12 characters).
+ */
+void thread_role(const char *role);
+
 /** thread_time_note() - note the calling thread's CPU time so far, as @role (static). */
 void thread_time_note(const char *role);
 
