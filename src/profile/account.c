@@ -618,44 +618,7 @@ static int stacks_grow(struct account *a)
 	free(a->stacks);
 	a->stacks = n;
 	a->stacks_cap = cap;
-	/* the entries moved: what the memos point at is gone */
-	for (size_t i = 0; a->memo && i < STACK_MEMOS; i++)
-		a->memo[i].len = 0;
 	return 0;
-}
-
-/* The memo for a sample on @cpu of @tid; NULL without memory for them (the
- * memos are a shortcut: the lookup goes the long way). */
-static struct stack_memo *stack_memo_of(struct account *a, uint32_t cpu, uint32_t tid)
-{
-	if (!a->memo && !(a->memo = calloc(STACK_MEMOS, sizeof(*a->memo))))
-		return NULL;
-	return &a->memo[(cpu != UINT32_MAX ? cpu : tid) % STACK_MEMOS];
-}
-
-/* Keep key @k (@len words) in @m, for the entry at @slot. */
-static void stack_memo_keep(struct stack_memo *m, const uint64_t *k, size_t len, size_t slot)
-{
-	if (len > STACK_MEMO_WORDS) {
-		m->len = 0;
-		return;
-	}
-	if (len > m->cap) {
-		uint32_t cap = m->cap ? m->cap : 64;
-		uint64_t *n;
-
-		while (cap < len)
-			cap *= 2;
-		if (!(n = realloc(m->key, cap * sizeof(*n)))) {
-			m->len = 0;
-			return;
-		}
-		m->key = n;
-		m->cap = cap;
-	}
-	memcpy(m->key, k, len * sizeof(*k));
-	m->len = (uint32_t)len;
-	m->slot = (uint32_t)slot;
 }
 
 /* Room for a stack key of @need words. Return: 0, or -1 (a->err set). */
@@ -723,8 +686,6 @@ static struct stack_entry *stack_find(struct account *a, const struct perf_event
 {
 	const struct perf_sample *s = &ev->sample;
 	size_t need = 2 + machine_stack_key_max(ev, n), len = 0, j;
-	struct stack_memo *memo;
-	struct stack_entry *e;
 	XXH128_hash_t h;
 	uint64_t *k;
 
@@ -735,11 +696,6 @@ static struct stack_entry *stack_find(struct account *a, const struct perf_event
 	k[len++] = a->opts->group_by == GROUP_THREAD ? s->tid : 0;
 	k[len++] = a->opts->group_by != GROUP_NONE ? (uint64_t)(uintptr_t)th->comm : 0;
 	len += machine_stack_key(a->m, ev, pcs, n, k + len);
-	memo = stack_memo_of(a, s->cpu, s->tid);
-	if (memo && memo->len == len && !memcmp(memo->key, k, len * sizeof(*k))) {
-		a->meta->stacks_cached++;
-		return &a->stacks[memo->slot];
-	}
 	h = XXH3_128bits(k, len * sizeof(*k));
 	if (!h.low64 && !h.high64)
 		h.low64 = 1;
@@ -749,19 +705,14 @@ static struct stack_entry *stack_find(struct account *a, const struct perf_event
 	}
 	for (j = h.low64 & (a->stacks_cap - 1); a->stacks[j].hash || a->stacks[j].check;
 	     j = (j + 1) & (a->stacks_cap - 1)) {
-		e = &a->stacks[j];
+		struct stack_entry *e = &a->stacks[j];
+
 		if (e->hash == h.low64 && e->check == h.high64) {
 			a->meta->stacks_cached++;
-			goto found;
+			return e;
 		}
 	}
-	e = stack_new(a, ev, pcs, n, th, &a->stacks[j], h);
-	if (!e)
-		return NULL;
-found:
-	if (memo)
-		stack_memo_keep(memo, k, len, j);
-	return e;
+	return stack_new(a, ev, pcs, n, th, &a->stacks[j], h);
 }
 
 /* @e's node, if its pending stack was made meanwhile (pend_catch_up()). */
@@ -2162,9 +2113,6 @@ void acct_release(struct account *a)
 	free(a->cpus);
 	free(a->stacks);
 	free(a->key);
-	for (size_t i = 0; a->memo && i < STACK_MEMOS; i++)
-		free(a->memo[i].key);
-	free(a->memo);
 	free(a->rawf);
 	free(a->tick);
 	free(a->rawf_ids);

@@ -86,22 +86,6 @@ struct stack_entry {
 	uint64_t ns;
 };
 
-/*
- * A stack key seen last where samples run together (a CPU, else a
- * thread), with its entry: a thread on its CPU mostly samples the stack it
- * sampled last (69% of the -g bench's million samples had their CPU's last
- * key), and comparing the key costs a fraction of hashing it and probing
- * the table. Any memo whose key equals a sample's is that sample's stack.
- */
-struct stack_memo {
-	uint64_t *key;
-	uint32_t len, cap;                 /* len 0: none */
-	uint32_t slot;                     /* its entry in account.stacks */
-};
-
-#define STACK_MEMOS 256                /* memos, by CPU (else thread) modulo */
-#define STACK_MEMO_WORDS 512           /* longer keys are not kept */
-
 /* A raw frame seen: its ticket with the namer, by what decides its name. */
 struct rawf_entry {
 	uint64_t hash;                     /* 0: empty slot */
@@ -192,7 +176,6 @@ struct account {
 	size_t stacks_cap, nr_stacks;
 	uint64_t *key;                     /* the sample's key being built */
 	size_t key_cap;
-	struct stack_memo *memo;           /* STACK_MEMOS of them, made at first use */
 
 	uint64_t *dso_base;                /* per dso id: its base (address - file offset) + 1, 0 unseen */
 	size_t dso_base_cap;

@@ -15,7 +15,6 @@
 
 #include "pdw.h"
 #include "perf/perf.h"
-#include "profile/priv.h"
 #include "profile/profile.h"
 #include "profile/rules.h"
 #include "profile/syscall.h"
@@ -480,72 +479,6 @@ static void test_stack_two_counters(void **state)
 }
 
 /*
- * The stack memo (the key a CPU's, else a thread's, samples had last): a
- * thread's stack, remembered, then a thousand new stacks of other threads
- * (grouped by thread: a stack each) that grow the table under it, then the
- * first stack again: the memo of a table that grew is not used, and every
- * sample is counted on its own stack's leaf.
- */
-#define MEMO_OTHERS 1000
-
-static void memo_sample(struct pdw *w, uint32_t tid, uint64_t t, uint64_t leaf)
-{
-	size_t at = pdw_begin(w, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL);
-
-	pdw_u64(w, leaf);
-	pdw_u32(w, 0);
-	pdw_u32(w, tid);
-	pdw_u64(w, t);
-	pdw_u64(w, 1000000);
-	pdw_u64(w, 3);
-	pdw_u64(w, PERF_CONTEXT_KERNEL);
-	pdw_u64(w, leaf);
-	pdw_u64(w, 0xffffffff81000800ULL);
-	pdw_end(w, at);
-}
-
-static void test_stack_memo_table_grows(void **state)
-{
-	const uint64_t st = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-			    PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN;
-	const uint64_t first = 0xffffffff81001000ULL;
-	struct profile_opts o = { .jobs = 1, .sym.buildid_dir = "/nonexistent",
-				  .group_by = GROUP_THREAD, .has_start_time = true,
-				  .start_time_ns = 1700000000000000000ULL };
-	struct profile *p = NULL;
-	struct pdw w = { 0 };
-	size_t data_off, ones = 0, fours = 0;
-	uint64_t t = 1000;
-
-	(void)state;
-	data_off = one_event_head(&w, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, 1000000, st, 0);
-	memo_sample(&w, 7, t++, first);
-	for (uint32_t i = 0, tid = 8; i < MEMO_OTHERS; i++, tid++) {
-		if (tid % STACK_MEMOS == 7)
-			tid++; /* not thread 7's memo */
-		memo_sample(&w, tid, t++, first);
-	}
-	for (int i = 0; i < 3; i++)
-		memo_sample(&w, 7, t++, first);
-	one_event_data(&w, data_off, w.n);
-	assert_int_equal(profile_build_mem(w.b, w.n, "memo", &o, &p), 0);
-	assert_int_equal(p->meta.stacks_unique, MEMO_OTHERS + 1);
-	assert_int_equal(p->meta.stacks_cached, 3);
-	assert_int_equal(p->total[0].count[CNT_ON_CPU], MEMO_OTHERS + 4);
-	for (size_t i = 0; i < p->nr_nodes; i++) {
-		uint64_t c = p->self[i].count[CNT_ON_CPU];
-
-		ones += c == 1;
-		fours += c == 4;
-		assert_true(c == 0 || c == 1 || c == 4);
-	}
-	assert_int_equal(ones, MEMO_OTHERS);
-	assert_int_equal(fours, 1);
-	profile_free(p);
-	free(w.b);
-}
-
-/*
  * perf record --off-cpu writes "offcpu-time" samples (a BPF output event)
  * whose period is the time off CPU, in ns, with the stack at the switch-out.
  * This machine's perf cannot record them (no BPF skeleton), so a file is
@@ -996,7 +929,6 @@ int main(void)
 		cmocka_unit_test(test_syscall_uring),
 		cmocka_unit_test(test_stacks_made_while_reading),
 		cmocka_unit_test(test_stack_two_counters),
-		cmocka_unit_test(test_stack_memo_table_grows),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
