@@ -133,6 +133,26 @@ perf record -q -g -F 1000 -e cpu-clock -o - -- "$WORK/churn.sh" "$WORKLOAD" 3 >"
 SAME_STDIN=$WORK/pipe.data same "pipe" folded,pprof,firefox,codeguru -i -
 SAME_STDIN=$WORK/pipe.data views_same "pipe" -i -
 modes=$((modes + 1))
+
+# The threads are named for their work (top -H, ps -L, perf): an export of
+# the pipe recording, its input held open, has its unwinding pool and its
+# naming lanes running while they are looked at.
+{ cat "$WORK/pipe.data"; sleep 3; } | "$PERFPORT" -q export -j 4 -f folded -i - -o "$WORK/names.folded" &
+names_pid=$(jobs -p | tail -1)
+names=""
+for i in $(seq 30); do
+	pid=$(pgrep -n -f "export -j 4 -f folded -i - -o $WORK/names.folded" || :)
+	if [ -n "$pid" ]; then
+		names=$(cat /proc/"$pid"/task/*/comm 2>/dev/null | sort | uniq -c | tr -s ' \n' ' ')
+		case $names in *pp-namer*) case $names in *pp-unwind*) break;; esac;; esac
+	fi
+	sleep 0.1
+done
+wait "$names_pid" || fail "the export of the held-open pipe failed"
+echo "threads: $names"
+case $names in *pp-namer*) ;; *) fail "no thread named pp-namer at -j 4 (threads: $names)";; esac
+case $names in *pp-unwind*) ;; *) fail "no thread named pp-unwind at -j 4 (threads: $names)";; esac
+echo "ok: the threads are named for their work"
 record "$WORK/z.data" -z -g -F 1000 -e cpu-clock -- "$WORK/churn.sh" "$WORKLOAD" 3
 same "-z" folded,pprof,codeguru -i "$WORK/z.data"
 modes=$((modes + 1))
