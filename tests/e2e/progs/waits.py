@@ -70,11 +70,15 @@ def consumer():
         calls += 1
         if item is None:
             break
-    spent["consumer"] = {"calls": calls, "s": t}
+    # its life too, from before it was started: a new thread waits for the
+    # GIL before its first line, and a GIL request seen between gets makes
+    # it wait outside them
+    spent["consumer"] = {"calls": calls, "s": t, "life": time.perf_counter() - STARTED}
 
 
 threads = [threading.Thread(target=gil, args=(i,)) for i in range(4)]
 threads += [threading.Thread(target=f) for f in (sleeper, producer, consumer)]
+STARTED = time.perf_counter()
 for t in threads:
     t.start()
 for t in threads:
