@@ -138,17 +138,14 @@ modes=$((modes + 1))
 # the pipe recording, its input held open, has its unwinding pool and its
 # naming lanes running while they are looked at.
 { cat "$WORK/pipe.data"; sleep 3; } | "$PERFPORT" -q export -j 4 -f folded -i - -o "$WORK/names.folded" &
-names_pid=$(jobs -p | tail -1)
+pid=$! # the pipeline's last command: perfport
 names=""
 for i in $(seq 30); do
-	pid=$(pgrep -n -f "export -j 4 -f folded -i - -o $WORK/names.folded" || :)
-	if [ -n "$pid" ]; then
-		names=$(cat /proc/"$pid"/task/*/comm 2>/dev/null | sort | uniq -c | tr -s ' \n' ' ')
-		case $names in *pp-namer*) case $names in *pp-unwind*) break;; esac;; esac
-	fi
+	names=$(cat /proc/"$pid"/task/*/comm 2>/dev/null | sort | uniq -c | tr -s ' \n' ' ')
+	case $names in *pp-namer*) case $names in *pp-unwind*) break;; esac;; esac
 	sleep 0.1
 done
-wait "$names_pid" || fail "the export of the held-open pipe failed"
+wait "$pid" || fail "the export of the held-open pipe failed"
 echo "threads: $names"
 case $names in *pp-namer*) ;; *) fail "no thread named pp-namer at -j 4 (threads: $names)";; esac
 case $names in *pp-unwind*) ;; *) fail "no thread named pp-unwind at -j 4 (threads: $names)";; esac
