@@ -124,6 +124,10 @@ struct dso_state {
 	struct cu_range *cu_ranges;
 	size_t nr_cu_ranges;
 	bool cu_ranges_built;
+	/* the linker's PLT sections (module addresses, as syms): stubs it
+	 * wrote, which no unit describes, so no unit is searched for them */
+	struct { uint64_t lo, hi; } plt[4];
+	uint8_t nr_plt;
 	uint64_t used_at;        /* monotonic seconds at the sym_trim() that saw it used */
 	uint32_t kept;           /* its key's id in symbolizer.kept (a file known by
 				  * build id or inode: kept across sym_rebind());

@@ -570,6 +570,42 @@ static size_t plt_symbols(struct symbolizer *s, struct dso_state *st, size_t k)
 	return k;
 }
 
+/*
+ * Note where the linker's PLT sections are (.plt, .plt.sec, .plt.got,
+ * .iplt): it writes their stubs itself, so no compilation unit's ranges
+ * hold them, and a frame there (as common as calls into a shared library)
+ * need not search the units: in glibc's libc.so.6 that search, which reads
+ * every unit's ranges when .debug_aranges has none for the address, cost
+ * ~4 ms a run for nothing.
+ */
+static void plt_sections(struct dso_state *st)
+{
+	static const char *const names[] = { ".plt", ".plt.sec", ".plt.got", ".iplt" };
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(st->mod, &bias);
+	GElf_Shdr sh;
+
+	st->nr_plt = 0;
+	if (!elf)
+		return;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!section_named(elf, names[i], &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_EXECINSTR) || !sh.sh_size)
+			continue;
+		st->plt[st->nr_plt].lo = sh.sh_addr + bias;
+		st->plt[st->nr_plt++].hi = sh.sh_addr + bias + sh.sh_size;
+	}
+}
+
+/* Is @addr (a module address) in one of @st's PLT sections? */
+static bool in_plt(const struct dso_state *st, uint64_t addr)
+{
+	for (size_t i = 0; i < st->nr_plt; i++)
+		if (addr >= st->plt[i].lo && addr < st->plt[i].hi)
+			return true;
+	return false;
+}
+
 static const char *symtab_name(struct symbolizer *s, struct fsym *f);
 
 /*
@@ -621,6 +657,7 @@ void sym_build_symtab(struct symbolizer *s, struct dso_state *st)
 		k++;
 	}
 	k = plt_symbols(s, st, k);
+	plt_sections(st);
 	qsort(st->syms, k, sizeof(*st->syms), cmp_fsym);
 	/* aliases at one address are ordered by their clean names (those are
 	 * the names compared since perfport's first symbol tables): they are
@@ -1519,7 +1556,7 @@ static void lookup_user(struct symbolizer *s, struct dso_state *st, const char *
 	}
 	/* the unit around it, found once: its line, the inlined calls, and
 	 * what sym_trim() counts */
-	if (st->mod && !(cu = dwfl_module_addrdie(st->mod, addr, &dbias)))
+	if (st->mod && !in_plt(st, addr) && !(cu = dwfl_module_addrdie(st->mod, addr, &dbias)))
 		cu = unit_by_ranges(st, addr, &dbias);
 	if (cu) {
 		const char *file = NULL;

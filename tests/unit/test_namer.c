@@ -7,6 +7,8 @@
  * lines; a trimmed symbolizer names as one that never let go.
  */
 #include <fcntl.h>
+#include <gelf.h>
+#include <link.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -474,6 +476,92 @@ static void test_names_made_when_used(void **state)
 	namer_free(ref_n);
 	sym_free(s);
 	sym_free(ref_s);
+	machine_free(m);
+}
+
+/* Where this program's section @want is, as loaded (0: it has none). */
+static int first_object(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	*(uint64_t *)data = info->dlpi_addr; /* the program comes first */
+	return 1;
+}
+
+static uint64_t self_section(const char *want, uint64_t *size)
+{
+	uint64_t bias = 0, at = 0;
+	int fd = open("/proc/self/exe", O_RDONLY);
+	Elf *elf;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	assert_true(fd >= 0);
+	dl_iterate_phdr(first_object, &bias);
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	assert_non_null(elf);
+	assert_int_equal(elf_getshdrstrndx(elf, &shstrndx), 0);
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
+			continue;
+		if (strcmp(name, want) == 0 && sh.sh_size) {
+			at = sh.sh_addr + bias;
+			*size = sh.sh_size;
+			break;
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	return at;
+}
+
+/*
+ * A frame in the PLT is named after its jump slot ("FUNCTION@plt"), and no
+ * unit is searched for it: the linker wrote the stub, no unit describes
+ * it. (Before, an address libdwfl's .debug_aranges had no unit for read
+ * every unit's ranges: ~4 ms a run for libc.so.6's PLT.)
+ */
+static void test_plt_frame_searches_no_unit(void **state)
+{
+	uint64_t start, end, size = 0, plt = self_section(".plt.sec", &size), addr;
+	struct machine *m;
+	struct sym_opts o = { .use_proc_kallsyms = false };
+	struct symbolizer *s;
+	struct namer *n;
+	struct dso_state *st;
+	char **names;
+
+	(void)state;
+	if (plt) {
+		addr = plt + 4; /* .plt.sec: entries from its start */
+	} else {
+		plt = self_section(".plt", &size);
+		if (!plt || size < 48)
+			skip();
+		addr = plt + 16 + 4; /* .plt: entries after a 16-byte header */
+	}
+	m = machine_with_self(&start, &end);
+	assert_true(addr >= start && addr < end);
+	s = sym_new(&o, &hdr);
+	assert_non_null(s);
+	n = namer_new(s, false);
+	assert_non_null(n);
+	names = names_full(n, m, &addr, 1);
+	assert_non_null(strstr(names[0], "@plt ?:0;"));
+	st = biggest_state(s);
+	assert_false(st->cu_ranges_built);
+	/* a function of the text still has its unit, and so its line */
+	addr = (uint64_t)(uintptr_t)namer_test_marker;
+	free_names(names, 1);
+	namer_reset(n);
+	names = names_full(n, m, &addr, 1);
+	assert_null(strstr(names[0], "?:0;"));
+	free_names(names, 1);
+	namer_free(n);
+	sym_free(s);
 	machine_free(m);
 }
 
@@ -951,6 +1039,7 @@ int main(void)
 		cmocka_unit_test(test_named_as_given),
 		cmocka_unit_test(test_reset_and_trim),
 		cmocka_unit_test(test_names_made_when_used),
+		cmocka_unit_test(test_plt_frame_searches_no_unit),
 		cmocka_unit_test(test_lanes_name_as_one),
 		cmocka_unit_test(test_trim_symbol_table),
 		cmocka_unit_test(test_trim_idle),
