@@ -1014,10 +1014,17 @@ static int build(struct perf_reader *r, const char *path, const struct profile_o
 	}
 	if (c->sym && o->jobs > 1)
 		sym_prefetch(c->sym, o->jobs - 1 < 4 ? o->jobs - 1 : 4);
+	/* a file whose events record nothing to unwind is accounted straight
+	 * from the reader, past the pool (a pipe announces its events later),
+	 * which then starts no thread: its unwinding threads and the
+	 * delivering one would only be started and stopped (1-4 ms of the
+	 * main thread's start on the -g bench file) */
+	c->unwinds = perf_reader_header(r)->pipe || unwinds(r);
 	/* with threads, the pass's accounting runs on one of the pool's (a
 	 * stream's windows are cut, read and sent by the reading thread) */
-	c->pool = c->m ? upool_new(o->jobs ? o->jobs : 1, &o->sym, perf_reader_header(r), c->m,
-				   on_pooled, c, window_ns ? 0 : UPOOL_DELIVER_THREAD) : NULL;
+	c->pool = c->m ? upool_new(c->unwinds && o->jobs ? o->jobs : 1, &o->sym,
+				   perf_reader_header(r), c->m, on_pooled, c,
+				   window_ns ? 0 : UPOOL_DELIVER_THREAD) : NULL;
 	c->namer = c->sym ? namer_new(c->sym, namer_threads(o, window_ns)) : NULL;
 	if (!c->m || !c->sym || !c->pool || !c->namer) {
 		ret = PP_ENOMEM;
@@ -1026,9 +1033,6 @@ static int build(struct perf_reader *r, const char *path, const struct profile_o
 	ret = profile_open(c, 0);
 	if (ret)
 		goto out;
-	/* a file whose events record nothing to unwind is accounted straight
-	 * from the reader, past the pool (a pipe announces its events later) */
-	c->unwinds = perf_reader_header(r)->pipe || unwinds(r);
 	ret = perf_reader_run(r, on_event, c);
 	if (ret == PP_OK || ret == PP_ESTOPPED)
 		ret = upool_flush(c->pool);

@@ -94,6 +94,23 @@ record "$WORK/dw.data" --call-graph dwarf,8192 -F 1000 -e cpu-clock -- "$WORK/ch
 same "DWARF" folded,pprof -i "$WORK/dw.data"
 echo "ok: --call-graph dwarf: -j 2 and -j 6 equal -j 1"
 
+# What starts: a file whose events record nothing to unwind (-g) starts no
+# unwinding thread nor a delivering one (its samples are accounted straight
+# from the reader); a DWARF one does. The threads that ran, by role, from
+# PERFPORT_THREAD_TIMES (the bench's per-thread CPU times: a line a thread).
+roles() {
+	rm -f "$WORK/tt"
+	PERFPORT_THREAD_TIMES="$WORK/tt" "$PERFPORT" export -j 4 -f folded -i "$1" \
+		-o "$WORK/tt.folded" >/dev/null 2>&1 || fail "export -j 4 of $1"
+	awk '{ print $1 }' "$WORK/tt" | sort -u | tr '\n' ' '
+}
+r=" $(roles "$WORK/fp.data")"
+case $r in *" unwind "* | *" deliver "*) fail "-g at -j 4 started unwinding threads (roles:$r)";; esac
+case $r in *" namer "*) ;; *) fail "-g at -j 4: no naming lane ran (roles:$r)";; esac
+r=" $(roles "$WORK/dw.data")"
+case $r in *" unwind "*) ;; *) fail "DWARF at -j 4: no unwinding thread ran (roles:$r)";; esac
+echo "ok: -g starts no unwinding thread, DWARF does"
+
 same "timeline (firefox)" firefox,folded -i "$WORK/fp.data"
 same "per thread (skywalking)" skywalking -i "$WORK/fp.data"
 echo "ok: a timeline format and per-thread trees: -j 2 and -j 6 equal -j 1"
