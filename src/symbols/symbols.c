@@ -571,22 +571,24 @@ static size_t plt_symbols(struct symbolizer *s, struct dso_state *st, size_t k)
 }
 
 /*
- * Note where the linker's PLT sections are (.plt, .plt.sec, .plt.got,
- * .iplt): it writes their stubs itself, so no compilation unit's ranges
- * hold them, and a frame there (as common as calls into a shared library)
- * need not search the units: in glibc's libc.so.6 that search, which reads
- * every unit's ranges when .debug_aranges has none for the address, cost
- * ~4 ms a run for nothing.
+ * Note where a linked file's PLT sections are (.plt, .plt.sec, .plt.got,
+ * .iplt): the linker writes their stubs itself, so no compilation unit's
+ * ranges hold them, and a frame there (as common as calls into a shared
+ * library) need not search the units: in glibc's libc.so.6 that search,
+ * which reads every unit's ranges when .debug_aranges has none for the
+ * address, cost ~4 ms a run for nothing. (A relocatable file, a kernel
+ * module, has section addresses of 0 and PLTs the loader makes: none.)
  */
 static void plt_sections(struct dso_state *st)
 {
 	static const char *const names[] = { ".plt", ".plt.sec", ".plt.got", ".iplt" };
 	GElf_Addr bias;
 	Elf *elf = dwfl_module_getelf(st->mod, &bias);
+	GElf_Ehdr eh;
 	GElf_Shdr sh;
 
 	st->nr_plt = 0;
-	if (!elf)
+	if (!elf || !gelf_getehdr(elf, &eh) || (eh.e_type != ET_EXEC && eh.e_type != ET_DYN))
 		return;
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		if (!section_named(elf, names[i], &sh) || sh.sh_type != SHT_PROGBITS ||
