@@ -565,6 +565,99 @@ static void test_plt_frame_searches_no_unit(void **state)
 	machine_free(m);
 }
 
+/* The order symbol tables were sorted in before fsym_sort(): qsort() with
+ * this comparison (glibc's is a stable merge sort). */
+static int ref_fsym_cmp(const void *a, const void *b)
+{
+	const struct fsym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->label != y->label)
+		return x->label ? 1 : -1;
+	return sym_alias_order(x->size != 0, x->bind, x->name, y->size != 0, y->bind, y->name);
+}
+
+/* fsym_sort() on @n symbols of @v equals the reference sort, symbol for
+ * symbol (each has a size of its own, 0 aside, to tell equal ones apart). */
+static void assert_sorts_as_qsort(const struct fsym *v, size_t n)
+{
+	struct fsym *a = malloc(n * sizeof(*a)), *b = malloc(n * sizeof(*b));
+
+	assert_non_null(a);
+	assert_non_null(b);
+	memcpy(a, v, n * sizeof(*a));
+	memcpy(b, v, n * sizeof(*b));
+	qsort(a, n, sizeof(*a), ref_fsym_cmp);
+	fsym_sort(b, n);
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(a[i].addr, b[i].addr);
+		assert_int_equal(a[i].size, b[i].size);
+		assert_ptr_equal(a[i].name, b[i].name);
+		assert_int_equal(a[i].label, b[i].label);
+	}
+	free(a);
+	free(b);
+}
+
+/*
+ * A symbol table is sorted as qsort() sorted it: by address, the aliases
+ * at one address best first, equal ones in the table's order. Tables with
+ * many aliases (runs of 1 to 40 at one address: the long ones go to
+ * qsort()), addresses over several bytes, one byte, and above 2^40 (left
+ * to qsort()), and the smallest tables.
+ */
+static void test_symbols_sorted_as_qsort(void **state)
+{
+	static const char *const names[] = { "memcpy", "__memcpy", "_memcpy", "memcpy_avx",
+					     "a", "b", "__libc_start_main", "x" };
+	enum { N = 20000 };
+	struct fsym *v = calloc(N, sizeof(*v));
+	uint64_t seed = 0x9e3779b97f4a7c15ull;
+
+	(void)state;
+	assert_non_null(v);
+	for (unsigned round = 0; round < 4; round++) {
+		size_t n = 0;
+
+		while (n < N) {
+			/* a run of aliases at one address */
+			uint64_t addr, run;
+
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			run = (seed >> 60) == 0 ? 33 + (seed >> 20) % 8 : 1 + (seed >> 33) % 4;
+			addr = round == 0 ? 0x1000 + (seed >> 16) % 0x40000000 :
+			       round == 1 ? 0x4000 + (seed >> 40) % 200 :
+			       round == 2 ? (1ull << 41) + (seed >> 20) % 100000 :
+			       0x400000 + (seed >> 24) % 5000 * 16;
+			for (uint64_t r = 0; r < run && n < N; r++, n++) {
+				seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+				v[n].addr = addr;
+				v[n].size = (seed >> 62) ? n + 1 : 0;
+				v[n].bind = (uint8_t)((seed >> 50) % 3); /* local, global, weak */
+				v[n].label = (seed >> 45) % 7 == 0;
+				v[n].name = names[(seed >> 40) % 8];
+			}
+		}
+		/* the table in no order: its symbols shuffled */
+		for (size_t i = N - 1; i > 0; i--) {
+			struct fsym t;
+			size_t j;
+
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			j = (seed >> 33) % (i + 1);
+			t = v[i];
+			v[i] = v[j];
+			v[j] = t;
+		}
+		assert_sorts_as_qsort(v, N);
+	}
+	assert_sorts_as_qsort(v, 1);
+	assert_sorts_as_qsort(v, 2);
+	assert_sorts_as_qsort(v, 3);
+	free(v);
+}
+
 static char **names_in(struct symbolizer *s, struct machine *m, const uint64_t *addrs, size_t nr);
 
 /*
@@ -1040,6 +1133,7 @@ int main(void)
 		cmocka_unit_test(test_reset_and_trim),
 		cmocka_unit_test(test_names_made_when_used),
 		cmocka_unit_test(test_plt_frame_searches_no_unit),
+		cmocka_unit_test(test_symbols_sorted_as_qsort),
 		cmocka_unit_test(test_lanes_name_as_one),
 		cmocka_unit_test(test_trim_symbol_table),
 		cmocka_unit_test(test_trim_idle),
