@@ -321,11 +321,13 @@ int sym_file_build_id(const char *path, uint8_t *id, size_t max);
  */
 int sym_alias_order(bool sized_x, uint8_t bind_x, const char *x, bool sized_y, uint8_t bind_y,
 		    const char *y);
+/* fsym_cmp() - two symbols (struct fsym) by address; at one address the
+ * best alias first (sym_alias_order()), code labels after functions. */
+int fsym_cmp(const void *a, const void *b);
 /*
- * fsym_sort() - sort @n symbols of @v by address, and the aliases at one
- * address best first (sym_alias_order(), code labels after functions);
- * symbols that compare equal keep their order. The order is qsort()'s with
- * that comparison (glibc's merge sort is stable), in fewer steps.
+ * fsym_sort() - sort @n symbols of @v as fsym_cmp() orders them, symbols
+ * that compare equal keeping their order: qsort()'s order with it (glibc's
+ * merge sort is stable), in fewer steps.
  */
 void fsym_sort(struct fsym *v, size_t n);
 /* The dso's file, loaded (found by build id) on first use; NULL if not usable. */

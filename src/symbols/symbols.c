@@ -443,8 +443,7 @@ int sym_alias_order(bool sized_x, uint8_t bind_x, const char *x, bool sized_y, u
 	return strcmp(x, y);
 }
 
-/* By address; at one address the best alias first. */
-static int cmp_fsym(const void *a, const void *b)
+int fsym_cmp(const void *a, const void *b)
 {
 	const struct fsym *x = a, *y = b;
 
@@ -455,7 +454,7 @@ static int cmp_fsym(const void *a, const void *b)
 	return sym_alias_order(x->size != 0, x->bind, x->name, y->size != 0, y->bind, y->name);
 }
 
-/* Insertion sort of the run @v[0..@n) by cmp_fsym(): stable, for the few
+/* Insertion sort of the run @v[0..@n) by fsym_cmp(): stable, for the few
  * aliases at one address. */
 static void fsym_sort_run(struct fsym *v, size_t n)
 {
@@ -463,7 +462,7 @@ static void fsym_sort_run(struct fsym *v, size_t n)
 		struct fsym x = v[i];
 		size_t j = i;
 
-		for (; j > 0 && cmp_fsym(&v[j - 1], &x) > 0; j--)
+		for (; j > 0 && fsym_cmp(&v[j - 1], &x) > 0; j--)
 			v[j] = v[j - 1];
 		v[j] = x;
 	}
@@ -473,7 +472,7 @@ static void fsym_sort_run(struct fsym *v, size_t n)
  * By address first with a radix sort of one word a symbol (its address
  * above, its place in the table below: equal addresses keep their order),
  * the table then put in that order in place, and each run at one address
- * sorted by cmp_fsym(). glibc's qsort() took 11 ms for libLLVM-14.so.1's
+ * sorted by fsym_cmp(). glibc's qsort() took 7-13 ms for libLLVM-14.so.1's
  * 35,860 functions and 1.1-2.0 ms for libc.so.6's 6,832, with a copy of
  * the table as its scratch (mapped and unmapped each time: on a VM every
  * page first touched is a trap). A table too big for the word, or with
@@ -493,7 +492,7 @@ void fsym_sort(struct fsym *v, size_t n)
 	if (n > mask || (v[0].addr | diff) >> (64 - FSYM_IDX_BITS) ||
 	    !(key = malloc(n * sizeof(*key))) || !(tmp = malloc(n * sizeof(*tmp)))) {
 		free(key);
-		qsort(v, n, sizeof(*v), cmp_fsym);
+		qsort(v, n, sizeof(*v), fsym_cmp);
 		return;
 	}
 	for (i = 0; i < n; i++)
@@ -546,7 +545,7 @@ void fsym_sort(struct fsym *v, size_t n)
 		for (j = i + 1; j < n && v[j].addr == v[i].addr; j++)
 			;
 		if (j - i > 32)
-			qsort(v + i, j - i, sizeof(*v), cmp_fsym);
+			qsort(v + i, j - i, sizeof(*v), fsym_cmp);
 		else if (j - i > 1)
 			fsym_sort_run(v + i, j - i);
 	}
@@ -769,7 +768,7 @@ void sym_build_symtab(struct symbolizer *s, struct dso_state *st)
 		for (size_t a = i; a < j; a++)
 			if (!symtab_name(s, &st->syms[a]))
 				st->syms[a].name = "";
-		qsort(st->syms + i, j - i, sizeof(*st->syms), cmp_fsym);
+		qsort(st->syms + i, j - i, sizeof(*st->syms), fsym_cmp);
 	}
 	/* keep the best of each address, and a label only outside functions */
 	st->nr_syms = 0;

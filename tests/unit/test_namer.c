@@ -565,19 +565,6 @@ static void test_plt_frame_searches_no_unit(void **state)
 	machine_free(m);
 }
 
-/* The order symbol tables were sorted in before fsym_sort(): qsort() with
- * this comparison (glibc's is a stable merge sort). */
-static int ref_fsym_cmp(const void *a, const void *b)
-{
-	const struct fsym *x = a, *y = b;
-
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	if (x->label != y->label)
-		return x->label ? 1 : -1;
-	return sym_alias_order(x->size != 0, x->bind, x->name, y->size != 0, y->bind, y->name);
-}
-
 /* fsym_sort() on @n symbols of @v equals the reference sort, symbol for
  * symbol (each has a size of its own, 0 aside, to tell equal ones apart). */
 static void assert_sorts_as_qsort(const struct fsym *v, size_t n)
@@ -588,7 +575,7 @@ static void assert_sorts_as_qsort(const struct fsym *v, size_t n)
 	assert_non_null(b);
 	memcpy(a, v, n * sizeof(*a));
 	memcpy(b, v, n * sizeof(*b));
-	qsort(a, n, sizeof(*a), ref_fsym_cmp);
+	qsort(a, n, sizeof(*a), fsym_cmp); /* the order before fsym_sort() */
 	fsym_sort(b, n);
 	for (size_t i = 0; i < n; i++) {
 		assert_int_equal(a[i].addr, b[i].addr);
