@@ -479,7 +479,7 @@ static void test_names_made_when_used(void **state)
 	machine_free(m);
 }
 
-/* Where this program's section @want is, as loaded (0: it has none). */
+/* dl_iterate_phdr(): the program's load bias into *@data. */
 static int first_object(struct dl_phdr_info *info, size_t size, void *data)
 {
 	(void)size;
@@ -487,6 +487,8 @@ static int first_object(struct dl_phdr_info *info, size_t size, void *data)
 	return 1;
 }
 
+/* Where this program's section @want is, as loaded, its size in *@size
+ * (0: it has none). */
 static uint64_t self_section(const char *want, uint64_t *size)
 {
 	uint64_t bias = 0, at = 0;
