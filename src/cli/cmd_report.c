@@ -150,6 +150,16 @@ static void print_header(const struct profile *p, const char *path)
 		       m->iv_approx, m->iv_open_at_end, secs(m->iv_open_ns),
 		       m->offcpu_simple ? "; states: simple" : "");
 	print_decided(m);
+	if (m->iv_no_stack) {
+		uint64_t other = m->iv_no_stack - m->iv_no_stack_lost - m->iv_no_stack_unrecorded;
+
+		printf("# off-CPU waits without their stack: %" PRIu64 " ([off-cpu: stack not "
+		       "recorded]; decided without it): %" PRIu64 " after lost records of their "
+		       "CPU, %" PRIu64 " with no sched_switch event recorded (add -e "
+		       "sched:sched_switch with a call graph), %" PRIu64 " whose sched_switch "
+		       "sample was not recorded\n", m->iv_no_stack, m->iv_no_stack_lost,
+		       m->iv_no_stack_unrecorded, other);
+	}
 	if (m->lost)
 		printf("# lost: %" PRIu64 " samples the kernel could not write (its buffer was "
 		       "full): their on-CPU time is missing, and the switches among them were "
@@ -645,6 +655,9 @@ static json_object *meta_json(const struct profile *p)
 	json_object_object_add(iv, "open_at_end", json_object_new_uint64(m->iv_open_at_end));
 	json_object_object_add(iv, "open_at_end_ns", json_object_new_uint64(m->iv_open_ns));
 	json_object_object_add(iv, "without_stack", json_object_new_uint64(m->iv_no_stack));
+	json_object_object_add(iv, "without_stack_lost", json_object_new_uint64(m->iv_no_stack_lost));
+	json_object_object_add(iv, "without_stack_unrecorded",
+			       json_object_new_uint64(m->iv_no_stack_unrecorded));
 	json_object_object_add(iv, "state_by_syscall", json_object_new_uint64(m->iv_by_syscall));
 	json_object_object_add(iv, "syscall_without_regs",
 			       json_object_new_uint64(m->iv_syscall_no_regs));

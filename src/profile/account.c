@@ -26,9 +26,6 @@
 #define PERF_COUNT_SW_DUMMY 9
 #define PERF_COUNT_SW_BPF_OUTPUT 10
 
-/* A switch-out record this close to a sched_switch sample is the same switch. */
-#define SAME_SWITCH_NS 100000
-
 /* prev_state letters of recent kernels, for formats without a flags table */
 static const struct perf_tp_flag default_flags[] = {
 	{ 0x1, 'S' }, { 0x2, 'D' }, { 0x4, 'T' }, { 0x8, 't' },
@@ -1395,12 +1392,21 @@ static void run_begin(struct acct_thread *th, uint64_t t)
 		th->in_time = t;
 }
 
-static void iv_open(struct account *a, struct acct_thread *th, uint64_t t, char state,
-		    uint32_t node, bool from_record)
+/* The LOST records so far that may have held @cpu's events. */
+static uint64_t cpu_lost(const struct account *a, uint32_t cpu)
+{
+	return a->lost_any + (cpu < a->nr_cpus ? a->cpus[cpu].lost : 0);
+}
+
+static void iv_open(struct account *a, struct acct_thread *th, uint64_t t, uint32_t cpu,
+		    char state, uint32_t node, bool from_record)
 {
 	run_end(a, th, t);
 	th->off = true;
 	th->out_from_record = from_record;
+	th->out_cpu = cpu;
+	th->out_lost = cpu_lost(a, cpu);
+	th->out_lost_all = a->lost_all;
 	th->out_time = t;
 	th->wake_time = 0;
 	th->out_state = state;
@@ -1435,6 +1441,55 @@ static struct acct_cpu *cpu_grow(struct account *a, uint32_t cpu)
 static inline struct acct_cpu *cpu_at(struct account *a, uint32_t cpu)
 {
 	return cpu < a->nr_cpus ? &a->cpus[cpu] : cpu_grow(a, cpu);
+}
+
+/*
+ * Whether a switch-out of @th seen on @cpu (a sched_switch sample, or a
+ * switch-out record, @from_record) is the switch that opened its interval,
+ * seen the other way: the kernel writes both for one switch, the sample
+ * first, on the one CPU, and how far apart depends on the host (40 us to
+ * 1.7 ms measured under emulation). A thread cannot switch out twice
+ * without a switch-in between, so while the interval the other kind opened
+ * is open, and nothing of that CPU's was lost since (of any CPU's, where
+ * a record does not say its CPU: a per-task recording's switch records),
+ * it is the same one. No time window decides it.
+ */
+static bool same_switch(const struct account *a, const struct acct_thread *th, uint32_t cpu,
+			bool from_record)
+{
+	if (!th->off || th->out_from_record == from_record)
+		return false;
+	if (cpu != UINT32_MAX && th->out_cpu != UINT32_MAX)
+		return th->out_cpu == cpu && th->out_lost == cpu_lost(a, cpu);
+	return th->out_lost_all == a->lost_all;
+}
+
+/*
+ * A switch-out record opened an interval without a stack: no sched_switch
+ * sample of the same switch came first. Why, as far as the recording says:
+ * records of its CPU were lost, or no sched_switch event was recorded.
+ */
+static void no_stack_why(struct account *a, uint32_t cpu)
+{
+	a->meta->iv_no_stack++;
+	if (cpu == UINT32_MAX ? a->lost_all : cpu_lost(a, cpu))
+		a->meta->iv_no_stack_lost++;
+	else if (!a->switch_event)
+		a->meta->iv_no_stack_unrecorded++;
+}
+
+/* A LOST record: what @ev's CPU (or, naming none, every CPU) wrote since
+ * its last record may be missing. */
+static void lost_record(struct account *a, const struct perf_event *ev)
+{
+	struct acct_cpu *c = ev->has_sample_id && ev->sample.cpu != UINT32_MAX ?
+				     cpu_at(a, ev->sample.cpu) : NULL;
+
+	a->lost_all++;
+	if (c)
+		c->lost++;
+	else
+		a->lost_any++;
 }
 
 static void cpu_seen(struct account *a, uint32_t cpu, uint64_t t)
@@ -1599,8 +1654,7 @@ static void switch_sample(struct account *a, struct acct_src *src, const struct 
 		prev = thread_get(a, UINT32_MAX, (uint32_t)prev_pid, s->time);
 	src->used++;
 	if (prev && prev->tid != 0 && !prev->exited && state != 'X' && state != 'Z') {
-		bool same = prev->off && prev->out_from_record &&
-			    s->time - prev->out_time < SAME_SWITCH_NS;
+		bool same = same_switch(a, prev, s->cpu, false);
 
 		if (!same)
 			iv_evidence(a, prev, s->time, s->cpu);
@@ -1617,7 +1671,7 @@ static void switch_sample(struct account *a, struct acct_src *src, const struct 
 			prev->verdict[STATE_BY_WAKEUP] = wake;
 			prev->out_from_record = false;
 		} else {
-			iv_open(a, prev, s->time, state, node, false);
+			iv_open(a, prev, s->time, s->cpu, state, node, false);
 		}
 		if (prev == th && !prev->filtered)
 			syscall_evidence(a, prev, s, node, state);
@@ -1826,13 +1880,13 @@ static void switch_record(struct account *a, const struct perf_event *ev)
 	if (!ev->u.sw.out) {
 		iv_close(a, th, s->time, IV_EXACT);
 		run_begin(th, s->time);
-	} else if (!(th->off && !th->out_from_record && s->time - th->out_time < SAME_SWITCH_NS)) {
+	} else if (!same_switch(a, th, s->cpu, true)) {
 		char state = ev->u.sw.preempt ? 'R' : 'S';
 
 		iv_evidence(a, th, s->time, s->cpu);
-		iv_open(a, th, s->time, state, th->filtered ? TREE_NONE : no_stack_node(a, th),
-			true);
-		a->meta->iv_no_stack++;
+		iv_open(a, th, s->time, s->cpu, state,
+			th->filtered ? TREE_NONE : no_stack_node(a, th), true);
+		no_stack_why(a, s->cpu);
 	}
 	cpu_seen(a, s->cpu, s->time);
 }
@@ -1849,6 +1903,10 @@ int acct_event(struct account *a, const struct perf_event *ev, const uint64_t *p
 	case PERF_RECORD_SWITCH_CPU_WIDE:
 		a->switches_seen = true;
 		switch_record(a, ev);
+		break;
+	case PERF_RECORD_LOST:
+	case PERF_RECORD_LOST_SAMPLES:
+		lost_record(a, ev);
 		break;
 	case PERF_RECORD_FORK:
 		if (ev->u.task.pid == ev->u.task.ppid && ev->u.task.tid == ev->u.task.ptid)
@@ -1982,6 +2040,14 @@ void acct_choose_sources(struct account *a, struct perf_evsel *const *ev, size_t
 {
 	const struct perf_evsel *pick = NULL;
 
+	for (size_t i = 0; i < nr; i++) {
+		const char *name = ev[i]->name ? ev[i]->name : "";
+		size_t l = strlen(name);
+
+		if (ev[i]->attr.type == PERF_TYPE_TRACEPOINT && l >= 12 &&
+		    !strcmp(name + l - 12, "sched_switch"))
+			a->switch_event = true;
+	}
 	if (a->opts->events || a->on_cpu_chosen)
 		return;
 	for (size_t i = 0; i < nr; i++) {

@@ -42,6 +42,11 @@ struct acct_thread {
 	/* the open off-CPU interval */
 	bool off, out_from_record;
 	char out_state;
+	/* where the open interval's switch-out was seen: its CPU, and that
+	 * CPU's count of lost records then (a switch-out record and its
+	 * sched_switch sample are one switch when nothing was lost between) */
+	uint32_t out_cpu;
+	uint64_t out_lost, out_lost_all;
 	enum counter out_cnt;              /* decided when it ends (iv_close()) */
 	/* each layer's word on the open interval, enum counter or -1 none */
 	int8_t verdict[STATE_BY_COUNT];
@@ -141,6 +146,7 @@ struct acct_cpu {
 	uint64_t last;                     /* time of its last event */
 	uint32_t pid, tid;                 /* the task running there; tid UINT32_MAX: unknown */
 	uint32_t thread;                   /* its entry in threads + 1; 0: not looked up */
+	uint64_t lost;                     /* LOST records seen for it */
 };
 
 struct account {
@@ -171,6 +177,9 @@ struct account {
 
 	struct acct_cpu *cpus;             /* by CPU number */
 	size_t nr_cpus;
+	uint64_t lost_any;                 /* LOST records that name no CPU */
+	uint64_t lost_all;                 /* LOST records */
+	bool switch_event;                 /* a sched_switch event was recorded */
 
 	struct stack_entry *stacks;        /* open addressing */
 	size_t stacks_cap, nr_stacks;

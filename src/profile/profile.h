@@ -235,6 +235,8 @@ struct profile_meta {
 	uint64_t iv_open_at_end;    /* charged to the end of the recording */
 	uint64_t iv_open_ns;        /* the time they were charged */
 	uint64_t iv_no_stack;       /* switch-outs without a sched_switch sample (stack unknown) */
+	uint64_t iv_no_stack_lost;  /* ... of them on a CPU whose records were lost */
+	uint64_t iv_no_stack_unrecorded; /* ... of them with no sched_switch event recorded */
 	/* intervals whose state the evidence of their system call decided
 	 * (syscall.h), and switch-outs in a call with no user registers to read */
 	uint64_t iv_by_syscall, iv_syscall_no_regs;
