@@ -837,6 +837,30 @@ static uint32_t no_stack_node(struct account *a, struct acct_thread *th)
 
 /* --- state rules over stacks --- */
 
+/*
+ * Of the rules @ids[@n] a frame's function matches, those that may read
+ * it: a runtime's rules read the frames of its own modules, and frames no
+ * runtime claims (a static build, JIT code, a module of no known runtime),
+ * never another runtime's (HotSpot's Mutex::lock_contended is not Rust's).
+ * Return: how many are kept, in order, at the front of @ids.
+ */
+static size_t rules_of_owner(const struct account *a, const struct profile_frame *pf,
+			     uint32_t *ids, size_t n)
+{
+	const struct rule_runtime *owner = rules_runtime_of(&a->rules, pf->module);
+	size_t k = 0;
+
+	if (!owner)
+		return n;
+	for (size_t i = 0; i < n; i++) {
+		unsigned rt = a->rules.r[ids[i]].runtime;
+
+		if (!rt || &a->rules.rt[rt - 1] == owner)
+			ids[k++] = ids[i];
+	}
+	return k;
+}
+
 /* The rules tree frame @f's function matches (computed once per frame):
  * *@ids and the number of them. Group roots and placeholders match none. */
 static size_t frame_rules(struct account *a, uint32_t f, const uint32_t **ids)
@@ -872,6 +896,7 @@ static size_t frame_rules(struct account *a, uint32_t f, const uint32_t **ids)
 		n = rules_frame_matches(&a->rules, pf->function, buf, sizeof(buf) / sizeof(buf[0]));
 		if (n > sizeof(buf) / sizeof(buf[0]))
 			n = sizeof(buf) / sizeof(buf[0]);
+		n = rules_of_owner(a, pf, buf, n);
 		if (n && a->rule_ids_len + n > a->rule_ids_cap) {
 			size_t cap = a->rule_ids_cap ? a->rule_ids_cap : 1024;
 			uint32_t *ni;
@@ -905,9 +930,11 @@ static int cmp_u32(const void *x, const void *y)
 
 /*
  * The rules the stack of @node matches on @side, ascending, with no
- * repeats (made once per node and side). A waker's stack is read up to
- * its first user frame when it holds a kernel frame of interrupt handling:
- * the user frames below an interrupt are the interrupted thread's.
+ * repeats (made once per node and side). A waker's stack that holds a
+ * kernel frame of interrupt handling is read up to the interrupt's entry:
+ * the frames below it, kernel or user, are the interrupted thread's (a
+ * timer that fired during another thread's I/O wait woke this one, not
+ * the I/O).
  * Return: the number at *@ids.
  */
 static size_t stack_rules(struct account *a, uint32_t node, enum rule_side side,
@@ -950,11 +977,11 @@ static size_t stack_rules(struct account *a, uint32_t node, enum rule_side side,
 		const uint32_t *fi;
 		size_t fn;
 
-		if (side == RULE_WAKER && irq && !(a->tree.frames[f].flags & FRAME_F_KERNEL))
-			break;
 		fn = frame_rules(a, f, &fi);
 		if (a->err)
 			return 0;
+		if (side == RULE_WAKER && irq && !a->frame_rules[f].interrupt)
+			break;
 		irq = irq || a->frame_rules[f].interrupt;
 		for (size_t i = 0; i < fn && n < ACCT_MAX_MATCHES; i++)
 			m[n++] = fi[i];
@@ -1073,14 +1100,45 @@ static void blocked_verdicts(struct account *a, char state, uint32_t node, int8_
 	}
 }
 
-/* The first layer with a verdict, and its counter. */
+/*
+ * The layers' words in the order they are taken (docs/wait-states.md): at
+ * each step a layer's word is taken if it is one of the counters the step
+ * names. What the program, the waker or the call say the thread waited for
+ * (a lock, an I/O, its timer's expiry) comes first, in the layers' order;
+ * then another task's event, which says the wait was not ended by its
+ * timer; a timed-sleep from the rules or the arguments says only that the
+ * wait could end by its timer, so it comes after what woke it; the
+ * kernel's paths last.
+ */
+#define CNT_BIT(c) (1u << (c))
+#define UNTIMED (CNT_BIT(CNT_PREEMPTED) | CNT_BIT(CNT_LOCK) | CNT_BIT(CNT_IO) | \
+		 CNT_BIT(CNT_SLEEP) | CNT_BIT(CNT_IDLE) | CNT_BIT(CNT_ON_CPU))
+#define ANY (UNTIMED | CNT_BIT(CNT_TIMED_SLEEP))
+static const struct {
+	enum state_layer layer;
+	unsigned counters;      /* CNT_BIT()s this step takes */
+} decide_order[] = {
+	{ STATE_BY_USER, ANY },
+	{ STATE_BY_PROGRAM, UNTIMED },
+	{ STATE_BY_WAKEUP, ANY & ~CNT_BIT(CNT_SLEEP) },
+	{ STATE_BY_ARGS, UNTIMED },
+	{ STATE_BY_WAKEUP, CNT_BIT(CNT_SLEEP) },
+	{ STATE_BY_PROGRAM, CNT_BIT(CNT_TIMED_SLEEP) },
+	{ STATE_BY_ARGS, CNT_BIT(CNT_TIMED_SLEEP) },
+	{ STATE_BY_KERNEL, ANY },
+};
+
+/* The verdict that decides (decide_order), its layer in *@by. */
 static enum counter decide(const int8_t v[STATE_BY_COUNT], enum state_layer *by)
 {
-	for (int l = 0; l < STATE_BY_COUNT; l++)
-		if (v[l] >= 0) {
-			*by = (enum state_layer)l;
-			return (enum counter)v[l];
-		}
+	for (size_t i = 0; i < sizeof(decide_order) / sizeof(decide_order[0]); i++) {
+		int8_t c = v[decide_order[i].layer];
+
+		if (c < 0 || c >= CNT_COUNT || !(decide_order[i].counters & CNT_BIT(c)))
+			continue;
+		*by = decide_order[i].layer;
+		return (enum counter)c;
+	}
 	*by = STATE_BY_KERNEL;
 	return CNT_SLEEP;
 }
@@ -1111,10 +1169,15 @@ static void wake_verdicts(struct account *a, struct acct_thread *th, uint32_t wa
 								 th->out_state, waker, NULL);
 	c = set_verdict(a, RULE_SET_KERNEL, RULE_WAKER, th->out_state, waker, &r);
 	th->rule_wake = 0;
-	if (c < 0) {
-		c = set_verdict(a, RULE_SET_PROGRAM, RULE_WAKER, th->out_state, waker, &r);
-		if (c >= 0)
+	/* the kernel's sleep is another task's event (a futex wake, data on
+	 * a pipe): a program's release in the same stack says which */
+	if (c < 0 || c == CNT_SLEEP) {
+		int p = set_verdict(a, RULE_SET_PROGRAM, RULE_WAKER, th->out_state, waker, &r);
+
+		if (p >= 0) {
+			c = p;
 			th->rule_wake = a->rules.r[r].runtime;
+		}
 	}
 	th->verdict[STATE_BY_WAKEUP] = (int8_t)c;
 }
@@ -1173,9 +1236,11 @@ static void syscall_evidence(struct account *a, struct acct_thread *th, const st
 {
 	struct sys_mem mem;
 	uint64_t args[6];
+	bool have_mem;
 	int call, c;
 
 	th->verdict[STATE_BY_ARGS] = -1;
+	th->timeout_ns = 0;
 	if (a->opts->offcpu_simple || node == TREE_NONE || (state != 'S' && state != 'I') ||
 	    !(call = node_syscall(a, node)))
 		return;
@@ -1184,10 +1249,12 @@ static void syscall_evidence(struct account *a, struct acct_thread *th, const st
 		a->meta->iv_syscall_no_regs++;
 		return;
 	}
-	c = sys_counter(call, args, state,
-			sys_mem_of((enum sys_arch)a->sys_arch, s->user_regs_mask, s->user_regs,
-				   s->user_stack, s->user_stack_dyn_size, &mem) ? &mem : NULL);
+	have_mem = sys_mem_of((enum sys_arch)a->sys_arch, s->user_regs_mask, s->user_regs,
+			      s->user_stack, s->user_stack_dyn_size, &mem);
+	c = sys_counter(call, args, state, have_mem ? &mem : NULL);
 	th->verdict[STATE_BY_ARGS] = (int8_t)c;
+	th->timeout_ns = c == CNT_TIMED_SLEEP ? sys_timeout_ns(call, args, have_mem ? &mem : NULL) : 0;
+	th->untimed = (int8_t)sys_untimed(call);
 }
 
 /* @src's prev_state letters (the format's, else default_flags), *@n of them. */
@@ -1328,6 +1395,12 @@ static void iv_close(struct account *a, struct acct_thread *th, uint64_t end, en
 	if (!d && (end < window_start(a) ||
 		   (a->filter.has_time && (end < a->filter.t0 || out > a->filter.t1))))
 		return;
+	/* a timeout far longer than the wait (twice as long, or longer than
+	 * what the recording saw of it) did not end it: the wait was not
+	 * timed, whatever the call allowed */
+	if (th->verdict[STATE_BY_ARGS] == CNT_TIMED_SLEEP && th->timeout_ns &&
+	    th->timeout_ns / 2 > (wake ? wake : end) - out)
+		th->verdict[STATE_BY_ARGS] = th->untimed;
 	th->out_cnt = decide(th->verdict, &by);
 	meta->decided_count[by]++;
 	meta->decided_ns[by] += d;

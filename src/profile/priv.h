@@ -50,6 +50,10 @@ struct acct_thread {
 	enum counter out_cnt;              /* decided when it ends (iv_close()) */
 	/* each layer's word on the open interval, enum counter or -1 none */
 	int8_t verdict[STATE_BY_COUNT];
+	/* the relative timeout the system call was given (0: none known), and
+	 * the call's counter had it been untimed */
+	uint64_t timeout_ns;
+	int8_t untimed;
 	uint16_t rule_prog, rule_wake;     /* the runtime (+1) of the program rule and
 					    * the wakeup rule that gave theirs; 0 none */
 	uint32_t out_node;                 /* TREE_NONE: not charged to the tree */

@@ -20,6 +20,15 @@ enum timeout_kind {
 	TO_URING,       /* io_uring_enter(): by its flags, then the extended argument */
 };
 
+/* What a timeout pointer points to: a relative time whose length can be
+ * read (where the sample copied the memory), or something that cannot be
+ * compared with the wait's length here (an absolute time, a clock's). */
+enum timeout_form {
+	TF_OPAQUE,
+	TF_TIMESPEC,    /* { tv_sec, tv_nsec }, relative */
+	TF_TIMEVAL,     /* { tv_sec, tv_usec }, relative */
+};
+
 struct sys_call {
 	const char *name;
 	const char *impl;               /* a kernel function it can be seen by instead of its
@@ -27,38 +36,39 @@ struct sys_call {
 	enum timeout_kind kind;
 	int arg;                        /* the timeout's (or op's) argument */
 	enum counter untimed;           /* the counter of an untimed wait */
+	enum timeout_form form;         /* what a TO_POINTER (or futex wait) points to */
 };
 
 static const struct sys_call calls[] = {
-	{ "futex", NULL, TO_FUTEX, 3, CNT_SLEEP },
-	{ "futex_waitv", NULL, TO_POINTER, 3, CNT_SLEEP },
-	{ "poll", NULL, TO_MILLIS, 2, CNT_SLEEP },
-	{ "ppoll", NULL, TO_POINTER, 2, CNT_SLEEP },
-	{ "select", NULL, TO_POINTER, 4, CNT_SLEEP },
-	{ "pselect6", NULL, TO_POINTER, 4, CNT_SLEEP },
-	{ "epoll_wait", NULL, TO_MILLIS, 3, CNT_SLEEP },
-	{ "epoll_pwait", NULL, TO_MILLIS, 3, CNT_SLEEP },
-	{ "epoll_pwait2", NULL, TO_POINTER, 3, CNT_SLEEP },
-	{ "nanosleep", NULL, TO_ALWAYS, 0, CNT_TIMED_SLEEP },
-	{ "clock_nanosleep", NULL, TO_ALWAYS, 0, CNT_TIMED_SLEEP },
-	{ "semop", NULL, TO_NONE, 0, CNT_SLEEP },
+	{ "futex", NULL, TO_FUTEX, 3, CNT_SLEEP, TF_TIMESPEC },
+	{ "futex_waitv", NULL, TO_POINTER, 3, CNT_SLEEP, TF_OPAQUE },
+	{ "poll", NULL, TO_MILLIS, 2, CNT_SLEEP, TF_OPAQUE },
+	{ "ppoll", NULL, TO_POINTER, 2, CNT_SLEEP, TF_TIMESPEC },
+	{ "select", NULL, TO_POINTER, 4, CNT_SLEEP, TF_TIMEVAL },
+	{ "pselect6", NULL, TO_POINTER, 4, CNT_SLEEP, TF_TIMESPEC },
+	{ "epoll_wait", NULL, TO_MILLIS, 3, CNT_SLEEP, TF_OPAQUE },
+	{ "epoll_pwait", NULL, TO_MILLIS, 3, CNT_SLEEP, TF_OPAQUE },
+	{ "epoll_pwait2", NULL, TO_POINTER, 3, CNT_SLEEP, TF_TIMESPEC },
+	{ "nanosleep", NULL, TO_ALWAYS, 0, CNT_TIMED_SLEEP, TF_OPAQUE },
+	{ "clock_nanosleep", NULL, TO_ALWAYS, 0, CNT_TIMED_SLEEP, TF_OPAQUE },
+	{ "semop", NULL, TO_NONE, 0, CNT_SLEEP, TF_OPAQUE },
 	/* glibc's semop() is semtimedop(..., NULL) on 64-bit; the kernel's
 	 * entry tail-calls do_semtimedop (a libc calling semop itself leaves
 	 * the 4th register as it was: such a wait may read as timed) */
-	{ "semtimedop", "do_semtimedop", TO_POINTER, 3, CNT_SLEEP },
-	{ "io_getevents", NULL, TO_POINTER, 4, CNT_IO },
-	{ "io_pgetevents", NULL, TO_POINTER, 4, CNT_IO },
-	{ "mq_timedreceive", NULL, TO_POINTER, 4, CNT_SLEEP },
-	{ "mq_timedsend", NULL, TO_POINTER, 4, CNT_SLEEP },
-	{ "rt_sigtimedwait", NULL, TO_POINTER, 2, CNT_SLEEP },
-	{ "rt_sigsuspend", NULL, TO_NONE, 0, CNT_SLEEP },
-	{ "pause", NULL, TO_NONE, 0, CNT_SLEEP },
-	{ "wait4", NULL, TO_NONE, 0, CNT_SLEEP },
-	{ "waitid", NULL, TO_NONE, 0, CNT_SLEEP },
-	{ "msgrcv", NULL, TO_NONE, 0, CNT_SLEEP },
-	{ "flock", NULL, TO_FLOCK, 1, CNT_LOCK },
-	{ "fcntl", NULL, TO_FCNTL, 1, CNT_LOCK },
-	{ "io_uring_enter", NULL, TO_URING, 4, CNT_IO },
+	{ "semtimedop", "do_semtimedop", TO_POINTER, 3, CNT_SLEEP, TF_TIMESPEC },
+	{ "io_getevents", NULL, TO_POINTER, 4, CNT_IO, TF_TIMESPEC },
+	{ "io_pgetevents", NULL, TO_POINTER, 4, CNT_IO, TF_TIMESPEC },
+	{ "mq_timedreceive", NULL, TO_POINTER, 4, CNT_SLEEP, TF_OPAQUE },
+	{ "mq_timedsend", NULL, TO_POINTER, 4, CNT_SLEEP, TF_OPAQUE },
+	{ "rt_sigtimedwait", NULL, TO_POINTER, 2, CNT_SLEEP, TF_TIMESPEC },
+	{ "rt_sigsuspend", NULL, TO_NONE, 0, CNT_SLEEP, TF_OPAQUE },
+	{ "pause", NULL, TO_NONE, 0, CNT_SLEEP, TF_OPAQUE },
+	{ "wait4", NULL, TO_NONE, 0, CNT_SLEEP, TF_OPAQUE },
+	{ "waitid", NULL, TO_NONE, 0, CNT_SLEEP, TF_OPAQUE },
+	{ "msgrcv", NULL, TO_NONE, 0, CNT_SLEEP, TF_OPAQUE },
+	{ "flock", NULL, TO_FLOCK, 1, CNT_LOCK, TF_OPAQUE },
+	{ "fcntl", NULL, TO_FCNTL, 1, CNT_LOCK, TF_OPAQUE },
+	{ "io_uring_enter", NULL, TO_URING, 4, CNT_IO, TF_OPAQUE },
 };
 
 #define NR_CALLS (sizeof(calls) / sizeof(calls[0]))
@@ -183,6 +193,32 @@ static int uring_timed(const uint64_t args[6], const struct sys_mem *mem)
 	if (!mem_u64(mem, args[4] + URING_ARG_TS, &ts))
 		return -1;
 	return ts != 0;
+}
+
+int sys_untimed(int call)
+{
+	return call > 0 && (size_t)call <= NR_CALLS ? (int)calls[call - 1].untimed : CNT_SLEEP;
+}
+
+uint64_t sys_timeout_ns(int call, const uint64_t args[6], const struct sys_mem *mem)
+{
+	const struct sys_call *c;
+	uint64_t sec, frac, addr;
+
+	if (call <= 0 || (size_t)call > NR_CALLS)
+		return 0;
+	c = &calls[call - 1];
+	if (c->kind == TO_MILLIS)
+		return (int32_t)args[c->arg] > 0 ? (uint64_t)(int32_t)args[c->arg] * 1000000 : 0;
+	if (c->kind == TO_FUTEX && (args[1] & 0x7f) != FUTEX_OP_WAIT)
+		return 0;       /* WAIT_BITSET's and the PI ops' times are absolute */
+	if ((c->kind != TO_POINTER && c->kind != TO_FUTEX) || c->form == TF_OPAQUE)
+		return 0;
+	addr = args[c->arg];
+	if (!addr || !mem_u64(mem, addr, &sec) || !mem_u64(mem, addr + 8, &frac) ||
+	    sec > UINT64_MAX / 2000000000 || frac >= 1000000000)
+		return 0;
+	return sec * 1000000000 + (c->form == TF_TIMEVAL ? frac * 1000 : frac);
 }
 
 int sys_counter(int call, const uint64_t args[6], char state, const struct sys_mem *mem)

@@ -76,6 +76,18 @@ bool sys_mem_of(enum sys_arch arch, uint64_t mask, const uint64_t *regs, const u
  */
 int sys_counter(int call, const uint64_t args[6], char state, const struct sys_mem *mem);
 
+/**
+ * sys_timeout_ns() - the relative timeout, in ns, of a wait in call @call
+ * with @args: a poll's milliseconds, or a relative time the arguments
+ * point to in @mem (NULL: none copied). 0 when there is none, it is not
+ * readable, or it is absolute (a futex's WAIT_BITSET, a condition
+ * variable's): the wait's length cannot be held against it then.
+ */
+uint64_t sys_timeout_ns(int call, const uint64_t args[6], const struct sys_mem *mem);
+
+/** sys_untimed() - the counter of an untimed wait in @call (sleep, or io for an I/O's). */
+int sys_untimed(int call);
+
 /** sys_call_name() - the name of @call, for messages. */
 const char *sys_call_name(int call);
 

@@ -222,11 +222,29 @@ static void test_rules_builtin(void **state)
 			 CNT_TIMED_SLEEP);
 	assert_int_equal(verdict(&rs, RULE_SET_KERNEL, RULE_WAKER, 'D', STACK("blk_mq_end_request")),
 			 CNT_IO);
-	/* an interruptible wait's completion: its arguments say if it was timed */
+	/* an interruptible wait's completion: the completion, not a timer, ended it */
 	assert_int_equal(verdict(&rs, RULE_SET_KERNEL, RULE_WAKER, 'S', STACK("io_req_complete_post")),
-			 -1);
+			 CNT_IO);
+	assert_int_equal(verdict(&rs, RULE_SET_KERNEL, RULE_WAKER, 'S',
+				 STACK("task_work_add", "__io_req_task_work_add", "io_poll_wake",
+				       "anon_pipe_write")),
+			 CNT_IO);
+	/* another task's event: sleep (a program's release in its stack says
+	 * more: the accounting asks the programs' rules then) */
 	assert_int_equal(verdict(&rs, RULE_SET_KERNEL, RULE_WAKER, 'S', STACK("futex_wake", "write")),
-			 -1);
+			 CNT_SLEEP);
+	assert_int_equal(verdict(&rs, RULE_SET_KERNEL, RULE_WAKER, 'S', STACK("pipe_write")),
+			 CNT_SLEEP);
+	assert_int_equal(verdict(&rs, RULE_SET_KERNEL, RULE_WAKER, 'D', STACK("futex_wake")), -1);
+	/* a vfork's parent waits for its child's exec or exit, in D */
+	assert_int_equal(verdict(&rs, RULE_SET_KERNEL, RULE_WAKER, 'D', STACK("mm_release")),
+			 CNT_SLEEP);
+	assert_int_equal(verdict(&rs, RULE_SET_KERNEL, RULE_BLOCKED, 'D',
+				 STACK("schedule", "wait_for_completion_state", "kernel_clone")),
+			 CNT_SLEEP);
+	assert_int_equal(verdict(&rs, RULE_SET_KERNEL, RULE_BLOCKED, 'D',
+				 STACK("schedule", "rwsem_down_write_slowpath", "kernel_clone")),
+			 CNT_LOCK);
 	assert_int_equal(verdict(&rs, RULE_SET_PROGRAM, RULE_WAKER, 'S', STACK("__lll_lock_wake")),
 			 CNT_LOCK);
 	assert_int_equal(verdict(&rs, RULE_SET_PROGRAM, RULE_WAKER, 'S', STACK("drop_gil")), CNT_LOCK);
@@ -876,6 +894,24 @@ static void test_syscall_evidence(void **state)
 	assert_int_equal(sys_counter(flock, flock_nb, 'S', NULL), -1);
 	assert_int_equal(sys_counter(fcntl, setlkw, 'S', NULL), CNT_LOCK);
 	assert_int_equal(sys_counter(fcntl, setlk, 'S', NULL), -1);
+	/* the timeout's length, where the wait's length can be held against
+	 * it: a poll's milliseconds; a relative time in the copied memory */
+	assert_int_equal(sys_timeout_ns(poll, poll_10, NULL), 10000000);
+	assert_int_equal(sys_timeout_ns(poll, poll_inf, NULL), 0);
+	{
+		uint64_t words[4] = { 2, 500000000, 0, 0 };       /* 2.5 s */
+		struct sys_mem mem = { 0x7fe0, (const uint8_t *)words, sizeof(words) };
+		uint64_t futex_rel[6] = { 0, 128 | 0, 1, 0x7fe0 };
+		uint64_t futex_abs[6] = { 0, 128 | 9, 1, 0x7fe0 };
+
+		assert_int_equal(sys_timeout_ns(semtimedop, sem_timed, &mem), 2500000000ull);
+		assert_int_equal(sys_timeout_ns(futex, futex_rel, &mem), 2500000000ull);
+		assert_int_equal(sys_timeout_ns(futex, futex_abs, &mem), 0);      /* absolute */
+		assert_int_equal(sys_timeout_ns(semtimedop, sem_timed, NULL), 0); /* not copied */
+		assert_int_equal(sys_timeout_ns(futex, futex_timed, &mem), 0);    /* WAIT_BITSET too */
+	}
+	assert_int_equal(sys_untimed(poll), CNT_SLEEP);
+	assert_int_equal(sys_untimed(sys_call_of("__x64_sys_io_getevents")), CNT_IO);
 }
 
 /* io_uring_enter's timeout lies in a structure on the user stack: read from

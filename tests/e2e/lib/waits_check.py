@@ -35,7 +35,7 @@ WANT = {
     "waitpid": "sleep", "sigwait": "sleep", "sigtimedwait": "timed-sleep", "fsync": "io",
     "fdatasync": "io", "msync": "io", "read_cold": "io", "read_direct": "io", "page_fault": "io",
     "mutex_adaptive": "lock", "uring_untimed": "io", "uring_timed": "timed-sleep",
-    "posix_lock": "lock", "semop": "sleep", "mutex_clocklock": "lock",
+    "posix_lock": "lock", "semop": "sleep", "mutex_clocklock": "lock", "vfork": "sleep",
 }
 LOCKS = ("flock", "ofd_lock", "mutex", "rwlock", "mutex_recursive", "mutex_pi", "mutex_timed",
          "mutex_adaptive", "posix_lock", "mutex_clocklock")
@@ -48,8 +48,11 @@ RULES_KNOW = {"cond_untimed", "nanosleep", "sem_untimed", "poll_timed", "epoll_t
               "select_timed", "flock", "ofd_lock", "mutex", "mutex_pi", "barrier", "pipe_read",
               "socket_read", "eventfd_read", "waitpid", "fsync", "fdatasync", "msync",
               "read_cold", "read_direct", "page_fault", "mutex_adaptive", "uring_untimed",
-              "posix_lock"}
-WAKERS_KNOW = RULES_KNOW | {"rwlock", "mutex_timed", "mutex_clocklock"}
+              "posix_lock", "vfork"}
+# and another task's event (a write to the pipe polled, a signal, a
+# semaphore's post) says an untimed wait was not ended by a timer
+WAKERS_KNOW = RULES_KNOW | {"rwlock", "mutex_timed", "mutex_clocklock", "poll_untimed",
+                            "epoll_untimed", "select_untimed", "sigwait", "semop"}
 # with the registers (regs): everything but io_uring_enter's timeout, which
 # is in a structure on the stack (dwarf copies it); a timed mutex lock is a
 # futex wait for a lock word's contended value, a rwlock's is ended by its

@@ -271,6 +271,28 @@ __attribute__((noinline)) static void wait_waitpid(void)
 	}
 }
 
+/* A vfork's parent waits for its child to exec or exit (here: after a
+ * 10 ms sleep): an event of another task, not an I/O, though the kernel
+ * waits in the uninterruptible state. The child touches no memory it
+ * shares: its name and its sleep are system calls on constants. */
+__attribute__((noinline)) static void wait_vfork(void)
+{
+	static const struct timespec ts = { 0, TICK_NS };
+	static const char child_name[] = "vfork_child";
+
+	while (running()) {
+		pid_t child = vfork();
+
+		if (child == 0) {
+			prctl(PR_SET_NAME, child_name);
+			nanosleep(&ts, NULL);
+			_exit(0);
+		}
+		if (child > 0)
+			waitpid(child, NULL, 0);
+	}
+}
+
 __attribute__((noinline)) static void wait_sigwait(void)
 {
 	sigset_t set;
@@ -751,7 +773,7 @@ int main(int argc, char **argv)
 		W(pipe_read), W(socket_read), W(eventfd_read), W(waitpid), W(sigwait),
 		W(sigtimedwait), W(fsync), W(fdatasync), W(msync), W(read_cold), W(read_direct),
 		W(page_fault), W(mutex_adaptive), W(uring_untimed), W(uring_timed), W(posix_lock),
-		W(semop), W(recv_timeout), W(mutex_clocklock),
+		W(semop), W(recv_timeout), W(mutex_clocklock), W(vfork),
 	};
 	enum { N = sizeof(waits) / sizeof(waits[0]) };
 	pthread_t t[N + 2];
