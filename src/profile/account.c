@@ -1182,8 +1182,44 @@ static void wake_verdicts(struct account *a, struct acct_thread *th, uint32_t wa
 	th->verdict[STATE_BY_WAKEUP] = (int8_t)c;
 }
 
+/* How many of a stack's innermost user frames may be a system call's
+ * wrapper (an inlined futex wait inside the C library's lock, inside its
+ * caller) */
+#define WRAPPER_DEPTH 3
+
+/*
+ * The system call @node's stack waits in, told by its user side: its
+ * innermost user frames, by the "syscall" lines of their runtime (the C
+ * library's wrappers: __poll is poll). For stacks whose kernel frames are
+ * not named (the recorded kernel's symbols are not here). 0: none.
+ */
+static int wrapper_call(struct account *a, uint32_t node)
+{
+	unsigned seen = 0;
+
+	for (uint32_t at = node, depth = 0;
+	     at != TREE_ROOT && at != TREE_NONE && depth < ACCT_MAX_FRAMES * 8 &&
+	     seen < WRAPPER_DEPTH;
+	     depth++, at = a->tree.nodes[at].parent) {
+		uint32_t f = a->tree.nodes[at].frame;
+		const struct profile_frame *pf = &a->tree.frames[f];
+
+		if (pf->flags & (FRAME_F_KERNEL | FRAME_F_PROCESS | FRAME_F_THREAD |
+				 FRAME_F_SYNTHETIC))
+			continue;
+		seen++;
+		if (!a->frame_sys[f])
+			a->frame_sys[f] = (int16_t)(rules_wrapper_call(&a->rules, pf->function,
+								       pf->module) + 1);
+		if (a->frame_sys[f] > 1)
+			return a->frame_sys[f] - 1;
+	}
+	return 0;
+}
+
 /* The system call @node's stack waits in (the kernel frame nearest the
- * leaf that is a call's entry point), sys_call_of()'s number, 0 none. */
+ * leaf that is a call's entry point; else its user side's wrapper),
+ * sys_call_of()'s number, 0 none. */
 static int node_syscall(struct account *a, uint32_t node)
 {
 	/* once per stack: its switch-outs ask again */
@@ -1222,6 +1258,8 @@ static int node_syscall(struct account *a, uint32_t node)
 			break;
 		}
 	}
+	if (!call)
+		call = wrapper_call(a, node);
 	if (kept)
 		a->blocked[node].sys = (int16_t)(call + 1);
 	return call;

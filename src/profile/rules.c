@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "syscall.h"
 #include "../util/error.h"
 #include "../util/log.h"
 
@@ -202,6 +203,34 @@ static int parse_rule(struct rules *rs, char **tok, size_t nt, enum rule_set set
 	return 0;
 }
 
+/* "syscall FUNCTION CALL": the runtime above it (if any) wraps CALL in FUNCTION. */
+static int parse_syscall(struct rules *rs, char **tok, size_t nt, enum rule_set set,
+			 const char *name, unsigned lineno)
+{
+	struct rule_syscall *sc;
+	int call;
+
+	if (nt != 3) {
+		pp_error("'%s' line %u: a syscall line is 'syscall FUNCTION CALL'", name, lineno);
+		return PP_ERULES;
+	}
+	call = sys_call_named(tok[2]);
+	if (!call) {
+		pp_error("'%s' line %u: '%s' is not a system call perfport reads the arguments "
+			 "of", name, lineno, tok[2]);
+		return PP_ERULES;
+	}
+	if (grow((void **)&rs->sys, &rs->cap_sys, rs->nr_sys + 1, sizeof(*rs->sys)))
+		return PP_ENOMEM;
+	sc = &rs->sys[rs->nr_sys];
+	sc->call = call;
+	sc->runtime = rs->nrt && rs->rt[rs->nrt - 1].set == set ? (uint16_t)rs->nrt : 0;
+	if (!(sc->pattern = strdup(tok[1])))
+		return PP_ENOMEM;
+	rs->nr_sys++;
+	return 0;
+}
+
 static int parse_line(struct rules *rs, char *line, enum rule_set set, const char *name,
 		      unsigned lineno)
 {
@@ -231,6 +260,8 @@ static int parse_line(struct rules *rs, char *line, enum rule_set set, const cha
 		rs->rt[rs->nrt - 1].wrappers = true;
 		return 0;
 	}
+	if (strcmp(tok[0], "syscall") == 0)
+		return parse_syscall(rs, tok, nt, set, name, lineno);
 	if (strcmp(tok[0], "interrupt") == 0) {
 		if (nt < 2) {
 			pp_error("'%s' line %u: an interrupt line is 'interrupt PATTERN...'", name,
@@ -254,7 +285,7 @@ int rules_parse(struct rules *rs, const char *text, const char *name, enum rule_
 {
 	char *copy = strdup(text), *line;
 	unsigned lineno = 0;
-	size_t before = rs->n, rt_before = rs->nrt;
+	size_t before = rs->n, rt_before = rs->nrt, sys_before = rs->nr_sys;
 	int ret = 0;
 
 	if (!copy)
@@ -271,7 +302,7 @@ int rules_parse(struct rules *rs, const char *text, const char *name, enum rule_
 		line = nl ? nl + 1 : NULL;
 	}
 	free(copy);
-	if (!ret && rs->n == before && rs->nrt == rt_before) {
+	if (!ret && rs->n == before && rs->nrt == rt_before && rs->nr_sys == sys_before) {
 		pp_error("'%s' holds no rules", name);
 		ret = PP_ERULES;
 	}
@@ -369,6 +400,9 @@ void rules_free(struct rules *rs)
 		free(rs->rt[i].name);
 		free(rs->rt[i].advice);
 	}
+	for (size_t i = 0; i < rs->nr_sys; i++)
+		free(rs->sys[i].pattern);
+	free(rs->sys);
 	for (size_t i = 0; i < rs->nr_interrupts; i++)
 		free(rs->interrupts[i]);
 	free(rs->interrupts);
@@ -435,6 +469,24 @@ static void builtin_parse(void)
 		ret = rules_parse(&builtin_runtimes, t->text, t->name, RULE_SET_PROGRAM);
 	if (ret)
 		rules_free(&builtin_runtimes);
+}
+
+int rules_wrapper_call(const struct rules *rs, const char *function, const char *module)
+{
+	const struct rule_runtime *owner;
+
+	if (!function || !rs->nr_sys)
+		return 0;
+	owner = rules_runtime_of(rs, module);
+	for (size_t i = 0; i < rs->nr_sys; i++) {
+		const struct rule_syscall *sc = &rs->sys[i];
+
+		if (owner && sc->runtime && &rs->rt[sc->runtime - 1] != owner)
+			continue;
+		if (fnmatch(sc->pattern, function, 0) == 0)
+			return sc->call;
+	}
+	return 0;
 }
 
 const struct rule_runtime *rules_runtime_of(const struct rules *rs, const char *module)

@@ -70,11 +70,21 @@ struct rule_runtime {
 				 * frame outside them (the C library) */
 };
 
+/* "syscall FUNCTION CALL": a user function (a C library's wrapper) that
+ * makes system call CALL, for stacks whose kernel frames are not named. */
+struct rule_syscall {
+	char *pattern;          /* fnmatch pattern on the function's name */
+	int call;               /* sys_call_of()'s number */
+	uint16_t runtime;       /* runtimes[runtime - 1] it is for; 0 none */
+};
+
 struct rules {
 	struct rule *r;         /* in order: user, program, kernel rules */
 	size_t n, cap;
 	struct rule_runtime *rt;
 	size_t nrt, cap_rt;
+	struct rule_syscall *sys;  /* "syscall" lines, in order */
+	size_t nr_sys, cap_sys;
 	char **interrupts;      /* "interrupt" patterns: kernel frames of interrupt handling */
 	size_t nr_interrupts, cap_interrupts;
 	/* per set, side and state letter: the first rule without a pattern,
@@ -104,7 +114,9 @@ extern const struct rules_text profile_program_rules[];
  * [MODULE-PATTERN...]" (the rules below are NAME's), "advice TEXT" (what
  * gives NAME's rules their names), "wrappers" (NAME's functions wrap
  * system calls: where a program waits is its innermost frame outside
- * them), "interrupt PATTERN..." (kernel functions of interrupt handling).
+ * them), "syscall FUNCTION CALL" (NAME's function FUNCTION makes system
+ * call CALL), "interrupt PATTERN..." (kernel functions of interrupt
+ * handling).
  * # starts a comment. A text holds at least one rule or runtime.
  * Return: 0, PP_ERULES (the line and the problem were logged) or PP_ENOMEM.
  */
@@ -133,6 +145,14 @@ bool rules_match(const struct rules *rs, size_t i, const char *function);
  */
 size_t rules_frame_matches(const struct rules *rs, const char *function, uint32_t *out,
 			   size_t max);
+
+/**
+ * rules_wrapper_call() - the system call (sys_call_of()'s number) that the
+ * user function @function of module @module makes, by the "syscall" lines
+ * of its module's runtime (or of any runtime, for a module no runtime
+ * claims); 0 when none says.
+ */
+int rules_wrapper_call(const struct rules *rs, const char *function, const char *module);
 
 /** rules_is_interrupt() - whether @function is a kernel frame of interrupt handling. */
 bool rules_is_interrupt(const struct rules *rs, const char *function);

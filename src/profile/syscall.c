@@ -122,6 +122,14 @@ int sys_call_of(const char *function)
 	return 0;
 }
 
+int sys_call_named(const char *name)
+{
+	for (size_t i = 0; i < NR_CALLS; i++)
+		if (!strcmp(name, calls[i].name))
+			return (int)i + 1;
+	return 0;
+}
+
 const char *sys_call_name(int call)
 {
 	return call > 0 && (size_t)call <= NR_CALLS ? calls[call - 1].name : "?";

@@ -88,6 +88,9 @@ uint64_t sys_timeout_ns(int call, const uint64_t args[6], const struct sys_mem *
 /** sys_untimed() - the counter of an untimed wait in @call (sleep, or io for an I/O's). */
 int sys_untimed(int call);
 
+/** sys_call_named() - the number of the call named @name ("poll"), 0 if it is not read. */
+int sys_call_named(const char *name);
+
 /** sys_call_name() - the name of @call, for messages. */
 const char *sys_call_name(int call);
 

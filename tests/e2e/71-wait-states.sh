@@ -186,6 +186,40 @@ PY
 done
 echo "ok: --no-kernel changes no state"
 
+# without the recorded kernel's names (a recording read on another host,
+# no perf archive: here a --kallsyms of one symbol), the system call is
+# told from the user side, by the C library's wrapper the thread sits in,
+# and its arguments decide as with the names: each primitive's state is
+# the same, dwarf and -g --user-regs. io_uring's are left out: waits.c
+# enters it through the C library's generic syscall(), which names no
+# call, and the kernel's io_uring path is what says io.
+printf 'ffffffff81000000 T _stext\n' >"$WORK/one.kallsyms"
+for v in dwarf regs; do
+	"$PERFPORT" -q report -i "$WORK/$v.data" --kallsyms "$WORK/one.kallsyms" --json --no-tree \
+		>"$WORK/$v-hidden.json" || fail "report --kallsyms $v: exit $?"
+	$PY - "$WORK/$v-decided.json" "$WORK/$v-hidden.json" "$v" <<'PY' || fail "$v: the states differ without kernel names"
+import json, sys
+named, hidden = (json.load(open(f)) for f in sys.argv[1:3])
+assert not any(f["function"].startswith("__x64_sys_") or f["function"].startswith("__arm64_sys_")
+               for f in hidden["frames"]), "kernel frames still named"
+def states(r):
+    out = {}
+    for t in r["threads"]:
+        c = {k: v["ns"] for k, v in t["counters"].items() if k not in ("on-cpu", "preempted")}
+        if sum(c.values()) > 50e6:
+            out[t["comm"]] = max(c, key=c.get)
+    return out
+a, b = states(named), states(hidden)
+skip = {"uring_timed", "uring_untimed"}
+bad = ["%s %s -> %s" % (k, a[k], b.get(k)) for k in sorted(a) if k not in skip and a[k] != b.get(k)]
+print("%s: %d of %d threads in the same state without kernel names" % (
+    sys.argv[3], len([k for k in a if k not in skip]) - len(bad), len([k for k in a if k not in skip])))
+if bad:
+    sys.exit("; ".join(bad))
+PY
+done
+echo "ok: the same states without the kernel's names"
+
 # who woke them: report --wakers pairs each blocked interval with the stack
 # of the sched_waking that ended it (fired in the waker's context); the untimed waits are ended by the
 # waker thread's wake_all(), the lock waits by lock_holder(); the pairs
