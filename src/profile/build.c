@@ -352,6 +352,10 @@ static int finish_threads(struct profile *p, struct profile_priv *pv, const stru
 		 * running when it began has no start of its own (time 0) */
 		o->start = t->start > a->first_time ? t->start : a->first_time;
 		o->end = t->end < a->last_time ? t->end : a->last_time;
+		/* a thread first seen in a record after the last sample (a
+		 * system-wide recording's late switch) ends where the profile does */
+		if (o->start > a->last_time)
+			o->start = a->last_time;
 		if (o->end < o->start)
 			o->end = o->start;
 		o->forked = t->forked;
