@@ -45,3 +45,34 @@ PY
 has "^# runtime HotSpot (.*libjvm.so): its rules decided" "$WORK/jvm.txt" ||
 	fail "report does not name HotSpot's rules: $(grep '^#' "$WORK/jvm.txt")"
 echo "ok: synchronized contention is lock, Thread.sleep timed-sleep, Object.wait sleep"
+
+# java.util.concurrent, beside JDK Flight Recorder's own count of every
+# park (jdk.ThreadPark, threshold 0): a CountDownLatch's await, a
+# Condition's await and a queue's take are waits for another thread's
+# event (sleep); a ReentrantLock and a ReentrantReadWriteLock's read lock
+# under a writer are lock waits - all of them park in the same
+# Unsafe_Park, so the JIT's frames above it decide (the JVM's own perf
+# map, written at exit; -Xcomp with C1 so that the JUC methods are compiled
+# in a 2 s run; -XX:+PreserveFramePointer so that the unwinding goes
+# through the JIT's frames). Each thread's time in its state is within 5%
+# of its parked time by JFR's parkedClass.
+command -v jfr >/dev/null || skip "the JDK's jfr tool is missing (JucWaits not checked)"
+javac -d "$WORK" "$TOP/tests/e2e/progs/JucWaits.java" || fail "javac JucWaits"
+rm -f "$WORK/juc.jfr"
+record "$WORK/juc.data" -m 2048 -e sched:sched_switch -e sched:sched_waking --switch-events \
+	--call-graph dwarf,8192 -- java -XX:-UsePerfData -Xmx64m -XX:+PreserveFramePointer \
+	-XX:TieredStopAtLevel=1 -Xcomp -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit \
+	"-XX:StartFlightRecording=filename=$WORK/juc.jfr,jdk.ThreadPark#threshold=0ms" \
+	-cp "$WORK" JucWaits 2
+jfr print --json --events jdk.ThreadPark "$WORK/juc.jfr" >"$WORK/park.json" || fail "jfr print: exit $?"
+"$PERFPORT" -q report -i "$WORK/juc.data" --json --no-tree >"$WORK/juc.json" || fail "report JucWaits: exit $?"
+$PY "$TOP/tests/e2e/lib/jfr_park.py" "$WORK/juc.json" "$WORK/park.json" latch=sleep condition=sleep \
+	queue=sleep rlock-0=lock rlock-1=lock reader=lock || fail "java.util.concurrent's waits against JFR"
+echo "ok: java.util.concurrent's latch, condition and queue sleep, its locks lock, as JFR's parks say"
+# a runtime's rules decide only its own modules' frames (and code no
+# runtime claims): Rust std's Mutex::lock_contended is not HotSpot's
+"$PERFPORT" -q report -i "$WORK/juc.data" --no-tree --top 1 >"$WORK/juc.txt" || fail "report: exit $?"
+if has "^# runtime Rust-std" "$WORK/juc.txt"; then
+	fail "Rust std's rules decided a JVM's waits: $(grep '^# runtime' "$WORK/juc.txt")"
+fi
+echo "ok: no other runtime's rules decide the JVM's frames"

@@ -1,0 +1,63 @@
+#!/usr/bin/python3
+"""Compare perfport's off-CPU states of a JVM's threads with JDK Flight
+Recorder's own count of their parks (jdk.ThreadPark, every park: recorded
+with jdk.ThreadPark#threshold=0ms).
+
+    jfr_park.py REPORT.json PARKS.json THREAD=STATE...
+
+PARKS.json is `jfr print --json --events jdk.ThreadPark`. A park is a lock
+wait when the object it parked on (parkedClass) is a lock's synchronizer
+(ReentrantLock's, ReentrantReadWriteLock's, StampedLock), else a wait for
+another thread's event (a latch's, a condition's, a queue's): sleep, or
+timed-sleep for a park with a timeout. For each THREAD (its name), its
+parked time in STATE by JFR and perfport's time in STATE must agree within
+5% of the parked time, and STATE must hold >= 95% of its parks. Exit 1 and
+say which differ.
+"""
+import collections
+import json
+import re
+import sys
+
+LOCKS = re.compile(r"ReentrantLock|ReentrantReadWriteLock|StampedLock")
+
+
+def seconds(iso):
+    m = re.fullmatch(r"PT(?:(\d+)M)?([\d.]+)S", iso)
+    return (int(m.group(1) or 0) * 60 + float(m.group(2))) if m else 0.0
+
+
+def main():
+    report = json.load(open(sys.argv[1]))
+    events = json.load(open(sys.argv[2]))["recording"]["events"]
+    want = dict(a.split("=", 1) for a in sys.argv[3:])
+    jfr = collections.defaultdict(collections.Counter)
+    for e in events:
+        v = e["values"]
+        name = (v.get("eventThread") or {}).get("osName")
+        cls = ((v.get("parkedClass") or {}).get("name")) or ""
+        # no timeout is Long.MIN_VALUE, printed as a negative duration
+        timed = bool(re.match(r"PT\d", str(v.get("timeout")))) or \
+            bool(re.match(r"\d{4}-", str(v.get("until"))))
+        state = "lock" if LOCKS.search(cls) else "timed-sleep" if timed else "sleep"
+        jfr[name][state] += seconds(v["duration"])
+    pp = {t["comm"]: {c: x["ns"] / 1e9 for c, x in t["counters"].items()} for t in report["threads"]}
+    bad = []
+    for name, state in want.items():
+        parked = sum(jfr[name].values())
+        mine = pp.get(name, {})
+        print("%-10s %-12s JFR parked %.3f s (%s); perfport %s" % (
+            name, state, parked, ", ".join("%s %.3f" % kv for kv in sorted(jfr[name].items())),
+            ", ".join("%s %.3f" % kv for kv in sorted(mine.items()))))
+        if parked < 0.3:
+            bad.append("%s: parked only %.3f s" % (name, parked))
+        elif jfr[name][state] < 0.95 * parked:
+            bad.append("%s: JFR says %.0f%% %s" % (name, 100 * jfr[name][state] / parked, state))
+        elif abs(mine.get(state, 0) - jfr[name][state]) > 0.05 * parked:
+            bad.append("%s: %s %.3f s, JFR %.3f s" % (name, state, mine.get(state, 0), jfr[name][state]))
+    if bad:
+        sys.exit("; ".join(bad))
+
+
+if __name__ == "__main__":
+    main()
