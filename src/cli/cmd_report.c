@@ -102,6 +102,40 @@ static void print_decided(const struct profile_meta *m)
 	}
 }
 
+/*
+ * The off-CPU time whose state rests on thin evidence (the kernel's
+ * catch-all for the thread's state, or only that another task woke it),
+ * per state, and what would decide it better, from what the recording
+ * lacks.
+ */
+static void print_thin(const struct profile_meta *m)
+{
+	uint64_t all = 0;
+	int n = 0;
+
+	for (int c = 0; c < CNT_COUNT; c++)
+		all += m->thin_ns[c];
+	if (!all || m->offcpu_simple)
+		return;
+	printf("# off-CPU states on thin evidence (no program's rule, no system call's "
+	       "arguments, no specific waker; the kernel's default for the state, or only "
+	       "that another task woke it):");
+	for (int c = 0; c < CNT_COUNT; c++)
+		if (m->thin_ns[c])
+			printf("%s %s %.3f s", n++ ? "," : "", counter_name(c), secs(m->thin_ns[c]));
+	if (!m->stack_copies)
+		printf("; to decide them, record with --call-graph dwarf (the C library keeps "
+		       "no frame pointers: -g loses the program's frames above a wait)%s",
+		       m->wakers ? "" : " and -e sched:sched_waking");
+	else if (!m->wakers)
+		printf("; to decide them, add -e sched:sched_waking with a call graph (what "
+		       "ended each wait)");
+	else
+		printf("; a rule file for the program (--state-rules, docs/wait-states.md) "
+		       "would name its wait functions");
+	putchar('\n');
+}
+
 static void print_header(const struct profile *p, const char *path)
 {
 	const struct profile_meta *m = &p->meta;
@@ -150,6 +184,7 @@ static void print_header(const struct profile *p, const char *path)
 		       m->iv_approx, m->iv_open_at_end, secs(m->iv_open_ns),
 		       m->offcpu_simple ? "; states: simple" : "");
 	print_decided(m);
+	print_thin(m);
 	if (m->iv_no_stack) {
 		uint64_t other = m->iv_no_stack - m->iv_no_stack_lost - m->iv_no_stack_unrecorded;
 
@@ -662,6 +697,18 @@ static json_object *meta_json(const struct profile *p)
 	json_object_object_add(iv, "syscall_without_regs",
 			       json_object_new_uint64(m->iv_syscall_no_regs));
 	json_object_object_add(o, "offcpu_intervals", iv);
+	iv = json_object_new_object();
+	for (int c = 0; c < CNT_COUNT; c++) {
+		json_object *e;
+
+		if (!m->thin_count[c])
+			continue;
+		e = json_object_new_object();
+		json_object_object_add(e, "count", json_object_new_uint64(m->thin_count[c]));
+		json_object_object_add(e, "ns", json_object_new_uint64(m->thin_ns[c]));
+		json_object_object_add(iv, counter_name(c), e);
+	}
+	json_object_object_add(o, "states_thin", iv);
 	iv = json_object_new_object();
 	for (int l = 0; l < STATE_BY_COUNT; l++) {
 		json_object *e = json_object_new_object();

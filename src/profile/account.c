@@ -1064,13 +1064,15 @@ static bool blocked_room(struct account *a, uint32_t node)
  * stack seen before costs a look, not three rule searches.
  */
 static void blocked_verdicts(struct account *a, char state, uint32_t node, int8_t v[STATE_BY_COUNT],
-			     long *prog_rule)
+			     long *prog_rule, bool *kernel_any)
 {
 	struct acct_blocked *b = NULL;
+	long kr;
 
 	for (int l = 0; l < STATE_BY_COUNT; l++)
 		v[l] = -1;
 	*prog_rule = -1;
+	*kernel_any = true;
 	if (a->opts->offcpu_simple) {
 		v[STATE_BY_KERNEL] = CNT_SLEEP;
 		return;
@@ -1082,20 +1084,23 @@ static void blocked_verdicts(struct account *a, char state, uint32_t node, int8_
 			v[STATE_BY_PROGRAM] = b->program;
 			v[STATE_BY_KERNEL] = b->kernel;
 			*prog_rule = b->prog_rule;
+			*kernel_any = b->kernel_any;
 			return;
 		}
 	}
 	v[STATE_BY_USER] = (int8_t)set_verdict(a, RULE_SET_USER, RULE_BLOCKED, state, node, NULL);
 	v[STATE_BY_PROGRAM] = (int8_t)set_verdict(a, RULE_SET_PROGRAM, RULE_BLOCKED, state, node,
 						  prog_rule);
-	v[STATE_BY_KERNEL] = (int8_t)set_verdict(a, RULE_SET_KERNEL, RULE_BLOCKED, state, node, NULL);
+	v[STATE_BY_KERNEL] = (int8_t)set_verdict(a, RULE_SET_KERNEL, RULE_BLOCKED, state, node, &kr);
 	if (v[STATE_BY_KERNEL] < 0)
 		v[STATE_BY_KERNEL] = CNT_SLEEP;
+	*kernel_any = kr < 0 || !a->rules.r[kr].pattern;
 	if (b && !a->err) {
 		b->state = state;
 		b->user = v[STATE_BY_USER];
 		b->program = v[STATE_BY_PROGRAM];
 		b->kernel = v[STATE_BY_KERNEL];
+		b->kernel_any = *kernel_any;
 		b->prog_rule = (int32_t)*prog_rule;
 	}
 }
@@ -1148,8 +1153,9 @@ static void classify(struct account *a, struct acct_thread *th)
 {
 	long pr;
 
-	blocked_verdicts(a, th->out_state, th->out_node, th->verdict, &pr);
+	blocked_verdicts(a, th->out_state, th->out_node, th->verdict, &pr, &th->kernel_any);
 	th->rule_prog = pr < 0 ? 0 : a->rules.r[pr].runtime;
+	th->wake_generic = false;
 }
 
 /*
@@ -1169,6 +1175,7 @@ static void wake_verdicts(struct account *a, struct acct_thread *th, uint32_t wa
 								 th->out_state, waker, NULL);
 	c = set_verdict(a, RULE_SET_KERNEL, RULE_WAKER, th->out_state, waker, &r);
 	th->rule_wake = 0;
+	th->wake_generic = c == CNT_SLEEP;
 	/* the kernel's sleep is another task's event (a futex wake, data on
 	 * a pipe): a program's release in the same stack says which */
 	if (c < 0 || c == CNT_SLEEP) {
@@ -1177,6 +1184,7 @@ static void wake_verdicts(struct account *a, struct acct_thread *th, uint32_t wa
 		if (p >= 0) {
 			c = p;
 			th->rule_wake = a->rules.r[r].runtime;
+			th->wake_generic = false;
 		}
 	}
 	th->verdict[STATE_BY_WAKEUP] = (int8_t)c;
@@ -1442,6 +1450,11 @@ static void iv_close(struct account *a, struct acct_thread *th, uint64_t end, en
 	th->out_cnt = decide(th->verdict, &by);
 	meta->decided_count[by]++;
 	meta->decided_ns[by] += d;
+	if (th->out_state != 'R' && ((by == STATE_BY_KERNEL && th->kernel_any) ||
+				     (by == STATE_BY_WAKEUP && th->wake_generic))) {
+		meta->thin_count[th->out_cnt]++;
+		meta->thin_ns[th->out_cnt] += d;
+	}
 	if (by == STATE_BY_ARGS)
 		meta->iv_by_syscall++;
 	rt = by == STATE_BY_PROGRAM ? th->rule_prog : by == STATE_BY_WAKEUP ? th->rule_wake : 0;
@@ -1805,6 +1818,7 @@ static void offcpu_sample(struct account *a, struct acct_src *src, const struct 
 	enum state_layer by;
 	uint32_t node;
 	enum counter c;
+	bool any;
 	long pr;
 
 	if (th->filtered) {
@@ -1814,8 +1828,12 @@ static void offcpu_sample(struct account *a, struct acct_src *src, const struct 
 	node = stack_node(a, ev, pcs, n, th);
 	if (node == TREE_NONE)
 		return;
-	blocked_verdicts(a, 'S', node, v, &pr);
+	blocked_verdicts(a, 'S', node, v, &pr, &any);
 	c = decide(v, &by);
+	if (by == STATE_BY_KERNEL && any) {
+		a->meta->thin_count[c]++;
+		a->meta->thin_ns[c] += ev->sample.period;
+	}
 	a->meta->decided_count[by]++;
 	a->meta->decided_ns[by] += ev->sample.period;
 	if (by == STATE_BY_PROGRAM && pr >= 0 && a->rules.r[pr].runtime) {

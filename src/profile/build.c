@@ -400,6 +400,12 @@ static int finish_sources(struct profile *p, struct profile_priv *pv, struct acc
 		o->recorded = ev[i]->nr_samples;
 		o->left_out = s->left_out;
 		o->stacks = ev[i]->attr.sample_type & (PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER);
+		if (s->role == ROLE_WAKEUP && o->recorded && o->stacks)
+			p->meta.wakers = true;
+		if (s->role == ROLE_SCHED_SWITCH || s->role == ROLE_OFFCPU_TIME) {
+			p->meta.stack_copies |= !!(ev[i]->attr.sample_type & PERF_SAMPLE_STACK_USER);
+			p->meta.user_regs |= !!(ev[i]->attr.sample_type & PERF_SAMPLE_REGS_USER);
+		}
 	}
 	p->meta.sources = pv->sources;
 	p->meta.nr_sources = nr;

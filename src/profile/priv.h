@@ -54,6 +54,9 @@ struct acct_thread {
 	 * the call's counter had it been untimed */
 	uint64_t timeout_ns;
 	int8_t untimed;
+	/* the kernel's word came from a catch-all rule; the waking's from
+	 * another task's event that no program's release named */
+	bool kernel_any, wake_generic;
 	uint16_t rule_prog, rule_wake;     /* the runtime (+1) of the program rule and
 					    * the wakeup rule that gave theirs; 0 none */
 	uint32_t out_node;                 /* TREE_NONE: not charged to the tree */
@@ -141,6 +144,7 @@ struct acct_span {
 struct acct_blocked {
 	char state;                        /* 0: none yet */
 	int8_t user, program, kernel;      /* enum counter, -1 no word */
+	bool kernel_any;                   /* the kernel's word came from its catch-all */
 	int32_t prog_rule;                 /* the program rule that gave its word, -1 none */
 	int16_t sys;                       /* node_syscall() + 1; 0 not asked yet */
 };

@@ -243,6 +243,13 @@ struct profile_meta {
 	/* off-CPU intervals (and their time) by what decided their state; the
 	 * times add up to the off-CPU total */
 	uint64_t decided_count[STATE_BY_COUNT], decided_ns[STATE_BY_COUNT];
+	/* per counter, the off-CPU intervals (and time) decided on thin
+	 * evidence: by the kernel's catch-all for the thread's state, or only
+	 * by another task's event having woken it - no program's rule, no
+	 * system call's arguments, no specific waker said what was awaited */
+	uint64_t thin_count[CNT_COUNT], thin_ns[CNT_COUNT];
+	bool stack_copies;          /* an event recorded user stacks (--call-graph dwarf) */
+	bool user_regs;             /* an event recorded user registers */
 	/* the runtimes the program rules know, recognised or not */
 	const struct profile_runtime *runtimes;
 	size_t nr_runtimes;

@@ -183,9 +183,11 @@ static int parse_rule(struct rules *rs, char **tok, size_t nt, enum rule_set set
 		return PP_ERULES;
 	}
 	c = counter_parse(tok[2]);
-	if (c < 0 || c == CNT_ON_CPU || c == CNT_IDLE) {
+	/* idle: a thread with nothing to do (a pool's worker, a scheduler
+	 * thread with nothing to run), as the idle task is */
+	if (c < 0 || c == CNT_ON_CPU) {
 		pp_error("'%s' line %u: '%s' is not an off-CPU counter (preempted, lock, io, "
-			 "sleep, timed-sleep)", name, lineno, tok[2]);
+			 "sleep, timed-sleep, idle)", name, lineno, tok[2]);
 		return PP_ERULES;
 	}
 	r->counter = (uint8_t)c;
