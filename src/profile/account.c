@@ -1765,15 +1765,24 @@ static void switch_sample(struct account *a, struct acct_src *src, const struct 
 	uint32_t node = TREE_NONE;
 	char state;
 
+	bool have_state = false;
+
 	if (src->prev_pid)
 		perf_tp_read_u64(src->prev_pid, s, &prev_pid);
-	if (src->prev_state)
-		perf_tp_read_u64(src->prev_state, s, &prev_state);
+	if (src->prev_state) {
+		have_state = !perf_tp_read_u64(src->prev_state, s, &prev_state);
+		if (!have_state && !src->state_unreadable) {
+			src->state_unreadable = true;
+			pp_warn("a sched_switch record's prev_state field lies outside its "
+				"data: those switches' states are unknown, and taken for waits "
+				"(their stacks decide what for), not for preemption");
+		}
+	}
 	if (src->next_pid)
 		perf_tp_read_u64(src->next_pid, s, &next_pid);
 	/* without prev_state the thread's state is unknown: a wait (the
 	 * stack's layers decide what for), never taken for preemption */
-	state = src->prev_state ? state_letter(src, prev_state) : 'S';
+	state = have_state ? state_letter(src, prev_state) : 'S';
 	if ((uint32_t)prev_pid != s->tid)
 		prev = thread_get(a, UINT32_MAX, (uint32_t)prev_pid, s->time);
 	src->used++;

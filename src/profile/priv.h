@@ -25,6 +25,7 @@ struct acct_src {
 	bool freq;
 	bool ns;                           /* its samples weigh time (else events) */
 	bool left_out;                     /* a sampling event the default profile leaves out */
+	bool state_unreadable;             /* a record's prev_state was out of reach (warned) */
 	uint64_t freq_ns;                  /* a hardware event at a frequency: each sample
 					    * weighs 1e9 / frequency; 0: its period */
 	const struct tep_format_field *prev_pid, *prev_state, *next_pid, *wake_pid;

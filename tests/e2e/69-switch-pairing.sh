@@ -5,10 +5,12 @@
 # under emulation and on a loaded VM. perfport pairs them by what they are
 # (the same thread, CPU and switch, nothing lost between), not by a time
 # window: a copy of a recording whose switch-out records were moved up to
-# 2 ms later (tests/e2e/lib/delay_switches.py, never past the thread's next
+# 2 ms later (tests/e2e/lib/perfdata_edit.py, never past the thread's next
 # record) gives the same profile, thread by thread and state by state, with
-# no wait left without its stack. And a recording without any sched_switch
-# event says why its waits have no stack.
+# no wait left without its stack. A recording without any sched_switch
+# event says why its waits have no stack; one whose sched_switch records
+# hold prev_state out of reach warns and takes its waits for waits, not
+# for preemption.
 . "$(dirname "$0")/lib/common.sh"
 need_python
 need_perf
@@ -25,8 +27,8 @@ for try in 1 2 3; do
 	echo "note: perf lost $lost samples, try $try of 3"
 done
 for max in 200000 2000000; do
-	$PY "$TOP/tests/e2e/lib/delay_switches.py" "$WORK/a.data" "$WORK/d$max.data" "$max" 7 ||
-		fail "delay_switches.py failed"
+	$PY "$TOP/tests/e2e/lib/perfdata_edit.py" delay-switches "$WORK/a.data" "$WORK/d$max.data" \
+		"$max" 7 || fail "perfdata_edit.py delay-switches failed"
 done
 for f in a d200000 d2000000; do
 	"$PERFPORT" -q report --json --no-tree -i "$WORK/$f.data" >"$WORK/$f.json" ||
@@ -53,3 +55,22 @@ record "$WORK/sw.data" -e cpu-clock/freq=99/ --switch-events -g -- "$WORK/waits"
 has -E "^# off-CPU waits without their stack: [1-9][0-9]* .* 0 after lost records of their CPU, [1-9][0-9]* with no sched_switch event recorded" "$WORK/sw.txt" ||
 	fail "no reason given for the waits without a stack: $(grep '^#' "$WORK/sw.txt")"
 echo "ok: switch-out records paired with their sched_switch samples by identity"
+# raw data cut before prev_state (prev_pid kept): the state is unknown
+$PY "$TOP/tests/e2e/lib/perfdata_edit.py" short-raw "$WORK/a.data" "$WORK/short.data" 28 ||
+	fail "perfdata_edit.py short-raw failed"
+"$PERFPORT" report --json --no-tree -i "$WORK/short.data" >"$WORK/short.json" 2>"$WORK/short.err" ||
+	fail "report of short.data: exit $?: $(cat "$WORK/short.err")"
+has "prev_state field lies outside its data" "$WORK/short.err" ||
+	fail "no warning for prev_state out of reach: $(cat "$WORK/short.err")"
+$PY - "$WORK/short.json" "$WORK/a.json" <<'PY' || fail "switches whose state is unreadable were taken for preemption"
+import json, sys
+short, full = (json.load(open(f)) for f in sys.argv[1:3])
+def off(r):
+    return {c: v["ns"] for c, v in r["totals"].items() if c != "on-cpu"}
+s, f = off(short), off(full)
+print("prev_state out of reach: %s; with it: %s" % (
+    ", ".join("%s %.3f s" % kv for kv in sorted((c, v / 1e9) for c, v in s.items())),
+    ", ".join("%s %.3f s" % kv for kv in sorted((c, v / 1e9) for c, v in f.items()))))
+assert s.get("preempted", 0) < 0.5 * sum(s.values()), s
+PY
+echo "ok: an unreadable prev_state is warned about and leaves the state to the stack"
