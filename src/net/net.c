@@ -867,6 +867,11 @@ static bool spool_refused(const char *dir)
 	return why != NULL;
 }
 
+bool net_spool_refused(const char *dir)
+{
+	return spool_refused(dir ? dir : net_spool_dir());
+}
+
 static int mkdirs(const char *path)
 {
 	char tmp[PATH_MAX];
