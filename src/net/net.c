@@ -623,7 +623,9 @@ static int secret_seal(const char *method, const char *url, const char *spec, ch
 	char *msg = NULL;
 	int len, ret = -1;
 
-	if (!v || !*v || is_credential(eq + 1)) {
+	if (eq && is_credential(eq + 1))
+		return -1;  /* never a seal under a signing credential (the caller says) */
+	if (!v || !*v) {
 		pp_error("'%s' is not set: the spooled request's %.*s header comes from it",
 			 eq ? eq + 1 : spec, (int)(eq ? eq - spec : 0), spec);
 		return -1;
@@ -1181,7 +1183,10 @@ static int resend_one(const char *entry)
 		explicit_bzero(want, sizeof(want));
 	}
 	if ((strncmp(rq.url, "http://", 7) && strncmp(rq.url, "https://", 8)) || !sealed) {
-		pp_error("'%s': %s: not sent", entry, !sealed ?
+		const char *eq = rq.secret_header ? strchr(rq.secret_header, '=') : NULL;
+
+		pp_error("'%s': %s: not sent", entry, eq && is_credential(eq + 1) ?
+			 "it names a credential perfport signs with as a header's source" : !sealed ?
 			 "its secret header is not sealed by the secret's value for this request "
 			 "(an entry perfport did not write, or the secret changed since)" :
 			 "its URL is not http:// or https://");
