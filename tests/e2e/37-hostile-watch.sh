@@ -14,6 +14,8 @@
 #  6. SIGHUP every 5 ms for 10 s leaves the watcher alive and sending;
 #  7. CR/LF in AWS_SESSION_TOKEN never reaches the server as a header; a
 #     spool entry naming OTLP_AUTHORIZATION sends it nowhere;
+#  9. a binary truncated and written again while report reads it, 200
+#     times: never a SIGBUS;
 #  10. a '#' comment longer than 4,095 bytes in --config; --spool-max 16T.
 . "$(dirname "$0")/lib/common.sh"
 need_python
@@ -270,6 +272,34 @@ rc=0; OTLP_AUTHORIZATION="Bearer s3cr3t-planted" bounded "$PERFPORT" resend "$WO
 ! grep -qs "s3cr3t-planted" "$WORK"/srv/req-*.txt || fail "7: a planted spool entry sent OTLP_AUTHORIZATION to its URL"
 [ $rc -ne 0 ] || fail "7: resend of a planted entry: exit 0: $(cat "$WORK/w7b.err")"
 echo "ok 7: no header line from AWS_SESSION_TOKEN; no secret sent by a planted spool entry"
+fi
+
+# --- 9. a binary rewritten in place while report reads it ---
+if on 9; then
+if command -v perf >/dev/null && perf record -q -e cpu-clock -o "$WORK/probe.data" true >/dev/null 2>&1; then
+	build_shape
+	perf record -q -e cpu-clock/freq=997/ -g -o "$WORK/bus.data" -- "$SHAPE" 1 "$WORK" \
+		>"$WORK/record.log" 2>&1 || { cat "$WORK/record.log"; fail "9: perf record"; }
+	cp "$SHAPE" "$WORK/shape.orig"
+	# truncated and written again, over and over, as a build or an
+	# in-place install does, while report names its frames
+	touch "$WORK/rewriting"
+	( while [ -e "$WORK/rewriting" ]; do : >"$SHAPE"; cat "$WORK/shape.orig" >"$SHAPE"; done ) &
+	REWRITER=$!
+	PIDS+=($REWRITER)
+	crashed=0 met=0
+	for _ in $(seq 200); do
+		rc=0; "$PERFPORT" report -i "$WORK/bus.data" >/dev/null 2>"$WORK/bus.err" || rc=$?
+		[ $rc -lt 128 ] || { crashed=$((crashed + 1)); echo "report: exit $rc"; }
+		! grep -q "cut short while it was read" "$WORK/bus.err" || met=$((met + 1))
+	done
+	rm -f "$WORK/rewriting"
+	wait "$REWRITER" || true
+	[ $crashed -eq 0 ] || fail "9: report ended by a signal in $crashed of 200 runs while its binary was rewritten"
+	echo "ok 9: 200 reports while the binary was rewritten: none crashed, $met read a page cut short (said)"
+else
+	echo "skip 9: perf cannot record here"
+fi
 fi
 
 # --- 10. the small ones ---
