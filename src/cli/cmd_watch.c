@@ -341,6 +341,17 @@ static int upload_profile(struct watch *w, const char *what, struct profile *p, 
 	return ret;
 }
 
+/*
+ * @r, an upload's exit status, into the watcher's: a request kept in the
+ * spool counts only while it is there (w->spool_pending, at the end), so
+ * a backend that failed then recovered ends in 0, not 4 with an empty spool.
+ */
+static void note_status(struct watch *w, int r)
+{
+	if (r != EXIT_SPOOLED)
+		w->status = exit_worst(w->status, r);
+}
+
 /* One finished file: its profile, uploaded to every format; -1: not read. */
 static int send_one(struct watch *w, const char *name)
 {
@@ -780,10 +791,15 @@ static int scan(struct watch *w)
 		r = send_one(w, names[i]);
 		if (r == -2)
 			continue; /* gone since the scan */
-		w->status = exit_worst(w->status, r < 0 ? EXIT_NOTHING : r);
+		note_status(w, r < 0 ? EXIT_NOTHING : r);
 		w->windows++;
+		/* a format that refused or failed it, not keeping it in the
+		 * spool: not sent, so never named sent */
+		if (r == EXIT_NOTHING || r == EXIT_USAGE)
+			pp_error("'%s/%s': not sent: a format refused or failed it; kept (the state "
+				 "file names it with '!')", w->dir, names[i]);
 		snprintf(bang, sizeof(bang), "/%s", names[i]);
-		ret = wset_add(&w->done, r < 0 ? bang : names[i]);
+		ret = wset_add(&w->done, r < 0 || r == EXIT_NOTHING || r == EXIT_USAGE ? bang : names[i]);
 		if (!ret)
 			ret = state_save(w);
 	}
@@ -901,8 +917,7 @@ static void *sender(void *arg)
 		defer = w->spool_pending || backlog >= WATCH_QUEUE / 2;
 		snprintf(what, sizeof(what), "window %s-%s", clock_text(it.p->meta.start_ns, a, sizeof(a)),
 			 clock_text(it.p->meta.end_ns, b, sizeof(b)));
-		w->status = exit_worst(w->status, upload_profile(w, what, it.p, it.partial, &it.built,
-								  defer, it.cpu));
+		note_status(w, upload_profile(w, what, it.p, it.partial, &it.built, defer, it.cpu));
 		w->windows++;
 	}
 	return NULL;
@@ -1294,7 +1309,8 @@ int cmd_watch(int argc, char **argv)
 			goto out;
 		}
 	}
-	ret = (w.input ? follow_stream(&w) : follow(&w)) ? EXIT_NOTHING : w.status;
+	ret = (w.input ? follow_stream(&w) : follow(&w)) ? EXIT_NOTHING
+		: exit_worst(w.status, w.spool_pending ? EXIT_SPOOLED : EXIT_FULL);
 	if (watch_stop)
 		pp_info("stopped by %s after %u %s%s", strsignal(watch_stop), w.windows,
 			w.input ? "window" : "file", w.windows == 1 ? "" : "s");

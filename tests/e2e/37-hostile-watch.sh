@@ -48,7 +48,8 @@ put() {
 }
 
 # the backend: every POST recorded as req-N.txt (its request line and
-# headers), answered 200; while SRV/hold exists, answers wait
+# headers), answered 200; while SRV/hold exists, answers wait; while
+# SRV/fail holds a count above 0, the answer is 503 and the count less one
 cat >"$WORK/srv.py" <<'EOF'
 import http.server, os, sys, threading, time
 d = sys.argv[1]
@@ -66,6 +67,16 @@ class H(http.server.BaseHTTPRequestHandler):
         os.rename(os.path.join(d, ".req"), os.path.join(d, "req-%d.txt" % k))
         while os.path.exists(os.path.join(d, "hold")):
             time.sleep(0.02)
+        fail = os.path.join(d, "fail")
+        with lock:
+            left = int(open(fail).read()) if os.path.exists(fail) else 0
+            if left > 0:
+                open(fail, "w").write(str(left - 1))
+        if left > 0:
+            self.send_response(503)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         self.send_response(200)
         self.send_header("Content-Length", "2")
         self.end_headers()
@@ -313,5 +324,20 @@ rc=0; bounded "$PERFPORT" watch "$D" --once --config "$WORK/long.conf" "${W[@]}"
 rc=0; bounded "$PERFPORT" watch "$D" --once --spool-max 17592186044416 "${W[@]}" >/dev/null 2>"$WORK/w10.err" || rc=$?
 [ $rc -eq 1 ] && grep -q "spool-max takes a size" "$WORK/w10.err" ||
 	fail "10: --spool-max 17592186044416 (2^64 bytes, 0 once wrapped): exit $rc"
-echo "ok 10: a long comment in --config; --spool-max that would wrap to 0 refused"
+# a format that refuses the profile at upload: the file is not named sent
+D="$WORK/d10b"
+mkdir "$D"
+put "$D" perf.data.2026112816000001
+rc=0; bounded "$PERFPORT" watch "$D" --once --label 'env=a,b' "${W[@]}" >/dev/null 2>"$WORK/w10.err" || rc=$?
+[ $rc -ne 0 ] && grep -qxF '!perf.data.2026112816000001' "$D/.perfport-watch" ||
+	fail "10: a format's error at upload: exit $rc, the state: $(cat "$D/.perfport-watch")"
+# a stream whose backend failed, then recovered before the end: exit 0
+echo 1 >"$WORK/srv/fail"
+rc=0; bounded "$PERFPORT" watch -i "$SAMPLE" --window 500ms --retries 1 --spool "$WORK/sp10" "${W[@]}" \
+	>"$WORK/w10.out" 2>"$WORK/w10.err" || rc=$?
+[ "$(cat "$WORK/srv/fail")" = 0 ] || fail "10: the backend was never down"
+[ -z "$(ls -A "$WORK/sp10" 2>/dev/null)" ] || fail "10: the spool was not emptied: $(cat "$WORK/w10.err")"
+[ $rc -eq 0 ] || fail "10: a backend down, then up, the spool empty at the end: exit $rc: $(cat "$WORK/w10.err")"
+echo "ok 10: a long comment in --config; --spool-max that would wrap to 0 refused; a format's" \
+	"error not named sent; a stream whose backend recovered exits 0"
 fi
