@@ -255,6 +255,7 @@ int wstate_load(const char *path, struct wset *s)
 {
 	int fd = watch_open_regular(path, true);
 	char *buf = NULL, name[NAME_MAX + 3];
+	struct stat st;
 	size_t len = 0;
 	int ret = 0;
 
@@ -269,6 +270,14 @@ int wstate_load(const char *path, struct wset *s)
 				 "wrote (remove it, or give --state FILE)", path, WSTATE_MAX >> 20);
 		if (fd >= 0)
 			close(fd);
+		return PP_EIO;
+	}
+	/* one planted by another user would name files never to send */
+	if (fstat(fd, &st) == 0 && st.st_uid != geteuid()) {
+		pp_error("the state file '%s' is owned by another user (uid %u): its names are not "
+			 "trusted (remove it, or give --state FILE)", path, (unsigned)st.st_uid);
+		close(fd);
+		free(buf);
 		return PP_EIO;
 	}
 	close(fd);
@@ -328,8 +337,9 @@ int wstate_save(const char *path, const char *about, const struct wset *s)
 
 		if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
 			r = (unsigned)tries;
-		if (snprintf(tmp, sizeof(tmp), ".%.200s.tmp-%ld-%08x", basename(base),
-			     (long)getpid(), r) >= (int)sizeof(tmp))
+		if (snprintf(tmp, sizeof(tmp), "%s%.200s.tmp-%ld-%08x",
+			     basename(base)[0] == '.' ? "" : ".", basename(base), (long)getpid(),
+			     r) >= (int)sizeof(tmp))
 			break;
 		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 		if (fd < 0 && errno != EEXIST)

@@ -42,7 +42,8 @@ void wset_free(struct wset *s);
 /**
  * wstate_load() - add the names of the state file @path to @s. The file
  * must be a regular file (a FIFO or a device is refused, never waited on)
- * of at most 256 MiB; absent, it is an empty state. Escaped bytes
+ * of at most 256 MiB, this user's (one another user planted would name
+ * files never to send); absent, it is an empty state. Escaped bytes
  * (\xHH) are decoded; a line that decodes to no valid name is skipped.
  * Return: 0, PP_EIO or PP_ENOMEM (said).
  */

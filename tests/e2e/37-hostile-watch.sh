@@ -8,7 +8,8 @@
 #     after a restart;
 #  3. nothing blocks: a state file that is a FIFO or a link to /dev/zero,
 #     --config /dev/zero, --state-rules naming a FIFO, a listed file
-#     swapped for a FIFO while the file before it is being sent;
+#     swapped for a FIFO while the file before it is being sent; a state
+#     file another user wrote is refused;
 #  4. a state of 100 k names is read in under a second;
 #  5. a spool another user made is an error (exit 2, its path, what to do);
 #  6. SIGHUP every 5 ms for 10 s leaves the watcher alive and sending;
@@ -197,7 +198,14 @@ fi
 rc=0; wait "$WATCH" || rc=$?
 [ $rc -eq 2 ] && grep -q "perf.data.2026112816000002': not read: no longer a regular file" "$WORK/w3d.err" ||
 	fail "3: a file swapped for a FIFO: exit $rc: $(cat "$WORK/w3d.err")"
-echo "ok 3: FIFOs and devices are refused or skipped, never waited on"
+# a state file another user wrote, naming a file not sent yet
+D=$(shared d3e)
+put "$D" perf.data.2026112816000001
+as_hostile sh -c 'printf "perf.data.2026112816000001\n" >"$1/.perfport-watch"' sh "$D"
+rc=0; bounded "$PERFPORT" watch "$D" --once "${W[@]}" >/dev/null 2>"$WORK/w3.err" || rc=$?
+[ $rc -eq 2 ] && grep -q "state file.*owned by another user" "$WORK/w3.err" ||
+	fail "3: a state file another user wrote: exit $rc: $(cat "$WORK/w3.err")"
+echo "ok 3: FIFOs and devices are refused or skipped, never waited on; another user's state refused"
 fi
 
 # --- 4. a state of 100 k names ---
