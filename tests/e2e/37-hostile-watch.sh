@@ -101,10 +101,14 @@ W=(-f pyroscope -O pyroscope.server="$URL")
 requests() { ls "$WORK/srv" | grep -c '^req-' || true; }
 # listed DIR NAME: the state file names NAME (as sent)
 listed() { grep -qxF "$2" "$1/.perfport-watch" 2>/dev/null; }
-# wait_listed DIR NAME: until it does, while the watcher lives (its life bounds the wait)
+# wait_listed DIR NAME: until it does, while the watcher lives (its life
+# bounds the wait; 120 s at most, so that a watcher stuck alive fails)
 wait_listed() {
+	local i=0
 	while ! listed "$1" "$2"; do
 		kill -0 "$WATCH" 2>/dev/null || { cat "$WORK/w.err"; fail "the watcher died before sending $2"; }
+		i=$((i + 1))
+		[ $i -lt 2400 ] || { cat "$WORK/w.err"; fail "the watcher did not send $2 in 120 s"; }
 		sleep 0.05
 	done
 }
