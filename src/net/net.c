@@ -1176,8 +1176,20 @@ static int resend_one(const char *entry)
 	 * without the seal its value makes of this request (a planted entry
 	 * naming OTLP_AUTHORIZATION sent it to the entry's own URL) */
 	if (rq.secret_header) {
+		const char *eq = strchr(rq.secret_header, '='), *v = eq ? getenv(eq + 1) : NULL;
 		char want[64];
 
+		if (eq && !is_credential(eq + 1) && (!v || !*v)) {
+			/* nothing to check the seal with yet: kept, for a resend
+			 * with the variable set */
+			pp_error("'%s': '%s' is not set: its %.*s header comes from it; kept", entry,
+				 eq + 1, (int)(eq - rq.secret_header), rq.secret_header);
+			if (map && map != MAP_FAILED)
+				munmap(map, blen);
+			close(bfd);
+			free(req);
+			return -1;
+		}
 		sealed = seal && !secret_seal(rq.method, rq.url, rq.secret_header, want) &&
 			 strlen(seal) == strlen(want) && !differs_ct(seal, want, strlen(want));
 		explicit_bzero(want, sizeof(want));
