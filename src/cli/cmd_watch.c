@@ -35,6 +35,7 @@
 #include "cli.h"
 #include "exporters.h"
 #include "profopts.h"
+#include "watch_state.h"
 
 #define WATCH_RESCAN_MS 5000          /* a rescan even without inotify's word */
 #define WATCH_RESEND_MAX_S 600        /* the spool's backoff grows up to this */
@@ -69,14 +70,14 @@ struct watch {
 	struct cli_prof po;
 	const char *labels[SETTINGS_MAX];
 	size_t nr_labels;
-	char **done;                  /* names of the files sent, sorted */
-	size_t nr_done, cap_done;
+	struct wset done;             /* the files sent ("/name": found unreadable) */
 	/* the spool: something may wait there; when to try it next */
 	bool spool_pending;
 	time_t next_resend;
 	unsigned backoff_s;
 	unsigned windows;
 	int status;                   /* the worst exit status so far */
+	bool spool_refused;           /* the spool cannot be used: the watcher stops */
 	/* pipe mode: windows built by the reading thread, sent by another */
 	const char *input;            /* -i: a stream cut into windows; NULL: DIR */
 	uint64_t window_ns;
@@ -94,6 +95,7 @@ struct watch {
 };
 
 static volatile sig_atomic_t watch_stop;
+static sigset_t watch_sigs;           /* SIGHUP, SIGINT, SIGTERM */
 static atomic_int watch_hup;          /* read by the sending thread too */
 static pthread_t watch_main;
 
@@ -153,145 +155,62 @@ static int rotation_cmp(const void *a, const void *b)
 	return c ? c : strcmp(x, y);
 }
 
-static int name_cmp(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* Is @name in the state: sent, or (as "!name") found unreadable? */
-static bool in_state(const struct watch *w, const char *name)
-{
-	return w->nr_done && bsearch(&name, w->done, w->nr_done, sizeof(*w->done), name_cmp);
-}
-
+/* Is @name in the state: sent, or (as "/name") found unreadable? */
 static bool is_failed(const struct watch *w, const char *name)
 {
-	char bang[NAME_MAX + 2];
+	char marked[NAME_MAX + 2];
 
-	return (size_t)snprintf(bang, sizeof(bang), "!%s", name) < sizeof(bang) && in_state(w, bang);
+	return (size_t)snprintf(marked, sizeof(marked), "/%s", name) < sizeof(marked) &&
+	       wset_has(&w->done, marked);
 }
 
 static bool is_done(const struct watch *w, const char *name)
 {
-	return in_state(w, name) || is_failed(w, name);
-}
-
-/* Put @name in the state (a file that could not be read: "!name"). */
-static int done_add(struct watch *w, const char *name)
-{
-	char *s;
-
-	if (in_state(w, name))
-		return 0;
-	if (w->nr_done == w->cap_done) {
-		size_t cap = w->cap_done ? w->cap_done * 2 : 64;
-		char **d = realloc(w->done, cap * sizeof(*d));
-
-		if (!d)
-			return PP_ENOMEM;
-		w->done = d;
-		w->cap_done = cap;
-	}
-	s = strdup(name);
-	if (!s)
-		return PP_ENOMEM;
-	w->done[w->nr_done++] = s;
-	qsort(w->done, w->nr_done, sizeof(*w->done), name_cmp);
-	return 0;
-}
-
-static void done_free(struct watch *w)
-{
-	for (size_t i = 0; i < w->nr_done; i++)
-		free(w->done[i]);
-	free(w->done);
-	w->done = NULL;
-	w->nr_done = w->cap_done = 0;
+	return wset_has(&w->done, name) || is_failed(w, name);
 }
 
 /* Read the state file: one name per line, '#' lines aside. Absent: none. */
 static int state_load(struct watch *w)
 {
-	FILE *f = fopen(w->state, "r");
-	char line[NAME_MAX + 2];
-	int ret = 0;
-
-	if (!f) {
-		if (errno == ENOENT)
-			return 0;
-		pp_error("cannot read the state file '%s': %s", w->state, strerror(errno));
-		return PP_EIO;
-	}
-	while (!ret && fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = '\0';
-		if (line[0] && line[0] != '#' && !strchr(line, '/') && strcmp(line, "!"))
-			ret = done_add(w, line);
-	}
-	if (!ret && ferror(f)) {
-		pp_error("cannot read the state file '%s': %s", w->state, strerror(errno));
-		ret = PP_EIO;
-	}
-	fclose(f);
-	return ret;
+	return wstate_load(w->state, &w->done);
 }
 
-static bool file_exists(const struct watch *w, const char *name)
+/* wset_retain()'s test: is the file of a state's name in @ctx (the names listed). */
+static bool still_listed(const char *name, void *ctx)
 {
-	char path[PATH_MAX];
-	struct stat st;
-
-	if (name[0] == '!')
-		name++;
-	return (size_t)snprintf(path, sizeof(path), "%s/%s", w->dir, name) < sizeof(path) &&
-	       lstat(path, &st) == 0;
+	return wset_has(ctx, name[0] == '/' ? name + 1 : name);
 }
 
 /*
- * Write the state file whole or not at all: a temporary beside it, synced,
- * renamed over it. Names of files no longer in DIR are dropped (they can
- * come back only as new rotations, with new names).
+ * Drop from the state the names of files no longer in DIR, @names the
+ * finished files listed there now (NULL entries: removed): they can come
+ * back only as new rotations, with new names. Linear in both.
  */
+static int state_compact(struct watch *w, char **names, size_t n)
+{
+	struct wset listed = { 0 };
+	int ret = 0;
+
+	for (size_t i = 0; !ret && i < n; i++)
+		if (names[i])
+			ret = wset_add(&listed, names[i]);
+	if (!ret)
+		wset_retain(&w->done, still_listed, &listed);
+	wset_free(&listed);
+	return ret;
+}
+
+/* Write the state file whole or not at all (wstate_save()). */
 static int state_save(struct watch *w)
 {
-	char tmp[PATH_MAX + 32];
-	size_t keep = 0;
-	FILE *f;
-	int fd;
+	char about[PATH_MAX + 64];
 
-	for (size_t i = 0; i < w->nr_done; i++) {
-		if (file_exists(w, w->done[i]))
-			w->done[keep++] = w->done[i];
-		else
-			free(w->done[i]);
-	}
-	w->nr_done = keep;
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", w->state, (long)getpid()) >= sizeof(tmp)) {
-		pp_error("the state file's path '%s' is too long", w->state);
-		return PP_EIO;
-	}
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0 || !(f = fdopen(fd, "w"))) {
-		pp_error("cannot write the state file '%s': %s", tmp, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return PP_EIO;
-	}
-	fprintf(f, "# perfport watch: the recordings of '%s' already sent\n", w->dir);
-	for (size_t i = 0; i < w->nr_done; i++)
-		fprintf(f, "%s\n", w->done[i]);
-	if (fflush(f) || ferror(f) || fsync(fileno(f))) {
-		pp_error("cannot write the state file '%s': %s", tmp, strerror(errno));
-		fclose(f);
-		unlink(tmp);
-		return PP_EIO;
-	}
-	fclose(f);
-	if (rename(tmp, w->state)) {
-		pp_error("cannot replace the state file '%s': %s", w->state, strerror(errno));
-		unlink(tmp);
-		return PP_EIO;
-	}
-	return 0;
+	/* no line break of the directory's name in the comment line */
+	snprintf(about, sizeof(about), "perfport watch: the recordings of '%s' already sent", w->dir);
+	for (char *c = about; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
+	return wstate_save(w->state, about, &w->done);
 }
 
 /*
@@ -305,17 +224,20 @@ static size_t keep_newest(struct watch *w, char **names, size_t n)
 	if (w->keep < 0)
 		return 0;
 	for (size_t i = 0; i < n; i++)
-		sent += in_state(w, names[i]);
+		sent += wset_has(&w->done, names[i]);
 	for (size_t i = 0; i < n && sent > (size_t)w->keep; i++) {
 		char path[PATH_MAX];
 
-		if (!in_state(w, names[i]))
+		if (!wset_has(&w->done, names[i]))
 			continue;
 		if ((size_t)snprintf(path, sizeof(path), "%s/%s", w->dir, names[i]) < sizeof(path) &&
-		    unlink(path) && errno != ENOENT)
+		    unlink(path) && errno != ENOENT) {
 			pp_warn("cannot remove '%s': %s", path, strerror(errno));
-		else
+		} else {
+			free(names[i]);
+			names[i] = NULL; /* its name leaves the state */
 			removed++;
+		}
 		sent--;
 	}
 	return removed;
@@ -419,27 +341,57 @@ static int upload_profile(struct watch *w, const char *what, struct profile *p, 
 	return ret;
 }
 
+/*
+ * @r, an upload's exit status, into the watcher's: a request kept in the
+ * spool counts only while it is there (w->spool_pending, at the end), so
+ * a backend that failed then recovered ends in 0, not 4 with an empty spool.
+ */
+static void note_status(struct watch *w, int r)
+{
+	if (r != EXIT_SPOOLED)
+		w->status = exit_worst(w->status, r);
+}
+
 /* One finished file: its profile, uploaded to every format; -1: not read. */
 static int send_one(struct watch *w, const char *name)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], held[64];
 	struct profile *p = NULL;
 	struct timespec t0;
-	int built;
+	int built, fd;
 
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s", w->dir, name) >= sizeof(path)) {
 		pp_error("'%s/%s': the path is too long", w->dir, name);
 		return -1;
 	}
+	/* opened without waiting and checked on its descriptor: a file
+	 * swapped for a FIFO (or a link to a device) since the scan is
+	 * skipped, never waited on; the file read is the one checked */
+	fd = watch_open_regular(path, false);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return -2;
+		pp_error("'%s': not read: %s: not sent, and kept (the state file names it with '!')",
+			 path, errno == EINVAL ? "no longer a regular file"
+			       : errno == ELOOP ? "now a symbolic link" : strerror(errno));
+		return -1;
+	}
+	snprintf(held, sizeof(held), "/proc/self/fd/%d", fd);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	built = profile_build(path, &w->po.o, &p);
+	built = profile_build(held, &w->po.o, &p);
+	close(fd);
 	w->po.o.warn_estimated_time = false; /* said once: every file is recorded alike */
 	if (!p) {
 		pp_error("'%s': not read: not sent, and kept (the state file names it with '!')",
 			 path);
 		return -1;
 	}
-	return upload_profile(w, name, p, built == PP_EPARTIAL, &t0, false, -1);
+	/* the line said for it: a name's control bytes are never a line break */
+	snprintf(path, sizeof(path), "%s", name);
+	for (char *c = path; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
+	return upload_profile(w, path, p, built == PP_EPARTIAL, &t0, false, -1);
 }
 
 /* Resend the spool when it is time; the backoff doubles while it fails. */
@@ -448,8 +400,18 @@ static void resend_due(struct watch *w, bool force)
 	struct net_resend_stats st;
 	time_t now = time(NULL);
 
-	if (!w->spool_pending || (!force && now < w->next_resend))
+	if (!w->spool_pending || (!force && now < w->next_resend) || w->spool_refused)
 		return;
+	/* a spool another user planted (or made writable) is never read nor
+	 * written: the watcher stops with an error rather than hold every
+	 * later file back without a word */
+	if (net_spool_refused(NULL)) {
+		w->spool_refused = true;
+		w->status = exit_worst(w->status, EXIT_NOTHING);
+		pp_error("the watcher stops: no file is sent while its spool '%s' cannot be used",
+			 net_spool_dir());
+		return;
+	}
 	if (net_resend(NULL, &st) == PP_OK && !st.kept) {
 		if (st.delivered)
 			pp_info("the spool: %u upload%s delivered", st.delivered,
@@ -474,7 +436,8 @@ static int parse_size(const char *arg, uint64_t *out)
 			 : !strcmp(end, "G") || !strcmp(end, "g") ? 30
 			 : !*end || !strcmp(end, "M") || !strcmp(end, "m") ? 20 : 0;
 
-	if (!shift || end == arg || v < 1 || ((uint64_t)v << shift) > ((uint64_t)1 << 50))
+	/* compared before the shift: 2^44 MiB must not wrap to 0 */
+	if (!shift || end == arg || v < 1 || (uint64_t)v > ((uint64_t)1 << 50) >> shift)
 		return -1;
 	*out = (uint64_t)v << shift;
 	return 0;
@@ -534,23 +497,33 @@ static char *trim(char *s)
  * config and help, checked here. Secrets have no place in it: the formats
  * read them from the environment. Return: 0, or EXIT_USAGE (said).
  */
+#define CFG_MAX (1 << 20) /* a configuration larger is not one */
 static int cfg_read(const char *path, const struct option *opts, struct cfg *c)
 {
-	FILE *f = fopen(path, "r");
-	char line[4096];
+	char *text, *next;
+	size_t len;
 	unsigned no = 0;
 	int ret = 0;
 
 	memset(c, 0, sizeof(*c));
-	if (!f) {
-		pp_error("cannot read the configuration '%s': %s", path, strerror(errno));
+	/* a regular file only (--config /dev/zero or a FIFO would never
+	 * end), read whole: a line is a line at any length */
+	if (watch_read_small(path, "the configuration", CFG_MAX, &text, &len))
+		return EXIT_USAGE;
+	if (strlen(text) != len) {
+		pp_error("'%s': a NUL byte: not a configuration", path);
+		free(text);
 		return EXIT_USAGE;
 	}
-	while (!ret && fgets(line, sizeof(line), f)) {
-		char *s = trim(line), *key, *val, *sep;
+	for (char *line = text; !ret && line; line = next) {
+		char *s, *key, *val, *sep;
 		const struct option *o = NULL;
 		struct cfg_item *v;
 
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		s = trim(line);
 		no++;
 		if (!*s || *s == '#')
 			continue;
@@ -595,11 +568,7 @@ static int cfg_read(const char *path, const struct option *opts, struct cfg *c)
 		if (!c->v[c->n - 1].key || (*val && !c->v[c->n - 1].value))
 			ret = EXIT_NOTHING;
 	}
-	if (!ret && ferror(f)) {
-		pp_error("cannot read the configuration '%s': %s", path, strerror(errno));
-		ret = EXIT_USAGE;
-	}
-	fclose(f);
+	free(text);
 	if (!ret) {
 		c->args = calloc(c->n ? c->n : 1, sizeof(*c->args));
 		for (size_t i = 0; c->args && i < c->n; i++)
@@ -641,6 +610,7 @@ static const char *cfg_path(int argc, char **argv)
 static void reexec(void)
 {
 	char buf[65536], *argv[256];
+	sigset_t old;
 	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
 	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
 	size_t argc = 0;
@@ -659,7 +629,13 @@ static void reexec(void)
 	pp_info("SIGHUP: running again to read the configuration anew");
 	fflush(stdout);
 	fflush(stderr);
+	/* exec sets every handler back to its default, which ends the
+	 * process: the signals stay blocked across it (the mask is kept)
+	 * and wait, each at most once, until the new image has its
+	 * handlers; any number of SIGHUPs meanwhile make one more reload */
+	pthread_sigmask(SIG_BLOCK, &watch_sigs, &old);
 	execv("/proc/self/exe", argv);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pp_error("SIGHUP: cannot run again: %s", strerror(errno));
 }
 
@@ -792,15 +768,19 @@ static int scan(struct watch *w)
 	closedir(d);
 	if (!ret && n)
 		qsort(names, n, sizeof(*names), rotation_cmp);
+	if (!ret)
+		ret = state_compact(w, names, n);
 	for (size_t i = 0; !ret && i < n && !watch_stop && !atomic_load(&watch_hup); i++) {
 		char bang[NAME_MAX + 2];
 		int r;
 
-		if (is_done(w, names[i]))
+		if (!names[i] || is_done(w, names[i]))
 			continue;
 		/* in order: nothing newer goes out while an older file's
 		 * upload waits in the spool */
 		resend_due(w, false);
+		if (w->spool_refused)
+			break;
 		if (w->spool_pending) {
 			if (w->once)
 				pp_warn("'%s' and later files are not sent: an earlier upload waits "
@@ -809,15 +789,25 @@ static int scan(struct watch *w)
 			break;
 		}
 		r = send_one(w, names[i]);
-		w->status = exit_worst(w->status, r < 0 ? EXIT_NOTHING : r);
+		if (r == -2)
+			continue; /* gone since the scan */
+		note_status(w, r < 0 ? EXIT_NOTHING : r);
 		w->windows++;
-		snprintf(bang, sizeof(bang), "!%s", names[i]);
-		ret = done_add(w, r < 0 ? bang : names[i]);
+		/* a format that refused or failed it, not keeping it in the
+		 * spool: not sent, so never named sent */
+		if (r == EXIT_NOTHING || r == EXIT_USAGE)
+			pp_error("'%s/%s': not sent: a format refused or failed it; kept (the state "
+				 "file names it with '!')", w->dir, names[i]);
+		snprintf(bang, sizeof(bang), "/%s", names[i]);
+		ret = wset_add(&w->done, r < 0 || r == EXIT_NOTHING || r == EXIT_USAGE ? bang : names[i]);
 		if (!ret)
 			ret = state_save(w);
 	}
-	if (!ret && keep_newest(w, names, n))
-		ret = state_save(w); /* the names removed leave the state */
+	if (!ret && keep_newest(w, names, n)) {
+		ret = state_compact(w, names, n); /* the names removed leave the state */
+		if (!ret)
+			ret = state_save(w);
+	}
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
@@ -853,7 +843,7 @@ static int follow(struct watch *w)
 			fd = -1;
 			continue;
 		}
-		if (ret || w->once || watch_stop)
+		if (ret || w->once || watch_stop || w->spool_refused)
 			break;
 		int ms = WATCH_RESCAN_MS;
 
@@ -927,8 +917,7 @@ static void *sender(void *arg)
 		defer = w->spool_pending || backlog >= WATCH_QUEUE / 2;
 		snprintf(what, sizeof(what), "window %s-%s", clock_text(it.p->meta.start_ns, a, sizeof(a)),
 			 clock_text(it.p->meta.end_ns, b, sizeof(b)));
-		w->status = exit_worst(w->status, upload_profile(w, what, it.p, it.partial, &it.built,
-								  defer, it.cpu));
+		note_status(w, upload_profile(w, what, it.p, it.partial, &it.built, defer, it.cpu));
 		w->windows++;
 	}
 	return NULL;
@@ -1036,7 +1025,9 @@ static void watch_usage(FILE *out)
 		"once). A state file says which files were sent, so that a restart sends\n"
 		"none twice. An upload that fails is kept in the watcher's spool and sent\n"
 		"again, with a backoff; later files wait on disk until it is delivered.\n"
-		"Files are never removed unless --keep says so.\n"
+		"Files are never removed unless --keep says so. DIR may be one others can\n"
+		"write: nothing is written through a link planted there, a FIFO or device\n"
+		"in a file's place is skipped, and a spool not this user's is an error.\n"
 		"\n"
 		"A stream: 'perf record -o - ... | perfport watch -i - --window 30s' cuts\n"
 		"the stream into windows by sample time (from its first sample); a\n"
@@ -1058,9 +1049,10 @@ static void watch_usage(FILE *out)
 		"      --once              send what is there and exit, without following\n"
 		"      --resend-every S    try the spool again S seconds after a failure,\n"
 		"                          doubling up to %d s (default 30)\n"
-		"      --config FILE       options from FILE, one per line (KEY = VALUE, a\n"
-		"                          flag's KEY alone; '#' comments), before the\n"
-		"                          command line's; read again at SIGHUP\n"
+		"      --config FILE       options from FILE (a regular file, 1 MiB at most),\n"
+		"                          one per line (KEY = VALUE, a flag's KEY alone;\n"
+		"                          '#' comments), before the command line's; read\n"
+		"                          again at SIGHUP\n"
 		"      --plugin-dir DIR    look for plugins in DIR first\n"
 		"      --spool-max SIZE    what the spool may hold (default 1G; 200M, 512K):\n"
 		"                          beyond it the oldest requests are dropped, and\n"
@@ -1102,6 +1094,10 @@ int cmd_watch(int argc, char **argv)
 	 * them, and a value given in both is the command line's */
 	w.argc = argc;
 	w.argv = argv;
+	sigemptyset(&watch_sigs);
+	sigaddset(&watch_sigs, SIGHUP);
+	sigaddset(&watch_sigs, SIGINT);
+	sigaddset(&watch_sigs, SIGTERM);
 	w.config = cfg_path(argc, argv);
 	if (w.config) {
 		ret = cfg_read(w.config, watch_opts, &w.cfg);
@@ -1243,6 +1239,18 @@ int cmd_watch(int argc, char **argv)
 		cli_usage_error("watch", "%s", msg ? msg : net_bad);
 		goto out;
 	}
+	/* read for every file: a FIFO or a device there would hold the
+	 * watcher for good */
+	if (w.po.o.state_rules) {
+		int fd = watch_open_regular(w.po.o.state_rules, true);
+
+		if (fd < 0) {
+			cli_usage_error("watch", "--state-rules '%s': %s", w.po.o.state_rules,
+					errno == EINVAL ? "not a regular file" : strerror(errno));
+			goto out;
+		}
+		close(fd);
+	}
 	if (symopts_prepare(&w.po.sym, NULL)) {
 		ret = EXIT_NOTHING;
 		goto out;
@@ -1280,7 +1288,14 @@ int cmd_watch(int argc, char **argv)
 	sa.sa_handler = on_hup;
 	sa.sa_flags = SA_RESTART;
 	sigaction(SIGHUP, &sa, NULL);
+	/* handled from now on: what came while a SIGHUP's exec ran (blocked
+	 * by reexec(), the mask kept) is taken now */
+	pthread_sigmask(SIG_UNBLOCK, &watch_sigs, NULL);
 	resend_due(&w, true);
+	if (w.spool_refused) {
+		ret = EXIT_NOTHING;
+		goto out;
+	}
 	if (!w.input) {
 		/* perf's rotated files name the same files again: the symbol
 		 * tables, debug information and names made stay from one file
@@ -1297,14 +1312,15 @@ int cmd_watch(int argc, char **argv)
 			goto out;
 		}
 	}
-	ret = (w.input ? follow_stream(&w) : follow(&w)) ? EXIT_NOTHING : w.status;
+	ret = (w.input ? follow_stream(&w) : follow(&w)) ? EXIT_NOTHING
+		: exit_worst(w.status, w.spool_pending ? EXIT_SPOOLED : EXIT_FULL);
 	if (watch_stop)
 		pp_info("stopped by %s after %u %s%s", strsignal(watch_stop), w.windows,
 			w.input ? "window" : "file", w.windows == 1 ? "" : "s");
 out:
 	sym_free(w.po.o.sym_keep);
 	exporters_free(&w.ex);
-	done_free(&w);
+	wset_free(&w.done);
 	free(w.args);
 	cfg_free(&w.cfg);
 	for (size_t i = 0; i < nr_set; i++)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/log.h"
 #include "aws.h"
 
 static void copy(char *dst, size_t max, const char *src)
@@ -23,6 +24,26 @@ static char *trim(char *s)
 	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' || e[-1] == '\r'))
 		*--e = 0;
 	return s;
+}
+
+/*
+ * -2 (said) when a credential holds a control byte: signed into a header,
+ * a line break would add header lines of its own (as OTLP_AUTHORIZATION's
+ * check refuses); else @ret. @names: where each of @c's three came from.
+ */
+static int creds_checked(struct aws_creds *c, const char *const names[3], int ret)
+{
+	const char *v[3] = { c->key_id, c->secret, c->session_token };
+
+	for (int i = 0; !ret && i < 3; i++)
+		for (const unsigned char *p = (const unsigned char *)v[i]; *p; p++)
+			if (*p < 0x20 || *p == 0x7f) {
+				pp_error("'%s' holds a control character: no request is signed with "
+					 "it", names[i]);
+				explicit_bzero(c, sizeof(*c));
+				return -2;
+			}
+	return ret;
 }
 
 /* The [profile] section of an INI credentials file. */
@@ -66,24 +87,33 @@ int aws_creds_find(struct aws_creds *c)
 	const char *profile = getenv("AWS_PROFILE");
 	char path[4096];
 
+	static const char *const env[3] = { "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
+					    "AWS_SESSION_TOKEN" };
+	static const char *const ini[3] = { "aws_access_key_id (credentials file)",
+					    "aws_secret_access_key (credentials file)",
+					    "aws_session_token (credentials file)" };
+
 	memset(c, 0, sizeof(*c));
 	if (id && *id && secret && *secret) {
 		copy(c->key_id, sizeof(c->key_id), id);
 		copy(c->secret, sizeof(c->secret), secret);
 		copy(c->session_token, sizeof(c->session_token), getenv("AWS_SESSION_TOKEN"));
-		return 0;
+		return creds_checked(c, env, 0);
 	}
 	if (!file || !*file) {
 		snprintf(path, sizeof(path), "%s/.aws/credentials", home ? home : "");
 		file = path;
 	}
-	return from_file(file, profile && *profile ? profile : "default", c);
+	return creds_checked(c, ini, from_file(file, profile && *profile ? profile : "default", c));
 }
 
 int aliyun_creds_find(struct aws_creds *c)
 {
 	const char *id = getenv("ALIBABA_CLOUD_ACCESS_KEY_ID");
 	const char *secret = getenv("ALIBABA_CLOUD_ACCESS_KEY_SECRET");
+	static const char *const env[3] = { "ALIBABA_CLOUD_ACCESS_KEY_ID",
+					    "ALIBABA_CLOUD_ACCESS_KEY_SECRET",
+					    "ALIBABA_CLOUD_SECURITY_TOKEN" };
 
 	memset(c, 0, sizeof(*c));
 	if (!id || !*id || !secret || !*secret)
@@ -91,5 +121,5 @@ int aliyun_creds_find(struct aws_creds *c)
 	copy(c->key_id, sizeof(c->key_id), id);
 	copy(c->secret, sizeof(c->secret), secret);
 	copy(c->session_token, sizeof(c->session_token), getenv("ALIBABA_CLOUD_SECURITY_TOKEN"));
-	return 0;
+	return creds_checked(c, env, 0);
 }

@@ -600,6 +600,45 @@ static char *secret_line(const char *spec)
 	return line;
 }
 
+/* Equal, in a time that does not depend on where they differ. */
+static int differs_ct(const char *a, const char *b, size_t n)
+{
+	unsigned char d = 0;
+
+	for (size_t i = 0; i < n; i++)
+		d |= (unsigned char)(a[i] ^ b[i]);
+	return d;
+}
+
+/*
+ * The seal of a spooled request's secret header @spec ("Name=ENV"):
+ * HMAC-SHA256 of the method, the URL and @spec under $ENV's value, in
+ * base64, into @out (64 bytes). Only who holds the value can make it; it
+ * does not give the value away. Return: 0, or -1 (said).
+ */
+static int secret_seal(const char *method, const char *url, const char *spec, char *out)
+{
+	const char *eq = strchr(spec, '='), *v = eq ? getenv(eq + 1) : NULL;
+	unsigned char mac[32];
+	char *msg = NULL;
+	int len, ret = -1;
+
+	if (eq && is_credential(eq + 1))
+		return -1;  /* never a seal under a signing credential (the caller says) */
+	if (!v || !*v) {
+		pp_error("'%s' is not set: the spooled request's %.*s header comes from it",
+			 eq ? eq + 1 : spec, (int)(eq ? eq - spec : 0), spec);
+		return -1;
+	}
+	len = asprintf(&msg, "%s\n%s\n%s", method, url, spec);
+	if (len >= 0 && !crypto_hmac(CRYPTO_SHA256, v, strlen(v), msg, (size_t)len, mac, 32) &&
+	    crypto_base64(out, mac, 32) > 0)
+		ret = 0;
+	free(msg);
+	explicit_bzero(mac, sizeof(mac));
+	return ret;
+}
+
 static void secret_free(char *line)
 {
 	if (line) {
@@ -628,12 +667,25 @@ static const char *grpc_status_name(int st)
  * (printed and spooled, it would leak), headers without control bytes (a
  * line break would add headers of its own).
  */
+static bool has_control(const char *s)
+{
+	for (const unsigned char *c = (const unsigned char *)s; c && *c; c++)
+		if (*c < 0x20 || *c == 0x7f)
+			return true;
+	return false;
+}
+
 static const char *request_refused(const struct net_request *rq, char *buf, size_t len)
 {
 	const char *host;
 
 	if (!rq->url || (strncmp(rq->url, "http://", 7) && strncmp(rq->url, "https://", 8)))
 		return "its URL is not http:// or https://";
+	/* the URL, the region and service signed: a line break in one (from
+	 * AWS_REGION, say) would be a header line of its own */
+	if (has_control(rq->url) || has_control(rq->aws_sigv4) || has_control(rq->sls_sign))
+		return "its URL or signing scope holds a control byte (a line break would add "
+		       "headers of its own)";
 	host = rq->url + strcspn(rq->url, ":") + 3;
 	if (memchr(host, '@', strcspn(host, "/?#")))
 		return "its URL holds a user name or password (give credentials with the "
@@ -686,6 +738,7 @@ int net_send(const struct net_request *rq, struct net_response *rs)
 	struct aws_creds cr = { 0 };
 	char msg[256] = "", *secret = NULL;
 	bool own_fault = false;
+	int r;
 
 	memset(rs, 0, sizeof(*rs));
 	rs->grpc_status = -1;
@@ -717,14 +770,16 @@ int net_send(const struct net_request *rq, struct net_response *rs)
 		own_fault = true;
 		goto failed;
 	}
-	if (rq->aws_sigv4 && aws_creds_find(&cr)) {
-		pp_error("no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
+	if (rq->aws_sigv4 && (r = aws_creds_find(&cr))) {
+		if (r == -1)
+			pp_error("no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
 			 "or configure ~/.aws/credentials (AWS_PROFILE)");
 		own_fault = true;
 		goto failed;
 	}
-	if (rq->sls_sign && aliyun_creds_find(&cr)) {
-		pp_error("no Alibaba Cloud credentials: set ALIBABA_CLOUD_ACCESS_KEY_ID and "
+	if (rq->sls_sign && (r = aliyun_creds_find(&cr))) {
+		if (r == -1)
+			pp_error("no Alibaba Cloud credentials: set ALIBABA_CLOUD_ACCESS_KEY_ID and "
 			 "ALIBABA_CLOUD_ACCESS_KEY_SECRET");
 		own_fault = true;
 		goto failed;
@@ -867,6 +922,11 @@ static bool spool_refused(const char *dir)
 	return why != NULL;
 }
 
+bool net_spool_refused(const char *dir)
+{
+	return spool_refused(dir ? dir : net_spool_dir());
+}
+
 static int mkdirs(const char *path)
 {
 	char tmp[PATH_MAX];
@@ -955,8 +1015,18 @@ static int spool(const struct net_request *rq)
 		rq->aws_sigv4 ? rq->aws_sigv4 : "-", rq->sls_sign ? rq->sls_sign : "-");
 	if (rq->grpc)
 		fputs("grpc 1\n", f);
-	if (rq->secret_header)
-		fprintf(f, "secret %s\n", rq->secret_header); /* the variable's name only */
+	if (rq->secret_header) {
+		/* the variable's name only, and a seal of the request under
+		 * its value: an entry planted or edited, which cannot make the
+		 * seal, never sends that secret to a URL of its own */
+		char seal[64];
+
+		if (secret_seal(rq->method, rq->url, rq->secret_header, seal)) {
+			fclose(f);
+			goto fail;
+		}
+		fprintf(f, "secret %s\nsecret-seal %s\n", rq->secret_header, seal);
+	}
 	for (size_t i = 0; rq->headers && rq->headers[i]; i++)
 		fprintf(f, "header %s\n", rq->headers[i]);
 	fprintf(f, "size %zu\nend\n", rq->body_len);
@@ -1043,7 +1113,8 @@ static int resend_one(const char *entry)
 	size_t nh = 0, len, blen, size = SIZE_MAX;
 	struct net_request rq = { 0 };
 	struct net_response rs;
-	bool end = false;
+	bool end = false, sealed = true;
+	const char *seal = NULL;
 	int ret;
 
 	snprintf(file, sizeof(file), "%s/request", entry);
@@ -1072,6 +1143,8 @@ static int resend_one(const char *entry)
 			rq.grpc = true;
 		else if (!strncmp(l, "secret ", 7))
 			rq.secret_header = l + 7;
+		else if (!strncmp(l, "secret-seal ", 12))
+			seal = l + 12;
 		else if (!strncmp(l, "header ", 7) && nh < 63)
 			headers[nh++] = l + 7;
 		else if (!strncmp(l, "size ", 5))
@@ -1099,14 +1172,35 @@ static int resend_one(const char *entry)
 		rq.body_in_fd = true;
 		rq.body_fd = bfd;
 	}
-	/* what perfport never writes: another scheme, a credential it signs
-	 * with as a header's source (a planted entry would send it out) */
-	if ((strncmp(rq.url, "http://", 7) && strncmp(rq.url, "https://", 8)) ||
-	    (rq.secret_header && strchr(rq.secret_header, '=') &&
-	     is_credential(strchr(rq.secret_header, '=') + 1))) {
-		pp_error("'%s': %s: not sent", entry, rq.secret_header && strchr(rq.secret_header, '=') &&
-			 is_credential(strchr(rq.secret_header, '=') + 1) ?
-			 "it names a credential perfport signs with as a header's source" :
+	/* what perfport never writes: another scheme; a header's secret
+	 * without the seal its value makes of this request (a planted entry
+	 * naming OTLP_AUTHORIZATION sent it to the entry's own URL) */
+	if (rq.secret_header) {
+		const char *eq = strchr(rq.secret_header, '='), *v = eq ? getenv(eq + 1) : NULL;
+		char want[64];
+
+		if (eq && !is_credential(eq + 1) && (!v || !*v)) {
+			/* nothing to check the seal with yet: kept, for a resend
+			 * with the variable set */
+			pp_error("'%s': '%s' is not set: its %.*s header comes from it; kept", entry,
+				 eq + 1, (int)(eq - rq.secret_header), rq.secret_header);
+			if (map && map != MAP_FAILED)
+				munmap(map, blen);
+			close(bfd);
+			free(req);
+			return -1;
+		}
+		sealed = seal && !secret_seal(rq.method, rq.url, rq.secret_header, want) &&
+			 strlen(seal) == strlen(want) && !differs_ct(seal, want, strlen(want));
+		explicit_bzero(want, sizeof(want));
+	}
+	if ((strncmp(rq.url, "http://", 7) && strncmp(rq.url, "https://", 8)) || !sealed) {
+		const char *eq = rq.secret_header ? strchr(rq.secret_header, '=') : NULL;
+
+		pp_error("'%s': %s: not sent", entry, eq && is_credential(eq + 1) ?
+			 "it names a credential perfport signs with as a header's source" : !sealed ?
+			 "its secret header is not sealed by the secret's value for this request "
+			 "(an entry perfport did not write, or the secret changed since)" :
 			 "its URL is not http:// or https://");
 		ret = 2;
 	} else {

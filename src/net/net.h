@@ -140,4 +140,11 @@ void net_delivered(unsigned *requests, uint64_t *bytes);
 /** net_spool_dir() - the spool directory in use (static or from config). */
 const char *net_spool_dir(void);
 
+/**
+ * net_spool_refused() - may the spool @dir (NULL: the one in use) not be
+ * used: a link, not a directory, another user's or writable by others?
+ * Said as an error naming it and what to do. Absent is fine (made 0700).
+ */
+bool net_spool_refused(const char *dir);
+
 #endif /* NET_NET_H */

@@ -306,9 +306,24 @@ void perf_tracing_bind(struct perf_reader *r)
 const struct tep_format_field *perf_tp_field(const struct perf_evsel *evsel,
 					     const char *name)
 {
+	const struct tep_format_field *f;
+
 	if (!evsel || !evsel->tp)
 		return NULL;
-	return tep_find_field(evsel->tp, name);
+	f = tep_find_field(evsel->tp, name);
+	/* a field no record can be read at (a negative offset, no size, a
+	 * number wider than 8 bytes) is no evidence: said, and taken as
+	 * absent, so the caller decides as it does without it (a
+	 * sched_switch's prev_state read as 0 told every switch preempted) */
+	if (f && (f->offset < 0 || f->size <= 0 ||
+		  (!(f->flags & (TEP_FIELD_IS_ARRAY | TEP_FIELD_IS_STRING | TEP_FIELD_IS_DYNAMIC)) &&
+		   f->size > 8))) {
+		pp_warn("'%s:%s': its field '%s' (offset %d, size %d) cannot be read in a record: "
+			"taken as absent", evsel->tp->system ? evsel->tp->system : "?",
+			evsel->tp->name ? evsel->tp->name : "?", name, f->offset, f->size);
+		return NULL;
+	}
+	return f;
 }
 
 const struct tep_format_field *perf_tp_field_next(const struct perf_evsel *evsel,

@@ -36,6 +36,7 @@
 #include "../util/error.h"
 #include "../util/hash.h"
 #include "../util/log.h"
+#include "filebus.h"
 #include "priv.h"
 
 static const char *const cause_names[SYM_CAUSE_COUNT] = {
@@ -1931,6 +1932,7 @@ struct symbolizer *sym_new(const struct sym_opts *opts, const struct perf_header
 	if (!s)
 		return NULL;
 	elf_version(EV_CURRENT);
+	sym_bus_guard(); /* a file cut short while mapped: zeros, not SIGBUS */
 	s->opts = *opts;
 	s->hdr = hdr;
 	if (opts->buildid_dir) {
@@ -2014,6 +2016,7 @@ void sym_free(struct symbolizer *s)
 {
 	if (!s)
 		return;
+	sym_bus_report();
 	prefetch_free(s);
 	for (size_t i = 0; i < s->nr_states; i++)
 		sym_dso_release(&s->states[i]);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include <zstd.h>
+#include <traceevent/event-parse.h>
 
 #include "pdw.h"
 #include "perf/bytes.h"
@@ -1370,6 +1371,41 @@ static void test_sample_read(void **state)
  * config, then the modifiers its attr implies. */
 /* prev_state's __print_flags() table, read from a print format's text as
  * kernels of several ages wrote it; damaged text gives what it can, safely. */
+/* A field present in the format but unreadable in any record (a negative
+ * offset, no size, a number wider than 8 bytes) is taken as absent, so its
+ * reader decides as without it (prev_state read as 0 told every switch
+ * preempted); a sound one is found. */
+static void test_unreadable_field(void **state)
+{
+	static const char *const prev_state[] = {
+		"offset:24;\tsize:16;", "offset:-8;\tsize:8;", "offset:24;\tsize:0;",
+		"offset:24;\tsize:8;",
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(prev_state) / sizeof(prev_state[0]); i++) {
+		struct tep_handle *tep = tep_alloc();
+		char fmt[1024];
+		struct perf_evsel e = { 0 };
+		int n = snprintf(fmt, sizeof(fmt),
+				 "name: sched_switch\nID: 316\nformat:\n"
+				 "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\n"
+				 "\tfield:int prev_pid;\toffset:8;\tsize:4;\tsigned:1;\n"
+				 "\tfield:long prev_state;\t%s\tsigned:1;\n"
+				 "\nprint fmt: \"%%d\", REC->prev_pid\n", prev_state[i]);
+
+		assert_non_null(tep);
+		assert_int_equal(tep_parse_event(tep, fmt, (unsigned long)n, "sched"), 0);
+		e.tp = tep_find_event_by_name(tep, "sched", "sched_switch");
+		assert_non_null(e.tp);
+		assert_non_null(perf_tp_field(&e, "prev_pid"));
+		if (i < 3 && perf_tp_field(&e, "prev_state"))
+			fail_msg("prev_state %s: found, though no record can hold it", prev_state[i]);
+		if (i == 3)
+			assert_non_null(perf_tp_field(&e, "prev_state"));
+		tep_free(tep);
+	}
+}
+
 static void test_print_flags(void **state)
 {
 	static const struct {
@@ -1519,6 +1555,7 @@ int main(void)
 		cmocka_unit_test(test_sample_read),
 		cmocka_unit_test(test_default_names),
 		cmocka_unit_test(test_print_flags),
+		cmocka_unit_test(test_unreadable_field),
 		cmocka_unit_test(test_threaded_cutting),
 	};
 
