@@ -246,22 +246,35 @@ with Browser(log=art + "/chromium.log") as b:
     print("search ^wait_: %s" % b.eval("document.getElementById('status').textContent"))
 
     # the fragment: view, counter, selection, zoom and search come back
-    b.eval("document.querySelector('#views button[data-v=bottomup]').click()")
     b.eval("(() => { const s = document.getElementById('counter'); s.value = 'io'; "
            "s.dispatchEvent(new Event('change')); })()")
-    b.eval("perfport.select(%d, %d, [%d])" % (s["t0"], s["t1"], tid))
+    io_tid = max((t for t in full["threads"] if t["comm"] != "waits"),
+                 key=lambda t: t["counters"].get("io", {}).get("ns", 0))["tid"]
+    b.eval("perfport.select(%d, %d, [%d])" % (s["t0"], s["t1"], io_tid))
+    box = max(b.eval("perfport.boxes('run')"), key=lambda x: x["w"])
+    pos = b.eval("""(() => { const c = document.getElementById('fg'), y = perfport.rowMiddle(%d);
+        let r = c.getBoundingClientRect(); window.scrollTo(0, window.scrollY + r.top + y - innerHeight / 2);
+        r = c.getBoundingClientRect(); return {x: r.left + %f, y: r.top + y}; })()""" % (box["d"], box["x"] + box["w"] / 2))
+    b.click(pos["x"], pos["y"])
+    if b.eval("perfport.zoomed()")["name"] != "run":
+        sys.exit("clicking run's box zoomed to %r" % b.eval("perfport.zoomed()"))
+    b.screenshot(art + "/explorer-zoomed.png")
     before = {"sel": b.eval("perfport.selection()"), "io": b.eval("perfport.total('io')"),
-              "view": b.eval("perfport.view()"), "counter": b.eval("perfport.counter()")}
+              "view": b.eval("perfport.view()"), "counter": b.eval("perfport.counter()"),
+              "zoom": b.eval("perfport.zoomed()"), "boxes": b.eval("perfport.boxes('run')")}
     url = b.eval("location.href")
     check_console(b)
     b.open("about:blank")
     b.open(url)
     wait_rendered(b)
     after = {"sel": b.eval("perfport.selection()"), "io": b.eval("perfport.total('io')"),
-             "view": b.eval("perfport.view()"), "counter": b.eval("perfport.counter()")}
+             "view": b.eval("perfport.view()"), "counter": b.eval("perfport.counter()"),
+             "zoom": b.eval("perfport.zoomed()"), "boxes": b.eval("perfport.boxes('run')")}
     if before != after or b.eval("document.getElementById('search').value") != "^wait_":
         sys.exit("the link %s brought back %r, not %r" % (url, after, before))
-    print("link %s brings back the view, counter, selection and search" % url.split("#")[1])
+    if not before["io"] or before["zoom"]["node"] == 0:
+        sys.exit("the link's state is empty: %r" % before)
+    print("link %s brings back the view, counter, selection, zoom and search" % url.split("#")[1])
     b.screenshot(art + "/explorer-link.png")
     check_console(b)
 PY
