@@ -9,7 +9,8 @@
  * can add up any time range and set of threads itself: a timeline of the
  * threads' states, and the flame graph, top-down and bottom-up trees and
  * caller/callee of that selection. With sched_waking recorded with stacks
- * the off-wake tree (perfport_profile.offwake) comes too, for the wakers.
+ * the off-wake tree (perfport_profile.offwake) comes too, for the wakers;
+ * with export --base, the base's tree and values, for the diff.
  *
  * The samples are the bulk: they go as columns of LEB128 numbers (times as
  * deltas), gzipped by the host and base64-encoded; the page inflates them
@@ -418,6 +419,11 @@ static void put_data(const struct ex *e, const struct perfport_profile *p, FILE 
 	fputs(",\"offwake\":", out);
 	if (ow && ow->nr_nodes > 1)
 		put_tree(out, ow, &st, true);
+	else
+		fputs("null", out);
+	fputs(",\"base\":", out);
+	if (PERFPORT_PROFILE_HAS_BASE(p) && p->base && p->base->nr_nodes > 1)
+		put_tree(out, p->base, &st, true);
 	else
 		fputs("null", out);
 	fputs(",\"samples\":\"", out);

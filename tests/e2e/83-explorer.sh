@@ -14,7 +14,9 @@
 #   --wakers --json`'s off-wake stacks;
 # - search highlights matching rows and frames, with the share `report`'s
 #   tree gives;
+# - the bottom-up tree's functions have report's self times;
 # - the URL fragment brings back the view, counter, selection and zoom;
+# - with --base, the diff view's totals by function are both report's;
 # - no console error, no network fetch. Screenshots in $TEST_OUT.
 . "$(dirname "$0")/lib/common.sh"
 need_python
@@ -32,6 +34,12 @@ record "$WORK/w.data" -e cpu-clock/freq=997/ -e sched:sched_switch --switch-even
 "$PERFPORT" -q report --json --no-tree --wakers -i "$WORK/w.data" >"$WORK/wakers.json" ||
 	fail "report --wakers: exit $?"
 "$PERFPORT" -q export -i "$WORK/w.data" -f explorer -o "$WORK/ex.html" || fail "export explorer: exit $?"
+# a second, shorter recording as the base of a diff
+record "$WORK/base.data" -e cpu-clock/freq=997/ -e sched:sched_switch --switch-events -g -- \
+	"$WORK/waits" 0.5 "$WORK"
+"$PERFPORT" -q report --json -i "$WORK/base.data" >"$WORK/base.json" || fail "report base: exit $?"
+"$PERFPORT" -q export -i "$WORK/w.data" --base "$WORK/base.data" -f explorer -o "$WORK/diff.html" ||
+	fail "export explorer --base: exit $?"
 ART=${TEST_OUT:-$WORK}
 mkdir -p "$ART"
 
@@ -110,6 +118,23 @@ def tree_callers(tree, fn, counter):
             if not outer:
                 callees[name(j)] = callees.get(name(j), 0) + total[j]
     return ({k: v for k, v in callers.items() if v}, {k: v for k, v in callees.items() if v})
+
+def by_function(tree, counter):
+    # per function name: its outermost calls' total, as the page's diff
+    nodes, frames = tree["nodes"], tree["frames"]
+    name = lambda i: frames[nodes[i]["frame"]]["function"]
+    total = [n["self"].get(counter, {}).get("ns", 0) for n in nodes]
+    for i in range(len(nodes) - 1, 0, -1):
+        total[nodes[i]["parent"]] += total[i]
+    out = {}
+    for i in range(1, len(nodes)):
+        a, outer = nodes[i]["parent"], False
+        while a:
+            outer = outer or name(a) == name(i)
+            a = nodes[a]["parent"]
+        if total[i] and not outer:
+            out[name(i)] = out.get(name(i), 0) + total[i]
+    return total[0], out
 
 with Browser(log=art + "/chromium.log") as b:
     b.open("file://" + w + "/ex.html")
@@ -243,7 +268,30 @@ with Browser(log=art + "/chromium.log") as b:
     if b.eval("perfport.matched()") != hit or str(round(100 * hit / total[0], 2)) not in \
             b.eval("document.getElementById('status').textContent"):
         sys.exit("search ^wait_: %r, report's tree %d" % (b.eval("perfport.matched()"), hit))
-    print("search ^wait_: %s" % b.eval("document.getElementById('status').textContent"))
+    hits = b.eval("perfport.timelineHits()")
+    if not hits:
+        sys.exit("search ^wait_ marks nothing on the timeline")
+    print("search ^wait_: %s; %d thread-pixels marked on the timeline" %
+          (b.eval("document.getElementById('status').textContent"), hits))
+
+    # the bottom-up tree's first level: each function's self time, as report's frames
+    b.eval("document.querySelector('#views button[data-v=bottomup]').click()")
+    rows = b.eval("""[...document.querySelectorAll('table.tree tr')].slice(2, 8).map(tr =>
+        [tr.querySelector('.fn').textContent, tr.children[1].textContent])""")
+    selfs = {}
+    for f in full["frames"]:
+        selfs[f["function"]] = selfs.get(f["function"], 0) + f["self"].get("on-cpu", {}).get("ns", 0)
+    for fn, shown in rows:
+        if shown != "%.3f ms" % (selfs.get(fn, 0) / 1e6) and shown != "%.1f ms" % (selfs.get(fn, 0) / 1e6):
+            sys.exit("bottom-up: %s self %s, report's frames %d ns" % (fn, shown, selfs.get(fn, 0)))
+    print("bottom-up: the top %d functions' self as report's frames (%s %s)" % (len(rows), rows[0][0], rows[0][1]))
+    b.eval("(() => { const s = document.getElementById('search'); s.value = 'zzz_no_such_frame'; "
+           "s.dispatchEvent(new Event('input')); })()")
+    if b.eval("perfport.timelineHits()") or b.eval("document.querySelectorAll('tr.match').length"):
+        sys.exit("a search matching nothing marks the timeline or rows")
+    b.eval("(() => { const s = document.getElementById('search'); s.value = '^wait_'; "
+           "s.dispatchEvent(new Event('input')); })()")
+    b.eval("document.querySelector('#views button[data-v=flame]').click()")
 
     # the fragment: view, counter, selection, zoom and search come back
     b.eval("(() => { const s = document.getElementById('counter'); s.value = 'io'; "
@@ -276,6 +324,25 @@ with Browser(log=art + "/chromium.log") as b:
         sys.exit("the link's state is empty: %r" % before)
     print("link %s brings back the view, counter, selection, zoom and search" % url.split("#")[1])
     b.screenshot(art + "/explorer-link.png")
+    check_console(b)
+
+    # the diff against a base recording: each function's total in both, as report's trees
+    b.open("file://" + w + "/diff.html#v=diff&c=on-cpu")
+    wait_rendered(b)
+    d = b.eval("perfport.diff()")
+    base_all, base_fns = by_function(json.load(open(w + "/base.json")), "on-cpu")
+    new_all, new_fns = by_function(full, "on-cpu")
+    got_base = {k: v["base"] for k, v in d["rows"].items() if v["base"]}
+    got_new = {k: v["now"] for k, v in d["rows"].items() if v["now"]}
+    if d["baseAll"] != base_all or d["nowAll"] != new_all or got_base != base_fns or got_new != new_fns:
+        sys.exit("diff: base %r/%d functions, new %r/%d; report's %r/%d and %r/%d" %
+                 (d["baseAll"], len(got_base), d["nowAll"], len(got_new), base_all, len(base_fns),
+                  new_all, len(new_fns)))
+    if not b.eval("document.querySelectorAll('#diff tr').length") > 10:
+        sys.exit("the diff view shows no rows")
+    print("diff: %d functions, totals of both recordings as report's (base %d ns, new %d ns)" %
+          (len(d["rows"]), base_all, new_all))
+    b.screenshot(art + "/explorer-diff.png")
     check_console(b)
 PY
 echo "ok: explorer in chromium (screenshots in $ART)"
