@@ -12,9 +12,10 @@
  * the off-wake tree (perfport_profile.offwake) comes too, for the wakers;
  * with export --base, the base's tree and values, for the diff.
  *
- * The samples are the bulk: they go as columns of LEB128 numbers (times as
- * deltas), gzipped by the host and base64-encoded; the page inflates them
- * with the browser's DecompressionStream.
+ * The tables (threads, trees, strings) go as JSON and the samples, the
+ * bulk, as columns of LEB128 numbers, thread by thread (times as deltas),
+ * each gzipped by the host and base64-encoded; the page inflates them with
+ * the browser's DecompressionStream.
  */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -262,50 +263,86 @@ static int tid_cmp(const void *a, const void *b)
 	return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
 
+/* A sample's place in the packing: by thread, then time (then its order). */
+struct packed {
+	uint32_t thread;             /* index in p->threads; nr_threads: none */
+	uint32_t i;                  /* index in p->samples */
+};
+
+static int packed_cmp(const void *a, const void *b)
+{
+	const struct packed *x = a, *y = b;
+
+	if (x->thread != y->thread)
+		return x->thread < y->thread ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;   /* p->samples is in time order */
+}
+
+/* @x as a zigzag (sign in the low bit) LEB128 number */
+static void bytes_sleb(struct bytes *b, int64_t x)
+{
+	bytes_uleb(b, ((uint64_t)x << 1) ^ (uint64_t)(x >> 63));
+}
+
 /*
- * The samples as five columns of LEB128 numbers - time since the first
- * (as a delta from the one before; an interval begun before the recording
- * starts at its start), thread index, node, counter, value - gzipped into
- * *@gz (free with host->free()). Return: PERFPORT_OK or PERFPORT_ERROR.
+ * The samples, thread by thread in time order, as LEB128 columns: the
+ * count, how many each thread has (p->threads' order, then those of no
+ * known thread), then per sample its time (ns after the recording's start,
+ * as a delta from the thread's sample before; an interval begun before the
+ * recording starts at its start), its node (a zigzag delta from the
+ * thread's node before), counter and value - gzipped into *@gz (free with
+ * host->free()). A thread's samples repeat its stacks: by thread they
+ * gzip to less than in time order. Return: PERFPORT_OK or PERFPORT_ERROR.
  */
 static enum perfport_status pack_samples(const struct ex *e, const struct perfport_profile *p,
 					 void **gz, size_t *gz_len)
 {
+	size_t n = PERFPORT_PROFILE_HAS_SAMPLES(p) ? p->nr_samples : 0;
 	struct tid_ix *ix = calloc(p->nr_threads + 1, sizeof(*ix));
+	struct packed *order = calloc(n + 1, sizeof(*order));
+	uint32_t *runs = calloc(p->nr_threads + 1, sizeof(*runs));
 	struct bytes b = { 0 };
 	enum perfport_status st = PERFPORT_ERROR;
-	size_t n = PERFPORT_PROFILE_HAS_SAMPLES(p) ? p->nr_samples : 0;
 
-	if (!ix)
+	if (!ix || !order || !runs) {
+		e->host->log(e->host, PERFPORT_LOG_ERROR, "out of memory packing %zu samples", n);
 		goto out;
+	}
 	for (size_t i = 0; i < p->nr_threads; i++)
 		ix[i] = (struct tid_ix){ perfport_thread_at(p, i)->tid, (uint32_t)i };
 	qsort(ix, p->nr_threads, sizeof(*ix), tid_cmp);
-	bytes_uleb(&b, n);
-	for (unsigned col = 0; col < 5; col++) {
-		uint64_t prev = p->start_ns;
+	for (size_t i = 0; i < n; i++) {
+		struct tid_ix key = { perfport_sample_at(p, i)->tid, 0 };
+		const struct tid_ix *t = bsearch(&key, ix, p->nr_threads, sizeof(*ix), tid_cmp);
 
-		for (size_t i = 0; i < n; i++) {
-			const struct perfport_sample *s = perfport_sample_at(p, i);
-			struct tid_ix key = { s->tid, 0 }, *t;
+		order[i] = (struct packed){ t ? t->ix : (uint32_t)p->nr_threads, (uint32_t)i };
+		runs[order[i].thread]++;
+	}
+	qsort(order, n, sizeof(*order), packed_cmp);
+	bytes_uleb(&b, n);
+	for (size_t t = 0; t <= p->nr_threads; t++)
+		bytes_uleb(&b, runs[t]);
+	for (unsigned col = 0; col < 4; col++) {
+		uint64_t prev = p->start_ns;
+		int64_t prev_node = 0;
+
+		for (size_t k = 0; k < n; k++) {
+			const struct perfport_sample *s = perfport_sample_at(p, order[k].i);
 			uint64_t at = s->time_ns < p->start_ns ? p->start_ns : s->time_ns;
 
-			switch (col) {
-			case 0:
+			if (!k || order[k].thread != order[k - 1].thread) {
+				prev = p->start_ns;
+				prev_node = 0;
+			}
+			if (col == 0) {
 				bytes_uleb(&b, at - prev);
 				prev = at;
-				break;
-			case 1:
-				t = bsearch(&key, ix, p->nr_threads, sizeof(*ix), tid_cmp);
-				bytes_uleb(&b, t ? t->ix : p->nr_threads);
-				break;
-			case 2:
-				bytes_uleb(&b, s->node);
-				break;
-			case 3:
+			} else if (col == 1) {
+				bytes_sleb(&b, (int64_t)s->node - prev_node);
+				prev_node = s->node;
+			} else if (col == 2) {
 				bytes_uleb(&b, s->counter);
-				break;
-			default:
+			} else {
 				bytes_uleb(&b, s->value);
 			}
 		}
@@ -320,6 +357,8 @@ static enum perfport_status pack_samples(const struct ex *e, const struct perfpo
 			     b.len, *gz_len);
 out:
 	free(b.v);
+	free(runs);
+	free(order);
 	free(ix);
 	return st;
 }
@@ -372,13 +411,83 @@ static void default_title(const struct perfport_profile *p, char *buf, size_t ma
 		snprintf(buf, max, "Explorer: %zu processes on %s", procs, host);
 }
 
-static void put_data(const struct ex *e, const struct perfport_profile *p, FILE *out,
-		     const unsigned char *gz, size_t gz_len)
+/*
+ * The tables, as JSON: {"threads":[..],"tree":..,"offwake":..,"base":..,
+ * "strings":[..]} (trees as put_tree(); offwake and base null when
+ * absent). Written to a memory stream, then gzipped.
+ */
+static void put_tables(const struct perfport_profile *p, FILE *out, struct strtab *st)
 {
 	const struct perfport_profile *ow = p->offwake;
+
+	fputs("{\"threads\":[", out);
+	for (size_t i = 0; i < p->nr_threads; i++) {
+		const struct perfport_thread *t = perfport_thread_at(p, i);
+
+		fprintf(out, "%s{\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"comm\":", i ? "," : "",
+			t->pid, t->tid);
+		put_string(out, t->comm);
+		fprintf(out, ",\"start\":%" PRId64 ",\"end\":%" PRId64 "}",
+			(int64_t)(t->start_ns - p->start_ns), (int64_t)(t->end_ns - p->start_ns));
+	}
+	fputs("],\"tree\":", out);
+	put_tree(out, p, st, false);
+	fputs(",\"offwake\":", out);
+	if (ow && ow->nr_nodes > 1)
+		put_tree(out, ow, st, true);
+	else
+		fputs("null", out);
+	fputs(",\"base\":", out);
+	if (PERFPORT_PROFILE_HAS_BASE(p) && p->base && p->base->nr_nodes > 1)
+		put_tree(out, p->base, st, true);
+	else
+		fputs("null", out);
+	fputs(",\"strings\":[", out);
+	for (size_t i = 0; i < st->nr; i++) {
+		if (i)
+			fputc(',', out);
+		put_string(out, st->v[i]);
+	}
+	fputs("]}", out);
+}
+
+/* The tables, gzipped into *@gz (free with host->free()). Return:
+ * PERFPORT_OK or PERFPORT_ERROR. */
+static enum perfport_status pack_tables(const struct ex *e, const struct perfport_profile *p,
+					void **gz, size_t *gz_len)
+{
 	struct strtab st = { 0 };
+	char *json = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&json, &len);
+	enum perfport_status ret = PERFPORT_ERROR;
+
+	if (!mem) {
+		e->host->log(e->host, PERFPORT_LOG_ERROR, "out of memory for the page's tables");
+		return PERFPORT_ERROR;
+	}
+	put_tables(p, mem, &st);
+	if (fclose(mem) || st.oom) {
+		e->host->log(e->host, PERFPORT_LOG_ERROR, "out of memory for the page's tables");
+		goto out;
+	}
+	ret = e->host->gzip(json, len, gz, gz_len);
+	if (ret == PERFPORT_OK)
+		e->host->log(e->host, PERFPORT_LOG_DEBUG, "tables: %zu bytes of JSON, %zu gzipped", len,
+			     *gz_len);
+out:
+	free(json);
+	strtab_free(&st);
+	return ret;
+}
+
+/* The page's data: what it shows first as JSON, then the tables and the
+ * samples, each gzipped and base64-encoded. */
+static void put_data(const struct ex *e, const struct perfport_profile *p, FILE *out,
+		     const unsigned char *tables, size_t tables_len, const unsigned char *samples,
+		     size_t samples_len)
+{
 	char title[512];
-	bool first = true;
 
 	if (e->title)
 		snprintf(title, sizeof(title), "%s", e->title);
@@ -403,47 +512,20 @@ static void put_data(const struct ex *e, const struct perfport_profile *p, FILE 
 		put_string(out, p->counter_units[c]);
 		fprintf(out, ",\"present\":%s}", p->counters_present >> c & 1 ? "true" : "false");
 	}
-	fputs("],\"threads\":[", out);
-	for (size_t i = 0; i < p->nr_threads; i++) {
-		const struct perfport_thread *t = perfport_thread_at(p, i);
-
-		fprintf(out, "%s{\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"comm\":", first ? "" : ",",
-			t->pid, t->tid);
-		first = false;
-		put_string(out, t->comm);
-		fprintf(out, ",\"start\":%" PRId64 ",\"end\":%" PRId64 "}",
-			(int64_t)(t->start_ns - p->start_ns), (int64_t)(t->end_ns - p->start_ns));
-	}
-	fputs("],\"tree\":", out);
-	put_tree(out, p, &st, false);
-	fputs(",\"offwake\":", out);
-	if (ow && ow->nr_nodes > 1)
-		put_tree(out, ow, &st, true);
-	else
-		fputs("null", out);
-	fputs(",\"base\":", out);
-	if (PERFPORT_PROFILE_HAS_BASE(p) && p->base && p->base->nr_nodes > 1)
-		put_tree(out, p->base, &st, true);
-	else
-		fputs("null", out);
-	fputs(",\"samples\":\"", out);
-	put_base64(out, gz, gz_len);
-	fputs("\",\"strings\":[", out);
-	for (size_t i = 0; i < st.nr; i++) {
-		if (i)
-			fputc(',', out);
-		put_string(out, st.v[i]);
-	}
-	fputs("]}", out);
-	strtab_free(&st);
+	fputs("],\"tables\":\"", out);
+	put_base64(out, tables, tables_len);
+	fputs("\",\"samples\":\"", out);
+	put_base64(out, samples, samples_len);
+	fputs("\"}", out);
 }
 
 static enum perfport_status ex_write(void *state, const struct perfport_profile *p, FILE *out)
 {
 	const struct ex *e = state;
 	const char *mark = strstr(viewer, DATA_MARKER);
-	void *gz = NULL;
-	size_t gz_len = 0;
+	void *tables = NULL, *samples = NULL;
+	size_t tables_len = 0, samples_len = 0;
+	enum perfport_status ret = PERFPORT_ERROR;
 
 	if (!PERFPORT_PROFILE_HAS_SAMPLES(p)) {
 		e->host->log(e->host, PERFPORT_LOG_ERROR,
@@ -454,13 +536,20 @@ static enum perfport_status ex_write(void *state, const struct perfport_profile 
 		e->host->log(e->host, PERFPORT_LOG_ERROR, "the page has no data marker");
 		return PERFPORT_ERROR;
 	}
-	if (pack_samples(e, p, &gz, &gz_len) != PERFPORT_OK)
-		return PERFPORT_ERROR;
+	if (pack_tables(e, p, &tables, &tables_len) != PERFPORT_OK)
+		goto out;
+	if (pack_samples(e, p, &samples, &samples_len) != PERFPORT_OK)
+		goto out;
 	fwrite(viewer, 1, (size_t)(mark - viewer), out);
-	put_data(e, p, out, gz, gz_len);
+	put_data(e, p, out, tables, tables_len, samples, samples_len);
 	fputs(mark + strlen(DATA_MARKER), out);
-	e->host->free(gz);
-	return ferror(out) ? PERFPORT_ERROR : PERFPORT_OK;
+	ret = ferror(out) ? PERFPORT_ERROR : PERFPORT_OK;
+out:
+	if (samples)
+		e->host->free(samples);
+	if (tables)
+		e->host->free(tables);
+	return ret;
 }
 
 static enum perfport_status ex_init(const struct perfport_host *host,
