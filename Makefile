@@ -160,6 +160,9 @@ $(BUILD)/perfport: $(CLI_OBJ) $(CORE_LIB)
 
 # the folded exporter's test compiles the plugin in
 $(BUILD)/tests/test_folded: plugins/folded/folded.c
+# and the explorer's, with its page
+$(BUILD)/tests/test_explorer: plugins/explorer/explorer.c $(BUILD)/gen/explorer-viewer.h
+$(BUILD)/tests/test_explorer: ALL_CFLAGS += -I$(BUILD)/gen
 
 $(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(wildcard src/*/*.h) $(CORE_LIB)
 	@mkdir -p $(dir $@)
