@@ -255,17 +255,15 @@ with Browser(log=art + "/chromium.log") as b:
     total = [n["self"].get("on-cpu", {}).get("ns", 0) for n in nodes]
     for i in range(len(nodes) - 1, 0, -1):
         total[nodes[i]["parent"]] += total[i]
-    def matched(i, inside):
-        m = 0 if inside or not i or not frames[nodes[i]["frame"]]["function"].startswith("wait_") else total[i]
-        return m
-    hit = 0
+    hit = 0   # each matching node's total, a match inside a match once
     for i in range(1, len(nodes)):
         a, inside = nodes[i]["parent"], False
         while a:
             inside = inside or frames[nodes[a]["frame"]]["function"].startswith("wait_")
             a = nodes[a]["parent"]
-        hit += matched(i, inside)
-    if b.eval("perfport.matched()") != hit or str(round(100 * hit / total[0], 2)) not in \
+        if not inside and frames[nodes[i]["frame"]]["function"].startswith("wait_"):
+            hit += total[i]
+    if b.eval("perfport.matched()") != hit or "matched: %.2f%%" % (100 * hit / total[0]) not in \
             b.eval("document.getElementById('status').textContent"):
         sys.exit("search ^wait_: %r, report's tree %d" % (b.eval("perfport.matched()"), hit))
     hits = b.eval("perfport.timelineHits()")
