@@ -9,7 +9,8 @@
  * can add up any time range and set of threads itself: a timeline of the
  * threads' states, and the flame graph, top-down and bottom-up trees and
  * caller/callee of that selection. With sched_waking recorded with stacks
- * the off-wake tree (perfport_profile.offwake) comes too, for the wakers;
+ * the off-wake tree (perfport_profile.offwake) and its blocked intervals in
+ * time come too, for the wakers of any selection;
  * with export --base, the base's tree and values, for the diff.
  *
  * The tables (threads, trees, strings) go as JSON and the samples, the
@@ -481,11 +482,12 @@ out:
 	return ret;
 }
 
-/* The page's data: what it shows first as JSON, then the tables and the
- * samples, each gzipped and base64-encoded. */
+/* The page's data: what it shows first as JSON, then the tables, the
+ * samples and the off-wake tree's (@ow_len 0: none), each gzipped and
+ * base64-encoded. */
 static void put_data(const struct ex *e, const struct perfport_profile *p, FILE *out,
 		     const unsigned char *tables, size_t tables_len, const unsigned char *samples,
-		     size_t samples_len)
+		     size_t samples_len, const unsigned char *ow, size_t ow_len)
 {
 	char title[512];
 
@@ -516,15 +518,22 @@ static void put_data(const struct ex *e, const struct perfport_profile *p, FILE 
 	put_base64(out, tables, tables_len);
 	fputs("\",\"samples\":\"", out);
 	put_base64(out, samples, samples_len);
-	fputs("\"}", out);
+	fputc('"', out);
+	if (ow_len) {
+		fputs(",\"owsamples\":\"", out);
+		put_base64(out, ow, ow_len);
+		fputc('"', out);
+	}
+	fputc('}', out);
 }
 
 static enum perfport_status ex_write(void *state, const struct perfport_profile *p, FILE *out)
 {
 	const struct ex *e = state;
 	const char *mark = strstr(viewer, DATA_MARKER);
-	void *tables = NULL, *samples = NULL;
-	size_t tables_len = 0, samples_len = 0;
+	const struct perfport_profile *ow = p->offwake;
+	void *tables = NULL, *samples = NULL, *ow_samples = NULL;
+	size_t tables_len = 0, samples_len = 0, ow_len = 0;
 	enum perfport_status ret = PERFPORT_ERROR;
 
 	if (!PERFPORT_PROFILE_HAS_SAMPLES(p)) {
@@ -540,11 +549,18 @@ static enum perfport_status ex_write(void *state, const struct perfport_profile 
 		goto out;
 	if (pack_samples(e, p, &samples, &samples_len) != PERFPORT_OK)
 		goto out;
+	/* the off-wake tree's blocked intervals in time (a host before issue
+	 * 56 keeps none: the page then shows the wakers of the whole recording) */
+	if (ow && ow->nr_nodes > 1 && PERFPORT_PROFILE_HAS_SAMPLES(ow) && ow->nr_samples &&
+	    pack_samples(e, ow, &ow_samples, &ow_len) != PERFPORT_OK)
+		goto out;
 	fwrite(viewer, 1, (size_t)(mark - viewer), out);
-	put_data(e, p, out, tables, tables_len, samples, samples_len);
+	put_data(e, p, out, tables, tables_len, samples, samples_len, ow_samples, ow_len);
 	fputs(mark + strlen(DATA_MARKER), out);
 	ret = ferror(out) ? PERFPORT_ERROR : PERFPORT_OK;
 out:
+	if (ow_samples)
+		e->host->free(ow_samples);
 	if (samples)
 		e->host->free(samples);
 	if (tables)

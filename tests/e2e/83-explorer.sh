@@ -9,9 +9,11 @@
 # - a function clicked in the top-down tree opens its caller/callee view,
 #   whose callers and callees equal those computed from `report --json
 #   --time`'s tree;
-# - the wakers of the lock waits in __GI___lll_lock_wait name the unlocking
-#   function (libc's lock wake, called by pthread_mutex_unlock) and equal `report
-#   --wakers --json`'s off-wake stacks;
+# - the wakers of the lock waits in __GI___lll_lock_wait, of the thread
+#   clicked, of it in the brushed range, of the range, and of the whole
+#   recording, equal `report --wakers --json`'s off-wake stacks with the same
+#   --tid and --time, and name the unlocking function (libc's lock wake,
+#   called by pthread_mutex_unlock);
 # - search highlights matching rows and frames, with the share `report`'s
 #   tree gives;
 # - the bottom-up tree's functions have report's self times;
@@ -31,8 +33,6 @@ cc -O2 -g -fno-omit-frame-pointer -pthread -o "$WORK/waits" "$TOP/tests/e2e/prog
 record "$WORK/w.data" -e cpu-clock/freq=997/ -e sched:sched_switch --switch-events \
 	-e sched:sched_waking -m 1024 -g -- "$WORK/waits" 1.5 "$WORK"
 "$PERFPORT" -q report --json -i "$WORK/w.data" >"$WORK/tree.json" || fail "report: exit $?"
-"$PERFPORT" -q report --json --no-tree --wakers -i "$WORK/w.data" >"$WORK/wakers.json" ||
-	fail "report --wakers: exit $?"
 "$PERFPORT" -q export -i "$WORK/w.data" -f explorer -o "$WORK/ex.html" || fail "export explorer: exit $?"
 # a second, shorter recording as the base of a diff
 record "$WORK/base.data" -e cpu-clock/freq=997/ -e sched:sched_switch --switch-events -g -- \
@@ -219,25 +219,42 @@ with Browser(log=art + "/chromium.log") as b:
     print("thread mutex (%d): lock %d ns, timed-sleep %d ns = report --tid" %
           (tid, one["totals"].get("lock", {}).get("ns", 0), one["totals"].get("timed-sleep", {}).get("ns", 0)))
 
-    # the wakers of the lock waits in libc's lock wait: the lock holder's unlock
+    # the wakers of the lock waits in libc's lock wait, of the selection:
+    # report --wakers's off-wake stacks for the same thread, range, both, none
+    def wakers_ref(rep):
+        ref = {}
+        for x in rep["wakers"]:
+            st = x["stack"]
+            sep = st.index("--- woken by ---")
+            if x["counter"] == "lock" and "__GI___lll_lock_wait" in st[:sep]:
+                k = "\n".join(st[sep + 1:])
+                ref[k] = ref.get(k, 0) + x["ns"]
+        return ref
     b.eval("document.querySelector('#views button[data-v=wakers]').click()")
-    wk = b.eval("perfport.wakers('__GI___lll_lock_wait')")
-    ref = {}
-    for x in json.load(open(w + "/wakers.json"))["wakers"]:
-        st = x["stack"]
-        sep = st.index("--- woken by ---")
-        if x["counter"] == "lock" and "__GI___lll_lock_wait" in st[:sep]:
-            k = "\n".join(st[sep + 1:])
-            ref[k] = ref.get(k, 0) + x["ns"]
-    if wk != ref or not wk:
-        sys.exit("wakers of __GI___lll_lock_wait: %d stacks, report --wakers %d" % (len(wk), len(ref)))
+    b.eval("(() => { const s = document.getElementById('counter'); s.value = 'lock'; "
+           "s.dispatchEvent(new Event('change')); })()")
+    for args, sel_js in ((["--tid", str(tid)], None),   # the thread clicked above
+                         (["--tid", str(tid), "--time", rng], "perfport.select(%d, %d, [%d])" % (s["t0"], s["t1"], tid)),
+                         (["--time", rng], "perfport.select(%d, %d, [])" % (s["t0"], s["t1"])),
+                         ([], "perfport.select(null, null, [])")):
+        if sel_js:
+            b.eval(sel_js)
+        wk = b.eval("perfport.wakers('__GI___lll_lock_wait')")
+        ref = wakers_ref(report("--no-tree", "--wakers", *args))
+        if wk != ref or (not args or args == ["--tid", str(tid)]) and not wk:
+            sys.exit("wakers of __GI___lll_lock_wait (%s): %d stacks %d ns, report --wakers %d stacks %d ns" %
+                     (" ".join(args) or "all", len(wk), sum(wk.values()), len(ref), sum(ref.values())))
+        print("wakers of the lock waits (%s): %d stacks, %d ns, as report --wakers" %
+              (" ".join(args) or "whole recording", len(wk), sum(wk.values())))
+    if "in the selection" not in b.eval("document.querySelector('#view p').textContent"):
+        sys.exit("the wakers view does not say it follows the selection")
     top = max(wk, key=wk.get).split("\n")
     # (with -g, libc's frames hide the lock holder's own function: libc has
     # no frame pointers; its unlock's wake is the unlocking function here)
     if not any(re.search("lll_lock_wake|mutex_unlock", f) for f in top):
         sys.exit("the top waker of the lock waits does not unlock: %r" % top)
-    print("wakers of the lock waits: %d stacks as report --wakers; the top one (%d ns): %s" %
-          (len(wk), wk["\n".join(top)], " < ".join(f for f in top if not f.startswith(("try_", "wake_", "futex", "__x64", "do_", "entry")))))
+    print("the top waker (%d ns): %s" %
+          (wk["\n".join(top)], " < ".join(f for f in top if not f.startswith(("try_", "wake_", "futex", "__x64", "do_", "entry")))))
     b.eval("(() => { const s = document.getElementById('search'); s.value = 'lll_lock_wake'; "
            "s.dispatchEvent(new Event('input')); })()")
     if not b.eval("document.querySelectorAll('#wakers tr.match').length"):
