@@ -139,6 +139,13 @@ $(BUILD)/gen/flamegraph-viewer.h: plugins/flamegraph/viewer.html
 	$(Q)$(call c_string,$<) > $@
 $(BUILD)/plugins/flamegraph.so: $(BUILD)/gen/flamegraph-viewer.h
 
+# The explorer's page, compiled into its plugin.
+$(BUILD)/gen/explorer-viewer.h: plugins/explorer/viewer.html
+	@mkdir -p $(dir $@)
+	$(msg) GEN $@
+	$(Q)$(call c_string,$<) > $@
+$(BUILD)/plugins/explorer.so: $(BUILD)/gen/explorer-viewer.h
+
 .SECONDEXPANSION:
 # plugins/NAME/LIBS: the libraries a plugin links (e.g. -llz4), if any
 $(BUILD)/plugins/%.so: $$(wildcard plugins/%/*.c) $$(wildcard plugins/%/*.h) $(wildcard include/perfport/*.h)
@@ -153,6 +160,9 @@ $(BUILD)/perfport: $(CLI_OBJ) $(CORE_LIB)
 
 # the folded exporter's test compiles the plugin in
 $(BUILD)/tests/test_folded: plugins/folded/folded.c
+# and the explorer's, with its page
+$(BUILD)/tests/test_explorer: plugins/explorer/explorer.c $(BUILD)/gen/explorer-viewer.h
+$(BUILD)/tests/test_explorer: ALL_CFLAGS += -I$(BUILD)/gen
 
 $(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(wildcard src/*/*.h) $(CORE_LIB)
 	@mkdir -p $(dir $@)

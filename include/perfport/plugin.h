@@ -244,7 +244,10 @@ struct perfport_profile {
 	/* --- ABI 1.5 (check struct_size: PERFPORT_PROFILE_HAS_SAMPLES) --- */
 	/* For formats with PERFPORT_EXPORTER_SAMPLES: every sample and off-CPU
 	 * interval of the tree with its time and thread, sorted by time then
-	 * tid (none otherwise, and none in offwake and base). */
+	 * tid (none otherwise, and none in base). offwake has its own: each
+	 * blocked interval with its wakeup, on the off-wake tree's nodes (a
+	 * host before perfport's explorer, issue 56, gave none there: check
+	 * its nr_samples). */
 	size_t nr_samples;
 	size_t sample_size;
 	const struct perfport_sample *samples;

@@ -219,8 +219,8 @@ struct perfport_profile *view_build(const struct profile *p, const struct view_o
 		w.nr_slices = 0;
 		w.slices = NULL;
 		w.slice_ns = 0;
-		w.nr_timed = 0;
-		w.timed = NULL;
+		w.nr_timed = p->nr_waker_timed;
+		w.timed = p->waker_timed;
 		w.nr_waker_nodes = 0;
 		v->offwake = view_build(&w, o);
 		if (!v->offwake) {

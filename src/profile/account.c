@@ -1353,10 +1353,11 @@ static uint32_t wframe(struct account *a, uint32_t f)
  * Charge @ns of blocked time (@c) to the off-wake stack of @blocked (a node
  * of the main tree, the switch-out stack) and @waker (the stack that woke
  * it): the blocked frames root first, a separator, then the waker's frames
- * leaf first, as off-wake flame graphs draw them.
+ * leaf first, as off-wake flame graphs draw them; with a timeline, the
+ * interval from @out (thread @tid) is kept in time too.
  */
 static void offwake_add(struct account *a, uint32_t blocked, uint32_t waker, enum counter c,
-			uint64_t ns)
+			uint64_t ns, uint64_t out, uint32_t tid)
 {
 	uint32_t chain[ACCT_MAX_FRAMES * 8], n = 0, node = TREE_ROOT, f;
 	const char *sep;
@@ -1394,6 +1395,16 @@ static void offwake_add(struct account *a, uint32_t blocked, uint32_t waker, enu
 		return;
 	}
 	tree_add(&a->wtree, node, c, 1, ns);
+	/* in time too, as count_at() keeps the main tree's (issue 56's explorer) */
+	if (a->opts->timeline && !a->err) {
+		struct profile_timed r = {
+			.time = a->filter.has_time && out < a->filter.t0 ? a->filter.t0 : out,
+			.ns = ns, .tid = tid, .counter = (uint32_t)c, .count = 1,
+		};
+
+		if (tree_add_timed(&a->wtree, node, &r))
+			a->err = PP_ENOMEM;
+	}
 }
 
 /* --- off-CPU intervals --- */
@@ -1467,7 +1478,8 @@ static void iv_close(struct account *a, struct acct_thread *th, uint64_t end, en
 	if (th->out_node != TREE_NONE)
 		count_at(a, th->out_node, th->out_cnt, 1, d, out, end, th->tid);
 	if (wake && th->out_state != 'R' && th->out_node != TREE_NONE && th->waker_node != TREE_NONE)
-		offwake_add(a, th->out_node, th->waker_node, th->out_cnt, clip(a, out, wake));
+		offwake_add(a, th->out_node, th->waker_node, th->out_cnt, clip(a, out, wake), out,
+			    th->tid);
 }
 
 /*

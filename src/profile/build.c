@@ -668,6 +668,8 @@ static int finish(struct profile *p, struct profile_priv *pv, struct build_ctx *
 		p->waker_nodes = pv->wnodes;
 		p->waker_self = pv->wself;
 		p->waker_total = pv->wtotal;
+		p->waker_timed = pv->wtree.timed;
+		p->nr_waker_timed = pv->wtree.nr_timed;
 	}
 	p->frames = pv->frames;
 	p->nr_frames = nr_frames;

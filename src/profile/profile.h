@@ -296,6 +296,9 @@ struct profile {
 	 * (then tid); intervals clipped to the --time window */
 	size_t nr_timed;
 	const struct profile_timed *timed;
+	/* and the off-wake tree's blocked intervals (waker nodes) */
+	size_t nr_waker_timed;
+	const struct profile_timed *waker_timed;
 	size_t nr_frames;
 	const struct profile_frame *frames;
 	size_t nr_nodes;

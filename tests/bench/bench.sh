@@ -162,6 +162,28 @@ else
 	echo "flame graph in chromium: skipped (apt-get install chromium)"
 fi
 
+# The explorer page: its export, then in headless Chromium its size, its
+# first drawing, and the re-aggregation of a brushed range and of a thread
+# clicked (every view redrawn). The bench recording has no switches; a
+# system-wide on+off-CPU recording (sched_switch and sched_waking with
+# stacks) of the same workload is made beside it.
+offcpu="$dir/offcpu-sys.perf.data"
+[ -x "$dir/workload" ] || cc -O2 -g -fno-omit-frame-pointer -pthread -o "$dir/workload" samples/workload.c
+if [ ! -f "$offcpu" ]; then
+	echo "recording 10 s system-wide on and off CPU (cpu-clock at 20 kHz, switches, wakings, -g) ..."
+	perf record -q -a -g -F 20000 -e cpu-clock -e sched:sched_switch -e sched:sched_waking -m 2048 \
+		-o "$offcpu" -- "$dir/workload" 10 >/dev/null 2>&1
+fi
+echo "recording: $offcpu, $(( $(stat -c %s "$offcpu") >> 20 )) MB"
+ours=$(measure "$PERFPORT" export -f explorer -o "$dir/explorer.html" -i "$offcpu")
+echo "perfport export explorer: ${ours% *} s, $(( ${ours#* } / 1024 )) MB peak RSS"
+if command -v chromium >/dev/null; then
+	/usr/bin/python3 tests/bench/explorer_render.py "$dir/explorer.html"
+	echo
+else
+	echo "explorer in chromium: skipped (apt-get install chromium)"
+fi
+
 # --call-graph dwarf: every sample unwound from its stack copy and named. The
 # workload's "deep" mode runs 60 calls down, like real programs' stacks.
 dwarf="$dir/dwarf-deep.perf.data"

@@ -1,0 +1,608 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * explorer.c - the "explorer" exporter: one self-contained HTML page to
+ * explore a recording in a browser, offline.
+ *
+ * The page (viewer.html, compiled in) gets the tree (frames, nodes), the
+ * threads, and every sample and off-CPU interval with its time, thread,
+ * node, counter and value (perfport_profile.samples, ABI 1.5), so that it
+ * can add up any time range and set of threads itself: a timeline of the
+ * threads' states, and the flame graph, top-down and bottom-up trees and
+ * caller/callee of that selection. With sched_waking recorded with stacks
+ * the off-wake tree (perfport_profile.offwake) and its blocked intervals in
+ * time come too, for the wakers of any selection;
+ * with export --base, the base's tree and values, for the diff.
+ *
+ * The tables (threads, trees, strings) go as JSON and the samples, the
+ * bulk, as columns of LEB128 numbers, thread by thread (times as deltas),
+ * each gzipped by the host and base64-encoded; the page inflates them with
+ * the browser's DecompressionStream.
+ */
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perfport/json.h"
+#include "perfport/plugin.h"
+
+static const char viewer[] =
+#include "explorer-viewer.h"
+	;
+
+#define DATA_MARKER "/*@PERFPORT_DATA@*/"
+
+static const struct perfport_option_def options[] = {
+	{ "title", PERFPORT_OPT_STRING, NULL, NULL,
+	  "the page's title (default: the program and host)" },
+	{ "counter", PERFPORT_OPT_ENUM, NULL,
+	  "on-cpu,preempted,lock,io,sleep,timed-sleep,idle",
+	  "the counter shown first (default on-cpu if it has data, else the first that has)" },
+};
+
+struct ex {
+	const struct perfport_host *host;
+	const char *title, *counter;
+};
+
+/* --- a growing byte buffer --- */
+
+struct bytes {
+	unsigned char *v;
+	size_t len, cap;
+	bool oom;
+};
+
+static void bytes_put(struct bytes *b, const void *data, size_t n)
+{
+	if (b->oom)
+		return;
+	if (b->len + n > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		unsigned char *v;
+
+		while (cap < b->len + n)
+			cap *= 2;
+		v = realloc(b->v, cap);
+		if (!v) {
+			b->oom = true;
+			return;
+		}
+		b->v = v;
+		b->cap = cap;
+	}
+	memcpy(b->v + b->len, data, n);
+	b->len += n;
+}
+
+/* @x as an unsigned LEB128 number */
+static void bytes_uleb(struct bytes *b, uint64_t x)
+{
+	unsigned char tmp[10];
+	size_t n = 0;
+
+	do {
+		tmp[n] = x & 0x7f;
+		x >>= 7;
+		if (x)
+			tmp[n] |= 0x80;
+		n++;
+	} while (x);
+	bytes_put(b, tmp, n);
+}
+
+/* --- interned strings: the page's string table --- */
+
+struct strtab {
+	const char **v;
+	size_t nr, cap;
+	uint32_t *slots;             /* index + 1; 0 empty */
+	size_t slots_cap;
+	bool oom;
+};
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+	return h ^ h >> 31;
+}
+
+static bool strtab_grow(struct strtab *t)
+{
+	size_t cap = t->slots_cap ? t->slots_cap * 2 : 1024;
+	uint32_t *n = calloc(cap, sizeof(*n));
+
+	if (!n)
+		return false;
+	for (size_t i = 0; i < t->nr; i++) {
+		size_t j;
+
+		for (j = str_hash(t->v[i]) & (cap - 1); n[j]; j = (j + 1) & (cap - 1))
+			;
+		n[j] = (uint32_t)i + 1;
+	}
+	free(t->slots);
+	t->slots = n;
+	t->slots_cap = cap;
+	return true;
+}
+
+/* The index of @s in @t (added if new); -1 for NULL or out of memory. */
+static long intern(struct strtab *t, const char *s)
+{
+	size_t j;
+
+	if (!s || t->oom)
+		return -1;
+	if ((t->nr + 1) * 2 > t->slots_cap && !strtab_grow(t)) {
+		t->oom = true;
+		return -1;
+	}
+	for (j = str_hash(s) & (t->slots_cap - 1); t->slots[j]; j = (j + 1) & (t->slots_cap - 1))
+		if (!strcmp(t->v[t->slots[j] - 1], s))
+			return t->slots[j] - 1;
+	if (t->nr == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 1024;
+		const char **v = realloc(t->v, cap * sizeof(*v));
+
+		if (!v) {
+			t->oom = true;
+			return -1;
+		}
+		t->v = v;
+		t->cap = cap;
+	}
+	t->v[t->nr] = s;
+	t->slots[j] = (uint32_t)++t->nr;
+	return (long)t->nr - 1;
+}
+
+static void strtab_free(struct strtab *t)
+{
+	free(t->v);
+	free(t->slots);
+}
+
+static void put_string(FILE *out, const char *s)
+{
+	if (!s) {
+		fputs("null", out);
+		return;
+	}
+	fputc('"', out);
+	perfport_json_chars_ex(out, s, PERFPORT_JSON_HTML);
+	fputc('"', out);
+}
+
+/* --- the tree --- */
+
+/*
+ * "frames":{"fn":[..],"mod":[..],"file":[..],"line":[..],"flags":[..]} and
+ * "nodes":{"parent":[..],"frame":[..]}, strings as indexes into @st (-1
+ * none); the node's self values per counter with data: "self":{"c":[..]}.
+ */
+static void put_tree(FILE *out, const struct perfport_profile *p, struct strtab *st, bool values)
+{
+	static const char *const cols[] = { "fn", "mod", "file", "line", "flags" };
+
+	fputs("{\"frames\":{", out);
+	for (unsigned k = 0; k < 5; k++) {
+		fprintf(out, "%s\"%s\":[", k ? "," : "", cols[k]);
+		for (size_t i = 0; i < p->nr_frames; i++) {
+			const struct perfport_frame *f = perfport_frame_at(p, i);
+
+			if (i)
+				fputc(',', out);
+			if (k == 0)
+				fprintf(out, "%ld", intern(st, f->function));
+			else if (k == 1)
+				fprintf(out, "%ld", intern(st, f->module));
+			else if (k == 2)
+				fprintf(out, "%ld", intern(st, f->file));
+			else if (k == 3)
+				fprintf(out, "%" PRIu32, f->line);
+			else
+				fprintf(out, "%" PRIu32, f->flags);
+		}
+		fputc(']', out);
+	}
+	fputs("},\"nodes\":{\"parent\":[", out);
+	for (size_t i = 0; i < p->nr_nodes; i++)
+		fprintf(out, "%s%ld", i ? "," : "",
+			i ? (long)perfport_node_at(p, i)->parent : -1L);
+	fputs("],\"frame\":[", out);
+	for (size_t i = 0; i < p->nr_nodes; i++)
+		fprintf(out, "%s%ld", i ? "," : "", i ? (long)perfport_node_at(p, i)->frame : -1L);
+	fputs("]}", out);
+	if (values) {
+		fputs(",\"self\":{", out);
+		for (unsigned c = 0, first = 1; c < p->nr_counters && c < 64; c++) {
+			if (!(p->counters_present >> c & 1))
+				continue;
+			fprintf(out, "%s\"%s\":[", first ? "" : ",", p->counter_names[c]);
+			first = 0;
+			for (size_t i = 0; i < p->nr_nodes; i++)
+				fprintf(out, "%s%" PRIu64, i ? "," : "", perfport_self_value(p, i, c));
+			fputc(']', out);
+		}
+		fputc('}', out);
+	}
+	fputc('}', out);
+}
+
+/* --- the samples --- */
+
+static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+static void put_base64(FILE *out, const unsigned char *v, size_t n)
+{
+	for (size_t i = 0; i < n; i += 3) {
+		uint32_t w = (uint32_t)v[i] << 16 | (i + 1 < n ? (uint32_t)v[i + 1] << 8 : 0) |
+			     (i + 2 < n ? v[i + 2] : 0);
+
+		fputc(b64[w >> 18 & 63], out);
+		fputc(b64[w >> 12 & 63], out);
+		fputc(i + 1 < n ? b64[w >> 6 & 63] : '=', out);
+		fputc(i + 2 < n ? b64[w & 63] : '=', out);
+	}
+}
+
+/* The thread's index in p->threads for @tid (threads are few: a sorted copy
+ * is searched). */
+struct tid_ix {
+	uint32_t tid, ix;
+};
+
+static int tid_cmp(const void *a, const void *b)
+{
+	const struct tid_ix *x = a, *y = b;
+
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+/* A sample's place in the packing: by thread, then time (then its order). */
+struct packed {
+	uint32_t thread;             /* index in p->threads; nr_threads: none */
+	uint32_t i;                  /* index in p->samples */
+};
+
+static int packed_cmp(const void *a, const void *b)
+{
+	const struct packed *x = a, *y = b;
+
+	if (x->thread != y->thread)
+		return x->thread < y->thread ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;   /* p->samples is in time order */
+}
+
+/* @x as a zigzag (sign in the low bit) LEB128 number */
+static void bytes_sleb(struct bytes *b, int64_t x)
+{
+	bytes_uleb(b, ((uint64_t)x << 1) ^ (uint64_t)(x >> 63));
+}
+
+/*
+ * The samples, thread by thread in time order, as LEB128 columns: the
+ * count, how many each thread has (p->threads' order, then those of no
+ * known thread), then per sample its time (ns after the recording's start,
+ * as a delta from the thread's sample before; an interval begun before the
+ * recording starts at its start), its node (a zigzag delta from the
+ * thread's node before), counter and value - gzipped into *@gz (free with
+ * host->free()). A thread's samples repeat its stacks: by thread they
+ * gzip to less than in time order. Return: PERFPORT_OK or PERFPORT_ERROR.
+ */
+static enum perfport_status pack_samples(const struct ex *e, const struct perfport_profile *p,
+					 void **gz, size_t *gz_len)
+{
+	size_t n = PERFPORT_PROFILE_HAS_SAMPLES(p) ? p->nr_samples : 0;
+	struct tid_ix *ix = calloc(p->nr_threads + 1, sizeof(*ix));
+	struct packed *order = calloc(n + 1, sizeof(*order));
+	uint32_t *runs = calloc(p->nr_threads + 1, sizeof(*runs));
+	struct bytes b = { 0 };
+	enum perfport_status st = PERFPORT_ERROR;
+
+	if (!ix || !order || !runs) {
+		e->host->log(e->host, PERFPORT_LOG_ERROR, "out of memory packing %zu samples", n);
+		goto out;
+	}
+	for (size_t i = 0; i < p->nr_threads; i++)
+		ix[i] = (struct tid_ix){ perfport_thread_at(p, i)->tid, (uint32_t)i };
+	qsort(ix, p->nr_threads, sizeof(*ix), tid_cmp);
+	for (size_t i = 0; i < n; i++) {
+		struct tid_ix key = { perfport_sample_at(p, i)->tid, 0 };
+		const struct tid_ix *t = bsearch(&key, ix, p->nr_threads, sizeof(*ix), tid_cmp);
+
+		order[i] = (struct packed){ t ? t->ix : (uint32_t)p->nr_threads, (uint32_t)i };
+		runs[order[i].thread]++;
+	}
+	qsort(order, n, sizeof(*order), packed_cmp);
+	bytes_uleb(&b, n);
+	for (size_t t = 0; t <= p->nr_threads; t++)
+		bytes_uleb(&b, runs[t]);
+	for (unsigned col = 0; col < 4; col++) {
+		uint64_t prev = p->start_ns;
+		int64_t prev_node = 0;
+
+		for (size_t k = 0; k < n; k++) {
+			const struct perfport_sample *s = perfport_sample_at(p, order[k].i);
+			uint64_t at = s->time_ns < p->start_ns ? p->start_ns : s->time_ns;
+
+			if (!k || order[k].thread != order[k - 1].thread) {
+				prev = p->start_ns;
+				prev_node = 0;
+			}
+			if (col == 0) {
+				bytes_uleb(&b, at - prev);
+				prev = at;
+			} else if (col == 1) {
+				bytes_sleb(&b, (int64_t)s->node - prev_node);
+				prev_node = s->node;
+			} else if (col == 2) {
+				bytes_uleb(&b, s->counter);
+			} else {
+				bytes_uleb(&b, s->value);
+			}
+		}
+	}
+	if (b.oom) {
+		e->host->log(e->host, PERFPORT_LOG_ERROR, "out of memory packing %zu samples", n);
+		goto out;
+	}
+	st = e->host->gzip(b.v, b.len, gz, gz_len);
+	if (st == PERFPORT_OK)
+		e->host->log(e->host, PERFPORT_LOG_DEBUG, "%zu samples: %zu bytes, %zu gzipped", n,
+			     b.len, *gz_len);
+out:
+	free(b.v);
+	free(runs);
+	free(order);
+	free(ix);
+	return st;
+}
+
+/* --- the page --- */
+
+static bool not_program(const char *comm)
+{
+	return !comm || !strcmp(comm, "perf") || !strcmp(comm, "perf-exec") ||
+	       !strncmp(comm, "swapper", 7);
+}
+
+/* "Explorer: PROGRAM on HOST": the workload perf started (the word after
+ * " -- " in its command line), else the one process recorded, else how
+ * many there were */
+static void default_title(const struct perfport_profile *p, char *buf, size_t max)
+{
+	const char *one = NULL, *host = p->hostname ? p->hostname : "a recording";
+	const char *w = p->cmdline ? strstr(p->cmdline, " -- ") : NULL;
+	size_t procs = 0;
+
+	if (w && w[4] && w[4] != ' ') {
+		size_t n = strcspn(w + 4, " ");
+		const char *b = w + 4;
+
+		for (const char *q = w + 4; q < w + 4 + n; q++)
+			if (*q == '/')
+				b = q + 1;
+		snprintf(buf, max, "Explorer: %.*s on %s", (int)(w + 4 + n - b), b, host);
+		return;
+	}
+
+	for (size_t i = 0; i < p->nr_threads; i++) {
+		const struct perfport_thread *t = perfport_thread_at(p, i);
+		bool seen = false;
+
+		if (not_program(t->comm) || !t->pid)
+			continue;
+		for (size_t k = 0; k < i && !seen; k++)
+			seen = perfport_thread_at(p, k)->pid == t->pid;
+		if (seen)
+			continue;
+		procs++;
+		if (t->tid == t->pid || !one)
+			one = t->comm;
+	}
+	if (procs == 1)
+		snprintf(buf, max, "Explorer: %s on %s", one, host);
+	else
+		snprintf(buf, max, "Explorer: %zu processes on %s", procs, host);
+}
+
+/*
+ * The tables, as JSON: {"threads":[..],"tree":..,"offwake":..,"base":..,
+ * "strings":[..]} (trees as put_tree(); offwake and base null when
+ * absent). Written to a memory stream, then gzipped.
+ */
+static void put_tables(const struct perfport_profile *p, FILE *out, struct strtab *st)
+{
+	const struct perfport_profile *ow = p->offwake;
+
+	fputs("{\"threads\":[", out);
+	for (size_t i = 0; i < p->nr_threads; i++) {
+		const struct perfport_thread *t = perfport_thread_at(p, i);
+
+		fprintf(out, "%s{\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"comm\":", i ? "," : "",
+			t->pid, t->tid);
+		put_string(out, t->comm);
+		fprintf(out, ",\"start\":%" PRId64 ",\"end\":%" PRId64 "}",
+			(int64_t)(t->start_ns - p->start_ns), (int64_t)(t->end_ns - p->start_ns));
+	}
+	fputs("],\"tree\":", out);
+	put_tree(out, p, st, false);
+	fputs(",\"offwake\":", out);
+	if (ow && ow->nr_nodes > 1)
+		put_tree(out, ow, st, true);
+	else
+		fputs("null", out);
+	fputs(",\"base\":", out);
+	if (PERFPORT_PROFILE_HAS_BASE(p) && p->base && p->base->nr_nodes > 1)
+		put_tree(out, p->base, st, true);
+	else
+		fputs("null", out);
+	fputs(",\"strings\":[", out);
+	for (size_t i = 0; i < st->nr; i++) {
+		if (i)
+			fputc(',', out);
+		put_string(out, st->v[i]);
+	}
+	fputs("]}", out);
+}
+
+/* The tables, gzipped into *@gz (free with host->free()). Return:
+ * PERFPORT_OK or PERFPORT_ERROR. */
+static enum perfport_status pack_tables(const struct ex *e, const struct perfport_profile *p,
+					void **gz, size_t *gz_len)
+{
+	struct strtab st = { 0 };
+	char *json = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&json, &len);
+	enum perfport_status ret = PERFPORT_ERROR;
+
+	if (!mem) {
+		e->host->log(e->host, PERFPORT_LOG_ERROR, "out of memory for the page's tables");
+		return PERFPORT_ERROR;
+	}
+	put_tables(p, mem, &st);
+	if (fclose(mem) || st.oom) {
+		e->host->log(e->host, PERFPORT_LOG_ERROR, "out of memory for the page's tables");
+		goto out;
+	}
+	ret = e->host->gzip(json, len, gz, gz_len);
+	if (ret == PERFPORT_OK)
+		e->host->log(e->host, PERFPORT_LOG_DEBUG, "tables: %zu bytes of JSON, %zu gzipped", len,
+			     *gz_len);
+out:
+	free(json);
+	strtab_free(&st);
+	return ret;
+}
+
+/* The page's data: what it shows first as JSON, then the tables, the
+ * samples and the off-wake tree's (@ow_len 0: none), each gzipped and
+ * base64-encoded. */
+static void put_data(const struct ex *e, const struct perfport_profile *p, FILE *out,
+		     const unsigned char *tables, size_t tables_len, const unsigned char *samples,
+		     size_t samples_len, const unsigned char *ow, size_t ow_len)
+{
+	char title[512];
+
+	if (e->title)
+		snprintf(title, sizeof(title), "%s", e->title);
+	else
+		default_title(p, title, sizeof(title));
+	fputs("{\"title\":", out);
+	put_string(out, title);
+	fputs(",\"host\":", out);
+	put_string(out, p->hostname);
+	fputs(",\"cmdline\":", out);
+	put_string(out, p->cmdline);
+	fputs(",\"version\":", out);
+	put_string(out, e->host->version);
+	fprintf(out, ",\"start_ns\":\"%" PRIu64 "\",\"span_ns\":%" PRIu64 ",\"first\":", p->start_ns,
+		p->end_ns > p->start_ns ? p->end_ns - p->start_ns : 0);
+	put_string(out, e->counter);
+	fputs(",\"counters\":[", out);
+	for (unsigned c = 0; c < p->nr_counters && c < 64; c++) {
+		fprintf(out, "%s{\"name\":", c ? "," : "");
+		put_string(out, p->counter_names[c]);
+		fputs(",\"unit\":", out);
+		put_string(out, p->counter_units[c]);
+		fprintf(out, ",\"present\":%s}", p->counters_present >> c & 1 ? "true" : "false");
+	}
+	fputs("],\"tables\":\"", out);
+	put_base64(out, tables, tables_len);
+	fputs("\",\"samples\":\"", out);
+	put_base64(out, samples, samples_len);
+	fputc('"', out);
+	if (ow_len) {
+		fputs(",\"owsamples\":\"", out);
+		put_base64(out, ow, ow_len);
+		fputc('"', out);
+	}
+	fputc('}', out);
+}
+
+static enum perfport_status ex_write(void *state, const struct perfport_profile *p, FILE *out)
+{
+	const struct ex *e = state;
+	const char *mark = strstr(viewer, DATA_MARKER);
+	const struct perfport_profile *ow = p->offwake;
+	void *tables = NULL, *samples = NULL, *ow_samples = NULL;
+	size_t tables_len = 0, samples_len = 0, ow_len = 0;
+	enum perfport_status ret = PERFPORT_ERROR;
+
+	if (!PERFPORT_PROFILE_HAS_SAMPLES(p)) {
+		e->host->log(e->host, PERFPORT_LOG_ERROR,
+			     "the host gives no samples in time (perfport ABI 1.5 or later needed)");
+		return PERFPORT_ERROR;
+	}
+	if (!mark) {
+		e->host->log(e->host, PERFPORT_LOG_ERROR, "the page has no data marker");
+		return PERFPORT_ERROR;
+	}
+	if (pack_tables(e, p, &tables, &tables_len) != PERFPORT_OK)
+		goto out;
+	if (pack_samples(e, p, &samples, &samples_len) != PERFPORT_OK)
+		goto out;
+	/* the off-wake tree's blocked intervals in time (a host before issue
+	 * 56 keeps none: the page then shows the wakers of the whole recording) */
+	if (ow && ow->nr_nodes > 1 && PERFPORT_PROFILE_HAS_SAMPLES(ow) && ow->nr_samples &&
+	    pack_samples(e, ow, &ow_samples, &ow_len) != PERFPORT_OK)
+		goto out;
+	fwrite(viewer, 1, (size_t)(mark - viewer), out);
+	put_data(e, p, out, tables, tables_len, samples, samples_len, ow_samples, ow_len);
+	fputs(mark + strlen(DATA_MARKER), out);
+	ret = ferror(out) ? PERFPORT_ERROR : PERFPORT_OK;
+out:
+	if (ow_samples)
+		e->host->free(ow_samples);
+	if (samples)
+		e->host->free(samples);
+	if (tables)
+		e->host->free(tables);
+	return ret;
+}
+
+static enum perfport_status ex_init(const struct perfport_host *host,
+				    const struct perfport_option *opts, size_t nr_opts, void **state)
+{
+	struct ex *e = calloc(1, sizeof(*e));
+
+	if (!e)
+		return PERFPORT_ERROR;
+	e->host = host;
+	for (size_t i = 0; i < nr_opts; i++) {
+		if (!strcmp(opts[i].name, "title"))
+			e->title = opts[i].value;
+		else if (!strcmp(opts[i].name, "counter"))
+			e->counter = opts[i].value;
+	}
+	*state = e;
+	return PERFPORT_OK;
+}
+
+static void ex_fini(void *state)
+{
+	free(state);
+}
+
+__attribute__((visibility("default"))) const struct perfport_exporter perfport_exporter = {
+	.abi_version = PERFPORT_ABI_VERSION,
+	.struct_size = sizeof(struct perfport_exporter),
+	.name = "explorer",
+	.description = "one HTML page to explore a recording offline: a timeline of the threads' "
+		       "states, flame graph, trees and callers of any time range and threads",
+	.default_output = "explorer.html",
+	.options = options,
+	.nr_options = sizeof(options) / sizeof(options[0]),
+	.init = ex_init,
+	.write = ex_write,
+	.upload = NULL,
+	.fini = ex_fini,
+	.flags = PERFPORT_EXPORTER_SAMPLES,
+};
