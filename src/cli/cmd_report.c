@@ -96,9 +96,10 @@ static void print_decided(const struct profile_meta *m)
 		const struct profile_runtime *rt = &m->runtimes[i];
 
 		if (rt->count)
-			printf("# runtime %s%s%s%s: its rules decided %.3f s (%" PRIu64 " intervals)\n",
+			printf("# runtime %s%s%s%s: its rules decided %.3f s (%" PRIu64 " intervals)%s%s\n",
 			       rt->name, rt->module ? " (" : "", rt->module ? rt->module : "",
-			       rt->module ? ")" : "", secs(rt->ns), rt->count);
+			       rt->module ? ")" : "", secs(rt->ns), rt->count,
+			       rt->note ? "; " : "", rt->note ? rt->note : "");
 	}
 }
 
@@ -725,6 +726,7 @@ static json_object *meta_json(const struct profile *p)
 
 		add_str(e, "name", rt->name);
 		add_str(e, "module", rt->module);
+		add_str(e, "note", rt->note);
 		json_object_object_add(e, "frames", json_object_new_uint64(rt->frames));
 		json_object_object_add(e, "unnamed_frames", json_object_new_uint64(rt->unnamed));
 		json_object_object_add(e, "count", json_object_new_uint64(rt->count));

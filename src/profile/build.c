@@ -588,6 +588,7 @@ static int finish_runtimes(struct profile *p, struct profile_priv *pv, const str
 
 		pr->name = tree_intern(&pv->tree, rt->name, &err);
 		pr->advice = rt->advice ? tree_intern(&pv->tree, rt->advice, &err) : NULL;
+		pr->note = rt->note ? tree_intern(&pv->tree, rt->note, &err) : NULL;
 		pr->count = a->rt_count[i];
 		pr->ns = a->rt_ns[i];
 	}

@@ -58,6 +58,7 @@ const char *state_layer_name(enum state_layer l);
 struct profile_runtime {
 	const char *name;
 	const char *advice;         /* what names its rules need, or NULL */
+	const char *note;           /* what to say of its waits where its rules decided, or NULL */
 	const char *module;         /* a module of the recording it was recognised by, or NULL */
 	uint64_t frames, unnamed;   /* frames of that module in the profile, and unnamed ones */
 	uint64_t count, ns;         /* off-CPU intervals (and their time) its rules decided */

@@ -134,11 +134,13 @@ static int parse_runtime(struct rules *rs, char **tok, size_t nt, enum rule_set 
 	return 0;
 }
 
-/* "advice TEXT..." for the runtime above it: the rest of the line. */
-static int parse_advice(struct rules *rs, const char *rest, enum rule_set set, const char *name,
-			unsigned lineno)
+/* "advice TEXT..." or "note TEXT..." (@word) for the runtime above it:
+ * the rest of the line. */
+static int parse_text(struct rules *rs, const char *word, const char *rest, enum rule_set set,
+		      const char *name, unsigned lineno)
 {
 	struct rule_runtime *rt = rs->nrt ? &rs->rt[rs->nrt - 1] : NULL;
+	char **to;
 	size_t len;
 
 	while (*rest == ' ' || *rest == '\t')
@@ -147,12 +149,13 @@ static int parse_advice(struct rules *rs, const char *rest, enum rule_set set, c
 	while (len && (rest[len - 1] == ' ' || rest[len - 1] == '\t'))
 		len--;
 	if (!rt || rt->set != set || !len) {
-		pp_error("'%s' line %u: 'advice TEXT' follows a runtime line", name, lineno);
+		pp_error("'%s' line %u: '%s TEXT' follows a runtime line", name, lineno, word);
 		return PP_ERULES;
 	}
-	free(rt->advice);
-	rt->advice = strndup(rest, len);
-	return rt->advice ? 0 : PP_ENOMEM;
+	to = strcmp(word, "note") == 0 ? &rt->note : &rt->advice;
+	free(*to);
+	*to = strndup(rest, len);
+	return *to ? 0 : PP_ENOMEM;
 }
 
 static int parse_rule(struct rules *rs, char **tok, size_t nt, enum rule_set set,
@@ -239,9 +242,11 @@ static int parse_line(struct rules *rs, char *line, enum rule_set set, const cha
 	char *tok[16], *save = NULL, *t, *first = line + strspn(line, " \t\r");
 	size_t nt = 0;
 
-	/* advice is free text: the rest of its line */
+	/* advice and note are free text: the rest of their line */
 	if (strncmp(first, "advice", 6) == 0 && (!first[6] || strchr(" \t\r", first[6])))
-		return parse_advice(rs, first + 6, set, name, lineno);
+		return parse_text(rs, "advice", first + 6, set, name, lineno);
+	if (strncmp(first, "note", 4) == 0 && (!first[4] || strchr(" \t\r", first[4])))
+		return parse_text(rs, "note", first + 4, set, name, lineno);
 	for (t = strtok_r(line, " \t\r", &save); t && t[0] != '#'; t = strtok_r(NULL, " \t\r", &save)) {
 		if (nt == sizeof(tok) / sizeof(tok[0])) {
 			pp_error("'%s' line %u: too many words", name, lineno);
@@ -401,6 +406,7 @@ void rules_free(struct rules *rs)
 		free(rs->rt[i].modules);
 		free(rs->rt[i].name);
 		free(rs->rt[i].advice);
+		free(rs->rt[i].note);
 	}
 	for (size_t i = 0; i < rs->nr_sys; i++)
 		free(rs->sys[i].pattern);

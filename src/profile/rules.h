@@ -64,6 +64,7 @@ struct rule_runtime {
 	char **modules;         /* fnmatch patterns on a module's file name */
 	size_t nr_modules;
 	char *advice;           /* what gives its rules the names they read; NULL none */
+	char *note;             /* what a report of its threads should say; NULL none */
 	uint8_t set;
 	bool wrappers;          /* "wrappers": its functions wrap system calls for a
 				 * program; where a program waits is its innermost
@@ -112,7 +113,8 @@ extern const struct rules_text profile_program_rules[];
  * A line is a rule, "STATES FUNCTION COUNTER", or "woken-by STATES FUNCTION
  * COUNTER" (a rule on the waker's stack), or a directive: "runtime NAME
  * [MODULE-PATTERN...]" (the rules below are NAME's), "advice TEXT" (what
- * gives NAME's rules their names), "wrappers" (NAME's functions wrap
+ * gives NAME's rules their names), "note TEXT" (what a report where
+ * NAME's rules decided should say of its waits), "wrappers" (NAME's functions wrap
  * system calls: where a program waits is its innermost frame outside
  * them), "syscall FUNCTION CALL" (NAME's function FUNCTION makes system
  * call CALL), "interrupt PATTERN..." (kernel functions of interrupt
