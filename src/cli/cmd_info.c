@@ -835,6 +835,14 @@ static void print_text(const char *path, const struct perf_reader *r, const stru
 		for (int k = 1; k < SYM_CAUSE_COUNT; k++)
 			if (ss->by_cause[k])
 				printf("  unknown, %s: %" PRIu64 "\n", sym_cause_name(k), ss->by_cause[k]);
+		if (ss->by_cause[SYM_JIT_NO_MAP])
+			printf("    (%.1f%% of the frames are a JIT's code, unnamed: its perf map, "
+			       "/tmp/perf-PID.map, names them - HotSpot: java "
+			       "-XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit, or jcmd PID "
+			       "Compiler.perfmap while it runs, and -XX:+PreserveFramePointer for -g; "
+			       "Node: --perf-basic-prof; Python 3.12: -X perf; or a jitdump read by "
+			       "perf inject --jit)\n",
+			       100.0 * (double)ss->by_cause[SYM_JIT_NO_MAP] / (double)ss->frames);
 		printf("kernel names:  %s\n", sym_kernel_source(c->sym));
 		printf("modules (where their symbols came from):\n");
 		modules_each(c, module_text, NULL);

@@ -47,6 +47,7 @@ static const char *const cause_names[SYM_CAUSE_COUNT] = {
 	[SYM_NO_SYMBOL] = "no symbol",
 	[SYM_NO_KALLSYMS] = "no matching kallsyms",
 	[SYM_NOT_NAMEABLE] = "guest/hypervisor/special",
+	[SYM_JIT_NO_MAP] = "JIT code without a perf map",
 };
 
 const char *sym_cause_name(enum sym_cause cause)
@@ -1839,7 +1840,7 @@ static size_t resolve_user(struct symbolizer *s, const struct raw_frame *f, stru
 	out->module = d->path;
 	if (d->kind == DSO_ANON) {
 		if (!jit_lookup(s, f, out))
-			out->cause = SYM_NO_SYMBOL;
+			out->cause = SYM_JIT_NO_MAP;
 		return 1;
 	}
 	if (d->kind == DSO_SPECIAL) {

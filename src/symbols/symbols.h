@@ -32,6 +32,7 @@ enum sym_cause {
 	SYM_NO_SYMBOL,       /* the file has no symbol there */
 	SYM_NO_KALLSYMS,     /* no kallsyms matching the recorded kernel */
 	SYM_NOT_NAMEABLE,    /* guest, hypervisor, [vsyscall]... */
+	SYM_JIT_NO_MAP,      /* anonymous executable memory (JIT code) no perf map or jitdump names */
 	SYM_CAUSE_COUNT,
 };
 

@@ -45,6 +45,13 @@ PY
 has "^# runtime HotSpot (.*libjvm.so): its rules decided" "$WORK/jvm.txt" ||
 	fail "report does not name HotSpot's rules: $(grep '^#' "$WORK/jvm.txt")"
 echo "ok: synchronized contention is lock, Thread.sleep timed-sleep, Object.wait sleep"
+# that recording has no perf map: info names the JIT's unnamed code, its
+# share, and what names it
+"$PERFPORT" -q info -i "$WORK/jvm.data" >"$WORK/jvm.info" || fail "info: exit $?"
+has "^  unknown, JIT code without a perf map: [1-9]" "$WORK/jvm.info" &&
+	has "% of the frames are a JIT's code, unnamed: .*DumpPerfMapAtExit" "$WORK/jvm.info" ||
+	fail "info does not name the JIT's code without a map: $(grep -A4 '^frames' "$WORK/jvm.info")"
+echo "ok: info names the JIT code a perf map would name"
 
 # java.util.concurrent, beside JDK Flight Recorder's own count of every
 # park (jdk.ThreadPark, threshold 0): a CountDownLatch's await, a
