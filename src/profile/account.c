@@ -1199,7 +1199,8 @@ static void wake_verdicts(struct account *a, struct acct_thread *th, uint32_t wa
  * The system call @node's stack waits in, told by its user side: its
  * innermost user frames, by the "syscall" lines of their runtime (the C
  * library's wrappers: __poll is poll). For stacks whose kernel frames are
- * not named (the recorded kernel's symbols are not here). 0: none.
+ * not named (the recorded kernel's symbols are not here): with them,
+ * the kernel's entry point says it. 0: none.
  */
 static int wrapper_call(struct account *a, uint32_t node)
 {
@@ -1231,7 +1232,7 @@ static int wrapper_call(struct account *a, uint32_t node)
 static int node_syscall(struct account *a, uint32_t node)
 {
 	/* once per stack: its switch-outs ask again */
-	bool kept = node != TREE_NONE && blocked_room(a, node);
+	bool kept = node != TREE_NONE && blocked_room(a, node), kernel_named = false;
 	int call = 0;
 
 	if (kept && a->blocked[node].sys)
@@ -1259,6 +1260,7 @@ static int node_syscall(struct account *a, uint32_t node)
 
 		if (!(pf->flags & FRAME_F_KERNEL))
 			continue;
+		kernel_named = kernel_named || !(pf->flags & FRAME_F_UNKNOWN);
 		if (!a->frame_sys[f])
 			a->frame_sys[f] = (int16_t)(sys_call_of(pf->function) + 1);
 		if (a->frame_sys[f] > 1) {
@@ -1266,7 +1268,7 @@ static int node_syscall(struct account *a, uint32_t node)
 			break;
 		}
 	}
-	if (!call)
+	if (!call && !kernel_named)
 		call = wrapper_call(a, node);
 	if (kept)
 		a->blocked[node].sys = (int16_t)(call + 1);
