@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""waits_check.py DIR VARIANT... [--skip NAME,...]
+"""waits_check.py DIR VARIANT... [--skip NAME,...] [--with-lock NAME,...]
 
 The wait primitives of progs/waits.c (one thread each, named after its
 primitive) against the state each one's waiting time must land in. Reads
@@ -9,7 +9,10 @@ io and preempted. What a variant must get right depends on what its
 recording holds: dwarf (the stack copy) everything; regs (-g --user-regs)
 everything but what lies in memory (io_uring's timeout); fp (-g with the
 wakers) what the rules and the wakers know; bare (-g alone) what the rules
-know. --skip leaves primitives out (say why where it is used). Prints a
+know. --skip leaves primitives out (say why where it is used);
+--with-lock counts a primitive's lock waits as its own (a condition wait
+whose mutex its signaller held: recordings of the waits.c that broadcast
+under the mutex). Prints a
 line per variant and primitive; exits 1 naming those below 95%.
 """
 import collections
@@ -17,11 +20,12 @@ import re
 import sys
 
 args = sys.argv[1:]
-skip = set()
-if "--skip" in args:
-    i = args.index("--skip")
-    skip = set(args[i + 1].split(","))
-    del args[i:i + 2]
+skip, with_lock = set(), set()
+for opt, into in (("--skip", skip), ("--with-lock", with_lock)):
+    if opt in args:
+        i = args.index(opt)
+        into.update(args[i + 1].split(","))
+        del args[i:i + 2]
 w, variants = args[0], args[1:]
 WANT = {
     "poll_untimed": "sleep", "poll_timed": "timed-sleep",
@@ -97,6 +101,8 @@ for v in variants:
         # state of none (a forking waitpid is preempted while its child runs)
         t = sum(v for c, v in tot.items() if c != "preempted")
         share = tot[want] / t if t else 0
+        if name in with_lock:
+            share = (tot[want] + tot["lock"]) / t if t else 0
         if want == "io" and t and tot["io"] >= 0.6 * t:
             # the I/O threads also wait for kernel locks they contend on
             # (the journal, the process's mmap lock): lock waits, rightly
