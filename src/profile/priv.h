@@ -302,4 +302,33 @@ void acct_carry_free(struct acct_carry *c);
 int acct_filter_parse(struct acct_filter *f, const struct profile_opts *o,
 		      const struct perf_header_info *hdr);
 
+/* verdict.c: what each layer of evidence says of an off-CPU interval */
+
+/**
+ * acct_blocked_verdicts() - the user's, the programs' and the kernel's
+ * words on a switch-out in @state whose stack is @node, into @v (by
+ * enum state_layer; -1 no word; the others -1). *@prog_rule: the program
+ * rule that spoke, -1 none; *@kernel_any: the kernel's word is its
+ * catch-all's. Kept per stack and state in a->blocked.
+ */
+void acct_blocked_verdicts(struct account *a, char state, uint32_t node,
+			   int8_t v[STATE_BY_COUNT], long *prog_rule, bool *kernel_any);
+
+/** acct_decide() - the counter @v's words decide, in decide_order; its layer in *@by. */
+enum counter acct_decide(const int8_t v[STATE_BY_COUNT], enum state_layer *by);
+
+/** acct_classify() - give @th's open interval its blocked stack's words. */
+void acct_classify(struct account *a, struct acct_thread *th);
+
+/** acct_wake_verdicts() - the words of @waker, the stack that woke @th, on its open interval. */
+void acct_wake_verdicts(struct account *a, struct acct_thread *th, uint32_t waker);
+
+/**
+ * acct_syscall_evidence() - the word of the system call @th was switched
+ * out in (stack @node, sample @s, @state) and its arguments, with the
+ * call's relative timeout where it can be read.
+ */
+void acct_syscall_evidence(struct account *a, struct acct_thread *th,
+			   const struct perf_sample *s, uint32_t node, char state);
+
 #endif /* PROFILE_PRIV_H */
