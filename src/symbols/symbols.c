@@ -1896,6 +1896,24 @@ static size_t resolve_user(struct symbolizer *s, const struct raw_frame *f, stru
 	return n + 1;
 }
 
+/*
+ * The name of a frame nothing named: its module's file name and its offset
+ * there (the file offset of a user frame, a kernel frame's address), as
+ * perf report and pprof show an address they cannot name - "libc.so.6+0x2a1b0",
+ * "[kernel.kallsyms]+0xffffffff81234567". One name per address, so
+ * unnamed frames stay apart, and what names them later (pprof with the
+ * binaries, a backend's symbolizer) finds them from the same two values.
+ * Return: the interned name, or NULL out of memory (the frame stays unnamed).
+ */
+static const char *offset_name(struct symbolizer *s, const char *module, uint64_t offset)
+{
+	const char *base = module[0] == '[' ? NULL : strrchr(module, '/');
+	char buf[512];
+
+	snprintf(buf, sizeof(buf), "%.400s+0x%" PRIx64, base && base[1] ? base + 1 : module, offset);
+	return strtab_intern_text(&s->strings, buf);
+}
+
 size_t sym_resolve(struct symbolizer *s, const struct raw_frame *f, uint64_t kernel_text,
 		   struct sym_frame *out, size_t max)
 {
@@ -1917,6 +1935,9 @@ size_t sym_resolve(struct symbolizer *s, const struct raw_frame *f, uint64_t ker
 	for (size_t i = 0; i < n; i++)
 		if (out[i].cause != SYM_NAMED)
 			out[i].flags |= FRAME_F_UNKNOWN;
+	/* a frame nothing named keeps its identity: its module and offset */
+	if (!out[n - 1].function && out[n - 1].module)
+		out[n - 1].function = offset_name(s, out[n - 1].module, out[n - 1].offset);
 	/* statistics count addresses: the containing function decides */
 	s->stats.frames++;
 	s->stats.by_cause[out[n - 1].cause]++;

@@ -37,7 +37,8 @@ enum sym_cause {
 
 /* A named frame. Strings are owned by the symbolizer and live as long as it. */
 struct sym_frame {
-	const char *function;   /* NULL when unknown */
+	const char *function;   /* unnamed: "MODULE+0xOFFSET" (FRAME_F_UNKNOWN set);
+				 * NULL only without a module */
 	const char *module;     /* the dso path, "[kernel.kallsyms]", or NULL */
 	const char *file;       /* source file, or NULL */
 	unsigned line;          /* 0 when unknown */

@@ -1028,6 +1028,48 @@ static void test_rebind_kernel(void **state)
 }
 
 /*
+ * A frame nothing names keeps its identity: its module's file name and its
+ * offset there (the file offset, as perf report shows it), one name per
+ * address, so two addresses of a file that is not here stay two frames; a
+ * kernel frame without kallsyms likewise, by its address.
+ */
+static void test_unnamed_keeps_offset(void **state)
+{
+	struct machine *m = machine_new(&hdr);
+	struct perf_event ev = { .type = PERF_RECORD_MMAP2 };
+	struct sym_opts o = { .use_proc_kallsyms = false };
+	struct symbolizer *s = sym_new(&o, &hdr);
+	uint64_t addrs[2] = { 0x7000010, 0x7000abc };
+	struct raw_frame f[2], kf = { .addr = 0xffffffff81234567, .offset = 0xffffffff81234567,
+				      .kind = FRAME_KERNEL };
+	struct sym_frame out[4];
+
+	(void)state;
+	assert_non_null(m);
+	assert_non_null(s);
+	ev.u.mmap.pid = ev.u.mmap.tid = 7;
+	ev.u.mmap.start = 0x7000000;
+	ev.u.mmap.len = 0x1000;
+	ev.u.mmap.pgoff = 0x3000;
+	ev.u.mmap.prot = PROT_READ | PROT_EXEC;
+	ev.u.mmap.filename = "/nonexistent/lib/libgone.so.1";
+	assert_int_equal(machine_event(m, &ev), 0);
+	assert_int_equal(machine_user_frames(m, 7, addrs, 2, f, 2), 2);
+	assert_int_equal(sym_resolve(s, &f[0], 0, out, 4), 1);
+	assert_int_equal(out[0].cause, SYM_NO_FILE);
+	assert_true(out[0].flags & FRAME_F_UNKNOWN);
+	assert_string_equal(out[0].function, "libgone.so.1+0x3010");
+	/* a return address: still its own address (perf's), not one before */
+	assert_int_equal(sym_resolve(s, &f[1], 0, out, 4), 1);
+	assert_string_equal(out[0].function, "libgone.so.1+0x3abc");
+	assert_int_equal(sym_resolve(s, &kf, 0xffffffff81000000, out, 4), 1);
+	assert_int_equal(out[0].cause, SYM_NO_KALLSYMS);
+	assert_string_equal(out[0].function, "[kernel.kallsyms]+0xffffffff81234567");
+	sym_free(s);
+	machine_free(m);
+}
+
+/*
  * At every address of this binary's code, the line lineidx finds is the
  * one dwfl_module_getsrc() finds in libdw's table: the same file, the same
  * line, and none where libdw has none - from a copy of its own, and from
@@ -1128,6 +1170,7 @@ int main(void)
 		cmocka_unit_test(test_trim_idle),
 		cmocka_unit_test(test_rebind_keeps_files),
 		cmocka_unit_test(test_rebind_kernel),
+		cmocka_unit_test(test_unnamed_keeps_offset),
 		cmocka_unit_test(test_lines_as_libdw),
 	};
 
