@@ -172,9 +172,10 @@ struct symbolizer {
 	uint64_t ksym_delta;        /* recorded base minus the file's (KASLR) */
 	void *ksym_map;             /* non-NULL: ksyms and names are in this cache mapping */
 	size_t ksym_map_len;
-	struct kcache {             /* direct-mapped: addr -> index into ksyms + 1 */
+	struct kcache {             /* direct-mapped: (addr, ret) -> index into ksyms + 1 */
 		uint64_t addr;
 		uint32_t idx;
+		bool ret;           /* looked up as a return address */
 	} *kcache;
 	const char *kernel_source;  /* where they came from, for messages */
 	/* what they were loaded for (sym_rebind() keeps them for a recording

@@ -1027,6 +1027,69 @@ static void test_rebind_kernel(void **state)
 	sym_free(s);
 }
 
+/* @f (a kernel frame at @addr, @ret a return address) named: "function+0xOFF". */
+static const char *kname_ret(struct symbolizer *s, uint64_t addr, bool ret, char *buf, size_t len)
+{
+	struct raw_frame f = { .addr = addr, .offset = addr, .kind = FRAME_KERNEL, .ret = ret };
+	struct sym_frame out[4];
+
+	assert_int_equal(sym_resolve(s, &f, 0xffffffff81000000, out, 4), 1);
+	snprintf(buf, len, "%s+0x%llx", out[0].function ? out[0].function : "?",
+		 (unsigned long long)out[0].sym_offset);
+	return buf;
+}
+
+/*
+ * A kernel frame the unwinder gives as a return address but at a
+ * function's first byte is where an interrupt stopped (no call returns to
+ * a function's entry): it is that function's, +0x0, as perf names it, not
+ * the __pfx_ padding's (or, without padding, the function before's) +0x10.
+ * At padding's first byte it is a return address (a call that does not
+ * return ended the function before: start_kernel's caller's frame).
+ * Return addresses inside a function are still looked up one byte early,
+ * and the leaf (not a return address) one byte before an entry is the
+ * padding's: the lookups of both kinds at one address are kept apart.
+ */
+static void test_kernel_frame_at_entry(void **state)
+{
+	char path[] = "/tmp/perfport-test-kallsyms-XXXXXX", buf[128];
+	const char text[] = "ffffffff81000000 T _text\nffffffff81000100 T kfunc_a\n"
+			    "ffffffff810001f0 T __pfx_kfunc_b\nffffffff81000200 T kfunc_b\n"
+			    "ffffffff810002f0 T __pfx_kfunc_c\n"
+			    "ffffffff81000300 T kfunc_c\nffffffff81000400 T _etext\n";
+	struct sym_opts o = { .use_proc_kallsyms = false, .kallsyms = path };
+	struct perf_header_info h = { 0 };
+	struct symbolizer *s;
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, sizeof(text) - 1), (ssize_t)(sizeof(text) - 1));
+	close(fd);
+	s = sym_new(&o, NULL);
+	assert_non_null(s);
+	sym_rebind(s, &h);
+	for (int pass = 0; pass < 2; pass++) { /* the second from the cache */
+		assert_string_equal(kname_ret(s, 0xffffffff81000200, true, buf, sizeof(buf)),
+				    "kfunc_b+0x0");
+		assert_string_equal(kname_ret(s, 0xffffffff81000300, true, buf, sizeof(buf)),
+				    "kfunc_c+0x0");
+		/* at padding: a call that did not return ended kfunc_b */
+		assert_string_equal(kname_ret(s, 0xffffffff810002f0, true, buf, sizeof(buf)),
+				    "kfunc_b+0xf0");
+		assert_string_equal(kname_ret(s, 0xffffffff81000201, true, buf, sizeof(buf)),
+				    "kfunc_b+0x1");
+		assert_string_equal(kname_ret(s, 0xffffffff81000250, true, buf, sizeof(buf)),
+				    "kfunc_b+0x50");
+		assert_string_equal(kname_ret(s, 0xffffffff810001ff, false, buf, sizeof(buf)),
+				    "__pfx_kfunc_b+0xf");
+		assert_string_equal(kname_ret(s, 0xffffffff81000200, false, buf, sizeof(buf)),
+				    "kfunc_b+0x0");
+	}
+	unlink(path);
+	sym_free(s);
+}
+
 /*
  * A frame nothing names keeps its identity: its module's file name and its
  * offset there (the file offset, as perf report shows it), one name per
@@ -1170,6 +1233,7 @@ int main(void)
 		cmocka_unit_test(test_trim_idle),
 		cmocka_unit_test(test_rebind_keeps_files),
 		cmocka_unit_test(test_rebind_kernel),
+		cmocka_unit_test(test_kernel_frame_at_entry),
 		cmocka_unit_test(test_unnamed_keeps_offset),
 		cmocka_unit_test(test_lines_as_libdw),
 	};
