@@ -337,7 +337,9 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 				 errno ? strerror(errno) : "a write failed");
 			r = PP_EIO;
 		}
-		if (!to_stdout && outfile_close(&of, r == 0))
+		/* a format that stopped on a failed write (ENOSPC while its
+		 * buffer drained): closing names the file and why */
+		if (!to_stdout && outfile_close(&of, r == 0 || ferror(f)))
 			r = PP_EIO;
 		if (r) {
 			ret = exit_worst(ret, r == PP_EUSAGE ? EXIT_USAGE : EXIT_NOTHING);
