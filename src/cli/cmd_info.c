@@ -480,6 +480,13 @@ static const char *module_hint(const struct dso *d, const struct sym_where *w)
 		return "it was in a container's filesystem (another mount namespace) and no process "
 		       "of that container runs here now: run 'perf archive' on the recording host "
 		       "while the container runs, or give its root filesystem with --symfs DIR";
+	if (w->cause == SYM_NOT_SAME)
+		return "the recording has no build id for it, and the file at its path here is not "
+		       "known to be the recorded one (recorded on another host, or another device "
+		       "and inode than recorded): give the recorded files with --symfs DIR, or "
+		       "--trust-paths if the files at the recorded paths are the recorded ones; "
+		       "record with build ids (perf record without --no-buildid, or "
+		       "--buildid-mmap) to name them anywhere";
 	return w->cause == SYM_BUILD_ID ?
 	       "only a file with another build id is here: give the recorded one with --symfs, "
 	       "or run 'perf archive' on the recording host and keep its tarball beside the recording" :

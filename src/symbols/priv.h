@@ -147,6 +147,7 @@ struct ns_seen {
 struct symbolizer {
 	struct sym_opts opts;
 	const struct perf_header_info *hdr;
+	bool other_host;            /* hdr names a host other than this one */
 	char buildid_dir[4096];
 	struct strtab strings;
 	struct dso_state *states;   /* by slot_of[dso id] - 1; zeroed when unused */

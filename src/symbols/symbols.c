@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -46,6 +47,7 @@ static const char *const cause_names[SYM_CAUSE_COUNT] = {
 	[SYM_NO_SYMBOL] = "no symbol",
 	[SYM_NO_KALLSYMS] = "no matching kallsyms",
 	[SYM_NOT_NAMEABLE] = "guest/hypervisor/special",
+	[SYM_NOT_SAME] = "not the recorded file",
 };
 
 const char *sym_cause_name(enum sym_cause cause)
@@ -306,18 +308,49 @@ void sym_hex(const uint8_t *id, size_t n, char *out)
 }
 
 /*
- * Try one candidate path; *@symtab: whether it keeps its .symtab. Return: 1
- * usable, 0 missing, -1 exists with another build id.
+ * Whether the file at @path (found in place @from) is the file @d, which
+ * the recording gave no build id: the user said so (--symfs, --trust-paths);
+ * or it is the recorded file itself - the recording was made on this host,
+ * and where its MMAP2 gave the file's device and inode, they are this
+ * file's. A file of the same path elsewhere (another distribution's libc, a
+ * program built again) would name its frames wrong.
  */
-static int candidate(const struct dso *d, const char *path, bool *symtab)
+static bool same_file(const struct symbolizer *s, const struct dso *d, const char *path,
+		      uint8_t from)
+{
+	struct stat sb;
+
+	if (from == SYM_FROM_SYMFS || s->opts.trust_paths)
+		return true;
+	if (s->other_host)
+		return false;
+	if (!d->ino)
+		return true; /* no evidence against it (nor a host name to check) */
+	return !stat(path, &sb) && sb.st_ino == d->ino && major(sb.st_dev) == d->maj &&
+	       minor(sb.st_dev) == d->min;
+}
+
+/*
+ * Try one candidate path (found in place @from); *@symtab: whether it keeps
+ * its .symtab. Return: 1 usable, 0 missing, -1 exists with another build
+ * id, -2 exists but is not known to be the recorded file (no build id:
+ * same_file()).
+ */
+static int candidate(const struct symbolizer *s, const struct dso *d, const char *path,
+		     uint8_t from, bool *symtab)
 {
 	uint8_t id[PERF_MAX_BUILD_ID];
 	int n = elf_probe(path, id, sizeof(id), symtab);
 
 	if (n < 0)
 		return 0;
-	if (!d->build_id_size)
-		return 1; /* the recording did not say: trust the path */
+	if (!d->build_id_size) {
+		if (same_file(s, d, path, from))
+			return 1;
+		pp_debug("'%s' is not known to be the recorded '%s' (no build id recorded)",
+			 path, d->path);
+		return -2;
+	}
 	if ((size_t)n != d->build_id_size || memcmp(id, d->build_id, (size_t)n) != 0) {
 		pp_debug("'%s' has another build id than the recorded '%s'", path, d->path);
 		return -1;
@@ -340,12 +373,12 @@ static char *find_file(struct symbolizer *s, const struct dso *d, uint8_t *cause
 	const char *base = strrchr(d->path, '/');
 	char *stripped = NULL;         /* the first found, without .symtab */
 	uint8_t stripped_from = 0;
-	bool mismatch = false, symtab;
+	bool mismatch = false, unverified = false, symtab;
 	int r;
 
 #define TRY(...) do {                                                     \
 		snprintf(buf, sizeof(buf), __VA_ARGS__);                  \
-		r = candidate(d, buf, &symtab);                           \
+		r = candidate(s, d, buf, *from, &symtab);                 \
 		if (r > 0 && (symtab || !d->build_id_size)) {             \
 			free(stripped);                                   \
 			return strdup(buf);                               \
@@ -354,7 +387,8 @@ static char *find_file(struct symbolizer *s, const struct dso *d, uint8_t *cause
 			stripped = strdup(buf);                           \
 			stripped_from = *from;                            \
 		}                                                         \
-		mismatch = mismatch || r < 0;                             \
+		mismatch = mismatch || r == -1;                           \
+		unverified = unverified || r == -2;                       \
 	} while (0)
 
 	*from = SYM_FROM_SYMFS;
@@ -405,7 +439,7 @@ static char *find_file(struct symbolizer *s, const struct dso *d, uint8_t *cause
 		*from = stripped_from;
 		return stripped;
 	}
-	*cause = mismatch ? SYM_BUILD_ID : SYM_NO_FILE;
+	*cause = mismatch ? SYM_BUILD_ID : unverified ? SYM_NOT_SAME : SYM_NO_FILE;
 	return NULL;
 }
 
@@ -1944,6 +1978,17 @@ size_t sym_resolve(struct symbolizer *s, const struct raw_frame *f, uint64_t ker
 	return n;
 }
 
+/* Whether @hdr says the recording was made on a host other than this one. */
+static bool recorded_elsewhere(const struct perf_header_info *hdr)
+{
+	char here[256];
+
+	if (!hdr || !hdr->hostname || !*hdr->hostname || gethostname(here, sizeof(here)))
+		return false;
+	here[sizeof(here) - 1] = '\0';
+	return strcmp(here, hdr->hostname) != 0;
+}
+
 struct symbolizer *sym_new(const struct sym_opts *opts, const struct perf_header_info *hdr)
 {
 	struct symbolizer *s = calloc(1, sizeof(*s));
@@ -1954,6 +1999,7 @@ struct symbolizer *sym_new(const struct sym_opts *opts, const struct perf_header
 	elf_version(EV_CURRENT);
 	s->opts = *opts;
 	s->hdr = hdr;
+	s->other_host = recorded_elsewhere(hdr);
 	if (opts->buildid_dir) {
 		snprintf(s->buildid_dir, sizeof(s->buildid_dir), "%s", opts->buildid_dir);
 	} else {
@@ -1992,6 +2038,7 @@ void sym_rebind(struct symbolizer *s, const struct perf_header_info *hdr)
 
 	prefetch_free(s);
 	s->hdr = hdr;
+	s->other_host = recorded_elsewhere(hdr);
 	/* the new recording numbers its dsos anew */
 	if (s->slot_of)
 		memset(s->slot_of, 0, s->slot_cap * sizeof(*s->slot_of));

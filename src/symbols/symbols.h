@@ -32,6 +32,8 @@ enum sym_cause {
 	SYM_NO_SYMBOL,       /* the file has no symbol there */
 	SYM_NO_KALLSYMS,     /* no kallsyms matching the recorded kernel */
 	SYM_NOT_NAMEABLE,    /* guest, hypervisor, [vsyscall]... */
+	SYM_NOT_SAME,        /* no build id recorded, and the file found is not
+			      * known to be the recorded one (another host, inode) */
 	SYM_CAUSE_COUNT,
 };
 
@@ -55,6 +57,8 @@ struct sym_opts {
 	const char *kallsyms;     /* a kallsyms file for the recorded kernel */
 	const char *vmlinux;      /* an ELF image of the recorded kernel */
 	bool no_inline;           /* do not expand inlined calls */
+	bool trust_paths;         /* a file recorded without build id is the file at its
+				   * path here, whatever host recorded it */
 	bool use_proc_kallsyms;   /* allow /proc/kallsyms when the kernel matches (default on) */
 	bool no_files;            /* open no file the recording names (the fuzzer: its
 				   * inputs name this machine's libraries, slow to load) */
