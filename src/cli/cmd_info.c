@@ -978,10 +978,12 @@ int cmd_info(int argc, char **argv)
 	partial = ret != PP_OK || st->skipped_records || st->truncated;
 	if (ret != PP_OK)
 		pp_warn("'%s': reading stopped early: %s", path, pp_strerror(ret));
-	if (partial && ret == PP_OK)
-		pp_warn_status("'%s': read partly: %" PRIu64 " records (%" PRIu64 " bytes) skipped%s",
-			path, st->skipped_records, st->skipped_bytes,
-			st->truncated ? ", the file is truncated" : "");
+	if (partial && ret == PP_OK) {
+		char why[512];
+
+		perf_stats_partly(st, why, sizeof(why));
+		pp_warn_status("'%s': read partly: %s", path, why);
+	}
 	c = partial ? (strict ? EXIT_NOTHING : EXIT_PARTIAL) : EXIT_FULL;
 	{
 		uint64_t total = 0;
