@@ -65,7 +65,8 @@ struct dwname_slot {
 };
 
 struct cached {
-	uint64_t key;            /* offset, or offset - 1 for return addresses, + 1 */
+	uint64_t key;            /* offset, or offset - 1 for return addresses, + 1;
+				  * bit 63 set for return addresses */
 	const char *function;
 	const char *file;
 	unsigned line;
@@ -73,6 +74,8 @@ struct cached {
 	uint32_t inl_first;      /* its inlined calls, innermost first, in dso_state.inl */
 	uint32_t inl_count;
 	bool addr_name;          /* function is "module+0xADDR": no symbol covers it */
+	bool at_own;             /* a return address looked up at itself (a signal
+				  * frame's resume address: nothing covers the byte before) */
 };
 
 /* a unit's addresses, from its own DW_AT_low_pc/high_pc or DW_AT_ranges */

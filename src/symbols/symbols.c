@@ -1646,7 +1646,7 @@ size_t sym_trim(struct symbolizer *s)
 }
 
 static void lookup_user(struct symbolizer *s, struct dso_state *st, const char *module,
-			uint64_t off, struct cached *c)
+			uint64_t off, bool ret, struct cached *c)
 {
 	uint64_t vaddr = 0, addr;
 	struct fsym *fs;
@@ -1676,6 +1676,23 @@ static void lookup_user(struct symbolizer *s, struct dso_state *st, const char *
 		sym_build_symtab(s, st);
 	}
 	fs = symtab_find(st, addr);
+	/* a "return address" whose byte before no symbol covers, at a
+	 * function's first byte, was not pushed by a call: a signal frame's
+	 * resume address (__restore_rt, Go's runtime.sigreturn__sigaction),
+	 * where the kernel returns to. It is that function's, as perf names
+	 * it. (A call that does not return, at a function's end, leaves its
+	 * return address at the next function's first byte too, but the byte
+	 * before is the call's, inside its function.) */
+	if (!fs && ret) {
+		struct fsym *next = symtab_find(st, addr + 1);
+
+		if (next && next->addr == addr + 1) {
+			fs = next;
+			addr++;
+			vaddr++;
+			c->at_own = true;
+		}
+	}
 	if (fs) {
 		c->function = symtab_name(s, fs);
 		c->sym_offset = addr - fs->addr;
@@ -1891,7 +1908,8 @@ static size_t resolve_user(struct symbolizer *s, const struct raw_frame *f, stru
 		return 1;
 	}
 	off = f->ret && f->offset ? f->offset - 1 : f->offset;
-	c = cache_slot(st, off + 1, &found);
+	/* (a return address's own slot: it may be looked up at itself) */
+	c = cache_slot(st, (off + 1) | (uint64_t)(f->ret && f->offset) << 63, &found);
 	if (!c) {
 		out->cause = SYM_NO_SYMBOL;
 		return 1;
@@ -1902,7 +1920,7 @@ static size_t resolve_user(struct symbolizer *s, const struct raw_frame *f, stru
 	if (s->opts.dwarf_max)
 		st->dw_used = ++s->dw_clock;
 	if (!found)
-		lookup_user(s, st, d->path, off, c);
+		lookup_user(s, st, d->path, off, f->ret && f->offset, c);
 	/* inlined calls first, innermost first; the containing function last */
 	/* (a function inlined into itself, a recursion unrolled, is a frame
 	 * of its own at each level, as addr2line -i shows it) */
@@ -1923,7 +1941,7 @@ static size_t resolve_user(struct symbolizer *s, const struct raw_frame *f, stru
 	out[n].function = c->function;
 	out[n].file = c->file;
 	out[n].line = c->line;
-	out[n].sym_offset = c->sym_offset + (f->ret ? 1 : 0);
+	out[n].sym_offset = c->sym_offset + (f->ret && !c->at_own ? 1 : 0);
 	out[n].cause = c->function && !c->addr_name ? SYM_NAMED : SYM_NO_SYMBOL;
 	st->frames++;
 	st->unnamed += out[n].cause != SYM_NAMED;

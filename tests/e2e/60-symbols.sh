@@ -329,6 +329,23 @@ else
 	echo "note: node is not installed: the perf inject --jit check is not run"
 fi
 
+# A signal frame: the handler's "return address" is the first byte of
+# glibc's __restore_rt, whose byte before no symbol covers: it is looked up
+# at itself, as perf names it, not as libc.so.6+0x...+0x1 one byte early.
+cc -O1 -g -fno-omit-frame-pointer -o "$WORK/sigframe" "$TOP/tests/e2e/progs/sigframe.c"
+record "$WORK/sig.data" -g -F 999 -e cpu-clock "$WORK/sigframe" 0.5
+"$PERFPORT" -q stacks -i "$WORK/sig.data" >"$WORK/sig.ours"
+perf script -i "$WORK/sig.data" -F ip,sym 2>/dev/null >"$WORK/sig.perf"
+want=$(awk '/spin_in_handler/ { getline; print $2 }' "$WORK/sig.perf" | sort | uniq -c | sort -rn | head -1)
+got=$(awk '/spin_in_handler/ { getline; sub(/\+0x[0-9a-f]+$/, "", $2); print $2 }' "$WORK/sig.ours" |
+	sort | uniq -c | sort -rn | head -1)
+case $want in
+*__restore_rt)
+	[ "$got" = "$want" ] || fail "signal frame: perfport '$got', perf '$want'"
+	echo "ok: signal frames named as perf names them: $got" ;;
+*) echo "note: perf does not name the signal frame __restore_rt here ('$want'): not checked" ;;
+esac
+
 # A recording without build ids (to a pipe; or -z --no-buildid) made on
 # this very boot: its kernel frames are named from /proc/kallsyms (same
 # release, the kernel at the recorded address), as perf script names them.
