@@ -67,3 +67,13 @@ PPROF_BINARY_PATH=$WORK/bin "$PPROF" -traces -sample_index=samples "$WORK/later.
 	>"$WORK/later.txt" 2>"$WORK/later.err"
 $PY "$UCHECK" traces "$WORK/named.txt" "$WORK/later.txt" 99 ||
 	fail "named later by pprof: not as perfport names ($(head -2 "$WORK/later.err"))"
+
+# --no-names: no user file opened, every user frame MODULE+0xOFFSET and its
+# mapping unsymbolized, for pprof (or a backend) to name: the same names
+"$PERFPORT" export -q --no-names -i "$WORK/fp.data" -f pprof -o "$WORK/nonames.pb.gz" ||
+	fail "export --no-names: exit $?"
+"$PPROF" -raw "$WORK/nonames.pb.gz" 2>/dev/null | awk '/^Mappings/ { m = 1; next } m' >"$WORK/nonames.maps"
+has -E "/workload $id *$" "$WORK/nonames.maps" || fail "--no-names: $(cat "$WORK/nonames.maps")"
+PPROF_BINARY_PATH=$WORK/bin "$PPROF" -traces -sample_index=samples "$WORK/nonames.pb.gz" \
+	>"$WORK/nonames.txt" 2>/dev/null
+$PY "$UCHECK" traces "$WORK/named.txt" "$WORK/nonames.txt" 99 || fail "--no-names: named later by pprof"
