@@ -49,6 +49,10 @@ exp -f pprof -o "$WORK/named.pb.gz" || fail "export with the program: exit $?"
 mv "$WORKLOAD" "$WORK/bin/"
 exp -f pprof -o "$WORK/later.pb.gz" || fail "export without the program: exit $?"
 exp -f folded -o "$WORK/later.folded" || fail "folded export without the program: exit $?"
+# the fresh recording's unnamed frames, its program away (and perf's cache
+# with it): the same (module, offset) pairs as perf report's
+HOME=$WORK/empty $PY "$UCHECK" corpus "$PERFPORT" "$WORK/fp.data" ||
+	fail "the program moved away: unnamed frames differ from perf report's"
 
 "$PPROF" -raw "$WORK/later.pb.gz" >"$WORK/later.raw" 2>"$WORK/pprof.err" ||
 	fail "pprof cannot read the export: $(head -3 "$WORK/pprof.err")"
