@@ -532,6 +532,7 @@ static void module_json(void *ctx, const struct dso *d, const struct sym_where *
 	add_str(o, "debug_file", w->debug);
 	json_object_object_add(o, "debuginfod", json_object_new_boolean(w->debuginfod));
 	add_str(o, "missing", w->found ? NULL : sym_cause_name(w->cause));
+	add_str(o, "same_file", w->same);
 	add_str(o, "hint", w->found ? NULL : module_hint(d, w));
 	json_object_object_add(o, "addresses", json_object_new_uint64(w->frames));
 	json_object_object_add(o, "unnamed_addresses", json_object_new_uint64(w->unnamed));
@@ -549,6 +550,8 @@ static void module_text(void *ctx, const struct dso *d, const struct sym_where *
 	printf("  %s: %s%s%s", d->path, sym_from_name(w->from),
 	       w->from == SYM_FROM_PATH ? "" : " (", w->from == SYM_FROM_PATH ? "" : w->file);
 	printf("%s", w->from == SYM_FROM_PATH ? "" : ")");
+	if (w->same)
+		printf(" (%s)", w->same);
 	if (w->debug)
 		printf(", debug info %s%s", w->debuginfod ? "from debuginfod: " : "", w->debug);
 	putchar('\n');

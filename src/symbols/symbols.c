@@ -2145,6 +2145,12 @@ void sym_dso_where(struct symbolizer *s, const struct dso *d, struct sym_where *
 		return;
 	w->from = (enum sym_from)st->from;
 	w->file = st->path;
+	if (!d->build_id_size)
+		w->same = w->from == SYM_FROM_SYMFS ? "no build id recorded: --symfs gave it" :
+			  s->opts.trust_paths ? "no build id recorded: --trust-paths" :
+			  d->ino ? "no build id recorded: the recorded device and inode" :
+				   "no build id recorded: the file at its path here (the recording "
+				   "names no other host)";
 	/* the debug file libdwfl found for it (looked for now if naming did
 	 * not need it; cached, so not fetched twice) */
 	if (st->mod) {

@@ -270,6 +270,8 @@ struct sym_where {
 	uint8_t cause;          /* enum sym_cause, when not found */
 	uint64_t frames;        /* addresses of it named so far */
 	uint64_t unnamed;       /* ... that no symbol covers ("module+0xADDR") */
+	const char *same;       /* found, the recording without its build id: why the
+				 * file is taken for the recorded one; else NULL */
 };
 
 /**

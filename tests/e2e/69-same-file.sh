@@ -18,7 +18,10 @@ named() { grep -F "($WORK/prog)" | grep -vc " prog+0x[0-9a-f]*+0x" || true; }
 # 1. the recorded file itself: named
 n=$(st | named)
 [ "$n" -gt 50 ] || fail "the recorded file (same host, device and inode): only $n frames named"
-echo "ok: the recorded file at its path: $n frames named"
+"$PERFPORT" info -i "$WORK/nobid.data" |
+	has -F "$WORK/prog: recorded path (no build id recorded: the recorded device and inode)" ||
+	fail "info does not say why the file at the recorded path was taken"
+echo "ok: the recorded file at its path: $n frames named, info says why"
 
 # 2. another file at the recorded path (built again: a new inode), not
 #    the recorded one: nothing named from it
