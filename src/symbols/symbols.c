@@ -1987,9 +1987,13 @@ size_t sym_resolve(struct symbolizer *s, const struct raw_frame *f, uint64_t ker
 	for (size_t i = 0; i < n; i++)
 		if (out[i].cause != SYM_NAMED)
 			out[i].flags |= FRAME_F_UNKNOWN;
-	/* a frame nothing named keeps its identity: its module and offset */
+	/* a frame nothing named keeps its identity: its module and offset
+	 * (anonymous memory, JIT code: its address, as perf shows it - an
+	 * offset in it says nothing, and its maps come and go) */
 	if (!out[n - 1].function && out[n - 1].module)
-		out[n - 1].function = offset_name(s, out[n - 1].module, out[n - 1].offset);
+		out[n - 1].function = offset_name(s, out[n - 1].module,
+						  f->dso && f->dso->kind == DSO_ANON ? f->addr
+										     : out[n - 1].offset);
 	/* statistics count addresses: the containing function decides */
 	s->stats.frames++;
 	s->stats.by_cause[out[n - 1].cause]++;
