@@ -80,7 +80,8 @@ enum {
 	PERFPORT_FRAME_USER = 1 << 1,
 	PERFPORT_FRAME_INLINED = 1 << 2,    /* a call inlined at its caller's address */
 	PERFPORT_FRAME_JIT = 1 << 3,
-	PERFPORT_FRAME_UNKNOWN = 1 << 4,    /* function is "[unknown]" */
+	PERFPORT_FRAME_UNKNOWN = 1 << 4,    /* no symbol named it: function is "MODULE+0xOFFSET"
+					     * (or "[unknown]" without a module) */
 	PERFPORT_FRAME_PROCESS = 1 << 8,    /* synthetic root: "comm [pid]" (--group-by) */
 	PERFPORT_FRAME_THREAD = 1 << 9,     /* synthetic root: "comm [tid]" (--group-by thread) */
 	PERFPORT_FRAME_SYNTHETIC = 1 << 10, /* a placeholder, e.g. an off-CPU interval with no stack */

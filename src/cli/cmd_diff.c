@@ -485,9 +485,10 @@ int cmd_diff(int argc, char **argv)
 								  JSON_C_TO_STRING_NOSLASHESCAPE));
 	for (int side = BASE; side <= NEW; side++)
 		if (built[side] == PP_EPARTIAL) {
-			pp_warn_status("'%s': read partly: %" PRIu64 " records skipped%s", path[side],
-				       prof[side]->read.skipped_records,
-				       prof[side]->read.truncated ? ", the data ends early" : "");
+			char why[512];
+
+			perf_stats_partly(&prof[side]->read, why, sizeof(why));
+			pp_warn_status("'%s': read partly: %s", path[side], why);
 			ret = EXIT_PARTIAL;
 		}
 out:

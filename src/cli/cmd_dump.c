@@ -182,9 +182,11 @@ int cmd_dump(int argc, char **argv)
 	if (ret == PP_EUSAGE) {
 		c = EXIT_USAGE;
 	} else if (ret != PP_OK || st->skipped_records || st->truncated) {
-		pp_warn_status("'%s': read partly: %" PRIu64 " records (%" PRIu64 " bytes) skipped%s%s",
-			path, st->skipped_records, st->skipped_bytes,
-			ret != PP_OK ? ": " : "", ret != PP_OK ? pp_strerror(ret) : "");
+		char why[512];
+
+		perf_stats_partly(st, why, sizeof(why));
+		pp_warn_status("'%s': read partly: %s%s%s", path, why, ret != PP_OK ? ": " : "",
+			       ret != PP_OK ? pp_strerror(ret) : "");
 		c = EXIT_PARTIAL;
 	}
 	perf_reader_close(r);

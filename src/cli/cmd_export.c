@@ -337,7 +337,9 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 				 errno ? strerror(errno) : "a write failed");
 			r = PP_EIO;
 		}
-		if (!to_stdout && outfile_close(&of, r == 0))
+		/* a format that stopped on a failed write (ENOSPC while its
+		 * buffer drained): closing names the file and why */
+		if (!to_stdout && outfile_close(&of, r == 0 || ferror(f)))
 			r = PP_EIO;
 		if (r) {
 			ret = exit_worst(ret, r == PP_EUSAGE ? EXIT_USAGE : EXIT_NOTHING);
@@ -353,8 +355,10 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 							     !(output && strcmp(output, "-") == 0)));
 	}
 	if (ret == EXIT_FULL && partial) {
-		pp_warn_status("'%s': read partly: %" PRIu64 " records skipped%s", path,
-			p->read.skipped_records, p->read.truncated ? ", the data ends early" : "");
+		char why[512];
+
+		perf_stats_partly(&p->read, why, sizeof(why));
+		pp_warn_status("'%s': read partly: %s", path, why);
 		ret = EXIT_PARTIAL;
 	}
 out:

@@ -480,6 +480,13 @@ static const char *module_hint(const struct dso *d, const struct sym_where *w)
 		return "it was in a container's filesystem (another mount namespace) and no process "
 		       "of that container runs here now: run 'perf archive' on the recording host "
 		       "while the container runs, or give its root filesystem with --symfs DIR";
+	if (w->cause == SYM_NOT_SAME)
+		return "the recording has no build id for it, and the file at its path here is not "
+		       "known to be the recorded one (recorded on another host, or another device "
+		       "and inode than recorded): give the recorded files with --symfs DIR, or "
+		       "--trust-paths if the files at the recorded paths are the recorded ones; "
+		       "record with build ids (perf record without --no-buildid, or "
+		       "--buildid-mmap) to name them anywhere";
 	return w->cause == SYM_BUILD_ID ?
 	       "only a file with another build id is here: give the recorded one with --symfs, "
 	       "or run 'perf archive' on the recording host and keep its tarball beside the recording" :
@@ -525,6 +532,7 @@ static void module_json(void *ctx, const struct dso *d, const struct sym_where *
 	add_str(o, "debug_file", w->debug);
 	json_object_object_add(o, "debuginfod", json_object_new_boolean(w->debuginfod));
 	add_str(o, "missing", w->found ? NULL : sym_cause_name(w->cause));
+	add_str(o, "same_file", w->same);
 	add_str(o, "hint", w->found ? NULL : module_hint(d, w));
 	json_object_object_add(o, "addresses", json_object_new_uint64(w->frames));
 	json_object_object_add(o, "unnamed_addresses", json_object_new_uint64(w->unnamed));
@@ -542,6 +550,8 @@ static void module_text(void *ctx, const struct dso *d, const struct sym_where *
 	printf("  %s: %s%s%s", d->path, sym_from_name(w->from),
 	       w->from == SYM_FROM_PATH ? "" : " (", w->from == SYM_FROM_PATH ? "" : w->file);
 	printf("%s", w->from == SYM_FROM_PATH ? "" : ")");
+	if (w->same)
+		printf(" (%s)", w->same);
 	if (w->debug)
 		printf(", debug info %s%s", w->debuginfod ? "from debuginfod: " : "", w->debug);
 	putchar('\n');
@@ -979,10 +989,12 @@ int cmd_info(int argc, char **argv)
 	partial = ret != PP_OK || st->skipped_records || st->truncated;
 	if (ret != PP_OK)
 		pp_warn("'%s': reading stopped early: %s", path, pp_strerror(ret));
-	if (partial && ret == PP_OK)
-		pp_warn_status("'%s': read partly: %" PRIu64 " records (%" PRIu64 " bytes) skipped%s",
-			path, st->skipped_records, st->skipped_bytes,
-			st->truncated ? ", the file is truncated" : "");
+	if (partial && ret == PP_OK) {
+		char why[512];
+
+		perf_stats_partly(st, why, sizeof(why));
+		pp_warn_status("'%s': read partly: %s", path, why);
+	}
 	c = partial ? (strict ? EXIT_NOTHING : EXIT_PARTIAL) : EXIT_FULL;
 	{
 		uint64_t total = 0;

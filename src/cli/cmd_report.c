@@ -1001,9 +1001,12 @@ int cmd_report(int argc, char **argv)
 		print_json(p, &ro);
 	else
 		print_text(p, path, &ro);
-	if (ret == PP_EPARTIAL)
-		pp_warn_status("'%s': read partly: %" PRIu64 " records skipped%s", path,
-			p->read.skipped_records, p->read.truncated ? ", the data ends early" : "");
+	if (ret == PP_EPARTIAL) {
+		char why[512];
+
+		perf_stats_partly(&p->read, why, sizeof(why));
+		pp_warn_status("'%s': read partly: %s", path, why);
+	}
 	profile_free(p);
 	return ret == PP_OK ? EXIT_FULL : EXIT_PARTIAL;
 }

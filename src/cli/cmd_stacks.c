@@ -205,9 +205,11 @@ int cmd_stacks(int argc, char **argv)
 	if (ret == PP_EUSAGE) {
 		rc = EXIT_USAGE;
 	} else if (ret != PP_OK || st->skipped_records || st->truncated) {
-		pp_warn_status("'%s': read partly: %" PRIu64 " records skipped%s%s", path,
-			st->skipped_records, ret != PP_OK ? ": " : "",
-			ret != PP_OK ? pp_strerror(ret) : "");
+		char why[512];
+
+		perf_stats_partly(st, why, sizeof(why));
+		pp_warn_status("'%s': read partly: %s%s%s", path, why, ret != PP_OK ? ": " : "",
+			       ret != PP_OK ? pp_strerror(ret) : "");
 		rc = EXIT_PARTIAL;
 	}
 	upool_free(c->pool);

@@ -318,8 +318,10 @@ static int upload_profile(struct watch *w, const char *what, struct profile *p, 
 		}
 	}
 	if (ret == EXIT_FULL && partial) {
-		pp_warn_status("%s: read partly: %" PRIu64 " records skipped%s", what,
-			       p->read.skipped_records, p->read.truncated ? ", the data ends early" : "");
+		char why[512];
+
+		perf_stats_partly(&p->read, why, sizeof(why));
+		pp_warn_status("%s: read partly: %s", what, why);
 		ret = EXIT_PARTIAL;
 	}
 	totals_line(p, totals, sizeof(totals));

@@ -62,7 +62,8 @@ static void usage(FILE *out)
 		"  -V, --version   print the version\n"
 		"\n"
 		"exit status: 0 all input read, 1 usage error, 2 nothing usable,\n"
-		"3 partial (some input skipped; a warning says what and where),\n"
+		"3 partial (some input skipped, or an unfinished recording; a warning\n"
+		"says what and where),\n"
 		"4 an upload failed and was kept in the spool ('perfport resend').\n");
 }
 

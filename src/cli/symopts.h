@@ -19,6 +19,8 @@ enum {
 	OPT_NO_INLINE,
 	OPT_VMLINUX,
 	OPT_ARCHIVE,
+	OPT_TRUST_PATHS,
+	OPT_NO_NAMES,
 };
 
 struct cli_sym {
@@ -37,6 +39,8 @@ struct cli_sym {
 	{ "vmlinux", required_argument, NULL, OPT_VMLINUX },              \
 	{ "archive", required_argument, NULL, OPT_ARCHIVE },              \
 	{ "no-inline", no_argument, NULL, OPT_NO_INLINE },                \
+	{ "trust-paths", no_argument, NULL, OPT_TRUST_PATHS },            \
+	{ "no-names", no_argument, NULL, OPT_NO_NAMES },                  \
 	{ "jobs", required_argument, NULL, 'j' }
 
 #define SYMOPTS_HELP                                                                   \
@@ -52,6 +56,13 @@ struct cli_sym {
 	"                          'perf archive' tarball (default: the recording's\n"   \
 	"                          own, FILE.tar.bz2/.gz/.xz/.zst beside it)\n"          \
 	"      --no-inline         do not expand inlined calls into frames\n"            \
+	"      --trust-paths       name a file recorded without a build id from the\n"  \
+	"                          file at its path here even when the recording is\n"  \
+	"                          from another host or the file's inode differs\n"    \
+	"      --no-names          open no user file: user frames are MODULE+0xOFFSET,\n" \
+	"                          for a backend (or pprof) to name from the build\n"  \
+	"                          ids and addresses (quick; kernel frames are still\n" \
+	"                          named; --call-graph dwarf stacks are not unwound)\n" \
 	"  -j, --jobs N            threads unwinding --call-graph dwarf samples,\n"      \
 	"                          opening files ahead and, building profiles,\n"     \
 	"                          naming frames (on N/2 threads from -j 4, at\n"     \
@@ -72,6 +83,8 @@ static inline bool symopts_parse(int opt, const char *arg, struct cli_sym *c)
 	case OPT_BUILDID_DIR: c->o.buildid_dir = arg; return true;
 	case OPT_KALLSYMS: c->o.kallsyms = arg; return true;
 	case OPT_NO_INLINE: c->o.no_inline = true; return true;
+	case OPT_TRUST_PATHS: c->o.trust_paths = true; return true;
+	case OPT_NO_NAMES: c->o.no_files = true; return true;
 	case OPT_VMLINUX: c->o.vmlinux = arg; return true;
 	case OPT_ARCHIVE: c->archive = arg; return true;
 	case 'j':

@@ -718,12 +718,13 @@ int perf_header_read_file(struct perf_reader *r)
 		goto out;
 	}
 	if (h->data_size == 0 && h->file_size > h->data_offset && !h->directory) {
-		/* perf was killed before it finished the header. */
-		pp_warn("the header says the data section is empty: perf did not finish "
-			"the file; reading to the end of the file");
+		/* perf was killed before it finished the header: what it wrote
+		 * is read (perf_stats_partly() says so at the end) */
+		pp_debug("the header says the data section is empty: reading to the end of the file");
 		h->data_size = h->file_size - h->data_offset;
 		memset(h->features, 0, sizeof(h->features));
-		r->st.truncated = true;
+		r->st.unfinished = true;
+		r->st.truncated = true; /* every command reads it as partial */
 	} else if (h->data_size > h->file_size - h->data_offset) {
 		pp_warn("data section ends %" PRIu64 " bytes past the end of the file",
 			h->data_size - (h->file_size - h->data_offset));
@@ -759,4 +760,22 @@ void perf_header_free(struct perf_header_info *h)
 	for (size_t i = 0; i < h->nr_tp_print_fmts; i++)
 		free(h->tp_print_fmts[i].text);
 	free(h->tp_print_fmts);
+}
+
+void perf_stats_partly(const struct perf_stats *st, char *buf, size_t len)
+{
+	int n = 0;
+
+	buf[0] = '\0';
+	if (st->unfinished)
+		n = snprintf(buf, len, "perf record did not finish the file (its header gives "
+			     "no data size): its records were read to the end of the file, but "
+			     "not the header's build ids, host and event names%s",
+			     st->skipped_records ? "; " : "");
+	if (n < 0 || (size_t)n >= len)
+		return;
+	if (st->skipped_records || !st->unfinished)
+		snprintf(buf + n, len - (size_t)n, "%" PRIu64 " records skipped%s",
+			 st->skipped_records,
+			 st->truncated && !st->unfinished ? ", the data ends early" : "");
 }

@@ -299,6 +299,8 @@ struct perf_stats {
 	uint64_t forced_flushes; /* ordering queue overflowed its limit */
 	uint64_t bytes_read;
 	bool truncated;          /* the data ended inside a record or section */
+	bool unfinished;         /* the header gives no data size: perf record did not
+				  * finish the file (read to its end, no features) */
 	bool stopped;            /* perf_reader_opts.stop ended the input */
 	struct perf_skip skips[PERF_SKIP_KEEP];
 	unsigned nr_skips_kept;
@@ -417,6 +419,14 @@ void perf_reader_close(struct perf_reader *r);
 
 /** perf_reader_header() - the header; owned by the reader. */
 const struct perf_header_info *perf_reader_header(const struct perf_reader *r);
+
+/**
+ * perf_stats_partly() - why a read was partial, in one phrase every command
+ * gives: "perf record did not finish the file (...)", "N records skipped,
+ * the data ends early", "N records skipped".
+ * @buf: receives it (@len bytes).
+ */
+void perf_stats_partly(const struct perf_stats *st, char *buf, size_t len);
 
 /**
  * perf_stats_lost() - the samples the kernel lost, one count for every

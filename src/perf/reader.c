@@ -1877,6 +1877,25 @@ static int cut_all(struct perf_reader *r)
 	return ret;
 }
 
+/*
+ * A trace in AUX data (Intel PT, BTS, ARM SPE, CoreSight: AUXTRACE and AUX
+ * records) is read past, not decoded: its samples are made by perf's
+ * decoders. Said once, with the command that makes them samples.
+ */
+static void undecoded_warn(const struct perf_reader *r)
+{
+	uint64_t n = r->st.records[PERF_REC_AUXTRACE] + r->st.records[PERF_REC_AUXTRACE_INFO] +
+		     r->st.records[PERF_RECORD_AUX];
+	const char *p = r->path && strcmp(r->path, "-") ? r->path : "perf.data";
+
+	if (!n)
+		return;
+	pp_warn("'%s' holds a hardware trace (%" PRIu64 " AUXTRACE and AUX records: Intel PT, "
+		"ARM SPE, CoreSight...) that perfport does not decode, so none of its samples "
+		"is counted; decode it into samples with 'perf inject -i %s --itrace=i100usg "
+		"-o %s.itrace' and read that file", r->path ? r->path : "-", n, p, p);
+}
+
 int perf_reader_run(struct perf_reader *r, perf_event_fn fn, void *ctx)
 {
 	int ret;
@@ -1890,6 +1909,7 @@ int perf_reader_run(struct perf_reader *r, perf_event_fn fn, void *ctx)
 		ret = cut_all(r);
 	if (r->err)
 		return r->err;
+	undecoded_warn(r);
 	if (r->stop)
 		return PP_ESTOPPED;
 	if (ret == PP_OK && r->opts.events) /* a pipe announces its events as it goes */

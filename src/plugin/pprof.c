@@ -11,8 +11,10 @@
  * frames up to the root); a location per run of frames that are one machine
  * frame (calls inlined into a function, then that function), its lines
  * innermost first, as pprof models inlining; a function per (name, file); a
- * mapping per module with its build id. The tree carries no addresses, so
- * locations have none; pprof keys them by id.
+ * mapping per module with its build id, addresses and file offset. A
+ * location has the address its frame was first seen at. A module some frame
+ * of was not named has a mapping marked not symbolized (has_functions and
+ * friends false), so pprof, given the binaries, names its locations.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -147,15 +149,45 @@ static uint64_t function_id(struct enc *e, const struct perfport_frame *f)
 	return id;
 }
 
+/* The index of @module in @p's modules, or nr_modules. */
+static size_t module_index(const struct perfport_profile *p, const char *module)
+{
+	size_t i;
+
+	for (i = 0; module && i < p->nr_modules; i++)
+		if (perfport_module_at(p, i)->path == module ||
+		    !strcmp(perfport_module_at(p, i)->path, module))
+			break;
+	return module ? i : p->nr_modules;
+}
+
 static uint64_t mapping_for(struct enc *e, const char *module)
 {
-	if (!module)
-		return 0;
-	for (size_t i = 0; i < e->mods->nr_modules; i++)
-		if (perfport_module_at(e->mods, i)->path == module ||
-		    !strcmp(perfport_module_at(e->mods, i)->path, module))
-			return e->mapping_of[i];
-	return 0;
+	size_t i = module_index(e->mods, module);
+
+	return i < e->mods->nr_modules ? e->mapping_of[i] : 0;
+}
+
+/*
+ * Mark in @unnamed (per module of e->mods) each module some frame of @p
+ * was not named in: its mapping says it has no functions, lines or inlined
+ * calls, so pprof given the binaries (PPROF_BINARY_PATH), or a backend's
+ * symbolizer, names its locations from their addresses and the mapping's
+ * build id and file offset.
+ */
+static void mark_unnamed(const struct perfport_profile *p, const struct perfport_profile *mods,
+			 bool *unnamed)
+{
+	for (size_t f = 0; f < p->nr_frames; f++) {
+		const struct perfport_frame *fr = perfport_frame_at(p, f);
+		size_t i;
+
+		if (!(fr->flags & PERFPORT_FRAME_UNKNOWN) || !fr->module)
+			continue;
+		i = module_index(mods, fr->module);
+		if (i < mods->nr_modules)
+			unnamed[i] = true;
+	}
 }
 
 /* The location of @group (leaf first: inlined calls, then the function
@@ -477,6 +509,7 @@ enum perfport_status pprof_encode(const struct perfport_profile *p,
 	uint64_t on_cpu_period = 0;
 	size_t main_module = 0;
 	uint8_t *packed = NULL;
+	bool *unnamed = NULL;
 	size_t size;
 	char name[64];
 
@@ -550,6 +583,14 @@ mappings:
 	e.pb.mapping = calloc(p->nr_modules + 1, sizeof(*e.pb.mapping));
 	if (!e.mapping_of || !e.pb.mapping)
 		goto out;
+	unnamed = calloc(p->nr_modules + 1, sizeof(*unnamed));
+	if (!unnamed)
+		goto out;
+	mark_unnamed(p, p, unnamed);
+	if (o && o->struct_size >= offsetof(struct perfport_pprof_opts, base_negated) +
+				   sizeof(o->base_negated) && o->base_negated &&
+	    PERFPORT_PROFILE_HAS_BASE(p) && p->base)
+		mark_unnamed(p->base, p, unnamed);
 	main_module = main_binary(p);
 	for (size_t k = 0; k < p->nr_modules; k++) {
 		/* the main binary first: pprof takes mapping[0] for it */
@@ -569,10 +610,13 @@ mappings:
 			pm->memory_limit = m->limit;
 			pm->file_offset = m->file_offset;
 		}
-		pm->has_functions = 1;
-		pm->has_filenames = 1;
-		pm->has_line_numbers = 1;
-		pm->has_inline_frames = 1;
+		/* a module some frame of was not named: not symbolized, to be
+		 * named later from its addresses (a module with no address
+		 * known could not be: it keeps the names it has) */
+		pm->has_functions = !unnamed[i] || !pm->memory_limit;
+		pm->has_filenames = pm->has_functions;
+		pm->has_line_numbers = pm->has_functions;
+		pm->has_inline_frames = pm->has_functions;
 		e.pb.mapping[e.pb.n_mapping++] = pm;
 		e.mapping_of[i] = pm->id;
 	}
@@ -637,6 +681,7 @@ out:
 	free(packed);
 	pb_release(&e.pb);
 	free(e.mapping_of);
+	free(unnamed);
 	wordmap_free(&e.strings);
 	wordmap_free(&e.functions);
 	wordmap_free(&e.locations);

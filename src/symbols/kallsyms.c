@@ -630,6 +630,18 @@ static bool loaded_same(struct symbolizer *s, uint64_t kernel_text)
 	       memcmp(rec ? rec->id : s->ksym_id, s->ksym_id, n) == 0;
 }
 
+/* Symbols the kernel puts before functions as padding, not code that runs:
+ * x86_64's call padding (CONFIG_FUNCTION_PADDING_BYTES), kCFI's type hashes. */
+static const char *const padding_prefixes[] = { "__pfx_", "__cfi_" };
+
+static bool is_padding(const char *name)
+{
+	for (size_t i = 0; i < sizeof(padding_prefixes) / sizeof(*padding_prefixes); i++)
+		if (!strncmp(name, padding_prefixes[i], strlen(padding_prefixes[i])))
+			return true;
+	return false;
+}
+
 void kernel_resolve(struct symbolizer *s, const struct raw_frame *f, uint64_t kernel_text,
 		    struct sym_frame *out)
 {
@@ -661,12 +673,23 @@ void kernel_resolve(struct symbolizer *s, const struct raw_frame *f, uint64_t ke
 	if (s->kcache) {
 		const struct kcache *kc = &s->kcache[(addr * 0x9e3779b97f4a7c15ULL) >> 50 & (KCACHE - 1)];
 
-		if (kc->addr == addr && kc->idx) {
+		if (kc->addr == addr && kc->ret == f->ret && kc->idx) {
 			lo = kc->idx;
 			goto found;
 		}
 	}
 	lo = sym_count_at_or_below(s->ksyms, s->nr_ksyms, sizeof(*s->ksyms), addr - s->ksym_delta);
+	/* a "return address" at a function's first byte is where an interrupt
+	 * or exception stopped it (the frame below an entry frame: x86_64's
+	 * asm_sysvec_*, arm64's el1h_64_irq): looked up at itself, as perf
+	 * does, not one byte early in the function before. But at padding
+	 * before a function (x86_64's __pfx_) a call that does not return
+	 * ended the function before (start_kernel's caller, the bottom of
+	 * the idle tasks' stacks): a return address. */
+	if (f->ret && lo < s->nr_ksyms && s->ksyms[lo].addr == f->addr - s->ksym_delta &&
+	    s->ksyms[lo].name < s->ksym_names_len && !is_padding(s->ksym_names + s->ksyms[lo].name))
+		while (lo < s->nr_ksyms && s->ksyms[lo].addr == f->addr - s->ksym_delta)
+			lo++;
 	if (lo == 0 || lo == s->nr_ksyms) {
 		/* below the first, or past the last symbol (no end known) */
 		out->cause = SYM_NO_SYMBOL;
@@ -676,6 +699,7 @@ void kernel_resolve(struct symbolizer *s, const struct raw_frame *f, uint64_t ke
 		struct kcache *kc = &s->kcache[(addr * 0x9e3779b97f4a7c15ULL) >> 50 & (KCACHE - 1)];
 
 		kc->addr = addr;
+		kc->ret = f->ret;
 		kc->idx = (uint32_t)lo;
 	}
 found:

@@ -65,7 +65,8 @@ struct dwname_slot {
 };
 
 struct cached {
-	uint64_t key;            /* offset, or offset - 1 for return addresses, + 1 */
+	uint64_t key;            /* offset, or offset - 1 for return addresses, + 1;
+				  * bit 63 set for return addresses */
 	const char *function;
 	const char *file;
 	unsigned line;
@@ -73,6 +74,8 @@ struct cached {
 	uint32_t inl_first;      /* its inlined calls, innermost first, in dso_state.inl */
 	uint32_t inl_count;
 	bool addr_name;          /* function is "module+0xADDR": no symbol covers it */
+	bool at_own;             /* a return address looked up at itself (a signal
+				  * frame's resume address: nothing covers the byte before) */
 };
 
 /* a unit's addresses, from its own DW_AT_low_pc/high_pc or DW_AT_ranges */
@@ -147,6 +150,7 @@ struct ns_seen {
 struct symbolizer {
 	struct sym_opts opts;
 	const struct perf_header_info *hdr;
+	bool other_host;            /* hdr names a host other than this one */
 	char buildid_dir[4096];
 	struct strtab strings;
 	struct dso_state *states;   /* by slot_of[dso id] - 1; zeroed when unused */
@@ -172,9 +176,10 @@ struct symbolizer {
 	uint64_t ksym_delta;        /* recorded base minus the file's (KASLR) */
 	void *ksym_map;             /* non-NULL: ksyms and names are in this cache mapping */
 	size_t ksym_map_len;
-	struct kcache {             /* direct-mapped: addr -> index into ksyms + 1 */
+	struct kcache {             /* direct-mapped: (addr, ret) -> index into ksyms + 1 */
 		uint64_t addr;
 		uint32_t idx;
+		bool ret;           /* looked up as a return address */
 	} *kcache;
 	const char *kernel_source;  /* where they came from, for messages */
 	/* what they were loaded for (sym_rebind() keeps them for a recording

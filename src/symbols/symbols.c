@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -48,6 +49,7 @@ static const char *const cause_names[SYM_CAUSE_COUNT] = {
 	[SYM_NO_KALLSYMS] = "no matching kallsyms",
 	[SYM_NOT_NAMEABLE] = "guest/hypervisor/special",
 	[SYM_JIT_NO_MAP] = "JIT code without a perf map",
+	[SYM_NOT_SAME] = "not the recorded file",
 };
 
 const char *sym_cause_name(enum sym_cause cause)
@@ -308,18 +310,49 @@ void sym_hex(const uint8_t *id, size_t n, char *out)
 }
 
 /*
- * Try one candidate path; *@symtab: whether it keeps its .symtab. Return: 1
- * usable, 0 missing, -1 exists with another build id.
+ * Whether the file at @path (found in place @from) is the file @d, which
+ * the recording gave no build id: the user said so (--symfs, --trust-paths);
+ * or it is the recorded file itself - the recording was made on this host,
+ * and where its MMAP2 gave the file's device and inode, they are this
+ * file's. A file of the same path elsewhere (another distribution's libc, a
+ * program built again) would name its frames wrong.
  */
-static int candidate(const struct dso *d, const char *path, bool *symtab)
+static bool same_file(const struct symbolizer *s, const struct dso *d, const char *path,
+		      uint8_t from)
+{
+	struct stat sb;
+
+	if (from == SYM_FROM_SYMFS || s->opts.trust_paths)
+		return true;
+	if (s->other_host)
+		return false;
+	if (!d->ino)
+		return true; /* no evidence against it (nor a host name to check) */
+	return !stat(path, &sb) && sb.st_ino == d->ino && major(sb.st_dev) == d->maj &&
+	       minor(sb.st_dev) == d->min;
+}
+
+/*
+ * Try one candidate path (found in place @from); *@symtab: whether it keeps
+ * its .symtab. Return: 1 usable, 0 missing, -1 exists with another build
+ * id, -2 exists but is not known to be the recorded file (no build id:
+ * same_file()).
+ */
+static int candidate(const struct symbolizer *s, const struct dso *d, const char *path,
+		     uint8_t from, bool *symtab)
 {
 	uint8_t id[PERF_MAX_BUILD_ID];
 	int n = elf_probe(path, id, sizeof(id), symtab);
 
 	if (n < 0)
 		return 0;
-	if (!d->build_id_size)
-		return 1; /* the recording did not say: trust the path */
+	if (!d->build_id_size) {
+		if (same_file(s, d, path, from))
+			return 1;
+		pp_debug("'%s' is not known to be the recorded '%s' (no build id recorded)",
+			 path, d->path);
+		return -2;
+	}
 	if ((size_t)n != d->build_id_size || memcmp(id, d->build_id, (size_t)n) != 0) {
 		pp_debug("'%s' has another build id than the recorded '%s'", path, d->path);
 		return -1;
@@ -342,12 +375,12 @@ static char *find_file(struct symbolizer *s, const struct dso *d, uint8_t *cause
 	const char *base = strrchr(d->path, '/');
 	char *stripped = NULL;         /* the first found, without .symtab */
 	uint8_t stripped_from = 0;
-	bool mismatch = false, symtab;
+	bool mismatch = false, unverified = false, symtab;
 	int r;
 
 #define TRY(...) do {                                                     \
 		snprintf(buf, sizeof(buf), __VA_ARGS__);                  \
-		r = candidate(d, buf, &symtab);                           \
+		r = candidate(s, d, buf, *from, &symtab);                 \
 		if (r > 0 && (symtab || !d->build_id_size)) {             \
 			free(stripped);                                   \
 			return strdup(buf);                               \
@@ -356,7 +389,8 @@ static char *find_file(struct symbolizer *s, const struct dso *d, uint8_t *cause
 			stripped = strdup(buf);                           \
 			stripped_from = *from;                            \
 		}                                                         \
-		mismatch = mismatch || r < 0;                             \
+		mismatch = mismatch || r == -1;                           \
+		unverified = unverified || r == -2;                       \
 	} while (0)
 
 	*from = SYM_FROM_SYMFS;
@@ -407,7 +441,7 @@ static char *find_file(struct symbolizer *s, const struct dso *d, uint8_t *cause
 		*from = stripped_from;
 		return stripped;
 	}
-	*cause = mismatch ? SYM_BUILD_ID : SYM_NO_FILE;
+	*cause = mismatch ? SYM_BUILD_ID : unverified ? SYM_NOT_SAME : SYM_NO_FILE;
 	return NULL;
 }
 
@@ -1614,7 +1648,7 @@ size_t sym_trim(struct symbolizer *s)
 }
 
 static void lookup_user(struct symbolizer *s, struct dso_state *st, const char *module,
-			uint64_t off, struct cached *c)
+			uint64_t off, bool ret, struct cached *c)
 {
 	uint64_t vaddr = 0, addr;
 	struct fsym *fs;
@@ -1644,6 +1678,23 @@ static void lookup_user(struct symbolizer *s, struct dso_state *st, const char *
 		sym_build_symtab(s, st);
 	}
 	fs = symtab_find(st, addr);
+	/* a "return address" whose byte before no symbol covers, at a
+	 * function's first byte, was not pushed by a call: a signal frame's
+	 * resume address (__restore_rt, Go's runtime.sigreturn__sigaction),
+	 * where the kernel returns to. It is that function's, as perf names
+	 * it. (A call that does not return, at a function's end, leaves its
+	 * return address at the next function's first byte too, but the byte
+	 * before is the call's, inside its function.) */
+	if (!fs && ret) {
+		struct fsym *next = symtab_find(st, addr + 1);
+
+		if (next && next->addr == addr + 1) {
+			fs = next;
+			addr++;
+			vaddr++;
+			c->at_own = true;
+		}
+	}
 	if (fs) {
 		c->function = symtab_name(s, fs);
 		c->sym_offset = addr - fs->addr;
@@ -1859,7 +1910,8 @@ static size_t resolve_user(struct symbolizer *s, const struct raw_frame *f, stru
 		return 1;
 	}
 	off = f->ret && f->offset ? f->offset - 1 : f->offset;
-	c = cache_slot(st, off + 1, &found);
+	/* (a return address's own slot: it may be looked up at itself) */
+	c = cache_slot(st, (off + 1) | (uint64_t)(f->ret && f->offset) << 63, &found);
 	if (!c) {
 		out->cause = SYM_NO_SYMBOL;
 		return 1;
@@ -1870,7 +1922,7 @@ static size_t resolve_user(struct symbolizer *s, const struct raw_frame *f, stru
 	if (s->opts.dwarf_max)
 		st->dw_used = ++s->dw_clock;
 	if (!found)
-		lookup_user(s, st, d->path, off, c);
+		lookup_user(s, st, d->path, off, f->ret && f->offset, c);
 	/* inlined calls first, innermost first; the containing function last */
 	/* (a function inlined into itself, a recursion unrolled, is a frame
 	 * of its own at each level, as addr2line -i shows it) */
@@ -1891,11 +1943,29 @@ static size_t resolve_user(struct symbolizer *s, const struct raw_frame *f, stru
 	out[n].function = c->function;
 	out[n].file = c->file;
 	out[n].line = c->line;
-	out[n].sym_offset = c->sym_offset + (f->ret ? 1 : 0);
+	out[n].sym_offset = c->sym_offset + (f->ret && !c->at_own ? 1 : 0);
 	out[n].cause = c->function && !c->addr_name ? SYM_NAMED : SYM_NO_SYMBOL;
 	st->frames++;
 	st->unnamed += out[n].cause != SYM_NAMED;
 	return n + 1;
+}
+
+/*
+ * The name of a frame nothing named: its module's file name and its offset
+ * there (the file offset of a user frame, a kernel frame's address), as
+ * perf report and pprof show an address they cannot name - "libc.so.6+0x2a1b0",
+ * "[kernel.kallsyms]+0xffffffff81234567". One name per address, so
+ * unnamed frames stay apart, and what names them later (pprof with the
+ * binaries, a backend's symbolizer) finds them from the same two values.
+ * Return: the interned name, or NULL out of memory (the frame stays unnamed).
+ */
+static const char *offset_name(struct symbolizer *s, const char *module, uint64_t offset)
+{
+	const char *base = module[0] == '[' ? NULL : strrchr(module, '/');
+	char buf[512];
+
+	snprintf(buf, sizeof(buf), "%.400s+0x%" PRIx64, base && base[1] ? base + 1 : module, offset);
+	return strtab_intern_text(&s->strings, buf);
 }
 
 size_t sym_resolve(struct symbolizer *s, const struct raw_frame *f, uint64_t kernel_text,
@@ -1919,10 +1989,28 @@ size_t sym_resolve(struct symbolizer *s, const struct raw_frame *f, uint64_t ker
 	for (size_t i = 0; i < n; i++)
 		if (out[i].cause != SYM_NAMED)
 			out[i].flags |= FRAME_F_UNKNOWN;
+	/* a frame nothing named keeps its identity: its module and offset
+	 * (anonymous memory, JIT code: its address, as perf shows it - an
+	 * offset in it says nothing, and its maps come and go) */
+	if (!out[n - 1].function && out[n - 1].module)
+		out[n - 1].function = offset_name(s, out[n - 1].module,
+						  f->dso && f->dso->kind == DSO_ANON ? f->addr
+										     : out[n - 1].offset);
 	/* statistics count addresses: the containing function decides */
 	s->stats.frames++;
 	s->stats.by_cause[out[n - 1].cause]++;
 	return n;
+}
+
+/* Whether @hdr says the recording was made on a host other than this one. */
+static bool recorded_elsewhere(const struct perf_header_info *hdr)
+{
+	char here[256];
+
+	if (!hdr || !hdr->hostname || !*hdr->hostname || gethostname(here, sizeof(here)))
+		return false;
+	here[sizeof(here) - 1] = '\0';
+	return strcmp(here, hdr->hostname) != 0;
 }
 
 struct symbolizer *sym_new(const struct sym_opts *opts, const struct perf_header_info *hdr)
@@ -1936,6 +2024,7 @@ struct symbolizer *sym_new(const struct sym_opts *opts, const struct perf_header
 	sym_bus_guard(); /* a file cut short while mapped: zeros, not SIGBUS */
 	s->opts = *opts;
 	s->hdr = hdr;
+	s->other_host = recorded_elsewhere(hdr);
 	if (opts->buildid_dir) {
 		snprintf(s->buildid_dir, sizeof(s->buildid_dir), "%s", opts->buildid_dir);
 	} else {
@@ -1974,6 +2063,7 @@ void sym_rebind(struct symbolizer *s, const struct perf_header_info *hdr)
 
 	prefetch_free(s);
 	s->hdr = hdr;
+	s->other_host = recorded_elsewhere(hdr);
 	/* the new recording numbers its dsos anew */
 	if (s->slot_of)
 		memset(s->slot_of, 0, s->slot_cap * sizeof(*s->slot_of));
@@ -2063,6 +2153,12 @@ void sym_dso_where(struct symbolizer *s, const struct dso *d, struct sym_where *
 		return;
 	w->from = (enum sym_from)st->from;
 	w->file = st->path;
+	if (!d->build_id_size)
+		w->same = w->from == SYM_FROM_SYMFS ? "no build id recorded: --symfs gave it" :
+			  s->opts.trust_paths ? "no build id recorded: --trust-paths" :
+			  d->ino ? "no build id recorded: the recorded device and inode" :
+				   "no build id recorded: the file at its path here (the recording "
+				   "names no other host)";
 	/* the debug file libdwfl found for it (looked for now if naming did
 	 * not need it; cached, so not fetched twice) */
 	if (st->mod) {

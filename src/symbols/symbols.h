@@ -33,12 +33,15 @@ enum sym_cause {
 	SYM_NO_KALLSYMS,     /* no kallsyms matching the recorded kernel */
 	SYM_NOT_NAMEABLE,    /* guest, hypervisor, [vsyscall]... */
 	SYM_JIT_NO_MAP,      /* anonymous executable memory (JIT code) no perf map or jitdump names */
+	SYM_NOT_SAME,        /* no build id recorded, and the file found is not
+			      * known to be the recorded one (another host, inode) */
 	SYM_CAUSE_COUNT,
 };
 
 /* A named frame. Strings are owned by the symbolizer and live as long as it. */
 struct sym_frame {
-	const char *function;   /* NULL when unknown */
+	const char *function;   /* unnamed: "MODULE+0xOFFSET" (FRAME_F_UNKNOWN set);
+				 * NULL only without a module */
 	const char *module;     /* the dso path, "[kernel.kallsyms]", or NULL */
 	const char *file;       /* source file, or NULL */
 	unsigned line;          /* 0 when unknown */
@@ -55,6 +58,8 @@ struct sym_opts {
 	const char *kallsyms;     /* a kallsyms file for the recorded kernel */
 	const char *vmlinux;      /* an ELF image of the recorded kernel */
 	bool no_inline;           /* do not expand inlined calls */
+	bool trust_paths;         /* a file recorded without build id is the file at its
+				   * path here, whatever host recorded it */
 	bool use_proc_kallsyms;   /* allow /proc/kallsyms when the kernel matches (default on) */
 	bool no_files;            /* open no file the recording names (the fuzzer: its
 				   * inputs name this machine's libraries, slow to load) */
@@ -266,6 +271,8 @@ struct sym_where {
 	uint8_t cause;          /* enum sym_cause, when not found */
 	uint64_t frames;        /* addresses of it named so far */
 	uint64_t unnamed;       /* ... that no symbol covers ("module+0xADDR") */
+	const char *same;       /* found, the recording without its build id: why the
+				 * file is taken for the recorded one; else NULL */
 };
 
 /**

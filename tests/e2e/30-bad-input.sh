@@ -42,6 +42,30 @@ expect 3 "-q diff with a cut file" -- -q diff "$good" "$WORK/half"
 has "^perfport: warning: '$WORK/half': read partly" <"$WORK/err" ||
 	fail "-q diff: exit 3 without saying what was skipped: $(cat "$WORK/err")"
 
+# An unfinished recording (perf record killed: the header's data size is
+# 0, nothing after the data): every command reads its records, exits 3 and
+# gives the same one reason.
+$PY - "$good" "$WORK/unfinished" <<'PY'
+import struct, sys
+d = bytearray(open(sys.argv[1], "rb").read())
+data_off, data_size = struct.unpack_from("<QQ", d, 40)
+struct.pack_into("<Q", d, 48, 0)
+open(sys.argv[2], "wb").write(d[:data_off + data_size])
+PY
+why="read partly: perf record did not finish the file (its header gives no data size)"
+for cmd in "info" "report" "export -f folded -o $WORK/unf.folded" "stacks" "dump"; do
+	expect 3 "$cmd of an unfinished recording" -- -q $cmd -i "$WORK/unfinished"
+	has -F "perfport: warning: '$WORK/unfinished': $why" <"$WORK/err" ||
+		fail "$cmd of an unfinished recording: $(cat "$WORK/err")"
+	[ "$(grep -c warning "$WORK/err")" = 1 ] || fail "$cmd of an unfinished recording: $(cat "$WORK/err")"
+done
+expect 3 "diff with an unfinished recording" -- -q diff "$good" "$WORK/unfinished"
+has -F "perfport: warning: '$WORK/unfinished': $why" <"$WORK/err" ||
+	fail "diff with an unfinished recording: $(cat "$WORK/err")"
+n=$("$PERFPORT" -q info --json -i "$good" | $PY -c 'import json, sys; print(json.load(sys.stdin)["samples"])')
+"$PERFPORT" -q info --json -i "$WORK/unfinished" >"$WORK/unf.json" || true
+$PY "$CHECK" json "$WORK/unf.json" samples="$n" || fail "an unfinished recording's samples are not all read"
+
 # Inside the header: nothing usable.
 head -c 60 "$good" >"$WORK/hdr"
 expect 2 "file cut inside the header" -- info -i "$WORK/hdr"

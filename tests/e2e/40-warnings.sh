@@ -126,3 +126,24 @@ grep -q "none.data' holds nothing a profile counts.*the profile is empty" "$WORK
 "$PERFPORT" export -f folded -o "$WORK/none.folded" --event cpu-clock -i "$WORK/flat.data" 2>"$WORK/ok.err"
 grep -q "the profile is empty" "$WORK/ok.err" && fail "a profile with samples called empty"
 echo "ok: an empty profile says why"
+
+# A hardware trace (Intel PT, ARM SPE, CoreSight: AUXTRACE records) is not
+# decoded: every command says so, with the perf command that decodes it. The
+# trace is appended to a pipe recording, as perf record -e intel_pt// writes
+# its AUXTRACE_INFO and AUXTRACE records (no PT hardware needed here).
+perf record -q -o - -e cpu-clock -- "$WORKLOAD" 0.1 cpu >"$WORK/pipe.data" 2>/dev/null
+$PY - "$WORK/pipe.data" "$WORK/pt.data" <<'PY'
+import struct, sys
+d = open(sys.argv[1], "rb").read()
+info = struct.pack("<IHHII", 70, 0, 16, 1, 0)               # AUXTRACE_INFO, type 1: Intel PT
+payload = bytes(64)
+aux = struct.pack("<IHHQQQIIII", 71, 0, 56, len(payload), 0, 1, 0, 0, 0, 0) + payload
+open(sys.argv[2], "wb").write(d + info + aux)
+PY
+for cmd in "info" "report" "stacks" "export -f folded -o $WORK/pt.folded"; do
+	"$PERFPORT" $cmd -i - <"$WORK/pt.data" >/dev/null 2>"$WORK/pt.err" || fail "$cmd of a trace: exit $?"
+	has "holds a hardware trace .* that perfport does not decode.*perf inject -i .* --itrace=" "$WORK/pt.err" ||
+		fail "$cmd: no warning that the trace is not decoded: $(cat "$WORK/pt.err")"
+done
+"$PERFPORT" info -i "$WORK/pipe.data" 2>&1 >/dev/null | grep -q "hardware trace" && fail "a trace warning without a trace"
+echo "ok: a hardware trace is said to be undecoded, with the command that decodes it"

@@ -1027,6 +1027,111 @@ static void test_rebind_kernel(void **state)
 	sym_free(s);
 }
 
+/* @f (a kernel frame at @addr, @ret a return address) named: "function+0xOFF". */
+static const char *kname_ret(struct symbolizer *s, uint64_t addr, bool ret, char *buf, size_t len)
+{
+	struct raw_frame f = { .addr = addr, .offset = addr, .kind = FRAME_KERNEL, .ret = ret };
+	struct sym_frame out[4];
+
+	assert_int_equal(sym_resolve(s, &f, 0xffffffff81000000, out, 4), 1);
+	snprintf(buf, len, "%s+0x%llx", out[0].function ? out[0].function : "?",
+		 (unsigned long long)out[0].sym_offset);
+	return buf;
+}
+
+/*
+ * A kernel frame the unwinder gives as a return address but at a
+ * function's first byte is where an interrupt stopped (no call returns to
+ * a function's entry): it is that function's, +0x0, as perf names it, not
+ * the __pfx_ padding's (or, without padding, the function before's) +0x10.
+ * At padding's first byte it is a return address (a call that does not
+ * return ended the function before: start_kernel's caller's frame).
+ * Return addresses inside a function are still looked up one byte early,
+ * and the leaf (not a return address) one byte before an entry is the
+ * padding's: the lookups of both kinds at one address are kept apart.
+ */
+static void test_kernel_frame_at_entry(void **state)
+{
+	char path[] = "/tmp/perfport-test-kallsyms-XXXXXX", buf[128];
+	const char text[] = "ffffffff81000000 T _text\nffffffff81000100 T kfunc_a\n"
+			    "ffffffff810001f0 T __pfx_kfunc_b\nffffffff81000200 T kfunc_b\n"
+			    "ffffffff810002f0 T __pfx_kfunc_c\n"
+			    "ffffffff81000300 T kfunc_c\nffffffff81000400 T _etext\n";
+	struct sym_opts o = { .use_proc_kallsyms = false, .kallsyms = path };
+	struct perf_header_info h = { 0 };
+	struct symbolizer *s;
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, sizeof(text) - 1), (ssize_t)(sizeof(text) - 1));
+	close(fd);
+	s = sym_new(&o, NULL);
+	assert_non_null(s);
+	sym_rebind(s, &h);
+	for (int pass = 0; pass < 2; pass++) { /* the second from the cache */
+		assert_string_equal(kname_ret(s, 0xffffffff81000200, true, buf, sizeof(buf)),
+				    "kfunc_b+0x0");
+		assert_string_equal(kname_ret(s, 0xffffffff81000300, true, buf, sizeof(buf)),
+				    "kfunc_c+0x0");
+		/* at padding: a call that did not return ended kfunc_b */
+		assert_string_equal(kname_ret(s, 0xffffffff810002f0, true, buf, sizeof(buf)),
+				    "kfunc_b+0xf0");
+		assert_string_equal(kname_ret(s, 0xffffffff81000201, true, buf, sizeof(buf)),
+				    "kfunc_b+0x1");
+		assert_string_equal(kname_ret(s, 0xffffffff81000250, true, buf, sizeof(buf)),
+				    "kfunc_b+0x50");
+		assert_string_equal(kname_ret(s, 0xffffffff810001ff, false, buf, sizeof(buf)),
+				    "__pfx_kfunc_b+0xf");
+		assert_string_equal(kname_ret(s, 0xffffffff81000200, false, buf, sizeof(buf)),
+				    "kfunc_b+0x0");
+	}
+	unlink(path);
+	sym_free(s);
+}
+
+/*
+ * A frame nothing names keeps its identity: its module's file name and its
+ * offset there (the file offset, as perf report shows it), one name per
+ * address, so two addresses of a file that is not here stay two frames; a
+ * kernel frame without kallsyms likewise, by its address.
+ */
+static void test_unnamed_keeps_offset(void **state)
+{
+	struct machine *m = machine_new(&hdr);
+	struct perf_event ev = { .type = PERF_RECORD_MMAP2 };
+	struct sym_opts o = { .use_proc_kallsyms = false };
+	struct symbolizer *s = sym_new(&o, &hdr);
+	uint64_t addrs[2] = { 0x7000010, 0x7000abc };
+	struct raw_frame f[2], kf = { .addr = 0xffffffff81234567, .offset = 0xffffffff81234567,
+				      .kind = FRAME_KERNEL };
+	struct sym_frame out[4];
+
+	(void)state;
+	assert_non_null(m);
+	assert_non_null(s);
+	ev.u.mmap.pid = ev.u.mmap.tid = 7;
+	ev.u.mmap.start = 0x7000000;
+	ev.u.mmap.len = 0x1000;
+	ev.u.mmap.pgoff = 0x3000;
+	ev.u.mmap.prot = PROT_READ | PROT_EXEC;
+	ev.u.mmap.filename = "/nonexistent/lib/libgone.so.1";
+	assert_int_equal(machine_event(m, &ev), 0);
+	assert_int_equal(machine_user_frames(m, 7, addrs, 2, f, 2), 2);
+	assert_int_equal(sym_resolve(s, &f[0], 0, out, 4), 1);
+	assert_int_equal(out[0].cause, SYM_NO_FILE);
+	assert_true(out[0].flags & FRAME_F_UNKNOWN);
+	assert_string_equal(out[0].function, "libgone.so.1+0x3010");
+	/* a return address: still its own address (perf's), not one before */
+	assert_int_equal(sym_resolve(s, &f[1], 0, out, 4), 1);
+	assert_string_equal(out[0].function, "libgone.so.1+0x3abc");
+	assert_int_equal(sym_resolve(s, &kf, 0xffffffff81000000, out, 4), 1);
+	assert_int_equal(out[0].cause, SYM_NO_KALLSYMS);
+	assert_string_equal(out[0].function, "[kernel.kallsyms]+0xffffffff81234567");
+	sym_free(s);
+	machine_free(m);
+}
+
 /*
  * At every address of this binary's code, the line lineidx finds is the
  * one dwfl_module_getsrc() finds in libdw's table: the same file, the same
@@ -1128,6 +1233,8 @@ int main(void)
 		cmocka_unit_test(test_trim_idle),
 		cmocka_unit_test(test_rebind_keeps_files),
 		cmocka_unit_test(test_rebind_kernel),
+		cmocka_unit_test(test_kernel_frame_at_entry),
+		cmocka_unit_test(test_unnamed_keeps_offset),
 		cmocka_unit_test(test_lines_as_libdw),
 	};
 
