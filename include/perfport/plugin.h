@@ -19,7 +19,9 @@
  *   hand over longer elements.
  *
  * Lifecycle, for each format of one `perfport export`:
- *   init(host, options) -> write(profile, out) -> upload(profile) -> fini
+ *   check(host, options) (ABI 1.6, before the recording is read; may be
+ *   NULL) -> init(host, options) -> write(profile, out) -> upload(profile)
+ *   -> fini
  * Each returns enum perfport_status. upload may be NULL (write-only
  * formats).
  *
@@ -41,7 +43,7 @@ extern "C" {
 #endif
 
 #define PERFPORT_ABI_MAJOR 1
-#define PERFPORT_ABI_MINOR 5
+#define PERFPORT_ABI_MINOR 6
 /* What a plugin puts in perfport_exporter.abi_version. */
 #define PERFPORT_ABI_VERSION ((uint32_t)(PERFPORT_ABI_MAJOR << 16 | PERFPORT_ABI_MINOR))
 
@@ -559,6 +561,12 @@ enum {
 	PERFPORT_EXPORTER_SAMPLES = 1 << 3,
 };
 
+/* What check()'s @mode says the run will do (ABI 1.6). */
+enum {
+	PERFPORT_CHECK_WRITE = 1 << 0,  /* write() will be called (perfport export) */
+	PERFPORT_CHECK_UPLOAD = 1 << 1, /* upload() will be called (upload, export --upload) */
+};
+
 /* The one symbol an exporter exports. */
 struct perfport_exporter {
 	uint32_t abi_version;           /* PERFPORT_ABI_VERSION */
@@ -587,6 +595,20 @@ struct perfport_exporter {
 
 	/* --- ABI 1.1 --- */
 	uint32_t flags;                 /* PERFPORT_EXPORTER_* */
+
+	/* --- ABI 1.6 (the host checks struct_size) --- */
+	/* check() - NULL, or the options' own checks, made before the recording
+	 * is read (which may take minutes): a required option missing for what
+	 * @mode (PERFPORT_CHECK_*) asks, values that cannot go together, a
+	 * credential or region that cannot be found. @opts as init() gets them,
+	 * valid during the call. It keeps no state and sends and writes
+	 * nothing. Return: PERFPORT_OK, or PERFPORT_USAGE having logged what is
+	 * wrong and the option that fixes it (perfport then exits 1 without
+	 * reading the recording). init() and upload() still check what they
+	 * need: an older host never calls check(). */
+	enum perfport_status (*check)(const struct perfport_host *host,
+				      const struct perfport_option *opts, size_t nr_opts,
+				      uint32_t mode);
 };
 
 #ifdef __cplusplus

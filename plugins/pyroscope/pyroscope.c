@@ -485,6 +485,30 @@ static void pyro_fini(void *state)
 	free(state);
 }
 
+/* The value of option @name in @opts (NULL: unset). */
+static const char *pyro_opt(const struct perfport_option *opts, size_t nr, const char *name)
+{
+	for (size_t i = 0; i < nr; i++)
+		if (!strcmp(opts[i].name, name))
+			return opts[i].value;
+	return NULL;
+}
+
+/* ABI 1.6: the app name, said before the recording is read. */
+static enum perfport_status pyro_check(const struct perfport_host *h, const struct perfport_option *opts,
+				       size_t nr, uint32_t mode)
+{
+	const char *app = pyro_opt(opts, nr, "app");
+
+	(void)mode;
+	if (app && !valid_name(app, true)) {
+		h->log(h, PERFPORT_LOG_ERROR, "pyroscope: app '%s' is not a Pyroscope service "
+		       "name (letters, digits, '_', '.', '-', '/')", app);
+		return PERFPORT_USAGE;
+	}
+	return PERFPORT_OK;
+}
+
 __attribute__((visibility("default")))
 const struct perfport_exporter perfport_exporter = {
 	.abi_version = PERFPORT_ABI_VERSION,
@@ -501,4 +525,5 @@ const struct perfport_exporter perfport_exporter = {
 	.fini = pyro_fini,
 	/* threads become the pprof's sample labels (pid, tid, thread) */
 	.flags = PERFPORT_EXPORTER_DIRECTORY | PERFPORT_EXPORTER_BY_THREAD,
+	.check = pyro_check,
 };

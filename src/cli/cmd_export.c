@@ -109,6 +109,79 @@ static bool is_input(const char *out, const char *in)
 	       so.st_dev == si.st_dev && so.st_ino == si.st_ino;
 }
 
+/*
+ * Can a file or directory @target be made, as far as can be told before the
+ * recording is read: its directory exists and may be written, and it is not
+ * a directory where a file is to go (@is_dir: a directory is to be made or
+ * used). Logs why not.
+ */
+static bool output_ok(const char *target, bool is_dir)
+{
+	char parent[4096];
+	const char *slash = strrchr(target, '/');
+	struct stat st;
+
+	if (stat(target, &st) == 0) {
+		if (!is_dir && S_ISDIR(st.st_mode)) {
+			pp_error("cannot write '%s': %s", target, strerror(EISDIR));
+			return false;
+		}
+		if (is_dir && !S_ISDIR(st.st_mode)) {
+			pp_error("cannot make directory '%s': %s", target, strerror(ENOTDIR));
+			return false;
+		}
+		if (is_dir && access(target, W_OK | X_OK)) {
+			pp_error("cannot write in '%s': %s", target, strerror(errno));
+			return false;
+		}
+		/* a writable file in a directory that takes no new one is written in place */
+		if (!is_dir && access(target, W_OK) == 0)
+			return true;
+	}
+	if (!slash)
+		snprintf(parent, sizeof(parent), ".");
+	else if (slash == target)
+		snprintf(parent, sizeof(parent), "/");
+	else
+		snprintf(parent, sizeof(parent), "%.*s", (int)(slash - target), target);
+	if (stat(parent, &st) || !S_ISDIR(st.st_mode)) {
+		pp_error("cannot %s '%s': no directory '%s'", is_dir ? "make directory" : "write",
+			 target, parent);
+		return false;
+	}
+	if (access(parent, W_OK | X_OK)) {
+		pp_error("cannot %s '%s': %s (in '%s')", is_dir ? "make directory" : "write", target,
+			 strerror(errno), parent);
+		return false;
+	}
+	return true;
+}
+
+/* Every file or directory the export will write, checked (output_ok()). */
+static bool outputs_ok(const struct exporters *exs, const char *output)
+{
+	char t[4096 + 256];
+
+	if (output && strcmp(output, "-") == 0)
+		return true;
+	if (exs->n > 1 && output && !output_ok(output, true))
+		return false;
+	for (size_t i = 0; i < exs->n; i++) {
+		const struct perfport_exporter *ex = plugin_exporter(exs->pl[i]);
+		bool dir = plugin_is_directory(exs->pl[i]);
+
+		if (exs->n == 1 && output)
+			snprintf(t, sizeof(t), "%s", output);
+		else
+			snprintf(t, sizeof(t), "%s%s%s", output ? output : "", output ? "/" : "",
+				 dir || !ex->default_output ? ex->name : ex->default_output);
+		/* the directory -o names for several formats is made later: its files' check is its own */
+		if (!(exs->n > 1 && output && stat(output, &(struct stat){ 0 })) && !output_ok(t, dir))
+			return false;
+	}
+	return true;
+}
+
 static int export_main(int argc, char **argv, bool upload_cmd)
 {
 	const char *cmd = upload_cmd ? "upload" : "export";
@@ -231,6 +304,11 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 
 	if (!upload_cmd && output && is_input(output, path)) {
 		cli_usage_error(cmd, "-o '%s' is the recording being read", output);
+		goto out;
+	}
+	/* where the files go, before the recording is read */
+	if (!upload_cmd && !outputs_ok(&exs, output)) {
+		ret = EXIT_NOTHING;
 		goto out;
 	}
 

@@ -187,6 +187,15 @@ int exporters_load(const char *cmd, const char *formats, const char *plugin_dir,
 					plugin_exporter(ex->pl[i])->name);
 			goto out;
 		}
+	/* the formats' own checks (a required option, a region): only export writes files */
+	for (size_t i = 0; i < ex->n; i++) {
+		int r = plugin_check(ex->pl[i], strcmp(cmd, "export") == 0, upload);
+
+		if (r) {
+			ret = r == PP_EUSAGE ? EXIT_USAGE : EXIT_NOTHING;
+			goto out;
+		}
+	}
 	ret = EXIT_FULL;
 out:
 	free(list);

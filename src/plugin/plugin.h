@@ -81,6 +81,15 @@ bool plugin_wants_samples(const struct plugin *pl);
 #define PLUGIN_SLICE_NS 5000000000ull
 
 /**
+ * plugin_check() - before the recording is read: can @pl do what is asked
+ * (@write: a file, @upload: a send) with the options set? Calls the
+ * plugin's check() (ABI 1.6) when it has one, which logs what is wrong.
+ *
+ * Return: PP_OK, PP_EUSAGE (logged), PP_ENOMEM.
+ */
+int plugin_check(struct plugin *pl, bool write, bool upload);
+
+/**
  * plugin_run() - init, write @view to @out (NULL: no file), upload it if
  * @upload, fini. @dir: for a directory format, the directory @out is in,
  * where host->create() makes the other files (NULL: none may be made).
