@@ -111,7 +111,7 @@ static void frame_key(const struct profile *p, uint32_t f, char *buf, size_t len
 static int add_functions(struct items *t, const struct profile *p, enum counter c, int side)
 {
 	size_t nr;
-	struct func_sum *fs = report_function_sums(p, SORT_FUNCTION, true, &nr);
+	struct func_sum *fs = report_function_sums(p, SORT_FUNCTION, true, INLINE_TO_CALLER, &nr);
 	char key[1024];
 
 	if (!fs)

@@ -24,6 +24,7 @@ struct report_opts {
 	double min_percent;
 	enum sort_key sort;
 	bool json, no_tree, no_threads, wakers, callee;
+	enum inline_rule inlined;
 };
 
 static enum counter sort_counter;
@@ -102,7 +103,7 @@ static void print_decided(const struct profile_meta *m)
 	}
 }
 
-static void print_header(const struct profile *p, const char *path)
+static void print_header(const struct profile *p, const char *path, enum inline_rule rule)
 {
 	const struct profile_meta *m = &p->meta;
 	const struct profile_counts *t = &p->total[0];
@@ -180,6 +181,11 @@ static void print_header(const struct profile *p, const char *path)
 			       "the kernel switched, and its states are decided without the stack "
 			       "(a lock wait counts as sleep)\n", bare);
 	}
+	printf("# functions: one line each, its inlined and called code together; %s\n",
+	       rule == INLINE_TO_CALLER ? "code inlined into another function is charged to that one, "
+	       "as the symbol table and perf report --no-children have it (--inlined own: to itself)"
+	       : "code inlined into another function is charged to itself (--inlined own; "
+	       "perf report --no-children charges it to the function it was inlined into)");
 	printf("# totals:");
 	for (int c = 0; c < CNT_COUNT; c++)
 		if (t->count[c])
@@ -230,7 +236,7 @@ static void print_top(const struct profile *p, const struct func_sum *fs, size_t
 			if (ro->sort == SORT_MODULE)
 				module_label(p, f->frame, label, sizeof(label));
 			else
-				report_frame_label(p, f->frame, label, sizeof(label));
+				report_function_label(p, f->frame, label, sizeof(label));
 			printf("%7.2f%% %10.3f %7.2f%% %10.3f  %s\n", report_pct(f->self.ns[c], whole),
 			       amount(p, c, f->self.ns[c]), report_pct(f->total.ns[c], whole),
 			       amount(p, c, f->total.ns[c]),
@@ -534,7 +540,7 @@ static void print_by_state(const struct profile *p, const struct func_sum *fs, s
 		if (!v || p->frames[f->frame].flags & (FRAME_F_PROCESS | FRAME_F_THREAD))
 			continue;
 		shown++;
-		report_frame_label(p, f->frame, label, sizeof(label));
+		report_function_label(p, f->frame, label, sizeof(label));
 		printf("%7.2f%% %10.3f", report_pct(v, whole), secs(v));
 		for (int c = 0; c < CNT_COUNT; c++)
 			if (mask & (1u << c))
@@ -548,9 +554,9 @@ static void print_text(const struct profile *p, const char *path, const struct r
 {
 	size_t nr = 0;
 	struct func_sum *fs = report_function_sums(p, ro->sort == SORT_MODULE ? SORT_MODULE : SORT_FUNCTION,
-					    true, &nr);
+					    true, ro->inlined, &nr);
 
-	print_header(p, path);
+	print_header(p, path, ro->inlined);
 	if (ro->sort == SORT_STATE && fs)
 		print_by_state(p, fs, nr, ro);
 	for (int c = 0; c < CNT_COUNT && fs; c++) {
@@ -565,7 +571,7 @@ static void print_text(const struct profile *p, const char *path, const struct r
 			       "nodes under %.1f%% left out)\n", counter_name(c),
 			       report_offcpu((enum counter)c) ? ", from where the threads waited" : "",
 			       ro->min_percent);
-			report_callee_tree(p, (enum counter)c, ro->min_percent);
+			report_callee_tree(p, (enum counter)c, ro->min_percent, ro->inlined);
 			continue;
 		}
 		printf("\n## %s: caller tree (total, largest first; nodes under %.1f%% left out)\n",
@@ -685,7 +691,7 @@ static void print_json(const struct profile *p, const struct report_opts *ro)
 	json_object *root = json_object_new_object(), *a;
 	size_t nr_fs;
 	/* JSON: per frame, its own self time (the leaf's), as the nodes have it */
-	struct func_sum *fs = report_function_sums(p, SORT_FUNCTION, false, &nr_fs);
+	struct func_sum *fs = report_function_sums(p, SORT_FRAME, false, INLINE_OWN, &nr_fs);
 
 	json_object_object_add(root, "meta", meta_json(p));
 	json_object_object_add(root, "totals", counts_json(&p->total[0], ro->counters));
@@ -777,7 +783,7 @@ static void report_usage(FILE *out)
 	fprintf(out,
 		"usage: perfport report [-i FILE] [--counter LIST] [--top N] [--min-percent P]\n"
 		"                       [--sort KEY] [--callee] [--no-tree] [--no-threads]\n"
-		"                       [--wakers] [--json] [profile options]\n"
+		"                       [--wakers] [--inlined RULE] [--json] [profile options]\n"
 		"\n"
 		"Build the counter-typed call tree of a recording - on-CPU samples and\n"
 		"off-CPU intervals by thread state - and print, for each counter, the top\n"
@@ -796,6 +802,11 @@ static void report_usage(FILE *out)
 		"      --sort KEY          top tables by function (default), module, or state:\n"
 		"                          one off-CPU table, where the threads waited with\n"
 		"                          a column per state\n"
+		"      --inlined RULE      where a function inlined into another is charged:\n"
+		"                          caller (default: to the function it was inlined\n"
+		"                          into, as the symbol table and perf report's\n"
+		"                          symbol column have it) or own (to itself); either\n"
+		"                          way a function is one line\n"
 		"      --callee            the callee (inverted) tree instead of the caller\n"
 		"                          tree: each function where time was spent, its\n"
 		"                          callers below it (also --inverted)\n"
@@ -813,7 +824,7 @@ static void report_usage(FILE *out)
 }
 
 enum { OPT_COUNTER = 0x1200, OPT_TOP, OPT_MIN_PERCENT, OPT_NO_TREE, OPT_NO_THREADS, OPT_JSON,
-       OPT_WAKERS, OPT_CALLEE, OPT_SORT };
+       OPT_WAKERS, OPT_CALLEE, OPT_SORT, OPT_INLINED };
 
 /* @s's counters into @out; on an unknown one, its name in @bad (@len bytes). */
 static int parse_counters(const char *s, unsigned *out, char *bad, size_t bad_len)
@@ -855,6 +866,7 @@ int cmd_report(int argc, char **argv)
 		{ "callee", no_argument, NULL, OPT_CALLEE },
 		{ "inverted", no_argument, NULL, OPT_CALLEE },
 		{ "sort", required_argument, NULL, OPT_SORT },
+		{ "inlined", required_argument, NULL, OPT_INLINED },
 		PROFOPTS_LONG_OPTIONS,
 		CLI_GLOBAL_LONG_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },
@@ -909,6 +921,11 @@ int cmd_report(int argc, char **argv)
 			else
 				return cli_usage_error("report", "--sort takes function, module or state, "
 						       "not '%s'", optarg);
+			break;
+		case OPT_INLINED:
+			if (report_parse_inlined(optarg, &ro.inlined))
+				return cli_usage_error("report", "--inlined takes caller or own, not '%s'",
+						       optarg);
 			break;
 		case 'h':
 			report_usage(stdout);
