@@ -559,6 +559,11 @@ enum {
 	 * per sample): the host keeps every sample and interval
 	 * (perfport_profile.samples), on write and upload. */
 	PERFPORT_EXPORTER_SAMPLES = 1 << 3,
+	/* (ABI 1.6) The format places the profile in wall-clock time (a
+	 * backend's time axis, timestamps a reader compares with other
+	 * data): the host warns when the recording holds no wall-clock
+	 * reference and the times are estimated (perf record without -k). */
+	PERFPORT_EXPORTER_WALL_CLOCK = 1 << 4,
 };
 
 /* What check()'s @mode says the run will do (ABI 1.6). */

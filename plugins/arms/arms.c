@@ -598,6 +598,6 @@ const struct perfport_exporter perfport_exporter = {
 	.write = arms_write,
 	.upload = arms_upload,
 	.fini = arms_fini,
-	.flags = PERFPORT_EXPORTER_BY_THREAD,
+	.flags = PERFPORT_EXPORTER_BY_THREAD | PERFPORT_EXPORTER_WALL_CLOCK,
 	.check = arms_check,
 };

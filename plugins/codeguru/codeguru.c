@@ -772,6 +772,6 @@ const struct perfport_exporter perfport_exporter = {
 	.write = cg_write,
 	.upload = cg_upload,
 	.fini = cg_fini,
-	.flags = PERFPORT_EXPORTER_TIME_SLICES,
+	.flags = PERFPORT_EXPORTER_TIME_SLICES | PERFPORT_EXPORTER_WALL_CLOCK,
 	.check = cg_check,
 };

@@ -1162,6 +1162,6 @@ const struct perfport_exporter perfport_exporter = {
 	.upload = otlp_upload,
 	.fini = otlp_fini,
 	/* threads are sample attributes, from the samples in time */
-	.flags = PERFPORT_EXPORTER_SAMPLES,
+	.flags = PERFPORT_EXPORTER_SAMPLES | PERFPORT_EXPORTER_WALL_CLOCK,
 	.check = otlp_check,
 };

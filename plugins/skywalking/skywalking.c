@@ -1306,6 +1306,6 @@ const struct perfport_exporter perfport_exporter = {
 	.write = sw_write,
 	.upload = sw_upload,
 	.fini = sw_fini,
-	.flags = PERFPORT_EXPORTER_BY_THREAD | PERFPORT_EXPORTER_TIME_SLICES,
+	.flags = PERFPORT_EXPORTER_BY_THREAD | PERFPORT_EXPORTER_TIME_SLICES | PERFPORT_EXPORTER_WALL_CLOCK,
 	.check = sw_check,
 };

@@ -38,7 +38,9 @@ static void export_usage(FILE *out, bool upload_cmd)
 			"for, by that format's plugin (as 'perfport export --upload', without\n"
 			"writing files). An upload that cannot be delivered is kept in the spool\n"
 			"(exit status 4) and 'perfport resend' sends it later. Formats that read\n"
-			"one tree per thread (skywalking) make --group-by thread the default.\n");
+			"one tree per thread (skywalking, arms, pprof, pyroscope: 'perfport formats\n"
+			"FORMAT' says) make --group-by thread the default. Every option, and each\n"
+			"format's own checks, are checked before the recording is read.\n");
 	else
 		fprintf(out,
 			"usage: perfport export [-i FILE] -f FORMAT[,FORMAT...] [-o PATH] [--upload]\n"
@@ -47,9 +49,12 @@ static void export_usage(FILE *out, bool upload_cmd)
 			"\n"
 			"Build the profile of a recording once and write it in each format asked\n"
 			"for, by that format's plugin ('perfport formats' lists them). Formats\n"
-			"that read one tree per thread (skywalking) make --group-by thread the\n"
-			"default when every format asked for does. A file is replaced only once\n"
-			"its format succeeded, and never the recording being read.\n");
+			"that read one tree per thread (skywalking, arms, pprof, pyroscope:\n"
+			"'perfport formats FORMAT' says) make --group-by thread the default when\n"
+			"every format asked for does. Every option, each format's own checks and\n"
+			"where the files go are checked before the recording is read. A file is\n"
+			"replaced only once its format succeeded, and never the recording being\n"
+			"read.\n");
 	fprintf(out,
 		"\n"
 		"options:\n"
@@ -315,7 +320,6 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 	exporters_profile_opts(&exs, upload, po.group_given, &po.o);
 	po.o.progress = cli_progress;
 	po.o.progress_ctx = &shown;
-	po.o.warn_estimated_time = true; /* the formats carry the times */
 	built = profile_build(path, &po.o, &p);
 	if (built == PP_EUSAGE) {
 		ret = EXIT_USAGE;

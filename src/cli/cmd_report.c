@@ -557,6 +557,9 @@ static void print_text(const struct profile *p, const char *path, const struct r
 					    true, ro->inlined, &nr);
 
 	print_header(p, path, ro->inlined);
+	/* asked for and not there: said first, not after the whole report */
+	if (ro->wakers && !p->nr_waker_nodes)
+		print_wakers(p, ro);
 	if (ro->sort == SORT_STATE && fs)
 		print_by_state(p, fs, nr, ro);
 	for (int c = 0; c < CNT_COUNT && fs; c++) {
@@ -578,7 +581,7 @@ static void print_text(const struct profile *p, const char *path, const struct r
 		       counter_name(c), ro->min_percent);
 		report_caller_tree(p, (enum counter)c, ro->min_percent);
 	}
-	if (ro->wakers)
+	if (ro->wakers && p->nr_waker_nodes)
 		print_wakers(p, ro);
 	if (!ro->no_threads)
 		print_threads(p);
@@ -952,6 +955,9 @@ int cmd_report(int argc, char **argv)
 		return EXIT_NOTHING;
 	if (!ro.counters)
 		ro.counters = p->meta.counters_present;
+	if (ro.wakers && !p->nr_waker_nodes)
+		pp_warn("'%s': --wakers: no wakeups with stacks recorded (record with -e "
+			"sched:sched_waking and -g or --call-graph dwarf)", path);
 	if (ro.json)
 		print_json(p, &ro);
 	else

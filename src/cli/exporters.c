@@ -37,6 +37,16 @@ static void name_one(void *ctx, const char *path, const struct plugin *pl)
 		nm->v[nm->n++] = s;
 }
 
+/* Names people give that are a format's output, not a format: what to write instead. */
+static const struct {
+	const char *name, *use;
+} format_hints[] = {
+	{ "svg", "-f flamegraph -O format=svg" },
+	{ "html", "-f flamegraph" },
+	{ "flame", "-f flamegraph" },
+	{ "collapsed", "-f folded" },
+};
+
 /* "no format 'F' (one of: ...; did you mean 'G'?)", as a usage error. */
 int exporters_no_format(const char *cmd, const char *f, const struct plugin_paths *paths)
 {
@@ -44,6 +54,9 @@ int exporters_no_format(const char *cmd, const char *f, const struct plugin_path
 	char buf[1024];
 	int r;
 
+	for (size_t i = 0; i < sizeof(format_hints) / sizeof(format_hints[0]); i++)
+		if (!strcmp(f, format_hints[i].name))
+			return cli_usage_error(cmd, "no format '%s': use %s", f, format_hints[i].use);
 	plugin_list(paths, name_one, &nm);
 	r = cli_usage_error(cmd, "no format '%s'%s", f,
 			    cli_choices(buf, sizeof(buf), f, (const char *const *)nm.v, nm.n));
@@ -219,6 +232,11 @@ void exporters_profile_opts(const struct exporters *ex, bool upload, bool group_
 	for (size_t i = 0; i < ex->n; i++)
 		if (plugin_wants_samples(ex->pl[i]))
 			o->timeline = true;
+	/* estimated times are worth a warning where a format places them in time */
+	o->warn_estimated_time = false;
+	for (size_t i = 0; i < ex->n; i++)
+		if (plugin_wants_wall_clock(ex->pl[i]))
+			o->warn_estimated_time = true;
 }
 
 /*

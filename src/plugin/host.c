@@ -579,6 +579,12 @@ int plugin_check(struct plugin *pl, bool write, bool upload)
 	return PP_EUSAGE;
 }
 
+bool plugin_wants_wall_clock(const struct plugin *pl)
+{
+	return PERFPORT_HAS(pl->ex, struct perfport_exporter, flags) &&
+	       (pl->ex->flags & PERFPORT_EXPORTER_WALL_CLOCK);
+}
+
 int plugin_run(struct plugin *pl, const struct perfport_profile *view, FILE *out,
 	       const char *dir, bool upload)
 {

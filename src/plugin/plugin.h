@@ -73,6 +73,9 @@ bool plugin_wants_threads(const struct plugin *pl);
 /** plugin_wants_slices() - does the format upload by time (PERFPORT_EXPORTER_TIME_SLICES)? */
 bool plugin_wants_slices(const struct plugin *pl);
 
+/** plugin_wants_wall_clock() - does the format place the profile in wall-clock time (PERFPORT_EXPORTER_WALL_CLOCK)? */
+bool plugin_wants_wall_clock(const struct plugin *pl);
+
 /** plugin_wants_samples() - does the format show samples in time (PERFPORT_EXPORTER_SAMPLES)? */
 bool plugin_wants_samples(const struct plugin *pl);
 
