@@ -250,6 +250,15 @@ struct perfport_profile {
 	size_t nr_samples;
 	size_t sample_size;
 	const struct perfport_sample *samples;
+
+	/* --- ABI 1.6 (check struct_size: PERFPORT_PROFILE_HAS_WARNINGS) --- */
+	/* What changes the meaning of the numbers - broken stacks, lost
+	 * samples, off-CPU intervals without their switch-in, JIT code
+	 * unnamed - each a lowercase sentence with the perf record options
+	 * that fix it, for a format to show beside the numbers (the flame
+	 * graph's header); perfport also prints them. None: 0. */
+	size_t nr_warnings;
+	const char *const *warnings;
 };
 
 /* Whether @p has ABI 1.4's base member (a 1.3 host's profile has not). */
@@ -259,6 +268,10 @@ struct perfport_profile {
 /* Whether @p has ABI 1.5's samples (a 1.4 host's profile has not). */
 #define PERFPORT_PROFILE_HAS_SAMPLES(p) \
 	((p)->struct_size >= offsetof(struct perfport_profile, samples) + sizeof((p)->samples))
+
+/* Whether @p has ABI 1.6's warnings (a 1.5 host's profile has not). */
+#define PERFPORT_PROFILE_HAS_WARNINGS(p) \
+	((p)->struct_size >= offsetof(struct perfport_profile, warnings) + sizeof((p)->warnings))
 
 static inline const struct perfport_frame *perfport_frame_at(const struct perfport_profile *p,
 							     size_t i)

@@ -159,6 +159,24 @@ static void program_name(const struct perfport_profile *p, char *buf, size_t max
 		snprintf(buf, max, "%zu processes", procs);
 }
 
+/* Was every CPU recorded (perf record -a, --all-cpus, or -a in a cluster)? */
+static bool system_wide(const char *cmdline)
+{
+	for (const char *w = cmdline; w && *w;) {
+		size_t n = strcspn(w, " ");
+
+		if (n == 2 && !strncmp(w, "--", 2))
+			return false;   /* the workload's own words follow */
+		if ((n == 10 && !strncmp(w, "--all-cpus", 10)) ||
+		    (n >= 2 && w[0] == '-' && w[1] != '-' && memchr(w + 1, 'a', n - 1) &&
+		     strspn(w + 1, "agqvsRTdknBNF") == n - 1))
+			return true;
+		w += n;
+		w += strspn(w, " ");
+	}
+	return false;
+}
+
 /* "Flame graph of PROGRAM on HOST" (the command and the time span go below
  * it); an off-wake profile says so */
 static void default_title(const struct perfport_profile *p, char *buf, size_t max)
@@ -169,7 +187,11 @@ static void default_title(const struct perfport_profile *p, char *buf, size_t ma
 	for (size_t i = 0; i < p->nr_frames && !offwake && i < 64; i++)
 		offwake = (perfport_frame_at(p, i)->flags & PERFPORT_FRAME_SYNTHETIC) &&
 			  !strcmp(perfport_frame_at(p, i)->function, "--- woken by ---");
-	program_name(p, prog, sizeof(prog));
+	/* every CPU: the workload perf ran is one program of many */
+	if (system_wide(p->cmdline))
+		snprintf(prog, sizeof(prog), "every CPU");
+	else
+		program_name(p, prog, sizeof(prog));
 	snprintf(buf, max, "%s of %s%s%s", offwake ? "Off-wake flame graph (blocked time, waker above)" :
 		 base_of(p) ? "Differential flame graph (against the base)" : "Flame graph", prog,
 		 prog[0] ? " on " : "", p->hostname ? p->hostname : "a perf recording");
@@ -360,7 +382,14 @@ static enum perfport_status write_data(const struct fg *g, const struct perfport
 	put_html_string(out, p->time_source ? p->time_source : "");
 	fputs(",\"version\":", out);
 	put_html_string(out, g->host->version);
-	fputs("},\"counters\":[", out);
+	/* ABI 1.6: what changes the numbers' meaning, for the header */
+	fputs(",\"warnings\":[", out);
+	for (size_t i = 0; PERFPORT_PROFILE_HAS_WARNINGS(p) && i < p->nr_warnings; i++) {
+		if (i)
+			fputc(',', out);
+		put_html_string(out, p->warnings[i]);
+	}
+	fputs("]},\"counters\":[", out);
 	comma = false;
 	for (unsigned c = 0; c < p->nr_counters && c < 64; c++) {
 		if (!(p->counters_present >> c & 1))

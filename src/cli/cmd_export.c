@@ -21,6 +21,7 @@
 #include "../util/error.h"
 #include "../util/log.h"
 #include "../util/outfile.h"
+#include "advice.h"
 #include "cli.h"
 #include "exporters.h"
 #include "profopts.h"
@@ -215,6 +216,7 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 	const char *labels[SETTINGS_MAX];
 	struct setting settings[SETTINGS_MAX];
 	struct exporters exs = { .n = 0 };
+	struct advice_list adv = { .n = 0 };
 	struct plugin **pl = exs.pl;
 	struct perfport_profile *view = NULL;
 	struct profile *p = NULL;
@@ -330,12 +332,18 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 		goto out;
 	}
 	partial = built == PP_EPARTIAL;
+	/* what changes the numbers' meaning: said here and handed to the formats */
+	advice_of_profile(p, &adv);
+	for (size_t i = 0; i < adv.n; i++)
+		pp_warn("'%s': %s", path, adv.text[i]);
 	view = view_build(p, &(struct view_opts){ labels, nr_labels });
 	if (!view) {
 		pp_error("%s", pp_strerror(PP_ENOMEM));
 		ret = EXIT_NOTHING;
 		goto out;
 	}
+	view->nr_warnings = adv.n;
+	view->warnings = adv.ptr;
 	if (base_path) {
 		struct profile_opts bo = po.o;
 		int b;

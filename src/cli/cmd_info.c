@@ -18,6 +18,7 @@
 #include "../machine/machine.h"
 #include "../symbols/symbols.h"
 #include "../profile/profile.h"
+#include "advice.h"
 #include "cli.h"
 #include "symopts.h"
 
@@ -355,18 +356,24 @@ struct advice {
 };
 
 static size_t collect_advice(const struct info_ctx *c, const struct perf_stats *st,
-			     struct perf_evsel *const *ev, size_t nr, struct advice *out, size_t max)
+			     struct perf_evsel *const *ev, size_t nr, const char *cmdline,
+			     struct advice *out, size_t max)
 {
 	size_t n = 0;
+	char mm[32];
 
+	/* a larger buffer, from the recording's own -m; never "a smaller
+	 * dwarf size" beside a warning that asks for a larger one */
+	advice_mmap(cmdline, mm, sizeof(mm));
 	if (perf_stats_lost(st) && n < max)
 		snprintf(out[n++].text, sizeof(out->text),
 			 "the kernel lost %" PRIu64 " samples (its buffer was full): what they "
 			 "held is missing - on-CPU time, and the stacks of the switches among "
 			 "them (their off-CPU time is charged without its stack, and a wait "
 			 "whose switch-in was lost may be bounded by a later event); record "
-			 "with a larger buffer (perf record -m 4096 ...), a smaller "
-			 "--call-graph dwarf size, or fewer events", perf_stats_lost(st));
+			 "with a larger buffer (perf record %s ...)%s", perf_stats_lost(st), mm,
+			 cmdline && strstr(cmdline, "dwarf") ? ", a lower -F or fewer events" :
+			 " or fewer events");
 
 	for (size_t i = 0; i < nr && n < max; i++) {
 		const struct perf_attr *a = &ev[i]->attr;
@@ -962,7 +969,8 @@ int cmd_info(int argc, char **argv)
 		ret = PP_ENOMEM;
 	st = perf_reader_stats(r);
 	ev = perf_reader_evsels(r, &nr);
-	nadv = collect_advice(&ctx, st, ev, nr, adv, sizeof(adv) / sizeof(*adv));
+	nadv = collect_advice(&ctx, st, ev, nr, perf_reader_header(r)->cmdline, adv,
+			      sizeof(adv) / sizeof(*adv));
 	if (json)
 		print_json(path, r, &ctx, adv, nadv);
 	else

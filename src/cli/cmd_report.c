@@ -14,6 +14,7 @@
 #include "../profile/profile.h"
 #include "../util/error.h"
 #include "../util/log.h"
+#include "advice.h"
 #include "cli.h"
 #include "profopts.h"
 #include "report.h"
@@ -151,11 +152,25 @@ static void print_header(const struct profile *p, const char *path, enum inline_
 		       m->iv_approx, m->iv_open_at_end, secs(m->iv_open_ns),
 		       m->offcpu_simple ? "; states: simple" : "");
 	print_decided(m);
-	if (m->lost)
+	if (m->lost) {
+		char mm[32];
+
+		advice_mmap(m->cmdline, mm, sizeof(mm));
 		printf("# lost: %" PRIu64 " samples the kernel could not write (its buffer was "
 		       "full): their on-CPU time is missing, and the switches among them were "
-		       "charged without their stacks (record with -m 4096, a smaller dwarf "
-		       "size, or fewer events)\n", m->lost);
+		       "charged without their stacks (record with %s, %s)\n", m->lost, mm,
+		       m->cmdline && strstr(m->cmdline, "dwarf") ? "a lower -F or fewer events" :
+		       "or fewer events");
+	}
+	{
+		struct advice_list adv;
+
+		/* what changes the numbers' meaning (lost samples: the line above) */
+		advice_of_profile(p, &adv);
+		for (size_t i = 0; i < adv.n; i++)
+			if (adv.kind[i] != ADVICE_LOST)
+				printf("# warning: %s\n", adv.text[i]);
+	}
 	if (m->iv_syscall_no_regs)
 		printf("# off-CPU states: %" PRIu64 " in a system call whose arguments were not "
 		       "recorded, decided by the rules (record with --call-graph dwarf or "
