@@ -123,9 +123,16 @@ static bool is_input(const char *out, const char *in)
  */
 static bool output_ok(const char *target, bool is_dir)
 {
-	char parent[4096];
-	const char *slash = strrchr(target, '/');
+	char parent[4096], t[4096];
+	const char *slash;
+	size_t len = strlen(target);
 	struct stat st;
+
+	/* "dk/" is the directory dk, in . */
+	while (len > 1 && target[len - 1] == '/')
+		len--;
+	snprintf(t, sizeof(t), "%.*s", (int)len, target);
+	slash = strrchr(t, '/');
 
 	if (stat(target, &st) == 0) {
 		if (!is_dir && S_ISDIR(st.st_mode)) {
@@ -146,10 +153,10 @@ static bool output_ok(const char *target, bool is_dir)
 	}
 	if (!slash)
 		snprintf(parent, sizeof(parent), ".");
-	else if (slash == target)
+	else if (slash == t)
 		snprintf(parent, sizeof(parent), "/");
 	else
-		snprintf(parent, sizeof(parent), "%.*s", (int)(slash - target), target);
+		snprintf(parent, sizeof(parent), "%.*s", (int)(slash - t), t);
 	if (stat(parent, &st) || !S_ISDIR(st.st_mode)) {
 		pp_error("cannot %s '%s': no directory '%s'", is_dir ? "make directory" : "write",
 			 target, parent);
