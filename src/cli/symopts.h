@@ -88,7 +88,9 @@ static inline bool symopts_parse(int opt, const char *arg, struct cli_sym *c)
  * servers of DEBUGINFOD_URLS (one that does not answer is dropped, with a
  * warning), and unpack the perf archive for @input (--archive, else one
  * beside it) into a private directory c->o.archive_dir points at, removed
- * at exit. Return: 0, or -1 when --archive's file cannot be read (logged).
+ * at exit. First, a recording this user may not read is refused with what
+ * was denied and the command that fixes it.
+ * Return: 0, or -1 when the recording or --archive's file cannot be read (logged).
  */
 int symopts_prepare(struct cli_sym *c, const char *input);
 

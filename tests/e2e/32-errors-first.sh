@@ -51,3 +51,19 @@ rc=0; "$PERFPORT" upload -f skywalking -i "$F" 2>"$WORK/err" || rc=$?
 [ $rc -eq 1 ] && has -F "task=ID is required" "$WORK/err" || fail "upload without a task: exit $rc, $(cat "$WORK/err")"
 [ "$(grep -c 'task=ID is required' "$WORK/err")" -eq 1 ] || fail "the missing task said more than once: $(cat "$WORK/err")"
 echo "ok: errors before the read"
+
+# non-root: a recording root made (perf record writes it 0600) says what was
+# denied and the command that fixes it
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	chmod 755 "$WORK" && cp "$F" "$WORK/root.data" && chmod 600 "$WORK/root.data"
+	for c in "report" "export -f folded -o /dev/null" "stacks"; do
+		rc=0; setpriv --reuid=nobody --regid=nogroup --clear-groups "$PERFPORT" $c -i "$WORK/root.data" \
+			>/dev/null 2>"$WORK/err" || rc=$?
+		[ $rc -eq 2 ] && has -F "cannot read '$WORK/root.data': Permission denied: it is root's, mode 0600" "$WORK/err" &&
+			has -F "sudo chmod a+r '$WORK/root.data'" "$WORK/err" ||
+			fail "'$c' as nobody on root's 0600 file: exit $rc, $(cat "$WORK/err")"
+	done
+	echo "ok: a recording this user cannot read: whose it is and the fix"
+else
+	echo "note: not root or no setpriv: the non-root case is not tried"
+fi
