@@ -560,7 +560,9 @@ static void module_text(void *ctx, const struct dso *d, const struct sym_where *
 		printf("    %" PRIu64 " of %" PRIu64 " addresses in no symbol (named MODULE+0xSTART, "
 		       "the function's start address)%s: %s%s%s\n", w->unnamed, w->frames,
 		       w->debug ? "" : "; no debug info", w->debug ? "its debug info does not name them"
-		       : "its debug symbols would name them", advice ? " - " : "", advice ? advice : "");
+		       : "its debug symbols would name them",
+		       /* the runtime's advice is to install what is loaded already */
+		       advice && !w->debug ? " - " : "", advice && !w->debug ? advice : "");
 		if (!w->debug && d->build_id_size)
 			printf("    (build id %s: debuginfod, or /usr/lib/debug/.build-id/)\n",
 			       build_id_hex(d, bid, sizeof(bid)));

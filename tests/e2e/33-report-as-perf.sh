@@ -82,4 +82,14 @@ has "^# functions: .*charged to that one, as the symbol table and perf report --
 has "^# functions: .*charged to itself (--inlined own" "$WORK/own" || fail "the header of --inlined own"
 rc=0; "$PERFPORT" report --inlined mine -i "$WORK/py.data" 2>"$WORK/err" || rc=$?
 [ $rc -eq 1 ] && has -F "takes caller or own" "$WORK/err" || fail "--inlined mine: exit $rc, $(cat "$WORK/err")"
+# info's advice is from the recording: no "install its debug symbols" for a
+# module whose debug info named its frames
+"$PERFPORT" -q info -i "$WORK/py.data" >"$WORK/info.txt" || fail "info: exit $?"
+$PY - "$WORK/info.txt" <<'PY' || fail "info advises installing debug info it used"
+import re, sys
+lines = open(sys.argv[1]).read().splitlines()
+for i, l in enumerate(lines[:-1]):
+    if ", debug info " in l and "addresses in no symbol" in lines[i + 1] and "(Debian: " in lines[i + 1]:
+        sys.exit("%s\n%s" % (l, lines[i + 1]))
+PY
 echo "ok: report's functions as perf report's"
