@@ -220,6 +220,31 @@ static void module_label(const struct profile *p, uint32_t f, char *buf, size_t 
 		snprintf(buf, len, "%s", fr->module);
 }
 
+/*
+ * An off-CPU line's label: a function of the program, or - where the
+ * stacks end in the C library, so no program frame was recorded (-g
+ * through a library without frame pointers) - says so, not as if the
+ * library's function were the program's. Returns whether it did.
+ */
+static bool wait_label(const struct profile *p, uint32_t f, char *buf, size_t len)
+{
+	const struct profile_frame *fr = &p->frames[f];
+	const char *mod = fr->module ? strrchr(fr->module, '/') : NULL;
+
+	if (report_is_program(fr) || !report_is_user(fr)) {
+		report_function_label(p, f, buf, len);
+		return false;
+	}
+	mod = mod ? mod + 1 : fr->module;
+	snprintf(buf, len, "[no program frame: the stacks end in %s, at %s]", mod ? mod : "?",
+		 fr->function);
+	return true;
+}
+
+#define WAIT_LABEL_NOTE "# [no program frame]: these stacks end in the C library (frame-pointer " \
+	"stacks stop in a library built without them): record with --call-graph dwarf to see the " \
+	"program's function\n"
+
 static void print_top(const struct profile *p, const struct func_sum *fs, size_t nr,
 		      enum counter c, const struct report_opts *ro)
 {
@@ -227,6 +252,7 @@ static void print_top(const struct profile *p, const struct func_sum *fs, size_t
 	uint64_t whole = p->total[0].ns[c];
 	const char *what = ro->sort == SORT_MODULE ? "modules" : "functions";
 	char label[512];
+	bool noted = false;
 
 	if (!sorted)
 		return;
@@ -250,6 +276,8 @@ static void print_top(const struct profile *p, const struct func_sum *fs, size_t
 			shown++;
 			if (ro->sort == SORT_MODULE)
 				module_label(p, f->frame, label, sizeof(label));
+			else if (!by_total && report_offcpu(c))
+				noted |= wait_label(p, f->frame, label, sizeof(label));
 			else
 				report_function_label(p, f->frame, label, sizeof(label));
 			printf("%7.2f%% %10.3f %7.2f%% %10.3f  %s\n", report_pct(f->self.ns[c], whole),
@@ -257,6 +285,9 @@ static void print_top(const struct profile *p, const struct func_sum *fs, size_t
 			       amount(p, c, f->total.ns[c]),
 			       label);
 		}
+		if (noted && !by_total)
+			printf(WAIT_LABEL_NOTE);
+		noted = false;
 	}
 	free(sorted);
 }
@@ -528,6 +559,7 @@ static void print_by_state(const struct profile *p, const struct func_sum *fs, s
 	unsigned mask = 0;
 	uint64_t whole;
 	char label[512];
+	bool noted = false;
 
 	if (!sorted)
 		return;
@@ -555,13 +587,15 @@ static void print_by_state(const struct profile *p, const struct func_sum *fs, s
 		if (!v || p->frames[f->frame].flags & (FRAME_F_PROCESS | FRAME_F_THREAD))
 			continue;
 		shown++;
-		report_function_label(p, f->frame, label, sizeof(label));
+		noted |= wait_label(p, f->frame, label, sizeof(label));
 		printf("%7.2f%% %10.3f", report_pct(v, whole), secs(v));
 		for (int c = 0; c < CNT_COUNT; c++)
 			if (mask & (1u << c))
 				printf(" %11.3f", secs(f->self.ns[c]));
 		printf("  %s\n", label);
 	}
+	if (noted)
+		printf(WAIT_LABEL_NOTE);
 	free(sorted);
 }
 
