@@ -241,7 +241,7 @@ static bool wait_label(const struct profile *p, uint32_t f, char *buf, size_t le
 	return true;
 }
 
-#define WAIT_LABEL_NOTE "# [no program frame]: these stacks end in the C library (frame-pointer " \
+#define WAIT_LABEL_NOTE "\n# [no program frame]: these stacks end in the C library (frame-pointer " \
 	"stacks stop in a library built without them): record with --call-graph dwarf to see the " \
 	"program's function\n"
 

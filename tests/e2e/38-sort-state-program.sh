@@ -29,7 +29,7 @@ if has -F "(libc.so.6)" "$WORK/fp.state"; then
 	fail "-g: a C library function named as where the program waited: $(cat "$WORK/fp.state")"
 fi
 if has -F "[no program frame: the stacks end in libc.so.6" "$WORK/fp.state"; then
-	has -F "record with --call-graph dwarf" "$WORK/fp.state" || fail "-g: no advice: $(cat "$WORK/fp.state")"
+	has -F "record with --call-graph dwarf to see the program" "$WORK/fp.txt" || fail "-g: no advice: $(cat "$WORK/fp.txt")"
 	echo "ok: -g: $(sed -n '3p' "$WORK/fp.state")"
 fi
 echo "ok: --sort state names the program's function"
