@@ -105,22 +105,22 @@ static bool beside(const char *input, char *out, size_t len)
 	return false;
 }
 
-/*
- * A recording this user may not read: what was denied and the one command
- * that fixes it (perf record makes its file readable by its owner only).
- */
-static bool denied(const char *input)
+int symopts_check_input(const char *input)
 {
 	struct stat st;
 	struct passwd *pw;
 	char owner[64];
 
-	if (!input || !strcmp(input, "-") || access(input, R_OK) == 0 || errno != EACCES)
-		return false;
+	if (!input || !strcmp(input, "-") || access(input, R_OK) == 0)
+		return 0;
+	if (errno != EACCES) {
+		pp_error("cannot open '%s': %s", input, strerror(errno));
+		return -1;
+	}
 	if (stat(input, &st)) {
 		pp_error("cannot read '%s': %s (a directory on its path is closed to this user)",
 			 input, strerror(EACCES));
-		return true;
+		return -1;
 	}
 	pw = getpwuid(st.st_uid);
 	if (pw)
@@ -130,7 +130,7 @@ static bool denied(const char *input)
 	pp_error("cannot read '%s': %s: it is %s's, mode %04o (perf record writes its file for "
 		 "its owner only); run perfport as %s, or let others read it: sudo chmod a+r '%s'",
 		 input, strerror(EACCES), owner, (unsigned)(st.st_mode & 07777), owner, input);
-	return true;
+	return -1;
 }
 
 int symopts_prepare(struct cli_sym *c, const char *input)
@@ -141,7 +141,7 @@ int symopts_prepare(struct cli_sym *c, const char *input)
 	const struct perf_header_info *hdr;
 	int ret;
 
-	if (denied(input))
+	if (symopts_check_input(input))
 		return -1;
 	debuginfod_prepare();
 	if (root[0]) {

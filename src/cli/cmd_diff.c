@@ -436,7 +436,8 @@ int cmd_diff(int argc, char **argv)
 				       "unexpected argument '%s'", argv[optind + 2]);
 	path[BASE] = argv[optind];
 	path[NEW] = argv[optind + 1];
-	if (symopts_prepare(&po.sym, path[NEW]))
+	/* both, before either is read */
+	if (symopts_check_input(path[BASE]) || symopts_prepare(&po.sym, path[NEW]))
 		return EXIT_NOTHING;
 	msg = profopts_finish(&po);
 	if (msg)

@@ -289,7 +289,7 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 		cli_usage_error(cmd, "-f FORMAT is required ('perfport formats' lists them)");
 		goto out;
 	}
-	if (symopts_prepare(&po.sym, path)) {
+	if (symopts_check_input(base_path) || symopts_prepare(&po.sym, path)) {
 		ret = EXIT_NOTHING;
 		goto out;
 	}

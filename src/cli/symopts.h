@@ -94,6 +94,15 @@ static inline bool symopts_parse(int opt, const char *arg, struct cli_sym *c)
  */
 int symopts_prepare(struct cli_sym *c, const char *input);
 
+/**
+ * symopts_check_input() - before anything is read: can @input (a path; "-"
+ * and NULL pass) be read? A missing file is said as the reader says it; one
+ * this user may not read with whose it is, its mode and the one command that
+ * fixes it (perf record writes its file for its owner only).
+ * Return: 0, or -1 (logged).
+ */
+int symopts_check_input(const char *input);
+
 /** symopts_jobs() - the thread count to use. */
 static inline unsigned symopts_jobs(const struct cli_sym *c)
 {

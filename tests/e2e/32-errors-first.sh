@@ -38,6 +38,14 @@ mkdir "$WORK/adir"
 early 2 "cannot write '$WORK/adir': Is a directory" export -f folded -o "$WORK/adir"
 : >"$WORK/afile"
 early 2 "cannot make directory '$WORK/afile': Not a directory" export -f folded,pprof -o "$WORK/afile"
+early 2 "cannot open '$WORK/missing.data': No such file or directory" export -f folded -o "$WORK/f" --base "$WORK/missing.data"
+# diff: either recording missing is said before the other is read
+for args in "$FIFO $WORK/missing.data" "$WORK/missing.data $FIFO"; do
+	rc=0; timeout 60 "$PERFPORT" diff $args >/dev/null 2>"$WORK/err" || rc=$?
+	[ $rc -eq 2 ] && has -F "cannot open '$WORK/missing.data'" "$WORK/err" ||
+		fail "diff $args: exit $rc (124: it read the other first), $(cat "$WORK/err")"
+done
+echo "ok: diff with a missing recording: said before the other is read"
 
 # what is not the user's mistake still reads the recording: skywalking's
 # file needs no task, codeguru's file no group
