@@ -250,8 +250,8 @@ void exporters_end_if_signalled(void)
 
 	if (!sig)
 		return;
-	pp_error("interrupted by %s: what was not delivered is kept in the spool "
-		 "('perfport resend' sends it)", strsignal(sig));
+	pp_error("interrupted by %s: what was not delivered is kept in the spool '%s' "
+		 "('perfport resend %s' sends it)", strsignal(sig), net_spool_dir(), net_spool_dir());
 	fflush(stdout);
 	cleanup_run();
 	signal(sig, SIG_DFL);
