@@ -78,9 +78,14 @@ if [ "${lost:-0}" -gt 0 ]; then
 	warnings "$WORK/lost.data" | has "the kernel lost $lost samples (its buffer was full).*perf record -m 4096" ||
 		fail "info does not warn of $lost lost samples: $(warnings "$WORK/lost.data")"
 	"$PERFPORT" -q report -i "$WORK/lost.data" --no-tree --top 1 >"$WORK/lost.txt" || fail "report: exit $?"
-	has "^# lost: $lost samples the kernel could not write" "$WORK/lost.txt" ||
+	has "^# lost: $lost samples the kernel could not write.*record with -m 4096" "$WORK/lost.txt" ||
 		fail "report does not say $lost samples were lost: $(grep '^#' "$WORK/lost.txt")"
-	echo "ok: $lost lost samples said by info and report"
+	# export says it too, with the same advice (its -m 2 doubled is under 4096)
+	"$PERFPORT" export -i "$WORK/lost.data" -f folded -o "$WORK/lost.folded" 2>"$WORK/lost.err" ||
+		fail "export: exit $?"
+	has "lost samples: the kernel lost $lost samples .*perf record -m 4096" "$WORK/lost.err" ||
+		fail "export does not say $lost samples were lost: $(cat "$WORK/lost.err")"
+	echo "ok: $lost lost samples said by info, report and export"
 else
 	echo "(perf lost nothing with -m 2: the lost-samples warning is not tried)"
 fi

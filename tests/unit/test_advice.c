@@ -4,7 +4,8 @@
  * in): the -m suggested after lost samples is twice the recording's own
  * (a power of two, 4096 at least, the workload's own -m ignored); broken
  * stacks are the on-CPU share under an unnamed user root, below the
- * --group-by frames, and the kernel's unnamed roots are not counted.
+ * --group-by frames, and the kernel's unnamed roots are not counted; JIT
+ * code unnamed is on-CPU self time in anonymous memory without a name.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -98,11 +99,43 @@ static void broken_stacks(void **state)
 	assert_int_equal(a.n, 0);
 }
 
+/* on-CPU self time in anonymous memory without a name: a JIT's code */
+static void jit_unnamed(void **state)
+{
+	struct profile_frame fr[] = {
+		{ .function = "main", .module = "/usr/bin/java", .flags = FRAME_F_USER },
+		{ .function = "[unknown]", .module = "//anon", .flags = FRAME_F_USER | FRAME_F_UNKNOWN },
+		{ .function = "Foo.bar", .module = "[jit]", .flags = FRAME_F_USER | FRAME_F_JIT },
+	};
+	struct profile_node nodes[] = {
+		{ UINT32_MAX, UINT32_MAX, 0, 4 }, { 0, 0, 1, 4 }, { 1, 1, 2, 3 }, { 1, 2, 2, 4 },
+	};
+	struct profile_counts total[4] = { 0 }, self[4] = { 0 };
+	struct profile p = { .nr_frames = 3, .frames = fr, .nr_nodes = 4, .nodes = nodes,
+			     .total = total, .self = self };
+	struct advice_list a;
+
+	(void)state;
+	total[0].ns[CNT_ON_CPU] = total[1].ns[CNT_ON_CPU] = 100;
+	total[2].ns[CNT_ON_CPU] = self[2].ns[CNT_ON_CPU] = 25;
+	total[3].ns[CNT_ON_CPU] = self[3].ns[CNT_ON_CPU] = 75;
+	advice_of_profile(&p, &a);
+	assert_int_equal(a.n, 1);
+	assert_int_equal(a.kind[0], ADVICE_JIT);
+	assert_non_null(strstr(a.text[0], "25.00% of on-cpu time"));
+	/* named: nothing to say */
+	fr[1].flags = FRAME_F_USER | FRAME_F_JIT;
+	fr[1].function = "Foo.baz";
+	advice_of_profile(&p, &a);
+	assert_int_equal(a.n, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(mmap_advice),
 		cmocka_unit_test(broken_stacks),
+		cmocka_unit_test(jit_unnamed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
