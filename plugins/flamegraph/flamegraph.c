@@ -145,7 +145,10 @@ static void program_name(const struct perfport_profile *p, char *buf, size_t max
 			for (const char *q = w; q < w + n; q++)
 				if (*q == '/')
 					b = q + 1;
-			if (w != p->cmdline && (size_t)(w + n - b) >= clen && !strncmp(b, t->comm, clen)) {
+			/* the comm whole, or its 15 bytes the kernel kept of a longer
+			 * name (not a word it merely begins: "deep.data" is not "deep") */
+			if (w != p->cmdline && !strncmp(b, t->comm, clen) &&
+			    ((size_t)(w + n - b) == clen || ((size_t)(w + n - b) > clen && clen == 15))) {
 				snprintf(buf, max, "%.*s", (int)(w + n - b), b);
 				return;
 			}

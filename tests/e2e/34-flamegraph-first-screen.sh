@@ -4,8 +4,10 @@
 # widest boxes above it on the first screen, in headless Chromium; the
 # legend by module names the colours that cover the drawing (the module
 # whose boxes are widest first); a recording whose stacks are broken says so
-# in the page's header, as report's header and export's warnings do. The
-# first screen is kept in $TEST_OUT/flamegraph-first-screen.png.
+# in the page's header, as report's header and export's warnings do; a
+# system-wide recording is titled as every CPU's, not as the workload perf
+# ran (sleep). The first screen is kept in
+# $TEST_OUT/flamegraph-first-screen.png.
 . "$(dirname "$0")/lib/common.sh"
 need_python
 need_perf
@@ -77,6 +79,9 @@ with Browser(log=art + "/chromium-first.log") as b:
         y = top + b.eval("perfport.row(%d)" % d)
         if not head <= y <= inner:
             sys.exit("row %d (y=%.0f) is not on the first screen" % (d, y))
+    heading = b.eval("document.getElementById('title').textContent")
+    if not heading.startswith("Flame graph of deep on "):
+        sys.exit("heading %r: not the program (perf's -o deep.data is not it)" % heading)
     leg = [e["text"] for e in b.eval("perfport.legend()")]
     if not leg or leg[0] != "deep":
         sys.exit("legend %r: the program's module, which covers the drawing, is not first" % leg)
@@ -97,4 +102,10 @@ if [ -n "$broken" ]; then
 else
 	echo "note: this python3's stacks were whole under -g: the warning is not tried"
 fi
+# a system-wide recording is every CPU's, not the workload perf ran
+record "$WORK/sw.data" -a -g -F 499 -e cpu-clock -- sleep 0.3
+"$PERFPORT" -q export -i "$WORK/sw.data" -f flamegraph -o "$WORK/sw.html" || fail "export -a: exit $?"
+has -F '"title":"Flame graph of every CPU on ' "$WORK/sw.html" ||
+	fail "system-wide title: $(grep -o '"title":"[^"]*"' "$WORK/sw.html" | head -1)"
 echo "ok: the flame graph's first screen shows its root"
+echo "ok: a system-wide recording is titled as every CPU's"
