@@ -757,7 +757,8 @@ static enum perfport_status write_svg(const struct fg *g, const struct perfport_
 	uint32_t depth_max = 0;
 	char title[1024], fill[48], val[64];
 	const char *unit;
-	double height;
+	double height, head;
+	size_t nr_warn;
 
 	if (c == -2 || !p->nr_nodes) {
 		g->host->log(g->host, PERFPORT_LOG_ERROR, "flamegraph: no counter with data to draw");
@@ -821,7 +822,10 @@ static enum perfport_status write_svg(const struct fg *g, const struct perfport_
 		if (root && total[i] * width / root >= MIN_BOX && n->depth > depth_max)
 			depth_max = n->depth;
 	}
-	height = (depth_max + 1) * ROW + HEAD;
+	/* ABI 1.6: a line per warning under the legend */
+	nr_warn = PERFPORT_PROFILE_HAS_WARNINGS(p) ? p->nr_warnings : 0;
+	head = HEAD + (double)nr_warn * 14;
+	height = (depth_max + 1) * ROW + head;
 	default_title(p, title, sizeof(title));
 	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%.0f\" "
@@ -835,6 +839,12 @@ static enum perfport_status write_svg(const struct fg *g, const struct perfport_
 		"</text>\n", width / 2, c >= 0 ? p->counter_names[c] : "all but idle", val,
 		g->host->version);
 	svg_legend(g, p, total, 44, width, out);
+	for (size_t k = 0; k < nr_warn; k++) {
+		fprintf(out, "<text class=\"warning\" x=\"10\" y=\"%.0f\" fill=\"#a94442\">warning: ",
+			HEAD + 8 + (double)k * 14);
+		put_xml(out, p->warnings[k], width > 120 ? (size_t)(width / 6.7) - 10 : 8);
+		fputs("</text>\n", out);
+	}
 	for (size_t i = 0; i < p->nr_nodes && root;) {
 		const struct perfport_node *n = perfport_node_at(p, i);
 		const struct perfport_frame *f = n->frame < p->nr_frames ? perfport_frame_at(p, n->frame)
@@ -851,7 +861,7 @@ static enum perfport_status write_svg(const struct fg *g, const struct perfport_
 			i = n->end > i ? n->end : i + 1;
 			continue;
 		}
-		y = g->icicle ? HEAD + n->depth * ROW : height - (n->depth + 1) * ROW;
+		y = g->icicle ? head + n->depth * ROW : height - (n->depth + 1) * ROW;
 		if (change) {
 			double t = max_change > 0 ? fabs(change[i]) / max_change : 0;
 

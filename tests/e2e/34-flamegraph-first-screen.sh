@@ -98,7 +98,10 @@ with Browser(log=art + "/chromium-first.log") as b:
 PY
 if [ -n "$broken" ]; then
 	has "broken stacks: $broken%" "$WORK/py.err" || fail "export did not warn of broken stacks: $(cat "$WORK/py.err")"
-	echo "ok: broken stacks ($broken% of on-CPU time) said by report, export and the page"
+	"$PERFPORT" -q export -i "$WORK/py.data" -f flamegraph -O format=svg -o "$WORK/py.svg" || fail "svg: exit $?"
+	has "<text class=\"warning\"[^>]*>warning: broken stacks: $broken%" "$WORK/py.svg" ||
+		fail "the svg's header does not say the stacks are broken"
+	echo "ok: broken stacks ($broken% of on-CPU time) said by report, export, the page and the svg"
 else
 	echo "note: this python3's stacks were whole under -g: the warning is not tried"
 fi
