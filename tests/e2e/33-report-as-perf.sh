@@ -82,6 +82,16 @@ has "^# functions: .*charged to that one, as the symbol table and perf report --
 has "^# functions: .*charged to itself (--inlined own" "$WORK/own" || fail "the header of --inlined own"
 rc=0; "$PERFPORT" report --inlined mine -i "$WORK/py.data" 2>"$WORK/err" || rc=$?
 [ $rc -eq 1 ] && has -F "takes caller or own" "$WORK/err" || fail "--inlined mine: exit $rc, $(cat "$WORK/err")"
+# --wakers on a recording without wakeups: said first (stderr, and above the
+# tables), not after the whole report
+"$PERFPORT" report --wakers -i "$WORK/py.data" >"$WORK/wakers.txt" 2>"$WORK/wakers.err" || fail "report --wakers: exit $?"
+has -F "no wakeups with stacks recorded (record with -e sched:sched_waking" "$WORK/wakers.err" ||
+	fail "report --wakers: no warning: $(cat "$WORK/wakers.err")"
+w=$(grep -n '^## wakers: none recorded' "$WORK/wakers.txt" | cut -d: -f1)
+t=$(grep -n '^## on-cpu: top functions' "$WORK/wakers.txt" | head -1 | cut -d: -f1)
+[ -n "$w" ] && [ -n "$t" ] && [ "$w" -lt "$t" ] || fail "report --wakers: the note at line ${w:-none}, the first table at $t"
+echo "ok: --wakers without wakeups said at line $w, before the tables"
+
 # info's advice is from the recording: no "install its debug symbols" for a
 # module whose debug info named its frames
 "$PERFPORT" -q info -i "$WORK/py.data" >"$WORK/info.txt" || fail "info: exit $?"
