@@ -436,12 +436,12 @@ int cmd_diff(int argc, char **argv)
 				       "unexpected argument '%s'", argv[optind + 2]);
 	path[BASE] = argv[optind];
 	path[NEW] = argv[optind + 1];
-	/* both, before either is read */
-	if (symopts_check_input(path[BASE]) || symopts_prepare(&po.sym, path[NEW]))
-		return EXIT_NOTHING;
 	msg = profopts_finish(&po);
 	if (msg)
 		return cli_usage_error("diff", "%s", msg);
+	/* both, before either is read */
+	if (symopts_check_input(path[BASE]) || symopts_prepare(&po.sym, path[NEW]))
+		return EXIT_NOTHING;
 	for (int side = 0; side < 2; side++) {
 		built[side] = profile_build(path[side], &po.o, &prof[side]);
 		if (built[side] == PP_EUSAGE) {

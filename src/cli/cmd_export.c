@@ -289,10 +289,6 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 		cli_usage_error(cmd, "-f FORMAT is required ('perfport formats' lists them)");
 		goto out;
 	}
-	if (symopts_check_input(base_path) || symopts_prepare(&po.sym, path)) {
-		ret = EXIT_NOTHING;
-		goto out;
-	}
 	msg = profopts_finish(&po);
 	if (msg || net_bad) {
 		cli_usage_error(cmd, "%s", msg ? msg : net_bad);
@@ -322,6 +318,11 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 	}
 	/* where the files go, before the recording is read */
 	if (!upload_cmd && !outputs_ok(&exs, output)) {
+		ret = EXIT_NOTHING;
+		goto out;
+	}
+	/* the recordings, once every usage error is said */
+	if (symopts_check_input(base_path) || symopts_prepare(&po.sym, path)) {
 		ret = EXIT_NOTHING;
 		goto out;
 	}

@@ -990,11 +990,11 @@ int cmd_report(int argc, char **argv)
 	}
 	if (optind < argc)
 		return cli_usage_error("report", "unexpected argument '%s'", argv[optind]);
-	if (symopts_prepare(&po.sym, path))
-		return EXIT_NOTHING;
 	msg = profopts_finish(&po);
 	if (msg)
 		return cli_usage_error("report", "%s", msg);
+	if (symopts_prepare(&po.sym, path))
+		return EXIT_NOTHING;
 	po.o.progress = cli_progress; /* drawn only on a terminal */
 	po.o.progress_ctx = &shown;
 	ret = profile_build(path, &po.o, &p);
