@@ -361,6 +361,8 @@ static size_t collect_advice(const struct info_ctx *c, const struct perf_stats *
 {
 	size_t n = 0;
 	char mm[32];
+	uint32_t copied = 0;
+	const char *larger;
 
 	/* a larger buffer, from the recording's own -m; never "a smaller
 	 * dwarf size" beside a warning that asks for a larger one */
@@ -421,6 +423,13 @@ static size_t collect_advice(const struct info_ctx *c, const struct perf_stats *
 			 "(code without frame pointers, such as Debian's glibc, breaks the chain); "
 			 "for full stacks record with: perf record --call-graph dwarf ...",
 			 c->shallow_user_chains, c->user_chains);
+	/* a larger copy, unless the recording took the largest already */
+	for (size_t i = 0; i < nr; i++)
+		if (ev[i]->attr.sample_stack_user > copied)
+			copied = ev[i]->attr.sample_stack_user;
+	larger = copied >= 65528 ? "the copies are perf's largest (65528 bytes) already: for deeper "
+		 "stacks record with -g where the code keeps frame pointers" :
+		 "record with: perf record --call-graph dwarf,65528 ...";
 	if (n < max && c->sym) {
 		/* unwound: the samples whose unwinding really stopped early with
 		 * a full stack copy (a full copy may still hold every frame) */
@@ -429,16 +438,14 @@ static size_t collect_advice(const struct info_ctx *c, const struct perf_stats *
 		if (all.unwound >= 10 && all.unwind_truncated * 20 > all.unwound)
 			snprintf(out[n++].text, sizeof(out->text),
 				 "%" PRIu64 " of %" PRIu64 " DWARF-unwound samples stopped early "
-				 "at the end of their stack copy, so their callers are missing; "
-				 "record with: perf record --call-graph dwarf,65528 ...",
-				 all.unwind_truncated, all.unwound);
+				 "at the end of their stack copy (%u bytes), so their callers "
+				 "are missing; %s", all.unwind_truncated, all.unwound, copied, larger);
 	} else if (n < max && c->dwarf_samples >= 10 && c->dwarf_full * 20 > c->dwarf_samples) {
 		snprintf(out[n++].text, sizeof(out->text),
-			 "%" PRIu64 " of %" PRIu64 " DWARF stack copies filled their buffer (not "
-			 "unwound with --no-symbols: some may hold every frame), so their "
-			 "unwinding may stop early; record with: perf record "
-			 "--call-graph dwarf,65528 ...",
-			 c->dwarf_full, c->dwarf_samples);
+			 "%" PRIu64 " of %" PRIu64 " DWARF stack copies filled their buffer (%u "
+			 "bytes; not unwound with --no-symbols: some may hold every frame), so their "
+			 "unwinding may stop early; %s", c->dwarf_full, c->dwarf_samples, copied,
+			 larger);
 	}
 	if (n < max && c->sym && sym_stats(c->sym)->by_cause[SYM_NO_KALLSYMS])
 		snprintf(out[n++].text, sizeof(out->text), "kernel frames are not named: %s",
