@@ -31,14 +31,14 @@ import json, re, sys
 j = json.load(open(sys.argv[1]))
 s = j["symbols"]
 w = [x for x in j["warnings"] if "stopped early at the end of their stack copy" in x]
-if not w or "--call-graph dwarf,65528" not in w[0]:
+if not w or "--call-graph dwarf,65528" not in w[0] or "stack copy (1024 bytes)" not in w[0]:
     sys.exit("no truncation warning: %s" % j["warnings"])
 n, of = map(int, re.match(r"(\d+) of (\d+) ", w[0]).groups())
 if n != s["dwarf_unwind_truncated"] or of != s["dwarf_unwound"] or n > s["dwarf_unwind_stopped"] or not n:
     sys.exit("warning says %d of %d; unwinding: %s" % (n, of, s))
 print("%d of %d samples stopped at the end of their stack copy" % (n, of))
 PY
-"$PERFPORT" info --no-symbols --json -i "$WORK/dwarf.data" | has "filled their buffer (not unwound with --no-symbols" ||
+"$PERFPORT" info --no-symbols --json -i "$WORK/dwarf.data" | has "filled their buffer (1024 bytes; not unwound with --no-symbols" ||
 	fail "no may-stop warning without symbols"
 # a copy large enough: the same workload unwinds whole, no warning; a
 # shallow one fills 1 KB copies but unwinds whole: no warning either
