@@ -147,6 +147,9 @@ static bool output_ok(const char *target, bool is_dir)
 			pp_error("cannot write in '%s': %s", target, strerror(errno));
 			return false;
 		}
+		/* a directory already there takes the files: its parent is not asked */
+		if (is_dir)
+			return true;
 		/* a writable file in a directory that takes no new one is written in place */
 		if (!is_dir && access(target, W_OK) == 0)
 			return true;
