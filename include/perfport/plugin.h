@@ -19,7 +19,9 @@
  *   hand over longer elements.
  *
  * Lifecycle, for each format of one `perfport export`:
- *   init(host, options) -> write(profile, out) -> upload(profile) -> fini
+ *   check(host, options) (ABI 1.6, before the recording is read; may be
+ *   NULL) -> init(host, options) -> write(profile, out) -> upload(profile)
+ *   -> fini
  * Each returns enum perfport_status. upload may be NULL (write-only
  * formats).
  *
@@ -41,7 +43,7 @@ extern "C" {
 #endif
 
 #define PERFPORT_ABI_MAJOR 1
-#define PERFPORT_ABI_MINOR 5
+#define PERFPORT_ABI_MINOR 6
 /* What a plugin puts in perfport_exporter.abi_version. */
 #define PERFPORT_ABI_VERSION ((uint32_t)(PERFPORT_ABI_MAJOR << 16 | PERFPORT_ABI_MINOR))
 
@@ -252,6 +254,15 @@ struct perfport_profile {
 	size_t nr_samples;
 	size_t sample_size;
 	const struct perfport_sample *samples;
+
+	/* --- ABI 1.6 (check struct_size: PERFPORT_PROFILE_HAS_WARNINGS) --- */
+	/* What changes the meaning of the numbers - broken stacks, lost
+	 * samples, off-CPU intervals without their switch-in, JIT code
+	 * unnamed - each a lowercase sentence with the perf record options
+	 * that fix it, for a format to show beside the numbers (the flame
+	 * graph's header); perfport also prints them. None: 0. */
+	size_t nr_warnings;
+	const char *const *warnings;
 };
 
 /* Whether @p has ABI 1.4's base member (a 1.3 host's profile has not). */
@@ -261,6 +272,10 @@ struct perfport_profile {
 /* Whether @p has ABI 1.5's samples (a 1.4 host's profile has not). */
 #define PERFPORT_PROFILE_HAS_SAMPLES(p) \
 	((p)->struct_size >= offsetof(struct perfport_profile, samples) + sizeof((p)->samples))
+
+/* Whether @p has ABI 1.6's warnings (a 1.5 host's profile has not). */
+#define PERFPORT_PROFILE_HAS_WARNINGS(p) \
+	((p)->struct_size >= offsetof(struct perfport_profile, warnings) + sizeof((p)->warnings))
 
 static inline const struct perfport_frame *perfport_frame_at(const struct perfport_profile *p,
 							     size_t i)
@@ -561,6 +576,17 @@ enum {
 	 * per sample): the host keeps every sample and interval
 	 * (perfport_profile.samples), on write and upload. */
 	PERFPORT_EXPORTER_SAMPLES = 1 << 3,
+	/* (ABI 1.6) The format places the profile in wall-clock time (a
+	 * backend's time axis, timestamps a reader compares with other
+	 * data): the host warns when the recording holds no wall-clock
+	 * reference and the times are estimated (perf record without -k). */
+	PERFPORT_EXPORTER_WALL_CLOCK = 1 << 4,
+};
+
+/* What check()'s @mode says the run will do (ABI 1.6). */
+enum {
+	PERFPORT_CHECK_WRITE = 1 << 0,  /* write() will be called (perfport export) */
+	PERFPORT_CHECK_UPLOAD = 1 << 1, /* upload() will be called (upload, export --upload) */
 };
 
 /* The one symbol an exporter exports. */
@@ -591,6 +617,20 @@ struct perfport_exporter {
 
 	/* --- ABI 1.1 --- */
 	uint32_t flags;                 /* PERFPORT_EXPORTER_* */
+
+	/* --- ABI 1.6 (the host checks struct_size) --- */
+	/* check() - NULL, or the options' own checks, made before the recording
+	 * is read (which may take minutes): a required option missing for what
+	 * @mode (PERFPORT_CHECK_*) asks, values that cannot go together, a
+	 * credential or region that cannot be found. @opts as init() gets them,
+	 * valid during the call. It keeps no state and sends and writes
+	 * nothing. Return: PERFPORT_OK, or PERFPORT_USAGE having logged what is
+	 * wrong and the option that fixes it (perfport then exits 1 without
+	 * reading the recording). init() and upload() still check what they
+	 * need: an older host never calls check(). */
+	enum perfport_status (*check)(const struct perfport_host *host,
+				      const struct perfport_option *opts, size_t nr_opts,
+				      uint32_t mode);
 };
 
 #ifdef __cplusplus

@@ -554,6 +554,37 @@ static void arms_fini(void *state)
 	free(a);
 }
 
+/* The value of option @name in @opts (NULL: unset). */
+static const char *arms_opt(const struct perfport_option *opts, size_t nr, const char *name)
+{
+	for (size_t i = 0; i < nr; i++)
+		if (!strcmp(opts[i].name, name))
+			return opts[i].value;
+	return NULL;
+}
+
+/* ABI 1.6: what an upload needs, said before the recording is read. */
+static enum perfport_status arms_check(const struct perfport_host *h, const struct perfport_option *opts,
+				       size_t nr, uint32_t mode)
+{
+	const char *endpoint = arms_opt(opts, nr, "endpoint"), *region = arms_opt(opts, nr, "region");
+	const char *sig = arms_opt(opts, nr, "signature");
+
+	if (!(mode & PERFPORT_CHECK_UPLOAD))
+		return PERFPORT_OK;
+	if (!endpoint || !*endpoint || (!arms_opt(opts, nr, "project") && strncmp(endpoint, "http", 4))) {
+		h->log(h, PERFPORT_LOG_ERROR, "arms: upload needs -O arms.endpoint=HOST and "
+		       "-O arms.project=NAME (or a full URL as endpoint)");
+		return PERFPORT_USAGE;
+	}
+	if ((!sig || strcmp(sig, "v1")) && (!region || !*region)) {
+		h->log(h, PERFPORT_LOG_ERROR, "arms: signature v4 needs -O arms.region=REGION "
+		       "(or -O arms.signature=v1)");
+		return PERFPORT_USAGE;
+	}
+	return PERFPORT_OK;
+}
+
 __attribute__((visibility("default")))
 const struct perfport_exporter perfport_exporter = {
 	.abi_version = PERFPORT_ABI_VERSION,
@@ -567,5 +598,6 @@ const struct perfport_exporter perfport_exporter = {
 	.write = arms_write,
 	.upload = arms_upload,
 	.fini = arms_fini,
-	.flags = PERFPORT_EXPORTER_BY_THREAD,
+	.flags = PERFPORT_EXPORTER_BY_THREAD | PERFPORT_EXPORTER_WALL_CLOCK,
+	.check = arms_check,
 };

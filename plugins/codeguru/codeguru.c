@@ -725,6 +725,40 @@ static void cg_fini(void *state)
 	free(c);
 }
 
+/* The value of option @name in @opts (NULL: unset). */
+static const char *cg_opt(const struct perfport_option *opts, size_t nr, const char *name)
+{
+	for (size_t i = 0; i < nr; i++)
+		if (!strcmp(opts[i].name, name))
+			return opts[i].value;
+	return NULL;
+}
+
+/* ABI 1.6: what an upload needs (a group, a region), said before the
+ * recording is read. */
+static enum perfport_status cg_check(const struct perfport_host *h, const struct perfport_option *opts,
+				     size_t nr, uint32_t mode)
+{
+	const char *group = cg_opt(opts, nr, "profiling_group"), *env;
+	char region[128];
+
+	if (!(mode & PERFPORT_CHECK_UPLOAD))
+		return PERFPORT_OK;
+	if (!valid_group(group)) {
+		h->log(h, PERFPORT_LOG_ERROR, "codeguru: upload needs -O codeguru.profiling_group=NAME "
+		       "([A-Za-z0-9_-], 1 to 255 characters)%s%s%s", group ? ", not '" : "",
+		       group ? group : "", group ? "'" : "");
+		return PERFPORT_USAGE;
+	}
+	if (!cg_opt(opts, nr, "region") && !((env = getenv("AWS_REGION")) && *env) &&
+	    !((env = getenv("AWS_DEFAULT_REGION")) && *env) && !config_region(region, sizeof(region))) {
+		h->log(h, PERFPORT_LOG_ERROR, "codeguru: no AWS region: -O codeguru.region=..., "
+		       "AWS_REGION, or region in ~/.aws/config");
+		return PERFPORT_USAGE;
+	}
+	return PERFPORT_OK;
+}
+
 __attribute__((visibility("default")))
 const struct perfport_exporter perfport_exporter = {
 	.abi_version = PERFPORT_ABI_VERSION,
@@ -738,5 +772,6 @@ const struct perfport_exporter perfport_exporter = {
 	.write = cg_write,
 	.upload = cg_upload,
 	.fini = cg_fini,
-	.flags = PERFPORT_EXPORTER_TIME_SLICES,
+	.flags = PERFPORT_EXPORTER_TIME_SLICES | PERFPORT_EXPORTER_WALL_CLOCK,
+	.check = cg_check,
 };

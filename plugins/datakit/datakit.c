@@ -742,5 +742,5 @@ const struct perfport_exporter perfport_exporter = {
 	.write = dk_write,
 	.upload = dk_upload,
 	.fini = dk_fini,
-	.flags = PERFPORT_EXPORTER_DIRECTORY,
+	.flags = PERFPORT_EXPORTER_DIRECTORY | PERFPORT_EXPORTER_WALL_CLOCK,
 };

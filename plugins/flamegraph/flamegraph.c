@@ -145,7 +145,10 @@ static void program_name(const struct perfport_profile *p, char *buf, size_t max
 			for (const char *q = w; q < w + n; q++)
 				if (*q == '/')
 					b = q + 1;
-			if (w != p->cmdline && (size_t)(w + n - b) >= clen && !strncmp(b, t->comm, clen)) {
+			/* the comm whole, or its 15 bytes the kernel kept of a longer
+			 * name (not a word it merely begins: "deep.data" is not "deep") */
+			if (w != p->cmdline && !strncmp(b, t->comm, clen) &&
+			    ((size_t)(w + n - b) == clen || ((size_t)(w + n - b) > clen && clen == 15))) {
 				snprintf(buf, max, "%.*s", (int)(w + n - b), b);
 				return;
 			}
@@ -159,6 +162,24 @@ static void program_name(const struct perfport_profile *p, char *buf, size_t max
 		snprintf(buf, max, "%zu processes", procs);
 }
 
+/* Was every CPU recorded (perf record -a, --all-cpus, or -a in a cluster)? */
+static bool system_wide(const char *cmdline)
+{
+	for (const char *w = cmdline; w && *w;) {
+		size_t n = strcspn(w, " ");
+
+		if (n == 2 && !strncmp(w, "--", 2))
+			return false;   /* the workload's own words follow */
+		if ((n == 10 && !strncmp(w, "--all-cpus", 10)) ||
+		    (n >= 2 && w[0] == '-' && w[1] != '-' && memchr(w + 1, 'a', n - 1) &&
+		     strspn(w + 1, "agqvsRTdknBNF") == n - 1))
+			return true;
+		w += n;
+		w += strspn(w, " ");
+	}
+	return false;
+}
+
 /* "Flame graph of PROGRAM on HOST" (the command and the time span go below
  * it); an off-wake profile says so */
 static void default_title(const struct perfport_profile *p, char *buf, size_t max)
@@ -169,7 +190,11 @@ static void default_title(const struct perfport_profile *p, char *buf, size_t ma
 	for (size_t i = 0; i < p->nr_frames && !offwake && i < 64; i++)
 		offwake = (perfport_frame_at(p, i)->flags & PERFPORT_FRAME_SYNTHETIC) &&
 			  !strcmp(perfport_frame_at(p, i)->function, "--- woken by ---");
-	program_name(p, prog, sizeof(prog));
+	/* every CPU: the workload perf ran is one program of many */
+	if (system_wide(p->cmdline))
+		snprintf(prog, sizeof(prog), "every CPU");
+	else
+		program_name(p, prog, sizeof(prog));
 	snprintf(buf, max, "%s of %s%s%s", offwake ? "Off-wake flame graph (blocked time, waker above)" :
 		 base_of(p) ? "Differential flame graph (against the base)" : "Flame graph", prog,
 		 prog[0] ? " on " : "", p->hostname ? p->hostname : "a perf recording");
@@ -360,7 +385,14 @@ static enum perfport_status write_data(const struct fg *g, const struct perfport
 	put_html_string(out, p->time_source ? p->time_source : "");
 	fputs(",\"version\":", out);
 	put_html_string(out, g->host->version);
-	fputs("},\"counters\":[", out);
+	/* ABI 1.6: what changes the numbers' meaning, for the header */
+	fputs(",\"warnings\":[", out);
+	for (size_t i = 0; PERFPORT_PROFILE_HAS_WARNINGS(p) && i < p->nr_warnings; i++) {
+		if (i)
+			fputc(',', out);
+		put_html_string(out, p->warnings[i]);
+	}
+	fputs("]},\"counters\":[", out);
 	comma = false;
 	for (unsigned c = 0; c < p->nr_counters && c < 64; c++) {
 		if (!(p->counters_present >> c & 1))
@@ -725,7 +757,8 @@ static enum perfport_status write_svg(const struct fg *g, const struct perfport_
 	uint32_t depth_max = 0;
 	char title[1024], fill[48], val[64];
 	const char *unit;
-	double height;
+	double height, head;
+	size_t nr_warn;
 
 	if (c == -2 || !p->nr_nodes) {
 		g->host->log(g->host, PERFPORT_LOG_ERROR, "flamegraph: no counter with data to draw");
@@ -789,7 +822,10 @@ static enum perfport_status write_svg(const struct fg *g, const struct perfport_
 		if (root && total[i] * width / root >= MIN_BOX && n->depth > depth_max)
 			depth_max = n->depth;
 	}
-	height = (depth_max + 1) * ROW + HEAD;
+	/* ABI 1.6: a line per warning under the legend */
+	nr_warn = PERFPORT_PROFILE_HAS_WARNINGS(p) ? p->nr_warnings : 0;
+	head = HEAD + (double)nr_warn * 14;
+	height = (depth_max + 1) * ROW + head;
 	default_title(p, title, sizeof(title));
 	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%.0f\" "
@@ -803,6 +839,12 @@ static enum perfport_status write_svg(const struct fg *g, const struct perfport_
 		"</text>\n", width / 2, c >= 0 ? p->counter_names[c] : "all but idle", val,
 		g->host->version);
 	svg_legend(g, p, total, 44, width, out);
+	for (size_t k = 0; k < nr_warn; k++) {
+		fprintf(out, "<text class=\"warning\" x=\"10\" y=\"%.0f\" fill=\"#a94442\">warning: ",
+			HEAD + 8 + (double)k * 14);
+		put_xml(out, p->warnings[k], width > 120 ? (size_t)(width / 6.7) - 10 : 8);
+		fputs("</text>\n", out);
+	}
 	for (size_t i = 0; i < p->nr_nodes && root;) {
 		const struct perfport_node *n = perfport_node_at(p, i);
 		const struct perfport_frame *f = n->frame < p->nr_frames ? perfport_frame_at(p, n->frame)
@@ -819,7 +861,7 @@ static enum perfport_status write_svg(const struct fg *g, const struct perfport_
 			i = n->end > i ? n->end : i + 1;
 			continue;
 		}
-		y = g->icicle ? HEAD + n->depth * ROW : height - (n->depth + 1) * ROW;
+		y = g->icicle ? head + n->depth * ROW : height - (n->depth + 1) * ROW;
 		if (change) {
 			double t = max_change > 0 ? fabs(change[i]) / max_change : 0;
 

@@ -1117,6 +1117,36 @@ static void otlp_fini(void *state)
 	free(s);
 }
 
+/* The value of option @name in @opts (NULL: unset). */
+static const char *otlp_opt(const struct perfport_option *opts, size_t nr, const char *name)
+{
+	for (size_t i = 0; i < nr; i++)
+		if (!strcmp(opts[i].name, name))
+			return opts[i].value;
+	return NULL;
+}
+
+/* ABI 1.6: options that cannot go together, said before the recording is read. */
+static enum perfport_status otlp_check(const struct perfport_host *h, const struct perfport_option *opts,
+				       size_t nr, uint32_t mode)
+{
+	const char *proto = otlp_opt(opts, nr, "protocol"), *enc = otlp_opt(opts, nr, "encoding");
+	const char *endpoint = otlp_opt(opts, nr, "endpoint");
+
+	if (proto && !strcmp(proto, "grpc") && enc && !strcmp(enc, "json")) {
+		h->log(h, PERFPORT_LOG_ERROR, "otlp: 'encoding=json' is for OTLP/HTTP: gRPC "
+		       "carries binary protobuf");
+		return PERFPORT_USAGE;
+	}
+	if ((mode & PERFPORT_CHECK_UPLOAD) && (!endpoint || (strncmp(endpoint, "http://", 7) &&
+							    strncmp(endpoint, "https://", 8)))) {
+		h->log(h, PERFPORT_LOG_ERROR, "otlp: endpoint '%s' is not an http:// or https:// URL",
+		       endpoint ? endpoint : "");
+		return PERFPORT_USAGE;
+	}
+	return PERFPORT_OK;
+}
+
 __attribute__((visibility("default")))
 const struct perfport_exporter perfport_exporter = {
 	.abi_version = PERFPORT_ABI_VERSION,
@@ -1132,5 +1162,6 @@ const struct perfport_exporter perfport_exporter = {
 	.upload = otlp_upload,
 	.fini = otlp_fini,
 	/* threads are sample attributes, from the samples in time */
-	.flags = PERFPORT_EXPORTER_SAMPLES,
+	.flags = PERFPORT_EXPORTER_SAMPLES | PERFPORT_EXPORTER_WALL_CLOCK,
+	.check = otlp_check,
 };

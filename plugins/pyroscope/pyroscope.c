@@ -22,8 +22,10 @@
 #include "perfport/plugin.h"
 #include "perfport/protobuf.h"
 
+#define DEFAULT_SERVER "http://127.0.0.1:4040"
+
 static const struct perfport_option_def options[] = {
-	{ "server", PERFPORT_OPT_STRING, "http://127.0.0.1:4040", NULL,
+	{ "server", PERFPORT_OPT_STRING, DEFAULT_SERVER, NULL,
 	  "upload: the Pyroscope server, http[s]://HOST:PORT[/PREFIX]" },
 	{ "api", PERFPORT_OPT_ENUM, "ingest", "ingest,push",
 	  "upload: POST /ingest (pprof, the series in the query) or the Connect API "
@@ -474,6 +476,9 @@ static enum perfport_status pyro_upload(void *state, const struct perfport_profi
 		}
 	}
 	free(push.p);
+	if (st != PERFPORT_OK && st != PERFPORT_USAGE && !strcmp(s->server, DEFAULT_SERVER))
+		h->log(h, PERFPORT_LOG_ERROR, "pyroscope: no server was named, and the default %s "
+		       "did not take it: name yours with -O pyroscope.server=URL", DEFAULT_SERVER);
 	if (st == PERFPORT_OK && !sent)
 		h->log(h, PERFPORT_LOG_WARN, "pyroscope: nothing sent: the recording has no data for "
 		       "the profiles asked for");
@@ -483,6 +488,30 @@ static enum perfport_status pyro_upload(void *state, const struct perfport_profi
 static void pyro_fini(void *state)
 {
 	free(state);
+}
+
+/* The value of option @name in @opts (NULL: unset). */
+static const char *pyro_opt(const struct perfport_option *opts, size_t nr, const char *name)
+{
+	for (size_t i = 0; i < nr; i++)
+		if (!strcmp(opts[i].name, name))
+			return opts[i].value;
+	return NULL;
+}
+
+/* ABI 1.6: the app name, said before the recording is read. */
+static enum perfport_status pyro_check(const struct perfport_host *h, const struct perfport_option *opts,
+				       size_t nr, uint32_t mode)
+{
+	const char *app = pyro_opt(opts, nr, "app");
+
+	(void)mode;
+	if (app && !valid_name(app, true)) {
+		h->log(h, PERFPORT_LOG_ERROR, "pyroscope: app '%s' is not a Pyroscope service "
+		       "name (letters, digits, '_', '.', '-', '/')", app);
+		return PERFPORT_USAGE;
+	}
+	return PERFPORT_OK;
 }
 
 __attribute__((visibility("default")))
@@ -500,5 +529,6 @@ const struct perfport_exporter perfport_exporter = {
 	.upload = pyro_upload,
 	.fini = pyro_fini,
 	/* threads become the pprof's sample labels (pid, tid, thread) */
-	.flags = PERFPORT_EXPORTER_DIRECTORY | PERFPORT_EXPORTER_BY_THREAD,
+	.flags = PERFPORT_EXPORTER_DIRECTORY | PERFPORT_EXPORTER_BY_THREAD | PERFPORT_EXPORTER_WALL_CLOCK,
+	.check = pyro_check,
 };

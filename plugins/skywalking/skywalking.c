@@ -1270,6 +1270,29 @@ static void sw_fini(void *state)
 	free(state);
 }
 
+/* The value of option @name in @opts (NULL: unset). */
+static const char *sw_opt(const struct perfport_option *opts, size_t nr, const char *name)
+{
+	for (size_t i = 0; i < nr; i++)
+		if (!strcmp(opts[i].name, name))
+			return opts[i].value;
+	return NULL;
+}
+
+/* ABI 1.6: what an upload needs, said before the recording is read. */
+static enum perfport_status sw_check(const struct perfport_host *h, const struct perfport_option *opts,
+				     size_t nr, uint32_t mode)
+{
+	const char *task = sw_opt(opts, nr, "task");
+
+	if ((mode & PERFPORT_CHECK_UPLOAD) && (!task || !*task)) {
+		h->log(h, PERFPORT_LOG_ERROR, "skywalking: -O skywalking.task=ID is required: the id "
+		       "of the eBPF profiling task created in the OAP");
+		return PERFPORT_USAGE;
+	}
+	return PERFPORT_OK;
+}
+
 __attribute__((visibility("default")))
 const struct perfport_exporter perfport_exporter = {
 	.abi_version = PERFPORT_ABI_VERSION,
@@ -1283,5 +1306,6 @@ const struct perfport_exporter perfport_exporter = {
 	.write = sw_write,
 	.upload = sw_upload,
 	.fini = sw_fini,
-	.flags = PERFPORT_EXPORTER_BY_THREAD | PERFPORT_EXPORTER_TIME_SLICES,
+	.flags = PERFPORT_EXPORTER_BY_THREAD | PERFPORT_EXPORTER_TIME_SLICES | PERFPORT_EXPORTER_WALL_CLOCK,
+	.check = sw_check,
 };

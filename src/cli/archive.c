@@ -6,7 +6,9 @@
  * searches first and removed when perfport exits (or is interrupted); and
  * the debuginfod servers libdwfl will ask, probed first.
  */
+#include <errno.h>
 #include <limits.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,6 +105,34 @@ static bool beside(const char *input, char *out, size_t len)
 	return false;
 }
 
+int symopts_check_input(const char *input)
+{
+	struct stat st;
+	struct passwd *pw;
+	char owner[64];
+
+	if (!input || !strcmp(input, "-") || access(input, R_OK) == 0)
+		return 0;
+	if (errno != EACCES) {
+		pp_error("cannot open '%s': %s", input, strerror(errno));
+		return -1;
+	}
+	if (stat(input, &st)) {
+		pp_error("cannot read '%s': %s (a directory on its path is closed to this user)",
+			 input, strerror(EACCES));
+		return -1;
+	}
+	pw = getpwuid(st.st_uid);
+	if (pw)
+		snprintf(owner, sizeof(owner), "%s", pw->pw_name);
+	else
+		snprintf(owner, sizeof(owner), "uid %u", (unsigned)st.st_uid);
+	pp_error("cannot read '%s': %s: it is %s's, mode %04o (perf record writes its file for "
+		 "its owner only); run perfport as %s, or let others read it: sudo chmod a+r '%s'",
+		 input, strerror(EACCES), owner, (unsigned)(st.st_mode & 07777), owner, input);
+	return -1;
+}
+
 int symopts_prepare(struct cli_sym *c, const char *input)
 {
 	char found[PATH_MAX + 16];
@@ -111,6 +141,8 @@ int symopts_prepare(struct cli_sym *c, const char *input)
 	const struct perf_header_info *hdr;
 	int ret;
 
+	if (symopts_check_input(input))
+		return -1;
 	debuginfod_prepare();
 	if (root[0]) {
 		c->o.archive_dir = root;

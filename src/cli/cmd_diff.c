@@ -111,7 +111,7 @@ static void frame_key(const struct profile *p, uint32_t f, char *buf, size_t len
 static int add_functions(struct items *t, const struct profile *p, enum counter c, int side)
 {
 	size_t nr;
-	struct func_sum *fs = report_function_sums(p, SORT_FUNCTION, true, &nr);
+	struct func_sum *fs = report_function_sums(p, SORT_FUNCTION, true, INLINE_TO_CALLER, &nr);
 	char key[1024];
 
 	if (!fs)
@@ -436,11 +436,12 @@ int cmd_diff(int argc, char **argv)
 				       "unexpected argument '%s'", argv[optind + 2]);
 	path[BASE] = argv[optind];
 	path[NEW] = argv[optind + 1];
-	if (symopts_prepare(&po.sym, path[NEW]))
-		return EXIT_NOTHING;
 	msg = profopts_finish(&po);
 	if (msg)
 		return cli_usage_error("diff", "%s", msg);
+	/* both, before either is read */
+	if (symopts_check_input(path[BASE]) || symopts_prepare(&po.sym, path[NEW]))
+		return EXIT_NOTHING;
 	for (int side = 0; side < 2; side++) {
 		built[side] = profile_build(path[side], &po.o, &prof[side]);
 		if (built[side] == PP_EUSAGE) {

@@ -21,6 +21,7 @@
 #include "../util/error.h"
 #include "../util/log.h"
 #include "../util/outfile.h"
+#include "advice.h"
 #include "cli.h"
 #include "exporters.h"
 #include "profopts.h"
@@ -38,7 +39,9 @@ static void export_usage(FILE *out, bool upload_cmd)
 			"for, by that format's plugin (as 'perfport export --upload', without\n"
 			"writing files). An upload that cannot be delivered is kept in the spool\n"
 			"(exit status 4) and 'perfport resend' sends it later. Formats that read\n"
-			"one tree per thread (skywalking) make --group-by thread the default.\n");
+			"one tree per thread (skywalking, arms, pprof, pyroscope: 'perfport formats\n"
+			"FORMAT' says) make --group-by thread the default. Every option, and each\n"
+			"format's own checks, are checked before the recording is read.\n");
 	else
 		fprintf(out,
 			"usage: perfport export [-i FILE] -f FORMAT[,FORMAT...] [-o PATH] [--upload]\n"
@@ -47,9 +50,12 @@ static void export_usage(FILE *out, bool upload_cmd)
 			"\n"
 			"Build the profile of a recording once and write it in each format asked\n"
 			"for, by that format's plugin ('perfport formats' lists them). Formats\n"
-			"that read one tree per thread (skywalking) make --group-by thread the\n"
-			"default when every format asked for does. A file is replaced only once\n"
-			"its format succeeded, and never the recording being read.\n");
+			"that read one tree per thread (skywalking, arms, pprof, pyroscope:\n"
+			"'perfport formats FORMAT' says) make --group-by thread the default when\n"
+			"every format asked for does. Every option, each format's own checks and\n"
+			"where the files go are checked before the recording is read. A file is\n"
+			"replaced only once its format succeeded, and never the recording being\n"
+			"read.\n");
 	fprintf(out,
 		"\n"
 		"options:\n"
@@ -109,6 +115,89 @@ static bool is_input(const char *out, const char *in)
 	       so.st_dev == si.st_dev && so.st_ino == si.st_ino;
 }
 
+/*
+ * Can a file or directory @target be made, as far as can be told before the
+ * recording is read: its directory exists and may be written, and it is not
+ * a directory where a file is to go (@is_dir: a directory is to be made or
+ * used). Logs why not.
+ */
+static bool output_ok(const char *target, bool is_dir)
+{
+	char parent[4096], t[4096];
+	const char *slash;
+	size_t len = strlen(target);
+	struct stat st;
+
+	/* "dk/" is the directory dk, in . */
+	while (len > 1 && target[len - 1] == '/')
+		len--;
+	snprintf(t, sizeof(t), "%.*s", (int)len, target);
+	slash = strrchr(t, '/');
+
+	if (stat(target, &st) == 0) {
+		if (!is_dir && S_ISDIR(st.st_mode)) {
+			pp_error("cannot write '%s': %s", target, strerror(EISDIR));
+			return false;
+		}
+		if (is_dir && !S_ISDIR(st.st_mode)) {
+			pp_error("cannot make directory '%s': %s", target, strerror(ENOTDIR));
+			return false;
+		}
+		if (is_dir && access(target, W_OK | X_OK)) {
+			pp_error("cannot write in '%s': %s", target, strerror(errno));
+			return false;
+		}
+		/* a directory already there takes the files: its parent is not asked */
+		if (is_dir)
+			return true;
+		/* a writable file in a directory that takes no new one is written in place */
+		if (!is_dir && access(target, W_OK) == 0)
+			return true;
+	}
+	if (!slash)
+		snprintf(parent, sizeof(parent), ".");
+	else if (slash == t)
+		snprintf(parent, sizeof(parent), "/");
+	else
+		snprintf(parent, sizeof(parent), "%.*s", (int)(slash - t), t);
+	if (stat(parent, &st) || !S_ISDIR(st.st_mode)) {
+		pp_error("cannot %s '%s': no directory '%s'", is_dir ? "make directory" : "write",
+			 target, parent);
+		return false;
+	}
+	if (access(parent, W_OK | X_OK)) {
+		pp_error("cannot %s '%s': %s (in '%s')", is_dir ? "make directory" : "write", target,
+			 strerror(errno), parent);
+		return false;
+	}
+	return true;
+}
+
+/* Every file or directory the export will write, checked (output_ok()). */
+static bool outputs_ok(const struct exporters *exs, const char *output)
+{
+	char t[4096 + 256];
+
+	if (output && strcmp(output, "-") == 0)
+		return true;
+	if (exs->n > 1 && output && !output_ok(output, true))
+		return false;
+	for (size_t i = 0; i < exs->n; i++) {
+		const struct perfport_exporter *ex = plugin_exporter(exs->pl[i]);
+		bool dir = plugin_is_directory(exs->pl[i]);
+
+		if (exs->n == 1 && output)
+			snprintf(t, sizeof(t), "%s", output);
+		else
+			snprintf(t, sizeof(t), "%s%s%s", output ? output : "", output ? "/" : "",
+				 dir || !ex->default_output ? ex->name : ex->default_output);
+		/* the directory -o names for several formats is made later: its files' check is its own */
+		if (!(exs->n > 1 && output && stat(output, &(struct stat){ 0 })) && !output_ok(t, dir))
+			return false;
+	}
+	return true;
+}
+
 static int export_main(int argc, char **argv, bool upload_cmd)
 {
 	const char *cmd = upload_cmd ? "upload" : "export";
@@ -137,6 +226,7 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 	const char *labels[SETTINGS_MAX];
 	struct setting settings[SETTINGS_MAX];
 	struct exporters exs = { .n = 0 };
+	struct advice_list adv = { .n = 0 };
 	struct plugin **pl = exs.pl;
 	struct perfport_profile *view = NULL;
 	struct profile *p = NULL;
@@ -202,10 +292,6 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 		cli_usage_error(cmd, "-f FORMAT is required ('perfport formats' lists them)");
 		goto out;
 	}
-	if (symopts_prepare(&po.sym, path)) {
-		ret = EXIT_NOTHING;
-		goto out;
-	}
 	msg = profopts_finish(&po);
 	if (msg || net_bad) {
 		cli_usage_error(cmd, "%s", msg ? msg : net_bad);
@@ -233,11 +319,20 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 		cli_usage_error(cmd, "-o '%s' is the recording being read", output);
 		goto out;
 	}
+	/* where the files go, before the recording is read */
+	if (!upload_cmd && !outputs_ok(&exs, output)) {
+		ret = EXIT_NOTHING;
+		goto out;
+	}
+	/* the recordings, once every usage error is said */
+	if (symopts_check_input(base_path) || symopts_prepare(&po.sym, path)) {
+		ret = EXIT_NOTHING;
+		goto out;
+	}
 
 	exporters_profile_opts(&exs, upload, po.group_given, &po.o);
 	po.o.progress = cli_progress;
 	po.o.progress_ctx = &shown;
-	po.o.warn_estimated_time = true; /* the formats carry the times */
 	built = profile_build(path, &po.o, &p);
 	if (built == PP_EUSAGE) {
 		ret = EXIT_USAGE;
@@ -248,12 +343,18 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 		goto out;
 	}
 	partial = built == PP_EPARTIAL;
+	/* what changes the numbers' meaning: said here and handed to the formats */
+	advice_of_profile(p, &adv);
+	for (size_t i = 0; i < adv.n; i++)
+		pp_warn("'%s': %s", path, adv.text[i]);
 	view = view_build(p, &(struct view_opts){ labels, nr_labels });
 	if (!view) {
 		pp_error("%s", pp_strerror(PP_ENOMEM));
 		ret = EXIT_NOTHING;
 		goto out;
 	}
+	view->nr_warnings = adv.n;
+	view->warnings = adv.ptr;
 	if (base_path) {
 		struct profile_opts bo = po.o;
 		int b;

@@ -18,6 +18,7 @@
 #include "../machine/machine.h"
 #include "../symbols/symbols.h"
 #include "../profile/profile.h"
+#include "advice.h"
 #include "cli.h"
 #include "symopts.h"
 
@@ -355,18 +356,26 @@ struct advice {
 };
 
 static size_t collect_advice(const struct info_ctx *c, const struct perf_stats *st,
-			     struct perf_evsel *const *ev, size_t nr, struct advice *out, size_t max)
+			     struct perf_evsel *const *ev, size_t nr, const char *cmdline,
+			     struct advice *out, size_t max)
 {
 	size_t n = 0;
+	char mm[32];
+	uint32_t copied = 0;
+	const char *larger;
 
+	/* a larger buffer, from the recording's own -m; never "a smaller
+	 * dwarf size" beside a warning that asks for a larger one */
+	advice_mmap(cmdline, mm, sizeof(mm));
 	if (perf_stats_lost(st) && n < max)
 		snprintf(out[n++].text, sizeof(out->text),
 			 "the kernel lost %" PRIu64 " samples (its buffer was full): what they "
 			 "held is missing - on-CPU time, and the stacks of the switches among "
 			 "them (their off-CPU time is charged without its stack, and a wait "
 			 "whose switch-in was lost may be bounded by a later event); record "
-			 "with a larger buffer (perf record -m 4096 ...), a smaller "
-			 "--call-graph dwarf size, or fewer events", perf_stats_lost(st));
+			 "with a larger buffer (perf record %s ...)%s", perf_stats_lost(st), mm,
+			 cmdline && strstr(cmdline, "dwarf") ? ", a lower -F or fewer events" :
+			 " or fewer events");
 
 	for (size_t i = 0; i < nr && n < max; i++) {
 		const struct perf_attr *a = &ev[i]->attr;
@@ -414,6 +423,13 @@ static size_t collect_advice(const struct info_ctx *c, const struct perf_stats *
 			 "(code without frame pointers, such as Debian's glibc, breaks the chain); "
 			 "for full stacks record with: perf record --call-graph dwarf ...",
 			 c->shallow_user_chains, c->user_chains);
+	/* a larger copy, unless the recording took the largest already */
+	for (size_t i = 0; i < nr; i++)
+		if (ev[i]->attr.sample_stack_user > copied)
+			copied = ev[i]->attr.sample_stack_user;
+	larger = copied >= 65528 ? "the copies are perf's largest (65528 bytes) already: for deeper "
+		 "stacks record with -g where the code keeps frame pointers" :
+		 "record with: perf record --call-graph dwarf,65528 ...";
 	if (n < max && c->sym) {
 		/* unwound: the samples whose unwinding really stopped early with
 		 * a full stack copy (a full copy may still hold every frame) */
@@ -422,16 +438,14 @@ static size_t collect_advice(const struct info_ctx *c, const struct perf_stats *
 		if (all.unwound >= 10 && all.unwind_truncated * 20 > all.unwound)
 			snprintf(out[n++].text, sizeof(out->text),
 				 "%" PRIu64 " of %" PRIu64 " DWARF-unwound samples stopped early "
-				 "at the end of their stack copy, so their callers are missing; "
-				 "record with: perf record --call-graph dwarf,65528 ...",
-				 all.unwind_truncated, all.unwound);
+				 "at the end of their stack copy (%u bytes), so their callers "
+				 "are missing; %s", all.unwind_truncated, all.unwound, copied, larger);
 	} else if (n < max && c->dwarf_samples >= 10 && c->dwarf_full * 20 > c->dwarf_samples) {
 		snprintf(out[n++].text, sizeof(out->text),
-			 "%" PRIu64 " of %" PRIu64 " DWARF stack copies filled their buffer (not "
-			 "unwound with --no-symbols: some may hold every frame), so their "
-			 "unwinding may stop early; record with: perf record "
-			 "--call-graph dwarf,65528 ...",
-			 c->dwarf_full, c->dwarf_samples);
+			 "%" PRIu64 " of %" PRIu64 " DWARF stack copies filled their buffer (%u "
+			 "bytes; not unwound with --no-symbols: some may hold every frame), so their "
+			 "unwinding may stop early; %s", c->dwarf_full, c->dwarf_samples, copied,
+			 larger);
 	}
 	if (n < max && c->sym && sym_stats(c->sym)->by_cause[SYM_NO_KALLSYMS])
 		snprintf(out[n++].text, sizeof(out->text), "kernel frames are not named: %s",
@@ -563,7 +577,9 @@ static void module_text(void *ctx, const struct dso *d, const struct sym_where *
 		printf("    %" PRIu64 " of %" PRIu64 " addresses in no symbol (named MODULE+0xSTART, "
 		       "the function's start address)%s: %s%s%s\n", w->unnamed, w->frames,
 		       w->debug ? "" : "; no debug info", w->debug ? "its debug info does not name them"
-		       : "its debug symbols would name them", advice ? " - " : "", advice ? advice : "");
+		       : "its debug symbols would name them",
+		       /* the runtime's advice is to install what is loaded already */
+		       advice && !w->debug ? " - " : "", advice && !w->debug ? advice : "");
 		if (!w->debug && d->build_id_size)
 			printf("    (build id %s: debuginfod, or /usr/lib/debug/.build-id/)\n",
 			       build_id_hex(d, bid, sizeof(bid)));
@@ -980,7 +996,8 @@ int cmd_info(int argc, char **argv)
 		ret = PP_ENOMEM;
 	st = perf_reader_stats(r);
 	ev = perf_reader_evsels(r, &nr);
-	nadv = collect_advice(&ctx, st, ev, nr, adv, sizeof(adv) / sizeof(*adv));
+	nadv = collect_advice(&ctx, st, ev, nr, perf_reader_header(r)->cmdline, adv,
+			      sizeof(adv) / sizeof(*adv));
 	if (json)
 		print_json(path, r, &ctx, adv, nadv);
 	else

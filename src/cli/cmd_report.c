@@ -14,6 +14,7 @@
 #include "../profile/profile.h"
 #include "../util/error.h"
 #include "../util/log.h"
+#include "advice.h"
 #include "cli.h"
 #include "profopts.h"
 #include "report.h"
@@ -24,6 +25,7 @@ struct report_opts {
 	double min_percent;
 	enum sort_key sort;
 	bool json, no_tree, no_threads, wakers, callee;
+	enum inline_rule inlined;
 };
 
 static enum counter sort_counter;
@@ -137,7 +139,7 @@ static void print_thin(const struct profile_meta *m)
 	putchar('\n');
 }
 
-static void print_header(const struct profile *p, const char *path)
+static void print_header(const struct profile *p, const char *path, enum inline_rule rule)
 {
 	const struct profile_meta *m = &p->meta;
 	const struct profile_counts *t = &p->total[0];
@@ -196,11 +198,25 @@ static void print_header(const struct profile *p, const char *path)
 		       "sample was not recorded\n", m->iv_no_stack, m->iv_no_stack_lost,
 		       m->iv_no_stack_unrecorded, other);
 	}
-	if (m->lost)
+	if (m->lost) {
+		char mm[32];
+
+		advice_mmap(m->cmdline, mm, sizeof(mm));
 		printf("# lost: %" PRIu64 " samples the kernel could not write (its buffer was "
 		       "full): their on-CPU time is missing, and the switches among them were "
-		       "charged without their stacks (record with -m 4096, a smaller dwarf "
-		       "size, or fewer events)\n", m->lost);
+		       "charged without their stacks (record with %s, %s)\n", m->lost, mm,
+		       m->cmdline && strstr(m->cmdline, "dwarf") ? "a lower -F or fewer events" :
+		       "or fewer events");
+	}
+	{
+		struct advice_list adv;
+
+		/* what changes the numbers' meaning (lost samples: the line above) */
+		advice_of_profile(p, &adv);
+		for (size_t i = 0; i < adv.n; i++)
+			if (adv.kind[i] != ADVICE_LOST)
+				printf("# warning: %s\n", adv.text[i]);
+	}
 	if (m->iv_syscall_no_regs)
 		printf("# off-CPU states: %" PRIu64 " in a system call whose arguments were not "
 		       "recorded, decided by the rules (record with --call-graph dwarf or "
@@ -226,6 +242,11 @@ static void print_header(const struct profile *p, const char *path)
 			       "the kernel switched, and its states are decided without the stack "
 			       "(a lock wait counts as sleep)\n", bare);
 	}
+	printf("# functions: one line each, its inlined and called code together; %s\n",
+	       rule == INLINE_TO_CALLER ? "code inlined into another function is charged to that one, "
+	       "as the symbol table and perf report --no-children have it (--inlined own: to itself)"
+	       : "code inlined into another function is charged to itself (--inlined own; "
+	       "perf report --no-children charges it to the function it was inlined into)");
 	printf("# totals:");
 	for (int c = 0; c < CNT_COUNT; c++)
 		if (t->count[c])
@@ -245,6 +266,31 @@ static void module_label(const struct profile *p, uint32_t f, char *buf, size_t 
 		snprintf(buf, len, "%s", fr->module);
 }
 
+/*
+ * An off-CPU line's label: a function of the program, or - where the
+ * stacks end in the C library, so no program frame was recorded (-g
+ * through a library without frame pointers) - says so, not as if the
+ * library's function were the program's. Returns whether it did.
+ */
+static bool wait_label(const struct profile *p, uint32_t f, char *buf, size_t len)
+{
+	const struct profile_frame *fr = &p->frames[f];
+	const char *mod = fr->module ? strrchr(fr->module, '/') : NULL;
+
+	if (report_is_program(fr) || !report_is_user(fr)) {
+		report_function_label(p, f, buf, len);
+		return false;
+	}
+	mod = mod ? mod + 1 : fr->module;
+	snprintf(buf, len, "[no program frame: the stacks end in %s, at %s]", mod ? mod : "?",
+		 fr->function);
+	return true;
+}
+
+#define WAIT_LABEL_NOTE "\n# [no program frame]: these stacks end in the C library (frame-pointer " \
+	"stacks stop in a library built without them): record with --call-graph dwarf to see the " \
+	"program's function\n"
+
 static void print_top(const struct profile *p, const struct func_sum *fs, size_t nr,
 		      enum counter c, const struct report_opts *ro)
 {
@@ -252,6 +298,7 @@ static void print_top(const struct profile *p, const struct func_sum *fs, size_t
 	uint64_t whole = p->total[0].ns[c];
 	const char *what = ro->sort == SORT_MODULE ? "modules" : "functions";
 	char label[512];
+	bool noted = false;
 
 	if (!sorted)
 		return;
@@ -275,13 +322,18 @@ static void print_top(const struct profile *p, const struct func_sum *fs, size_t
 			shown++;
 			if (ro->sort == SORT_MODULE)
 				module_label(p, f->frame, label, sizeof(label));
+			else if (!by_total && report_offcpu(c))
+				noted |= wait_label(p, f->frame, label, sizeof(label));
 			else
-				report_frame_label(p, f->frame, label, sizeof(label));
+				report_function_label(p, f->frame, label, sizeof(label));
 			printf("%7.2f%% %10.3f %7.2f%% %10.3f  %s\n", report_pct(f->self.ns[c], whole),
 			       amount(p, c, f->self.ns[c]), report_pct(f->total.ns[c], whole),
 			       amount(p, c, f->total.ns[c]),
 			       label);
 		}
+		if (noted && !by_total)
+			printf(WAIT_LABEL_NOTE);
+		noted = false;
 	}
 	free(sorted);
 }
@@ -553,6 +605,7 @@ static void print_by_state(const struct profile *p, const struct func_sum *fs, s
 	unsigned mask = 0;
 	uint64_t whole;
 	char label[512];
+	bool noted = false;
 
 	if (!sorted)
 		return;
@@ -580,13 +633,15 @@ static void print_by_state(const struct profile *p, const struct func_sum *fs, s
 		if (!v || p->frames[f->frame].flags & (FRAME_F_PROCESS | FRAME_F_THREAD))
 			continue;
 		shown++;
-		report_frame_label(p, f->frame, label, sizeof(label));
+		noted |= wait_label(p, f->frame, label, sizeof(label));
 		printf("%7.2f%% %10.3f", report_pct(v, whole), secs(v));
 		for (int c = 0; c < CNT_COUNT; c++)
 			if (mask & (1u << c))
 				printf(" %11.3f", secs(f->self.ns[c]));
 		printf("  %s\n", label);
 	}
+	if (noted)
+		printf(WAIT_LABEL_NOTE);
 	free(sorted);
 }
 
@@ -594,9 +649,12 @@ static void print_text(const struct profile *p, const char *path, const struct r
 {
 	size_t nr = 0;
 	struct func_sum *fs = report_function_sums(p, ro->sort == SORT_MODULE ? SORT_MODULE : SORT_FUNCTION,
-					    true, &nr);
+					    true, ro->inlined, &nr);
 
-	print_header(p, path);
+	print_header(p, path, ro->inlined);
+	/* asked for and not there: said first, not after the whole report */
+	if (ro->wakers && !p->nr_waker_nodes)
+		print_wakers(p, ro);
 	if (ro->sort == SORT_STATE && fs)
 		print_by_state(p, fs, nr, ro);
 	for (int c = 0; c < CNT_COUNT && fs; c++) {
@@ -611,14 +669,14 @@ static void print_text(const struct profile *p, const char *path, const struct r
 			       "nodes under %.1f%% left out)\n", counter_name(c),
 			       report_offcpu((enum counter)c) ? ", from where the threads waited" : "",
 			       ro->min_percent);
-			report_callee_tree(p, (enum counter)c, ro->min_percent);
+			report_callee_tree(p, (enum counter)c, ro->min_percent, ro->inlined);
 			continue;
 		}
 		printf("\n## %s: caller tree (total, largest first; nodes under %.1f%% left out)\n",
 		       counter_name(c), ro->min_percent);
 		report_caller_tree(p, (enum counter)c, ro->min_percent);
 	}
-	if (ro->wakers)
+	if (ro->wakers && p->nr_waker_nodes)
 		print_wakers(p, ro);
 	if (!ro->no_threads)
 		print_threads(p);
@@ -747,7 +805,7 @@ static void print_json(const struct profile *p, const struct report_opts *ro)
 	json_object *root = json_object_new_object(), *a;
 	size_t nr_fs;
 	/* JSON: per frame, its own self time (the leaf's), as the nodes have it */
-	struct func_sum *fs = report_function_sums(p, SORT_FUNCTION, false, &nr_fs);
+	struct func_sum *fs = report_function_sums(p, SORT_FRAME, false, INLINE_OWN, &nr_fs);
 
 	json_object_object_add(root, "meta", meta_json(p));
 	json_object_object_add(root, "totals", counts_json(&p->total[0], ro->counters));
@@ -839,7 +897,7 @@ static void report_usage(FILE *out)
 	fprintf(out,
 		"usage: perfport report [-i FILE] [--counter LIST] [--top N] [--min-percent P]\n"
 		"                       [--sort KEY] [--callee] [--no-tree] [--no-threads]\n"
-		"                       [--wakers] [--json] [profile options]\n"
+		"                       [--wakers] [--inlined RULE] [--json] [profile options]\n"
 		"\n"
 		"Build the counter-typed call tree of a recording - on-CPU samples and\n"
 		"off-CPU intervals by thread state - and print, for each counter, the top\n"
@@ -858,6 +916,11 @@ static void report_usage(FILE *out)
 		"      --sort KEY          top tables by function (default), module, or state:\n"
 		"                          one off-CPU table, where the threads waited with\n"
 		"                          a column per state\n"
+		"      --inlined RULE      where a function inlined into another is charged:\n"
+		"                          caller (default: to the function it was inlined\n"
+		"                          into, as the symbol table and perf report's\n"
+		"                          symbol column have it) or own (to itself); either\n"
+		"                          way a function is one line\n"
 		"      --callee            the callee (inverted) tree instead of the caller\n"
 		"                          tree: each function where time was spent, its\n"
 		"                          callers below it (also --inverted)\n"
@@ -875,7 +938,7 @@ static void report_usage(FILE *out)
 }
 
 enum { OPT_COUNTER = 0x1200, OPT_TOP, OPT_MIN_PERCENT, OPT_NO_TREE, OPT_NO_THREADS, OPT_JSON,
-       OPT_WAKERS, OPT_CALLEE, OPT_SORT };
+       OPT_WAKERS, OPT_CALLEE, OPT_SORT, OPT_INLINED };
 
 /* @s's counters into @out; on an unknown one, its name in @bad (@len bytes). */
 static int parse_counters(const char *s, unsigned *out, char *bad, size_t bad_len)
@@ -917,6 +980,7 @@ int cmd_report(int argc, char **argv)
 		{ "callee", no_argument, NULL, OPT_CALLEE },
 		{ "inverted", no_argument, NULL, OPT_CALLEE },
 		{ "sort", required_argument, NULL, OPT_SORT },
+		{ "inlined", required_argument, NULL, OPT_INLINED },
 		PROFOPTS_LONG_OPTIONS,
 		CLI_GLOBAL_LONG_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },
@@ -972,6 +1036,11 @@ int cmd_report(int argc, char **argv)
 				return cli_usage_error("report", "--sort takes function, module or state, "
 						       "not '%s'", optarg);
 			break;
+		case OPT_INLINED:
+			if (report_parse_inlined(optarg, &ro.inlined))
+				return cli_usage_error("report", "--inlined takes caller or own, not '%s'",
+						       optarg);
+			break;
 		case 'h':
 			report_usage(stdout);
 			return EXIT_FULL;
@@ -983,11 +1052,11 @@ int cmd_report(int argc, char **argv)
 	}
 	if (optind < argc)
 		return cli_usage_error("report", "unexpected argument '%s'", argv[optind]);
-	if (symopts_prepare(&po.sym, path))
-		return EXIT_NOTHING;
 	msg = profopts_finish(&po);
 	if (msg)
 		return cli_usage_error("report", "%s", msg);
+	if (symopts_prepare(&po.sym, path))
+		return EXIT_NOTHING;
 	po.o.progress = cli_progress; /* drawn only on a terminal */
 	po.o.progress_ctx = &shown;
 	ret = profile_build(path, &po.o, &p);
@@ -997,6 +1066,9 @@ int cmd_report(int argc, char **argv)
 		return EXIT_NOTHING;
 	if (!ro.counters)
 		ro.counters = p->meta.counters_present;
+	if (ro.wakers && !p->nr_waker_nodes)
+		pp_warn("'%s': --wakers: no wakeups with stacks recorded (record with -e "
+			"sched:sched_waking and -g or --call-graph dwarf)", path);
 	if (ro.json)
 		print_json(p, &ro);
 	else

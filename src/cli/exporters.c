@@ -37,6 +37,16 @@ static void name_one(void *ctx, const char *path, const struct plugin *pl)
 		nm->v[nm->n++] = s;
 }
 
+/* Names people give that are a format's output, not a format: what to write instead. */
+static const struct {
+	const char *name, *use;
+} format_hints[] = {
+	{ "svg", "-f flamegraph -O format=svg" },
+	{ "html", "-f flamegraph" },
+	{ "flame", "-f flamegraph" },
+	{ "collapsed", "-f folded" },
+};
+
 /* "no format 'F' (one of: ...; did you mean 'G'?)", as a usage error. */
 int exporters_no_format(const char *cmd, const char *f, const struct plugin_paths *paths)
 {
@@ -44,6 +54,9 @@ int exporters_no_format(const char *cmd, const char *f, const struct plugin_path
 	char buf[1024];
 	int r;
 
+	for (size_t i = 0; i < sizeof(format_hints) / sizeof(format_hints[0]); i++)
+		if (!strcmp(f, format_hints[i].name))
+			return cli_usage_error(cmd, "no format '%s': use %s", f, format_hints[i].use);
 	plugin_list(paths, name_one, &nm);
 	r = cli_usage_error(cmd, "no format '%s'%s", f,
 			    cli_choices(buf, sizeof(buf), f, (const char *const *)nm.v, nm.n));
@@ -187,6 +200,15 @@ int exporters_load(const char *cmd, const char *formats, const char *plugin_dir,
 					plugin_exporter(ex->pl[i])->name);
 			goto out;
 		}
+	/* the formats' own checks (a required option, a region): only export writes files */
+	for (size_t i = 0; i < ex->n; i++) {
+		int r = plugin_check(ex->pl[i], strcmp(cmd, "export") == 0, upload);
+
+		if (r) {
+			ret = r == PP_EUSAGE ? EXIT_USAGE : EXIT_NOTHING;
+			goto out;
+		}
+	}
 	ret = EXIT_FULL;
 out:
 	free(list);
@@ -210,6 +232,11 @@ void exporters_profile_opts(const struct exporters *ex, bool upload, bool group_
 	for (size_t i = 0; i < ex->n; i++)
 		if (plugin_wants_samples(ex->pl[i]))
 			o->timeline = true;
+	/* estimated times are worth a warning where a format places them in time */
+	o->warn_estimated_time = false;
+	for (size_t i = 0; i < ex->n; i++)
+		if (plugin_wants_wall_clock(ex->pl[i]))
+			o->warn_estimated_time = true;
 }
 
 /*
@@ -223,8 +250,8 @@ void exporters_end_if_signalled(void)
 
 	if (!sig)
 		return;
-	pp_error("interrupted by %s: what was not delivered is kept in the spool "
-		 "('perfport resend' sends it)", strsignal(sig));
+	pp_error("interrupted by %s: what was not delivered is kept in the spool '%s' "
+		 "('perfport resend %s' sends it)", strsignal(sig), net_spool_dir(), net_spool_dir());
 	fflush(stdout);
 	cleanup_run();
 	signal(sig, SIG_DFL);

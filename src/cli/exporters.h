@@ -69,7 +69,9 @@ struct exporters {
 
 /**
  * exporters_load() - load each format of the comma-separated @formats and
- * give it its settings; with @upload, each must be able to upload.
+ * give it its settings; with @upload, each must be able to upload; then
+ * each format's own check of its options (plugin_check(): a file is written
+ * when @cmd is "export"), all before a recording is read.
  * Errors are printed as @cmd's. @ex is filled even on failure: free it
  * with exporters_free().
  * Return: EXIT_FULL, or the exit status to end with.

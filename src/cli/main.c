@@ -164,6 +164,24 @@ int cli_bad_option(const char *cmd, int opt, char **argv, const struct option *o
 			return cli_usage_error(cmd, "option '--%s' takes no value", o->name);
 		/* else a bad short option in a cluster after it: below */
 	}
+	if (optopt > ' ' && optopt < 127) {
+		/* a long option written with one dash ("-top 5"): getopt read a
+		 * cluster of short ones; the word is found in argv and named */
+		for (int i = 1; argv[i] && i <= optind; i++) {
+			const char *w = argv[i];
+			size_t len = strcspn(w, "=");
+			char word[128];
+			bool amb;
+
+			if (w[0] != '-' || w[1] != optopt || w[1] == '-' || len < 3)
+				continue;
+			snprintf(word, sizeof(word), "%.*s", (int)len - 1, w + 1);
+			if (long_option(word, opts, &amb) && !amb)
+				return cli_usage_error(cmd, "unknown option '-%c' (in '%.*s'); did you mean "
+						       "'--%s'?", optopt, (int)len, w,
+						       long_option(word, opts, &amb)->name);
+		}
+	}
 	if (opt == ':')
 		return cli_usage_error(cmd, "option '-%c' needs a value", optopt);
 	if (optopt > ' ' && optopt < 127)

@@ -11,7 +11,19 @@
 
 #include "../profile/profile.h"
 
-enum sort_key { SORT_FUNCTION, SORT_MODULE, SORT_STATE };
+/* SORT_FRAME: a line per frame of the profile, in its order (report --json) */
+enum sort_key { SORT_FUNCTION, SORT_MODULE, SORT_STATE, SORT_FRAME };
+
+/*
+ * Where a function inlined into another is charged (--inlined): to the
+ * function it was inlined into (as the symbol table and perf report's
+ * symbol column see the code), or to itself. Either way a function is one
+ * line, its inlined and called instances together.
+ */
+enum inline_rule { INLINE_TO_CALLER, INLINE_OWN };
+
+/** report_parse_inlined() - "caller" or "own" into *@out. Return: 0, or -1 for another word. */
+int report_parse_inlined(const char *s, enum inline_rule *out);
 
 /* One line of a top table: a function (a frame), or a module. */
 struct func_sum {
@@ -27,7 +39,17 @@ struct func_sum {
  * Return: an array the caller frees, NULL out of memory.
  */
 struct func_sum *report_function_sums(const struct profile *p, enum sort_key sort, bool by_wait,
-				      size_t *nr);
+				      enum inline_rule rule, size_t *nr);
+
+/**
+ * report_function_ids() - per frame of @p, the first frame of the same
+ * function (name, module and kind; inlined or not, any line).
+ * Return: an array the caller frees, NULL out of memory.
+ */
+uint32_t *report_function_ids(const struct profile *p);
+
+/** report_function_label() - "function (module)" for frame @f, without "(inlined)": a function's line. */
+void report_function_label(const struct profile *p, uint32_t f, char *buf, size_t len);
 
 static inline double report_pct(uint64_t part, uint64_t whole)
 {
@@ -64,6 +86,6 @@ int report_caller_tree(const struct profile *p, enum counter c, double min);
  * user function: where the thread waited), under each its callers.
  * Return: 0, or -1 out of memory.
  */
-int report_callee_tree(const struct profile *p, enum counter c, double min);
+int report_callee_tree(const struct profile *p, enum counter c, double min, enum inline_rule rule);
 
 #endif /* CLI_REPORT_H */

@@ -34,6 +34,75 @@ void report_frame_label(const struct profile *p, uint32_t f, char *buf, size_t l
 			 fr->flags & FRAME_F_INLINED ? " (inlined)" : "");
 }
 
+int report_parse_inlined(const char *s, enum inline_rule *out)
+{
+	if (!strcmp(s, "caller"))
+		*out = INLINE_TO_CALLER;
+	else if (!strcmp(s, "own"))
+		*out = INLINE_OWN;
+	else
+		return -1;
+	return 0;
+}
+
+void report_function_label(const struct profile *p, uint32_t f, char *buf, size_t len)
+{
+	const struct profile_frame *fr = &p->frames[f];
+	const char *mod = fr->module ? strrchr(fr->module, '/') : NULL;
+
+	mod = mod ? mod + 1 : fr->module;
+	if (fr->flags & (FRAME_F_PROCESS | FRAME_F_THREAD | FRAME_F_SYNTHETIC) || !mod)
+		snprintf(buf, len, "%s", fr->function);
+	else
+		snprintf(buf, len, "%s (%s)", fr->function, mod);
+}
+
+/* What makes two frames one function: name, module, kind (not INLINED). */
+#define FUNCTION_FLAGS (FRAME_F_KERNEL | FRAME_F_PROCESS | FRAME_F_THREAD | FRAME_F_SYNTHETIC)
+
+static uint64_t function_hash(const struct profile_frame *f)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (const unsigned char *c = (const unsigned char *)f->function; *c; c++)
+		h = (h ^ *c) * 1099511628211ULL;
+	return mix64(h ^ (uint64_t)(uintptr_t)f->module ^ (uint64_t)(f->flags & FUNCTION_FLAGS) << 56);
+}
+
+static bool same_function(const struct profile_frame *a, const struct profile_frame *b)
+{
+	return a->module == b->module && (a->flags & FUNCTION_FLAGS) == (b->flags & FUNCTION_FLAGS) &&
+	       strcmp(a->function, b->function) == 0;
+}
+
+uint32_t *report_function_ids(const struct profile *p)
+{
+	size_t cap = 16;
+	uint32_t *id, *slots;
+
+	while (cap < (size_t)p->nr_frames * 2)
+		cap *= 2;
+	id = malloc(((size_t)p->nr_frames + 1) * sizeof(*id));
+	slots = calloc(cap, sizeof(*slots));       /* frame + 1 of each function's first frame */
+	if (!id || !slots) {
+		free(id);
+		free(slots);
+		return NULL;
+	}
+	for (uint32_t i = 0; i < p->nr_frames; i++) {
+		size_t j = function_hash(&p->frames[i]) & (cap - 1);
+
+		for (; slots[j]; j = (j + 1) & (cap - 1))
+			if (same_function(&p->frames[slots[j] - 1], &p->frames[i]))
+				break;
+		if (!slots[j])
+			slots[j] = i + 1;
+		id[i] = slots[j] - 1;
+	}
+	free(slots);
+	return id;
+}
+
 bool report_is_user(const struct profile_frame *f)
 {
 	return !(f->flags & (FRAME_F_KERNEL | FRAME_F_SYNTHETIC | FRAME_F_PROCESS | FRAME_F_THREAD));
@@ -67,7 +136,10 @@ struct funcs_ctx {
 	uint32_t *active;            /* per key: open nodes with it on the path */
 	uint32_t *waits_in;          /* per depth: the innermost user frame's key, or none */
 	uint32_t *prog_in;           /* ... the innermost program frame's (report_is_program()) */
+	uint32_t *real_in;           /* ... the innermost frame not inlined */
+	bool *counted;               /* per depth: the node's total was counted */
 	bool by_wait;                /* off-CPU self to where the thread waited */
+	enum inline_rule rule;
 };
 
 static void counts_add(struct profile_counts *to, const struct profile_counts *c)
@@ -87,28 +159,38 @@ static int funcs_visit(void *ctx, const struct profile *p, uint32_t node, bool l
 {
 	struct funcs_ctx *c = ctx;
 	uint32_t f = p->nodes[node].frame, d = p->nodes[node].depth, k, w;
+	bool inl;
 
 	if (f == UINT32_MAX) {
-		c->waits_in[0] = c->prog_in[0] = UINT32_MAX;
+		c->waits_in[0] = c->prog_in[0] = c->real_in[0] = UINT32_MAX;
 		return 0;
 	}
 	k = c->key[f];
 	if (leave) {
-		c->active[k]--;
+		if (c->counted[d])
+			c->active[k]--;
 		return 0;
 	}
+	/* --inlined caller: a function inlined into another is that one's
+	 * code, as the symbol table has it (and perf report's symbol column):
+	 * its self time is charged there, it has no line of its own */
+	inl = c->rule == INLINE_TO_CALLER && (p->frames[f].flags & FRAME_F_INLINED) &&
+	      c->real_in[d - 1] != UINT32_MAX;
+	c->real_in[d] = inl ? c->real_in[d - 1] : k;
 	/* where it waited: the program's innermost frame, outside the C
 	 * library's wrappers; else the innermost user frame */
-	c->waits_in[d] = report_is_user(&p->frames[f]) ? k : c->waits_in[d - 1];
-	c->prog_in[d] = report_is_program(&p->frames[f]) ? k : c->prog_in[d - 1];
+	c->waits_in[d] = report_is_user(&p->frames[f]) && !inl ? k : c->waits_in[d - 1];
+	c->prog_in[d] = report_is_program(&p->frames[f]) && !inl ? k : c->prog_in[d - 1];
 	w = c->prog_in[d] != UINT32_MAX ? c->prog_in[d] : c->waits_in[d];
 	for (int i = 0; i < CNT_COUNT; i++) {
-		uint32_t to = c->by_wait && report_offcpu((enum counter)i) && w != UINT32_MAX ? w : k;
+		uint32_t to = c->by_wait && report_offcpu((enum counter)i) && w != UINT32_MAX ? w :
+			      c->real_in[d];
 
 		c->f[to].self.count[i] += p->self[node].count[i];
 		c->f[to].self.ns[i] += p->self[node].ns[i];
 	}
-	if (!c->active[k]++)
+	c->counted[d] = !inl;
+	if (!inl && !c->active[k]++)
 		counts_add(&c->f[k].total, &p->total[node]);
 	return 0;
 }
@@ -118,10 +200,10 @@ static int funcs_visit(void *ctx, const struct profile *p, uint32_t node, bool l
  * off-CPU self time where the threads waited, else at each stack's leaf.
  */
 struct func_sum *report_function_sums(const struct profile *p, enum sort_key sort, bool by_wait,
-				      size_t *nr)
+				      enum inline_rule rule, size_t *nr)
 {
-	struct funcs_ctx c = { .by_wait = by_wait };
-	uint32_t maxd = 0, nkeys = 0;
+	struct funcs_ctx c = { .by_wait = by_wait, .rule = rule };
+	uint32_t maxd = 0, nkeys = 0, *fid = NULL;
 
 	for (size_t i = 0; i < p->nr_nodes; i++)
 		if (p->nodes[i].depth > maxd)
@@ -131,12 +213,24 @@ struct func_sum *report_function_sums(const struct profile *p, enum sort_key sor
 	c.active = calloc(p->nr_frames + 1, sizeof(*c.active));
 	c.waits_in = calloc((size_t)maxd + 1, sizeof(*c.waits_in));
 	c.prog_in = calloc((size_t)maxd + 1, sizeof(*c.prog_in));
-	if (!c.f || !c.key || !c.active || !c.waits_in || !c.prog_in)
+	c.real_in = calloc((size_t)maxd + 1, sizeof(*c.real_in));
+	c.counted = calloc((size_t)maxd + 1, sizeof(*c.counted));
+	if (sort == SORT_FUNCTION)
+		fid = report_function_ids(p);
+	if (!c.f || !c.key || !c.active || !c.waits_in || !c.prog_in || !c.real_in || !c.counted ||
+	    (sort == SORT_FUNCTION && !fid))
 		goto fail;
 	for (uint32_t i = 0; i < p->nr_frames; i++) {
 		uint32_t k = nkeys;
 
-		/* a module's key is its first frame's; modules are few */
+		/* a function's frames (plain, inlined, other lines) are one line */
+		if (fid && fid[i] != i) {
+			c.key[i] = c.key[fid[i]];
+			continue;
+		}
+
+		/* a module's key is its first frame's; modules are few (SORT_FRAME:
+		 * each frame its own) */
 		if (sort == SORT_MODULE)
 			for (uint32_t j = 0; j < nkeys; j++)
 				if (p->frames[c.f[j].frame].module == p->frames[i].module &&
@@ -151,18 +245,24 @@ struct func_sum *report_function_sums(const struct profile *p, enum sort_key sor
 	}
 	if (profile_walk(p, funcs_visit, &c))
 		goto fail;
-	free(c.key);
-	free(c.active);
-	free(c.waits_in);
+	free(fid);
+	free(c.counted);
+	free(c.real_in);
 	free(c.prog_in);
+	free(c.waits_in);
+	free(c.active);
+	free(c.key);
 	*nr = nkeys;
 	return c.f;
 fail:
-	free(c.f);
-	free(c.key);
-	free(c.active);
-	free(c.waits_in);
+	free(fid);
+	free(c.counted);
+	free(c.real_in);
 	free(c.prog_in);
+	free(c.waits_in);
+	free(c.active);
+	free(c.key);
+	free(c.f);
 	return NULL;
 }
 
@@ -328,7 +428,7 @@ static void callee_node(const struct callee_print *cp, uint32_t i, uint32_t dept
 	char label[512];
 
 	if (i) {
-		report_frame_label(cp->p, e->frame, label, sizeof(label));
+		report_function_label(cp->p, e->frame, label, sizeof(label));
 		printf("%7.2f%% %10.3f  %*s%s\n", report_pct(e->ns, cp->whole), (double)e->ns / 1e9,
 		       (int)(depth * 2 > MAX_INDENT ? MAX_INDENT : depth * 2), "", label);
 	}
@@ -341,14 +441,15 @@ static void callee_node(const struct callee_print *cp, uint32_t i, uint32_t dept
 		callee_node(cp, kids[k], i ? depth + 1 : 0, kids + n);
 }
 
-int report_callee_tree(const struct profile *p, enum counter c, double min)
+int report_callee_tree(const struct profile *p, enum counter c, double min, enum inline_rule rule)
 {
 	struct itree t = { 0 };
 	uint32_t *path = malloc((p->nr_nodes + 1) * sizeof(*path)), *kids = NULL;
+	uint32_t *fid = report_function_ids(p);
 	struct callee_print cp = { p, &t, p->total[0].ns[c], min };
 	int ret = -1;
 
-	if (!path || !(t.n = malloc(1024 * sizeof(*t.n))))
+	if (!path || !fid || !(t.n = malloc(1024 * sizeof(*t.n))))
 		goto out;
 	t.cap = 1024;
 	t.n[0] = (struct inode){ UINT32_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX, 0 };
@@ -362,8 +463,16 @@ int report_callee_tree(const struct profile *p, enum counter c, double min)
 
 		if (!v)
 			continue;
-		for (uint32_t k = node; k && k != UINT32_MAX; k = p->nodes[k].parent)
-			path[np++] = p->nodes[k].frame;
+		/* each function once for its frames; --inlined caller: the
+		 * functions inlined into another are left to it */
+		for (uint32_t k = node; k && k != UINT32_MAX; k = p->nodes[k].parent) {
+			uint32_t pa = p->nodes[k].parent;
+
+			if (rule == INLINE_TO_CALLER && (p->frames[p->nodes[k].frame].flags & FRAME_F_INLINED) &&
+			    pa && pa != UINT32_MAX)
+				continue;
+			path[np++] = fid[p->nodes[k].frame];
+		}
 		if (report_offcpu(c)) {
 			/* the program's innermost frame, else the innermost user one */
 			while (start < np && !report_is_program(&p->frames[path[start]]))
@@ -391,6 +500,7 @@ out:
 	free(kids);
 	free(t.slots);
 	free(t.n);
+	free(fid);
 	free(path);
 	return ret;
 }

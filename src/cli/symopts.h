@@ -101,9 +101,20 @@ static inline bool symopts_parse(int opt, const char *arg, struct cli_sym *c)
  * servers of DEBUGINFOD_URLS (one that does not answer is dropped, with a
  * warning), and unpack the perf archive for @input (--archive, else one
  * beside it) into a private directory c->o.archive_dir points at, removed
- * at exit. Return: 0, or -1 when --archive's file cannot be read (logged).
+ * at exit. First, a recording this user may not read is refused with what
+ * was denied and the command that fixes it.
+ * Return: 0, or -1 when the recording or --archive's file cannot be read (logged).
  */
 int symopts_prepare(struct cli_sym *c, const char *input);
+
+/**
+ * symopts_check_input() - before anything is read: can @input (a path; "-"
+ * and NULL pass) be read? A missing file is said as the reader says it; one
+ * this user may not read with whose it is, its mode and the one command that
+ * fixes it (perf record writes its file for its owner only).
+ * Return: 0, or -1 (logged).
+ */
+int symopts_check_input(const char *input);
 
 /** symopts_jobs() - the thread count to use. */
 static inline unsigned symopts_jobs(const struct cli_sym *c)

@@ -1048,6 +1048,8 @@ static int spool(const struct net_request *rq)
 	/* deferred on purpose: its caller resends it and says so */
 	if (deferred)
 		pp_debug("the request was kept in '%s'", path);
+	else if (config.spool_dir)  /* not the spool a plain 'perfport resend' reads */
+		pp_warn("the request was kept in '%s'; 'perfport resend %s' sends it again", path, dir);
 	else
 		pp_warn("the request was kept in '%s'; 'perfport resend' sends it again", path);
 	spool_seq++;

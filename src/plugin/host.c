@@ -529,6 +529,62 @@ bool plugin_wants_samples(const struct plugin *pl)
 	       (pl->ex->flags & PERFPORT_EXPORTER_SAMPLES);
 }
 
+/* Every option of @pl's table, set or defaulted, as init() and check() get
+ * them (calloc'd; the values are @pl's). NULL: out of memory. */
+static struct perfport_option *options_array(struct plugin *pl)
+{
+	const struct perfport_exporter *ex = pl->ex;
+	struct perfport_option *opts = calloc(ex->nr_options + 1, sizeof(*opts));
+
+	if (!opts)
+		return NULL;
+	for (size_t i = 0; i < ex->nr_options; i++) {
+		const struct perfport_option_def *d = &ex->options[i];
+
+		opts[i].name = d->name;
+		opts[i].value = pl->values[i];
+		if (!opts[i].value && d->default_value) {
+			/* defaults pass through the same normalisation */
+			pl->values[i] = option_value(d, d->default_value);
+			opts[i].value = pl->values[i] ? pl->values[i] : d->default_value;
+		}
+	}
+	return opts;
+}
+
+int plugin_check(struct plugin *pl, bool write, bool upload)
+{
+	const struct perfport_exporter *ex = pl->ex;
+	struct perfport_option *opts;
+	enum perfport_status st;
+	uint32_t mode = (write ? PERFPORT_CHECK_WRITE : 0) | (upload ? PERFPORT_CHECK_UPLOAD : 0);
+
+	if (upload && !ex->upload) {
+		pp_error("format '%s' writes files only: it cannot upload", ex->name);
+		return PP_EUSAGE;
+	}
+	if (!PERFPORT_HAS(ex, struct perfport_exporter, check) || !ex->check)
+		return PP_OK;
+	opts = options_array(pl);
+	if (!opts)
+		return PP_ENOMEM;
+	st = ex->check(plugin_host(), opts, ex->nr_options, mode);
+	free(opts);
+	if (st == PERFPORT_OK)
+		return PP_OK;
+	if (st != PERFPORT_USAGE) {
+		pp_error("format '%s': its options could not be checked", ex->name);
+		return PP_EPLUGIN;
+	}
+	return PP_EUSAGE;
+}
+
+bool plugin_wants_wall_clock(const struct plugin *pl)
+{
+	return PERFPORT_HAS(pl->ex, struct perfport_exporter, flags) &&
+	       (pl->ex->flags & PERFPORT_EXPORTER_WALL_CLOCK);
+}
+
 int plugin_run(struct plugin *pl, const struct perfport_profile *view, FILE *out,
 	       const char *dir, bool upload)
 {
@@ -542,20 +598,9 @@ int plugin_run(struct plugin *pl, const struct perfport_profile *view, FILE *out
 		pp_error("format '%s' writes files only: it cannot upload", ex->name);
 		return PP_EUSAGE;
 	}
-	opts = calloc(ex->nr_options + 1, sizeof(*opts));
+	opts = options_array(pl);
 	if (!opts)
 		return PP_ENOMEM;
-	for (size_t i = 0; i < ex->nr_options; i++) {
-		const struct perfport_option_def *d = &ex->options[i];
-
-		opts[i].name = d->name;
-		opts[i].value = pl->values[i];
-		if (!opts[i].value && d->default_value) {
-			/* defaults pass through the same normalisation */
-			pl->values[i] = option_value(d, d->default_value);
-			opts[i].value = pl->values[i] ? pl->values[i] : d->default_value;
-		}
-	}
 	st = ex->init(plugin_host(), opts, ex->nr_options, &state);
 	if (st != PERFPORT_OK) {
 		/* USAGE: the user's options, which the plugin has said what is wrong with */

@@ -73,12 +73,24 @@ bool plugin_wants_threads(const struct plugin *pl);
 /** plugin_wants_slices() - does the format upload by time (PERFPORT_EXPORTER_TIME_SLICES)? */
 bool plugin_wants_slices(const struct plugin *pl);
 
+/** plugin_wants_wall_clock() - does the format place the profile in wall-clock time (PERFPORT_EXPORTER_WALL_CLOCK)? */
+bool plugin_wants_wall_clock(const struct plugin *pl);
+
 /** plugin_wants_samples() - does the format show samples in time (PERFPORT_EXPORTER_SAMPLES)? */
 bool plugin_wants_samples(const struct plugin *pl);
 
 /* The slice length perfport keeps for such formats: 5 s, SkyWalking Rover's
  * flush interval. */
 #define PLUGIN_SLICE_NS 5000000000ull
+
+/**
+ * plugin_check() - before the recording is read: can @pl do what is asked
+ * (@write: a file, @upload: a send) with the options set? Calls the
+ * plugin's check() (ABI 1.6) when it has one, which logs what is wrong.
+ *
+ * Return: PP_OK, PP_EUSAGE (logged), PP_ENOMEM.
+ */
+int plugin_check(struct plugin *pl, bool write, bool upload);
 
 /**
  * plugin_run() - init, write @view to @out (NULL: no file), upload it if

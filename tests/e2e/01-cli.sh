@@ -33,6 +33,10 @@ bad_option "perfport: unknown option '--frob'" --frob
 # a wrong name lists the valid ones and suggests the nearest
 bad_option "perfport: 'reprot' is not a command (one of: info, dump, stacks, report, diff, export, upload, resend, watch, formats; did you mean 'report'?)" reprot
 bad_option "perfport report: unknown option '--tpo'; did you mean '--top'?" report --tpo 3
+# a long option with one dash: getopt reads a cluster; the word is named
+bad_option "perfport report: unknown option '-t' (in '-top'); did you mean '--top'?" report -top 5
+# an output's name for a format: the format that writes it
+bad_option "perfport export: no format 'svg': use -f flamegraph -O format=svg" export -f svg -o x.svg
 bad_option "perfport report: --counter takes counter names separated by commas: 'lok' is none (one of: on-cpu, preempted, lock, io, sleep, timed-sleep, idle; did you mean 'lock'?)" report --counter on-cpu,lok
 rc=0; "$PERFPORT" export -f pprf -o "$WORK/x" -i "$TOP/samples/oncpu.perf.data" 2>"$WORK/err" || rc=$?
 [ $rc -eq 1 ] && grep -q "^perfport export: no format 'pprf' (one of: .*pprof.*; did you mean 'pprof'?)$" "$WORK/err" ||

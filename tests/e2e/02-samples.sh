@@ -18,16 +18,21 @@ $PY "$CHECK" json "$WORK/offcpu.json" events.1.name=sched:sched_switch \
 "$PERFPORT" info -i "$TOP/samples/oncpu.perf.data" >"$WORK/oncpu.txt"
 grep -q '^samples: ' "$WORK/oncpu.txt" && grep -q '^events:' "$WORK/oncpu.txt" || fail "text output"
 # The samples hold no wall-clock reference (recorded without -k): report
-# marks its times estimated without a warning; export, whose formats carry
-# the times, warns and says how to record them exactly.
+# marks its times estimated without a warning; so does an export to a
+# format that does not place the profile in time (pprof's time is shown,
+# not compared); one that does (otlp: a backend's time axis) warns and says
+# how to record them exactly.
 "$PERFPORT" report -i "$TOP/samples/offcpu.perf.data" --top 1 >"$WORK/report.txt" 2>"$WORK/report.err" ||
 	fail "report: exit $?"
 grep -q '^# time .*, estimated)$' "$WORK/report.txt" || fail "report does not mark its times estimated"
 [ ! -s "$WORK/report.err" ] || fail "report warned: $(cat "$WORK/report.err")"
-"$PERFPORT" export -i "$TOP/samples/offcpu.perf.data" -f pprof -o "$WORK/x.pb.gz" 2>"$WORK/export.err" ||
+"$PERFPORT" export -i "$TOP/samples/offcpu.perf.data" -f pprof,folded,flamegraph -o "$WORK/x" \
+	2>"$WORK/export.err" || fail "export: exit $?"
+[ ! -s "$WORK/export.err" ] || fail "export to pprof, folded, flamegraph warned: $(cat "$WORK/export.err")"
+"$PERFPORT" export -i "$TOP/samples/offcpu.perf.data" -f otlp -o "$WORK/x.otlp" 2>"$WORK/export.err" ||
 	fail "export: exit $?"
 grep -q "holds no wall-clock reference.*perf record -k CLOCK_MONOTONIC" "$WORK/export.err" ||
-	fail "export does not warn about estimated times: $(cat "$WORK/export.err")"
+	fail "export -f otlp does not warn about estimated times: $(cat "$WORK/export.err")"
 # --top N lists N functions, the process and thread frames of --group-by
 # thread not counted among them (they are not functions)
 "$PERFPORT" report -i "$TOP/samples/offcpu.perf.data" --top 3 --group-by thread \

@@ -31,14 +31,14 @@ import json, re, sys
 j = json.load(open(sys.argv[1]))
 s = j["symbols"]
 w = [x for x in j["warnings"] if "stopped early at the end of their stack copy" in x]
-if not w or "--call-graph dwarf,65528" not in w[0]:
+if not w or "--call-graph dwarf,65528" not in w[0] or "stack copy (1024 bytes)" not in w[0]:
     sys.exit("no truncation warning: %s" % j["warnings"])
 n, of = map(int, re.match(r"(\d+) of (\d+) ", w[0]).groups())
 if n != s["dwarf_unwind_truncated"] or of != s["dwarf_unwound"] or n > s["dwarf_unwind_stopped"] or not n:
     sys.exit("warning says %d of %d; unwinding: %s" % (n, of, s))
 print("%d of %d samples stopped at the end of their stack copy" % (n, of))
 PY
-"$PERFPORT" info --no-symbols --json -i "$WORK/dwarf.data" | has "filled their buffer (not unwound with --no-symbols" ||
+"$PERFPORT" info --no-symbols --json -i "$WORK/dwarf.data" | has "filled their buffer (1024 bytes; not unwound with --no-symbols" ||
 	fail "no may-stop warning without symbols"
 # a copy large enough: the same workload unwinds whole, no warning; a
 # shallow one fills 1 KB copies but unwinds whole: no warning either
@@ -78,9 +78,14 @@ if [ "${lost:-0}" -gt 0 ]; then
 	warnings "$WORK/lost.data" | has "the kernel lost $lost samples (its buffer was full).*perf record -m 4096" ||
 		fail "info does not warn of $lost lost samples: $(warnings "$WORK/lost.data")"
 	"$PERFPORT" -q report -i "$WORK/lost.data" --no-tree --top 1 >"$WORK/lost.txt" || fail "report: exit $?"
-	has "^# lost: $lost samples the kernel could not write" "$WORK/lost.txt" ||
+	has "^# lost: $lost samples the kernel could not write.*record with -m 4096" "$WORK/lost.txt" ||
 		fail "report does not say $lost samples were lost: $(grep '^#' "$WORK/lost.txt")"
-	echo "ok: $lost lost samples said by info and report"
+	# export says it too, with the same advice (its -m 2 doubled is under 4096)
+	"$PERFPORT" export -i "$WORK/lost.data" -f folded -o "$WORK/lost.folded" 2>"$WORK/lost.err" ||
+		fail "export: exit $?"
+	has "lost samples: the kernel lost $lost samples .*perf record -m 4096" "$WORK/lost.err" ||
+		fail "export does not say $lost samples were lost: $(cat "$WORK/lost.err")"
+	echo "ok: $lost lost samples said by info, report and export"
 else
 	echo "(perf lost nothing with -m 2: the lost-samples warning is not tried)"
 fi

@@ -202,3 +202,17 @@ for bad in "-O app=my:app" "--label __name__=x" "--label env=a,b"; do
 	grep -q "pyroscope:" "$WORK/usage.err" || fail "$bad: no reason: $(cat "$WORK/usage.err")"
 done
 echo "ok: names Pyroscope cannot take are refused"
+
+# no server named, none at the default address: the failure names the option
+if ! (exec 3<>/dev/tcp/127.0.0.1/4040) 2>/dev/null; then
+	rc=0
+	"$PERFPORT" upload -f pyroscope -i "$TOP/samples/oncpu.perf.data" --retries 1 --timeout 5 \
+		--spool "$WORK/nospool" 2>"$WORK/noserver.err" || rc=$?
+	[ $rc -ne 0 ] && has -F "name yours with -O pyroscope.server=URL" "$WORK/noserver.err" ||
+		fail "no server: exit $rc, $(cat "$WORK/noserver.err")"
+	has -F "'perfport resend $WORK/nospool' sends it again" "$WORK/noserver.err" ||
+		fail "the spool named with --spool is not the one resend is told: $(cat "$WORK/noserver.err")"
+	echo "ok: no server: -O pyroscope.server named, and the spool to resend"
+else
+	echo "note: something listens on 127.0.0.1:4040: the default server's failure is not tried"
+fi

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * advice.h - what changes the meaning of a profile's numbers (broken
+ * stacks, lost samples, off-CPU intervals without their switch-in, JIT
+ * code unnamed), said by every view that shows them (report's header,
+ * export's warnings, the flame graph's header), and the perf record
+ * options that fix each, computed from how the recording was made.
+ */
+#ifndef CLI_ADVICE_H
+#define CLI_ADVICE_H
+
+#include <stddef.h>
+
+#include "../profile/profile.h"
+
+#define ADVICE_MAX 6
+#define ADVICE_LEN 480
+
+enum advice_kind { ADVICE_BROKEN_STACKS, ADVICE_LOST, ADVICE_INTERVALS, ADVICE_JIT };
+
+struct advice_list {
+	size_t n;
+	enum advice_kind kind[ADVICE_MAX];
+	char text[ADVICE_MAX][ADVICE_LEN];
+	const char *ptr[ADVICE_MAX];   /* text[i], for a list of strings */
+};
+
+/**
+ * advice_of_profile() - the warnings about @p's numbers into @out: each a
+ * sentence, lowercase, saying how much of what is affected and the
+ * command line that records it right (from @p's own perf record command
+ * line: its -m doubled, --call-graph dwarf where frame pointers broke).
+ */
+void advice_of_profile(const struct profile *p, struct advice_list *out);
+
+/**
+ * advice_mmap() - the -m to suggest after lost samples, from the perf
+ * record command line @cmdline (NULL: unknown): twice its -m / --mmap-pages
+ * in pages (a power of two) when it gave one, at least 4096; into @buf as
+ * "-m N".
+ */
+void advice_mmap(const char *cmdline, char *buf, size_t len);
+
+#endif /* CLI_ADVICE_H */
