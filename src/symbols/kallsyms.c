@@ -593,9 +593,17 @@ static void load(struct symbolizer *s, uint64_t kernel_text)
 		uint8_t id[PERF_MAX_BUILD_ID];
 		int n = running_kernel_build_id(id);
 
-		if (n == rec->size && memcmp(id, rec->id, (size_t)n) == 0 &&
-		    try_file(s, "/proc/kallsyms", kernel_text, "/proc/kallsyms (same kernel)"))
+		if (n == rec->size && memcmp(id, rec->id, (size_t)n) == 0) {
+			if (try_file(s, "/proc/kallsyms", kernel_text, "/proc/kallsyms (same kernel)"))
+				return;
+			/* this machine's kernel, its addresses hidden from this user */
+			snprintf(s->kernel_why, sizeof(s->kernel_why),
+				 "the recorded kernel is this machine's, but /proc/kallsyms "
+				 "shows this user no addresses (kernel.kptr_restrict): run as "
+				 "root, or pass --kallsyms with a copy read as root (sudo cat "
+				 "/proc/kallsyms > FILE)");
 			return;
+		}
 	}
 	snprintf(s->kernel_why, sizeof(s->kernel_why),
 		 "the recorded kernel (build id %.40s) is not this machine's and perf's "

@@ -72,6 +72,19 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 			fail "'$c' as nobody on root's 0600 file: exit $rc, $(cat "$WORK/err")"
 	done
 	echo "ok: a recording this user cannot read: whose it is and the fix"
+	# readable, made here: this machine's kernel, whose kallsyms hides its
+	# addresses from this user - said as such, not as another kernel
+	if perf record -q -N -o "$WORK/here.data" -e cpu-clock -g -- sleep 0.1 >/dev/null 2>&1 &&
+	   chmod 644 "$WORK/here.data" &&
+	   [ "$(sed -n '1p' /proc/kallsyms | cut -c1-16)" != 0000000000000000 ] &&
+	   [ "$(setpriv --reuid=nobody --regid=nogroup --clear-groups sed -n '1p' /proc/kallsyms | cut -c1-16)" = 0000000000000000 ]; then
+		setpriv --reuid=nobody --regid=nogroup --clear-groups "$PERFPORT" info -i "$WORK/here.data" \
+			>"$WORK/nobody.info" 2>&1 || true
+		has "this machine's, but /proc/kallsyms shows this user no addresses" "$WORK/nobody.info" &&
+			! has "is not this machine's" "$WORK/nobody.info" ||
+			fail "kallsyms hidden from nobody read as another kernel: $(grep -i kernel "$WORK/nobody.info")"
+		echo "ok: kallsyms hidden from this user is told apart from another kernel"
+	fi
 else
 	echo "note: not root or no setpriv: the non-root case is not tried"
 fi
