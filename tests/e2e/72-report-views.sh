@@ -160,7 +160,7 @@ echo "ok: --top 0 and an unknown --sort refused"
 BG=$!
 sleep 0.3
 record "$WORK/sw.data" -a -g -F 199 -e cpu-clock -- sleep 0.5
-kill "$BG" 2>/dev/null; wait "$BG" 2>/dev/null || true
+kill "$BG" 2>/dev/null || true; wait "$BG" 2>/dev/null || true
 "$PERFPORT" -q report -i "$WORK/sw.data" --json --no-tree >"$WORK/sw.json" || fail "report -a: exit $?"
 "$PERFPORT" -q report -i "$WORK/sw.data" --no-tree --top 1 >"$WORK/sw.txt" || fail "report -a: exit $?"
 $PY - "$WORK/sw.json" "$WORK/sw.txt" <<'PY' || fail "system-wide thread table"
