@@ -53,6 +53,11 @@ static void broken_stacks(void **state)
 		{ UINT32_MAX, UINT32_MAX, 0, 4 }, { 0, 0, 1, 2 }, { 0, 1, 1, 3 }, { 0, 2, 1, 4 },
 	};
 	struct profile_counts total[4] = { 0 }, self[4] = { 0 };
+	struct profile_node g[] = {
+		{ UINT32_MAX, UINT32_MAX, 0, 5 }, { 0, 3, 1, 5 }, { 1, 0, 2, 3 }, { 1, 1, 2, 4 },
+		{ 1, 2, 2, 5 },
+	};
+	struct profile_counts gt[5] = { 0 };
 	struct profile p = { .nr_frames = 4, .frames = fr, .nr_nodes = 4, .nodes = nodes,
 			     .total = total, .self = self };
 	struct advice_list a;
@@ -69,14 +74,9 @@ static void broken_stacks(void **state)
 	assert_non_null(strstr(a.text[0], "--call-graph dwarf"));
 	assert_ptr_equal(a.ptr[0], a.text[0]);
 
-	/* under a --group-by process frame: the same */
+	/* under a --group-by process frame: the same (the arrays outlive the
+	 * block: the profile keeps pointing at them below) */
 	{
-		struct profile_node g[] = {
-			{ UINT32_MAX, UINT32_MAX, 0, 5 }, { 0, 3, 1, 5 }, { 1, 0, 2, 3 }, { 1, 1, 2, 4 },
-			{ 1, 2, 2, 5 },
-		};
-		struct profile_counts gt[5] = { 0 };
-
 		gt[0].ns[CNT_ON_CPU] = gt[1].ns[CNT_ON_CPU] = 100;
 		gt[2].ns[CNT_ON_CPU] = 60;
 		gt[3].ns[CNT_ON_CPU] = 30;
