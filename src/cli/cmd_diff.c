@@ -440,7 +440,7 @@ int cmd_diff(int argc, char **argv)
 	if (msg)
 		return cli_usage_error("diff", "%s", msg);
 	/* both, before either is read */
-	if (symopts_check_input(path[BASE]) || symopts_prepare(&po.sym, path[NEW]))
+	if (symopts_check_input(path[BASE]) || profopts_prepare(&po, path[NEW]))
 		return EXIT_NOTHING;
 	for (int side = 0; side < 2; side++) {
 		built[side] = profile_build(path[side], &po.o, &prof[side]);

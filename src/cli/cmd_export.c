@@ -325,7 +325,7 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 		goto out;
 	}
 	/* the recordings, once every usage error is said */
-	if (symopts_check_input(base_path) || symopts_prepare(&po.sym, path)) {
+	if (symopts_check_input(base_path) || profopts_prepare(&po, path)) {
 		ret = EXIT_NOTHING;
 		goto out;
 	}

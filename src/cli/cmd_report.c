@@ -1055,7 +1055,7 @@ int cmd_report(int argc, char **argv)
 	msg = profopts_finish(&po);
 	if (msg)
 		return cli_usage_error("report", "%s", msg);
-	if (symopts_prepare(&po.sym, path))
+	if (profopts_prepare(&po, path))
 		return EXIT_NOTHING;
 	po.o.progress = cli_progress; /* drawn only on a terminal */
 	po.o.progress_ctx = &shown;

@@ -1253,7 +1253,7 @@ int cmd_watch(int argc, char **argv)
 		}
 		close(fd);
 	}
-	if (symopts_prepare(&w.po.sym, NULL)) {
+	if (profopts_prepare(&w.po, NULL)) {
 		ret = EXIT_NOTHING;
 		goto out;
 	}

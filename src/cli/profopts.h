@@ -151,4 +151,18 @@ static inline const char *profopts_finish(struct cli_prof *c)
 	return c->bad;
 }
 
+/**
+ * profopts_prepare() - symopts_prepare() for @input (after profopts_finish(),
+ * once usage errors are said), then the profile's options take what it set
+ * (the perf archive's directory, the debuginfod servers).
+ * Return: 0, or -1 (said).
+ */
+static inline int profopts_prepare(struct cli_prof *c, const char *input)
+{
+	if (symopts_prepare(&c->sym, input))
+		return -1;
+	c->o.sym = c->sym.o;
+	return 0;
+}
+
 #endif /* CLI_PROFOPTS_H */
