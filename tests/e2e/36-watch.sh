@@ -50,10 +50,29 @@ sent() {
 	c=$(grep -vc '^#' "$1/.perfport-watch" 2>/dev/null) || true
 	echo "${c:-0}"
 }
-# wait_sent DIR N: until the watcher has sent N files (30 s at most)
+# wait_sent DIR N: until the watcher ($WATCH) has sent N files, for as long
+# as it runs (a loaded machine slows it, it does not stop it; 10 minutes
+# at most, against a hang)
 wait_sent() {
-	for _ in $(seq 300); do [ "$(sent "$1")" -ge "$2" ] && return 0; sleep 0.1; done
-	fail "the watcher sent $(sent "$1") of $2 files in 30 s: $(cat "$WORK/watch.err")"
+	for _ in $(seq 6000); do
+		[ "$(sent "$1")" -ge "$2" ] && return 0
+		kill -0 "$WATCH" 2>/dev/null || break
+		sleep 0.1
+	done
+	[ "$(sent "$1")" -ge "$2" ] && return 0
+	fail "the watcher sent $(sent "$1") of $2 files: $(cat "$WORK/watch.err" "$WORK/k9.err" "$WORK/hup.err" 2>/dev/null | tail -20)"
+}
+# oncpu_files DIR: how many of DIR's files have on-CPU samples (a file
+# has a process_cpu series only then: perf may cut a last file of a few
+# ms with none)
+oncpu_files() {
+	local c=0 f
+	for f in $(ls "$1" | grep '^perf\.data\.[0-9]*$'); do
+		"$PERFPORT" -q report --json -i "$1/$f" >"$WORK/oncpu.json" || fail "report $f: exit $?"
+		$PY -c 'import json, sys; sys.exit(0 if json.load(open(sys.argv[1]))["totals"].get("on-cpu", {}).get("count") else 1)' \
+			"$WORK/oncpu.json" && c=$((c + 1))
+	done
+	echo "$c"
 }
 
 # --- live: the watcher follows while perf writes ---
@@ -103,7 +122,8 @@ for p in reqs("pyro", "json"):
             pyro.append((s["types"]["process_cpu:cpu:nanoseconds:cpu:nanoseconds"]["total"],
                          s["types"]["process_cpu:samples:count:cpu:nanoseconds"]["total"],
                          s["labels"].get("env")))
-want = [(t["on-cpu"]["ns"], t["on-cpu"]["count"], "ci") for t in reports]
+# a file without on-CPU samples (perf's last, cut short) has no process_cpu
+want = [(t["on-cpu"]["ns"], t["on-cpu"]["count"], "ci") for t in reports if t.get("on-cpu", {}).get("count")]
 if pyro != want:
     sys.exit("pyroscope got (ns, samples, env) %s\nthe files' reports: %s" % (pyro, want))
 # OTLP: one export per file, in order, every state's total as the report says
@@ -174,15 +194,22 @@ watch_k9
 rotate "$WORK/k9" 5 &
 REC=$!
 wait_sent "$WORK/k9" 2
-# right after a file's line: between two files (the next comes a second later)
-for _ in $(seq 200); do [ "$(wc -l <"$WORK/k9.out")" -ge 2 ] && break; sleep 0.01; done
+# between two files, for certain: perf stopped (no file comes), the watcher
+# done with every file there is (its state file and its lines), then kill -9
+PERF=$(pgrep -P "$REC" -x perf) || fail "perf record of the kill -9 case is not found"
+kill -STOP "$PERF"
+have=$(ls "$WORK/k9" | grep -c '^perf\.data\.[0-9]*$' || true)
+wait_sent "$WORK/k9" "$have"
+for _ in $(seq 6000); do [ "$(wc -l <"$WORK/k9.out")" -ge "$have" ] && break; sleep 0.1; done
 kill -9 "$WATCH"
 wait "$WATCH" 2>/dev/null || true
-sleep 1.5                  # a file or two arrive while no watcher runs
+kill -CONT "$PERF"
+sleep 1.5                  # files may arrive while no watcher runs (or not: either is checked)
 watch_k9
 wait "$REC"
 n=$(ls "$WORK/k9" | grep -c '^perf\.data\.[0-9]*$' || true)
 wait_sent "$WORK/k9" "$n"
+n=$(oncpu_files "$WORK/k9")
 kill -TERM "$WATCH"
 wait "$WATCH" || true
 $PY - "$WORK" "$n" <<'PY' || fail "kill -9 and a restart"
@@ -196,8 +223,8 @@ for p in sorted(glob.glob(w + "/pyro/req-*.json"), key=lambda p: int(re.search(r
             got.append((r["query"]["from"], r["query"]["until"],
                         s["types"]["process_cpu:samples:count:cpu:nanoseconds"]["total"]))
 if len(got) != n or len(set(got)) != n:
-    sys.exit("%d files, %d process_cpu uploads: %s" % (n, len(got), got))
-print("kill -9 after the second file, a restart: %d files, each sent once" % n)
+    sys.exit("%d files with on-CPU samples, %d process_cpu uploads: %s" % (n, len(got), got))
+print("kill -9 between two files, a restart: %d files with on-CPU samples, each sent once" % n)
 PY
 echo "ok: kill -9 and a restart"
 
@@ -229,27 +256,40 @@ for f in $(ls "$WORK/down" | grep '^perf\.data\.[0-9]*$' | sort); do
 	"$PERFPORT" -q report --json -i "$WORK/down/$f" >"$WORK/rot-$f.json"
 done
 $PY - "$WORK" "$n" <<'PY' || fail "the backend down, then up"
-import glob, json, re, sys
+import glob, json, os, re, sys
 w, n = sys.argv[1], int(sys.argv[2])
+# what each file's uploads hold, from its report: a process_cpu series
+# when it has on-CPU samples (their ns), a wall one when it has off-CPU
+# time (on- and off-CPU ns); perf may cut a last file with either alone
+files = sorted(f for f in os.listdir(w + "/down") if re.fullmatch(r"perf\.data\.[0-9]+", f))
+want = []
+for f in files:
+    t = json.load(open("%s/rot-%s.json" % (w, f)))["totals"]
+    on = t.get("on-cpu", {}).get("ns", 0)
+    off = sum(v["ns"] for k, v in t.items() if k not in ("on-cpu", "idle"))
+    if t.get("on-cpu", {}).get("count"):
+        want.append(("process_cpu", on))
+    if off:
+        want.append(("wall", off + on))
 steps = []
 for p in sorted(glob.glob(w + "/pyro/req-*.json"), key=lambda p: int(re.search(r"req-([0-9]+)", p).group(1))):
     r = json.load(open(p))
-    steps.append((r["step"], r["query"]["from"] if r.get("query") else None,
-                  [s["types"]["process_cpu:cpu:nanoseconds:cpu:nanoseconds"]["total"]
-                   for s in r.get("series", []) if s["labels"]["__name__"] == "process_cpu"],
-                  sorted((k, v["total"]) for s in r.get("series", []) for k, v in s["types"].items())))
-ok = [s for s in steps if s[0] == "ok" and s[2]]  # the process_cpu series, one per file
+    got = None
+    for s in r.get("series", []):
+        name = s["labels"]["__name__"]
+        key = [k for k in s["types"] if k.split(":")[1] == ("cpu" if name == "process_cpu" else "wall")]
+        got = (name, s["types"][key[0]]["total"])
+    steps.append((r["step"], r["query"]["from"] if r.get("query") else None, got))
 if [s[0] for s in steps[:3]] != ["unavailable"] * 3:
     sys.exit("the first three requests: %s" % steps[:3])
-if len(ok) != n or len(set(map(str, ok))) != n:
-    sys.exit("%d files, %d delivered: %s" % (n, len(ok), steps))
-every = [str(s) for s in steps if s[0] == "ok"]
-if len(every) != len(set(every)):
-    sys.exit("a request delivered twice: %s" % steps)
-froms = [int(s[1]) for s in ok]
+ok = [s[2] for s in steps if s[0] == "ok"]
+if ok != want:
+    sys.exit("%d files: delivered %s\nthe files' reports want, in order: %s" % (n, ok, want))
+froms = [int(s[1]) for s in steps if s[0] == "ok"]
 if froms != sorted(froms):
     sys.exit("delivered out of order: %s" % froms)
-print("down for 3 requests: %d requests in all, %d files delivered once each, in order" % (len(steps), n))
+print("down for 3 requests: %d requests in all, %d files delivered once each, in order "
+      "(%d series)" % (len(steps), n, len(want)))
 PY
 grep -q 'the spool' "$WORK/watch.err" || fail "the log says nothing of the spool: $(cat "$WORK/watch.err")"
 echo "ok: a backend down, then up: every file once, in order"
@@ -362,7 +402,14 @@ PYRO="http://127.0.0.1:$(cat "$WORK/pyro/port")"
 	echo "${PIPESTATUS[1]}" >"$WORK/term.rc"
 ) &
 WATCH=$!
-sleep 3.5
+# three windows sent (however long a loaded machine takes), and half a
+# second of the fourth read, before the signal
+for _ in $(seq 6000); do
+	[ "$(wc -l <"$WORK/term.out" 2>/dev/null || echo 0)" -ge 3 ] && break
+	kill -0 "$WATCH" 2>/dev/null || break
+	sleep 0.1
+done
+sleep 0.5
 pkill -TERM -f "perfport watch -i - --window 1s" || true
 wait "$WATCH" || true
 pkill -f "$SHAPE 20" || true
@@ -370,7 +417,7 @@ rc=$(cat "$WORK/term.rc")
 [ $rc -eq 0 ] || { cat "$WORK/term.err"; fail "watch -i - after SIGTERM: exit $rc"; }
 w=$(wc -l <"$WORK/term.out")
 last=$(tail -1 "$WORK/term.out")
-[ "$w" -ge 3 ] || fail "SIGTERM after 3.5 s of 1 s windows: $w windows sent"
+[ "$w" -ge 4 ] || fail "SIGTERM after 3 windows sent: $w windows sent in all"
 case $last in *" 0 samples"*) fail "the last window is empty: $last";; esac
 echo "ok: SIGTERM: $w windows sent, the last one cut short ($last)"
 
@@ -425,7 +472,12 @@ conf one
 	echo "${PIPESTATUS[1]}" >"$WORK/hup2.rc"
 ) &
 STREAM=$!
-sleep 2.5
+# a window sent with the first configuration, then the second
+for _ in $(seq 6000); do
+	[ "$(wc -l <"$WORK/hup2.out" 2>/dev/null || echo 0)" -ge 1 ] && break
+	kill -0 "$STREAM" 2>/dev/null || break
+	sleep 0.1
+done
 conf two
 pkill -HUP -f "perfport watch -i - --window 1s --config" || true
 wait "$STREAM" || true
