@@ -40,7 +40,7 @@ OTLP="http://127.0.0.1:$(cat "$WORK/otlp/port")"
 
 # rotate DIR SECONDS: shape under perf, a new file every second
 rotate() {
-	perf record -q -k CLOCK_MONOTONIC --switch-output=1s -e cpu-clock/freq=997/ \
+	perf record -k CLOCK_MONOTONIC --switch-output=1s -e cpu-clock/freq=997/ \
 		-e sched:sched_switch --switch-events -g -o "$1/perf.data" -- "$SHAPE" "$2" "$WORK" \
 		>"$WORK/record.log" 2>&1 || { cat "$WORK/record.log"; fail "perf record --switch-output"; }
 }
@@ -303,7 +303,7 @@ OTLP="http://127.0.0.1:$(cat "$WORK/otlp/port")"
 stream() {
 	local out=$1; shift
 	rc=0
-	perf record -q -k CLOCK_MONOTONIC -e cpu-clock/freq=997/ -e sched:sched_switch \
+	perf record -k CLOCK_MONOTONIC -e cpu-clock/freq=997/ -e sched:sched_switch \
 		--switch-events -g -o - -- "$SHAPE" 4 "$WORK" 2>"$WORK/record.log" |
 		tee "$WORK/stream.data" |
 		"$PERFPORT" watch -i - --window 1s "$@" >"$WORK/$out.out" 2>"$WORK/$out.err" || rc=$?
@@ -311,7 +311,7 @@ stream() {
 		fail "report of the stream: exit $?"
 }
 stream pipe -f pyroscope,otlp -O pyroscope.server="$PYRO" -O otlp.endpoint="$OTLP" --label env=ci
-[ $rc -eq 0 ] || { cat "$WORK/pipe.err"; fail "watch -i -: exit $rc"; }
+[ $rc -eq 0 ] || { cat "$WORK/record.log" "$WORK/pipe.err"; fail "watch -i -: exit $rc"; }
 cat "$WORK/pipe.out"
 $PY - "$WORK" <<'PY' || fail "the stream's windows"
 import glob, json, os, re, sys
@@ -397,7 +397,7 @@ start_server pyro pyroscope_server.py ok "$WORK/gen-pyro"
 PYRO="http://127.0.0.1:$(cat "$WORK/pyro/port")"
 (
 	set +e
-	perf record -q -m 16 -k CLOCK_MONOTONIC -e cpu-clock/freq=997/ -g -o - -- "$SHAPE" 20 "$WORK" 2>/dev/null |
+	perf record -m 16 -k CLOCK_MONOTONIC -e cpu-clock/freq=997/ -g -o - -- "$SHAPE" 20 "$WORK" 2>"$WORK/term.rec" |
 		"$PERFPORT" watch -i - --window 1s -f pyroscope -O server="$PYRO" >"$WORK/term.out" 2>"$WORK/term.err"
 	echo "${PIPESTATUS[1]}" >"$WORK/term.rc"
 ) &
@@ -414,7 +414,7 @@ pkill -TERM -f "perfport watch -i - --window 1s" || true
 wait "$WATCH" || true
 pkill -f "$SHAPE 20" || true
 rc=$(cat "$WORK/term.rc")
-[ $rc -eq 0 ] || { cat "$WORK/term.err"; fail "watch -i - after SIGTERM: exit $rc"; }
+[ $rc -eq 0 ] || { cat "$WORK/term.rec" "$WORK/term.err"; fail "watch -i - after SIGTERM: exit $rc"; }
 w=$(wc -l <"$WORK/term.out")
 last=$(tail -1 "$WORK/term.out")
 [ "$w" -ge 4 ] || fail "SIGTERM after 3 windows sent: $w windows sent in all"
@@ -467,7 +467,7 @@ PYRO="http://127.0.0.1:$(cat "$WORK/pyro/port")"
 conf one
 (
 	set +e
-	perf record -q -m 16 -k CLOCK_MONOTONIC -e cpu-clock/freq=997/ -g -o - -- "$SHAPE" 5 "$WORK" 2>/dev/null |
+	perf record -m 16 -k CLOCK_MONOTONIC -e cpu-clock/freq=997/ -g -o - -- "$SHAPE" 5 "$WORK" 2>"$WORK/hup2.rec" |
 		"$PERFPORT" watch -i - --window 1s --config "$WORK/watch.conf" >"$WORK/hup2.out" 2>"$WORK/hup2.err"
 	echo "${PIPESTATUS[1]}" >"$WORK/hup2.rc"
 ) &
@@ -481,7 +481,7 @@ done
 conf two
 pkill -HUP -f "perfport watch -i - --window 1s --config" || true
 wait "$STREAM" || true
-[ "$(cat "$WORK/hup2.rc")" = 0 ] || { cat "$WORK/hup2.err"; fail "watch -i - with SIGHUP: exit $(cat "$WORK/hup2.rc")"; }
+[ "$(cat "$WORK/hup2.rc")" = 0 ] || { cat "$WORK/hup2.rec" "$WORK/hup2.err"; fail "watch -i - with SIGHUP: exit $(cat "$WORK/hup2.rc")"; }
 e=$(envs)
 case "$e" in one*two) ;; *) fail "windows before and after SIGHUP labelled: $e";; esac
 echo "ok: SIGHUP with a stream: the formats' options read again ($e)"

@@ -145,7 +145,7 @@ views_same() {
 	cmp -s "$WORK/in1.json" "$WORK/in2.json" || fail "$what: info --json differs with -j 2"
 }
 modes=0
-perf record -q -g -F 1000 -e cpu-clock -o - -- "$WORK/churn.sh" "$WORKLOAD" 3 >"$WORK/pipe.data" \
+perf record -g -F 1000 -e cpu-clock -o - -- "$WORK/churn.sh" "$WORKLOAD" 3 >"$WORK/pipe.data" \
 	2>"$WORK/record.log" || { cat "$WORK/record.log"; fail "perf record -o - failed"; }
 SAME_STDIN=$WORK/pipe.data same "pipe" folded,pprof,firefox,codeguru -i -
 SAME_STDIN=$WORK/pipe.data views_same "pipe" -i -

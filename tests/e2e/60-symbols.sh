@@ -326,7 +326,7 @@ fi
 # A recording without build ids (to a pipe; or -z --no-buildid) made on
 # this very boot: its kernel frames are named from /proc/kallsyms (same
 # release, the kernel at the recorded address), as perf script names them.
-perf record -q -o - -g -F 999 -e cpu-clock -- dd if=/dev/zero of=/dev/null bs=1k count=300000 \
+perf record -o - -g -F 999 -e cpu-clock -- dd if=/dev/zero of=/dev/null bs=1k count=300000 \
 	>"$WORK/pipe.data" 2>"$WORK/pipe.log" || fail "perf record -o -: $(cat "$WORK/pipe.log")"
 record "$WORK/nobid.data" -z --no-buildid -g -F 999 -e cpu-clock -- dd if=/dev/zero of=/dev/null bs=1k count=300000
 for v in pipe nobid; do
