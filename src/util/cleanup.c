@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -35,8 +36,9 @@ static void (*fns[CLEANUP_MAX])(void);      /* under lock */
 static size_t nr;                            /* under lock */
 static bool started;                         /* under lock */
 
-/* written by the handler, read by the thread and at exit */
-static volatile sig_atomic_t caught;
+/* written by the handler, read by the thread and at exit (a lock-free
+ * atomic: safe in a handler, and ordered for the thread that reads it) */
+static atomic_int caught;
 static sem_t wake;
 static pid_t owner;                          /* the process whose thread waits */
 
@@ -95,8 +97,11 @@ static void on_signal(int sig)
 		errno = e;
 		return;
 	}
-	if (!caught)
-		caught = sig;
+	{
+		int none = 0;
+
+		atomic_compare_exchange_strong(&caught, &none, sig);
+	}
 	sem_post(&wake);
 	errno = e;
 }
@@ -105,20 +110,20 @@ static void *signal_thread(void *arg)
 {
 	(void)arg;
 	thread_role("signal");
-	while (!caught)
+	while (!atomic_load(&caught))
 		sem_wait(&wake);        /* EINTR or a spurious post: look again */
 	pthread_mutex_lock(&lock);
-	end_by(caught);
+	end_by(atomic_load(&caught));
 }
 
 /* exit() with a signal noted (its thread not yet at work, or at work on
  * another thread): the run ends by the signal, after the cleanups. */
 static void at_exit(void)
 {
-	if (!caught || getpid() != owner)
+	if (!atomic_load(&caught) || getpid() != owner)
 		return;
 	pthread_mutex_lock(&lock);  /* the thread, if at work, ends the process first */
-	end_by(caught);
+	end_by(atomic_load(&caught));
 }
 
 /* Start the thread and install the handler (lock held). */
