@@ -490,7 +490,8 @@ echo "ok: SIGHUP with a stream: the formats' options read again ($e)"
 # 5 ms, cut into 200 ms windows (a wait of 50 ms after each small read),
 # takes a few reads, not one per write
 if command -v strace >/dev/null; then
-	$PY - "$WORK/stream.data" <<'PY' |
+	# (the writer's status and strace's, which is perfport's, said on failure)
+	if $PY - "$WORK/stream.data" <<'PY' |
 import sys, time
 d = open(sys.argv[1], "rb").read()
 o = sys.stdout.buffer
@@ -500,8 +501,13 @@ for i in range(0, len(d), 2048):
     time.sleep(0.005)
 PY
 		strace -f -qq -e trace=read -o "$WORK/reads" "$PERFPORT" watch -i - --window 200ms \
-			-f pyroscope -O server="$PYRO" >"$WORK/gather.out" 2>"$WORK/gather.err" ||
-		{ cat "$WORK/gather.err"; fail "watch -i - of a slow pipe: exit $?"; }
+			-f pyroscope -O server="$PYRO" >"$WORK/gather.out" 2>"$WORK/gather.err"; then
+		:
+	else
+		st="${PIPESTATUS[*]}"
+		cat "$WORK/gather.err"; tail -3 "$WORK/gather.out" "$WORK/reads"
+		fail "watch -i - of a slow pipe under strace: exit statuses (writer, strace) $st"
+	fi
 	writes=$(( ($(stat -c %s "$WORK/stream.data") + 2047) / 2048 ))
 	reads=$(grep -c 'read(0,' "$WORK/reads" || true)
 	[ "$reads" -gt 0 ] && [ $((reads * 4)) -lt "$writes" ] ||
