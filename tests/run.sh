@@ -84,7 +84,7 @@ if [ ${#CHOSEN[@]} -gt 0 ]; then
 			rc=0; run_e2e "$t" "$log" || rc=$?
 			secs=$(( $(date +%s) - start ))
 			case $rc in
-			0) p=$((p + 1)); rm -f "$log";;
+			0) p=$((p + 1)); rm -f "$log"; echo "ok   $name run $k of $REPEAT (${secs}s)";;
 			77) s=$((s + 1)); echo "skip $name run $k: $(grep -m1 '^SKIP' "$log" | sed 's/^SKIP:* *//')"; rm -f "$log";;
 			*) f=$((f + 1)); fails="$fails $k"
 			   echo "FAIL $name run $k of $REPEAT (exit $rc, ${secs}s; log: $log)"
