@@ -410,7 +410,8 @@ for _ in $(seq 6000); do
 	sleep 0.1
 done
 sleep 0.5
-pkill -TERM -f "perfport watch -i - --window 1s" || true
+# this test's watcher (a child of the subshell), not another run's beside it
+kill -TERM $(pgrep -P "$WATCH" -x perfport) 2>/dev/null || true
 wait "$WATCH" || true
 pkill -f "$SHAPE 20" || true
 rc=$(cat "$WORK/term.rc")
@@ -479,7 +480,7 @@ for _ in $(seq 6000); do
 	sleep 0.1
 done
 conf two
-pkill -HUP -f "perfport watch -i - --window 1s --config" || true
+kill -HUP $(pgrep -P "$STREAM" -x perfport) 2>/dev/null || true
 wait "$STREAM" || true
 [ "$(cat "$WORK/hup2.rc")" = 0 ] || { cat "$WORK/hup2.rec" "$WORK/hup2.err"; fail "watch -i - with SIGHUP: exit $(cat "$WORK/hup2.rc")"; }
 e=$(envs)
