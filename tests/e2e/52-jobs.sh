@@ -153,15 +153,19 @@ modes=$((modes + 1))
 
 # The threads are named for their work (top -H, ps -L, perf): an export of
 # the pipe recording, its input held open, has its unwinding pool and its
-# naming lanes running while they are looked at.
-{ cat "$WORK/pipe.data"; sleep 3; } | "$PERFPORT" -q export -j 4 -f folded -i - -o "$WORK/names.folded" &
+# naming lanes running while they are looked at: the input is held open
+# until they are seen (or perfport ends), however long that takes.
+{ cat "$WORK/pipe.data"; while [ ! -e "$WORK/release" ]; do sleep 0.05; done; } |
+	"$PERFPORT" -q export -j 4 -f folded -i - -o "$WORK/names.folded" &
 pid=$! # the pipeline's last command: perfport
 names=""
-for i in $(seq 30); do
+for i in $(seq 6000); do        # 10 minutes at most, against a hang
 	names=$(cat /proc/"$pid"/task/*/comm 2>/dev/null | sort | uniq -c | tr -s ' \n' ' ')
 	case $names in *pp-namer*) case $names in *pp-unwind*) break;; esac;; esac
+	kill -0 "$pid" 2>/dev/null || break
 	sleep 0.1
 done
+touch "$WORK/release"
 wait "$pid" || fail "the export of the held-open pipe failed"
 echo "threads: $names"
 case $names in *pp-namer*) ;; *) fail "no thread named pp-namer at -j 4 (threads: $names)";; esac
