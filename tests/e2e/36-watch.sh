@@ -38,11 +38,26 @@ start_server otlp otlp_server.py ok "$WORK/gen-otlp"
 PYRO="http://127.0.0.1:$(cat "$WORK/pyro/port")"
 OTLP="http://127.0.0.1:$(cat "$WORK/otlp/port")"
 
-# rotate DIR SECONDS: shape under perf, a new file every second
+# rotate DIR SECONDS: shape under perf, a new file every second. The test
+# cuts the files itself (--switch-output=signal, a SIGUSR2 a second):
+# perf's own --switch-output=1s arms its one-second alarm before its setup
+# (the threads' synthesis) is over and drops an alarm that comes before it
+# is; on a loaded machine the setup outlasts the second and the whole run
+# was one file (three runs of fifty here). A SIGUSR2 is sent only once perf
+# catches it (SigCgt): before, it would end perf.
 rotate() {
-	perf record -k CLOCK_MONOTONIC --switch-output=1s -e cpu-clock/freq=997/ \
+	local p rc=0 cgt
+	perf record -k CLOCK_MONOTONIC --switch-output=signal -e cpu-clock/freq=997/ \
 		-e sched:sched_switch --switch-events -g -o "$1/perf.data" -- "$SHAPE" "$2" "$WORK" \
-		>"$WORK/record.log" 2>&1 || { cat "$WORK/record.log"; fail "perf record --switch-output"; }
+		>"$WORK/record.log" 2>&1 &
+	p=$!
+	while kill -0 "$p" 2>/dev/null; do
+		sleep 1
+		cgt=$(sed -n 's/^SigCgt:[[:space:]]*//p' "/proc/$p/status" 2>/dev/null) || true
+		[ -n "$cgt" ] && (( 0x$cgt & (1 << 11) )) && kill -USR2 "$p" 2>/dev/null || true
+	done
+	wait "$p" || rc=$?
+	[ $rc -eq 0 ] || { cat "$WORK/record.log"; fail "perf record --switch-output: exit $rc"; }
 }
 # sent DIR: how many files the state file lists
 sent() {
