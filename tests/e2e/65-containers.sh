@@ -99,10 +99,6 @@ CTR_PID=$!
 PIDNS_PID=$!
 for _ in $(seq 100); do grep -q ready "$CTR/src/pids" 2>/dev/null && break; sleep 0.1; done
 grep -q ready "$CTR/src/pids" || fail "the container did not start"
-sleep 1
-# the host's own workload beside them: frames perf script names right
-record "$WORK/ns.data" -a -g -k 1 --namespaces --no-buildid -F 499 -e cpu-clock -- "$WORKLOAD" 2
-record "$WORK/plain.data" -a -g -k 1 -F 499 -e cpu-clock -- "$WORKLOAD" 2
 # ours NAME: this test's processes called NAME (those working in its box
 # or its directory), not another test's run beside it
 ours() {
@@ -111,6 +107,27 @@ ours() {
 		case $(readlink "/proc/$p/cwd" 2>/dev/null) in "$BOX" | "$CTR"/*) echo "$p";; esac
 	done
 }
+jitted() { # PID: its hot loop is in its perf map or its jitdump
+	local nspid
+	nspid=$(awk '/^NSpid:/ { print $NF }' "/proc/$1/status" 2>/dev/null) || return 1
+	[ -n "$nspid" ] || return 1
+	grep -qs hotLoop "/proc/$1/root/tmp/perf-$nspid.map" ||
+		grep -aqs hotLoop "/proc/$1/cwd/jit-$nspid.dump"
+}
+# each node has compiled its hot loop (hotLoop in its perf map or its
+# jitdump) before the recordings begin, however long a loaded machine
+# takes (not a second's sleep: a node that had not yet, once, gave
+# 'only 0 frames in JIT code'); 60 s at most, the processes' life
+for w in $(seq 600); do
+	n=0 ready=0
+	for p in $(ours node); do n=$((n + 1)); jitted "$p" && ready=$((ready + 1)); done
+	[ "$n" -ge 3 ] && [ "$ready" = "$n" ] && break
+	sleep 0.1
+done
+echo "nodes with their hot loop compiled: $ready of $n (after $w looks)"
+# the host's own workload beside them: frames perf script names right
+record "$WORK/ns.data" -a -g -k 1 --namespaces --no-buildid -F 499 -e cpu-clock -- "$WORKLOAD" 2
+record "$WORK/plain.data" -a -g -k 1 -F 499 -e cpu-clock -- "$WORKLOAD" 2
 BURN=$(ours burn | head -1)
 [ -n "$BURN" ] || fail "burn is not running"
 # The JITs' own files are the oracle for their frames: perf (6.1) names
