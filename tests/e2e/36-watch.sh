@@ -418,7 +418,8 @@ PYRO="http://127.0.0.1:$(cat "$WORK/pyro/port")"
 (
 	set +e
 	perf record -m 16 -k CLOCK_MONOTONIC -e cpu-clock/freq=997/ -g -o - -- "$SHAPE" 20 "$WORK" 2>"$WORK/term.rec" |
-		"$PERFPORT" watch -i - --window 1s -f pyroscope -O server="$PYRO" >"$WORK/term.out" 2>"$WORK/term.err"
+		"$PERFPORT" watch -i - --window 1s -f pyroscope -O server="$PYRO" \
+			--spool "$WORK/term.spool" >"$WORK/term.out" 2>"$WORK/term.err"
 	echo "${PIPESTATUS[1]}" >"$WORK/term.rc"
 ) &
 WATCH=$!
@@ -525,7 +526,8 @@ for i in range(0, len(d), 2048):
     time.sleep(0.005)
 PY
 		strace -f -qq -e trace=read -o "$WORK/reads" "$PERFPORT" watch -i - --window 200ms \
-			-f pyroscope -O server="$PYRO" >"$WORK/gather.out" 2>"$WORK/gather.err"; then
+			-f pyroscope -O server="$PYRO" --spool "$WORK/gather.spool" \
+			>"$WORK/gather.out" 2>"$WORK/gather.err"; then
 		:
 	else
 		st="${PIPESTATUS[*]}"
