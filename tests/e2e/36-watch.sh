@@ -516,6 +516,7 @@ echo "ok: SIGHUP with a stream: the formats' options read again ($e)"
 # takes a few reads, not one per write
 if command -v strace >/dev/null; then
 	# (the writer's status and strace's, which is perfport's, said on failure)
+	st=
 	if $PY - "$WORK/stream.data" <<'PY' |
 import sys, time
 d = open(sys.argv[1], "rb").read()
@@ -531,9 +532,15 @@ PY
 		:
 	else
 		st="${PIPESTATUS[*]}"
-		cat "$WORK/gather.err"; tail -n 3 "$WORK/gather.out" "$WORK/reads" || true
-		fail "watch -i - of a slow pipe under strace: exit statuses (writer, strace) $st"
 	fi
+	# what is checked is how the pipe is read; an upload kept in the spool
+	# (exit 4: seen 3 times in 15 runs beside others' jobs, each window
+	# "kept in the spool, in order" with nothing on stderr) is not its subject
+	[ "$st" != "0 4" ] || echo "note: the slow pipe's windows were kept in the spool (exit 4): $(tail -n 1 "$WORK/gather.out")"
+	case $st in "" | "0 4") ;; *)
+		cat "$WORK/gather.err"; tail -n 3 "$WORK/gather.out" "$WORK/reads" || true
+		fail "watch -i - of a slow pipe under strace: exit statuses (writer, strace) $st";;
+	esac
 	writes=$(( ($(stat -c %s "$WORK/stream.data") + 2047) / 2048 ))
 	reads=$(grep -c 'read(0,' "$WORK/reads" || true)
 	[ "$reads" -gt 0 ] && [ $((reads * 4)) -lt "$writes" ] ||
