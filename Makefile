@@ -54,7 +54,8 @@ PLUGIN_SO    := $(sort $(PLUGIN_NAMES:%=$(BUILD)/plugins/%.so))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps check unit e2e demo install uninstall asan tsan fuzz robust bench clean help
+.PHONY: all deps check unit e2e demo install uninstall asan tsan fuzz robust bench clean help \
+	stress stress-archive
 
 all: $(BUILD)/perfport $(PLUGIN_SO)
 
@@ -68,6 +69,9 @@ help:
 	@echo "make tsan       ThreadSanitizer build in build-tsan/ (make check runs it)"
 	@echo "make fuzz       run the libFuzzer target for the reader (FUZZ_SECONDS=60)"
 	@echo "make bench      compare perfport with perf on a large fresh recording"
+	@echo "make stress     run chosen e2e tests again and again: TESTS='36 31' N=10 BUSY=1"
+	@echo "                (BUSY=1: every CPU kept busy meanwhile); failures per test"
+	@echo "make stress-archive  SIGTERM while a perf archive is unpacked, N=200 times"
 
 # V=1 shows the full commands.
 ifeq ($(V),1)
@@ -183,6 +187,16 @@ check: all unit
 		LDFLAGS="-fsanitize=address,undefined" unit
 	@$(MAKE) --no-print-directory tsan
 	BUILD=$(BUILD) tests/run.sh
+
+# The repeat runner (tests/run.sh -n N [--busy] TEST...): TESTS names e2e
+# tests (36-watch, 36, or globs), each run N times.
+N ?= 10
+stress: all
+	@[ -n "$(TESTS)" ] || { echo "make stress: say which tests, e.g. TESTS='36 31' N=10 BUSY=1"; exit 2; }
+	BUILD=$(BUILD) tests/run.sh -n $(N) $(if $(filter 1 yes,$(BUSY)),--busy) $(TESTS)
+
+stress-archive: all
+	PERFPORT=$(CURDIR)/$(BUILD)/perfport TOP=$(CURDIR) tests/stress/archive-sigterm.sh $(if $(filter command line,$(origin N)),$(N),200)
 
 demo: all
 	./$(BUILD)/perfport info -i samples/oncpu.perf.data

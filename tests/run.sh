@@ -2,8 +2,27 @@
 # Runs every test: cmocka unit tests, the robustness driver, then the
 # numbered end-to-end scripts. Ends with "N passed, N failed, N skipped".
 # An e2e script exits 0 (pass), 77 (skip, after printing why) or else (fail).
+#
+# tests/run.sh [-n N] [--busy] TEST... - the repeat runner: only the e2e
+# tests named (36-watch, 36, or a glob of names: '3*'), each N times (1),
+# in turn; --busy keeps every CPU busy meanwhile (a shell loop per CPU,
+# started before the first run and stopped after the last). Reports each
+# test's runs, failures and skips; a failed run's log is kept as
+# $TEST_OUT/NAME.runK.log and its tail printed. 'make stress' runs it.
 set -u
 cd "$(dirname "$0")/.."
+REPEAT=1 BUSY=0 CHOSEN=()
+while [ $# -gt 0 ]; do
+	case $1 in
+	-n) REPEAT=${2:?-n takes a count}; shift 2;;
+	-n*) REPEAT=${1#-n}; shift;;
+	--busy) BUSY=1; shift;;
+	-h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0;;
+	-*) echo "run.sh: unknown option '$1' (-n N, --busy, then tests)" >&2; exit 2;;
+	*) CHOSEN+=("$1"); shift;;
+	esac
+done
+case $REPEAT in ''|*[!0-9]*|0) echo "run.sh: -n takes a count of 1 or more, not '$REPEAT'" >&2; exit 2;; esac
 BUILD=${BUILD:-build}
 export PERFPORT=$PWD/$BUILD/perfport
 export TOP=$PWD
@@ -19,6 +38,69 @@ failed=()
 # checks, a null pointer given to qsort() among them, reporting and going on)
 export TSAN_OPTIONS="halt_on_error=1 exitcode=66 ${TSAN_OPTIONS:-}"
 export UBSAN_OPTIONS="halt_on_error=1 print_stacktrace=1 ${UBSAN_OPTIONS:-}"
+# busy_start, busy_stop: a busy loop per CPU, for --busy
+BUSY_PIDS=()
+busy_stop() {
+	[ ${#BUSY_PIDS[@]} -eq 0 ] || kill "${BUSY_PIDS[@]}" 2>/dev/null
+	[ ${#BUSY_PIDS[@]} -eq 0 ] || wait "${BUSY_PIDS[@]}" 2>/dev/null
+	BUSY_PIDS=()
+}
+busy_start() {
+	for _ in $(seq "$(nproc)"); do
+		( trap - TERM; while :; do :; done ) &
+		BUSY_PIDS+=($!)
+	done
+}
+
+# run_e2e SCRIPT LOG: the script's exit status
+run_e2e() {
+	local rc=0
+	bash "$1" >"$2" 2>&1 || rc=$?
+	return $rc
+}
+
+if [ ${#CHOSEN[@]} -gt 0 ]; then
+	tests=()
+	for c in "${CHOSEN[@]}"; do
+		found=
+		for t in tests/e2e/[0-9][0-9]-*.sh; do
+			name=$(basename "$t" .sh)
+			# shellcheck disable=SC2053 # a glob on purpose
+			case $name in $c | $c-* ) tests+=("$t"); found=1;; esac
+		done
+		[ -n "$found" ] || { echo "run.sh: no e2e test '$c' in tests/e2e" >&2; exit 2; }
+	done
+	trap busy_stop EXIT
+	trap 'busy_stop; exit 130' INT TERM
+	[ "$BUSY" = 0 ] || { busy_start; echo "every CPU kept busy: ${#BUSY_PIDS[@]} busy loops"; }
+	summary=()
+	bad=0
+	for t in "${tests[@]}"; do
+		name=$(basename "$t" .sh)
+		p=0 f=0 s=0 fails=
+		for k in $(seq "$REPEAT"); do
+			log="$OUT/$name.run$k.log"
+			start=$(date +%s)
+			rc=0; run_e2e "$t" "$log" || rc=$?
+			secs=$(( $(date +%s) - start ))
+			case $rc in
+			0) p=$((p + 1)); rm -f "$log"; echo "ok   $name run $k of $REPEAT (${secs}s)";;
+			77) s=$((s + 1)); echo "skip $name run $k: $(grep -m1 '^SKIP' "$log" | sed 's/^SKIP:* *//')"; rm -f "$log";;
+			*) f=$((f + 1)); fails="$fails $k"
+			   echo "FAIL $name run $k of $REPEAT (exit $rc, ${secs}s; log: $log)"
+			   tail -25 "$log" | sed 's/^/    /';;
+			esac
+		done
+		echo "$name: $REPEAT runs, $f failed${fails:+ (runs$fails)}, $s skipped"
+		summary+=("$(printf '%-24s %3d runs %3d passed %3d failed %3d skipped' "$name" "$REPEAT" "$p" "$f" "$s")")
+		bad=$((bad + f))
+	done
+	echo "--- $REPEAT run(s) each$([ "$BUSY" = 1 ] && echo ", every CPU busy") ---"
+	printf '%s\n' "${summary[@]}"
+	[ "$bad" -eq 0 ]
+	exit
+fi
+
 for t in "$BUILD"/tests/test_* build-asan/tests/test_* build-tsan/tests/test_*; do
 	[ -x "$t" ] || continue
 	name=$(basename "$t")

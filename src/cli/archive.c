@@ -18,7 +18,6 @@
 
 #include "../net/net.h"
 #include "../perf/perf.h"
-#include "../util/cleanup.h"
 #include "../util/log.h"
 #include "symopts.h"
 
@@ -163,12 +162,10 @@ int symopts_prepare(struct cli_sym *c, const char *input)
 		pp_log_set_level(lvl);
 	}
 	hdr = hdr_reader ? perf_reader_header(hdr_reader) : NULL;
-	/* a private directory, when no cache can be had, is removed however
-	 * the run ends (nftw() and remove() are not async-signal-safe, but the
-	 * run is over: what is left half-removed stays in TMPDIR); an unpack
-	 * into the cache that a signal stops is removed by symbols/archive.c */
+	/* a private directory, when no cache can be had, is removed at the
+	 * end; at a signal symbols/archive.c removes it (as it does an unpack
+	 * into the cache that a signal stops) */
 	atexit(remove_root);
-	cleanup_on_signal(remove_root);
 	ret = sym_archive_open(tarball, hdr ? hdr->build_ids : NULL, hdr ? hdr->nr_build_ids : 0,
 			       hdr && !hdr->pipe && hdr->nr_build_ids, root, sizeof(root),
 			       &root_temporary);

@@ -163,16 +163,14 @@ static bool archive_load(void)
 	return la.ok;
 }
 
-static int write_file(struct archive *a, const char *path)
+/* The data of the entry at hand written to @fd, which is closed. */
+static int write_data(struct archive *a, int fd)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	const void *buf;
 	size_t len;
 	la_int64_t off;
 	int r;
 
-	if (fd < 0)
-		return -1;
 	while ((r = la.read_data_block(a, &buf, &len, &off)) == ARCHIVE_OK) {
 		if (lseek(fd, (off_t)off, SEEK_SET) < 0 || write(fd, buf, len) != (ssize_t)len) {
 			close(fd);
@@ -223,13 +221,59 @@ static bool wanted(const char *hex, const char *const *want)
 	return false;
 }
 
-/* The directory being unpacked, removed if a signal ends the run first. */
+/*
+ * The directory a signal's cleanup removes: a hidden one of the cache
+ * while it is unpacked, or the run's private one until sym_archive_remove()
+ * removes it. Under the cleanup lock, as is every entry's making: the
+ * cleanup runs on its own thread while this one may be unpacking, and a
+ * file made in a directory after nftw() read it would keep it.
+ */
 static char unpacking[PATH_MAX];
 
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path) && errno != ENOENT ? -1 : 0;
+}
+
+static void remove_tree(const char *root)
+{
+	nftw(root, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* At a signal that ends the run (the cleanup lock held). */
 static void remove_unpacking(void)
 {
 	if (unpacking[0])
-		sym_archive_remove(unpacking);
+		remove_tree(unpacking);
+	unpacking[0] = '\0';
+}
+
+void sym_archive_remove(const char *root)
+{
+	if (!root || !*root)
+		return;
+	cleanup_lock();
+	remove_tree(root);
+	if (!strcmp(root, unpacking))
+		unpacking[0] = '\0';
+	cleanup_unlock();
+}
+
+/* mkdtemp(@dir), noted as the directory a signal removes when made. */
+static bool make_noted(char *dir)
+{
+	bool made;
+
+	cleanup_on_signal(remove_unpacking);
+	cleanup_lock();
+	made = mkdtemp(dir) != NULL;
+	if (made)
+		snprintf(unpacking, sizeof(unpacking), "%s", dir);
+	cleanup_unlock();
+	return made;
 }
 
 int sym_archive_unpack(const char *tarball, char *root, size_t len)
@@ -237,20 +281,50 @@ int sym_archive_unpack(const char *tarball, char *root, size_t len)
 	const char *tmp = getenv("TMPDIR");
 
 	snprintf(root, len, "%s/perfport-archive.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(root)) {
+	if (!make_noted(root)) {
 		pp_error("cannot make a directory for '%s': %s", tarball, strerror(errno));
 		root[0] = '\0';
 		return PP_EIO;
 	}
-	snprintf(unpacking, sizeof(unpacking), "%s", root);
-	cleanup_on_signal(remove_unpacking);
 	if (sym_archive_unpack_into(tarball, root, NULL)) {
-		unpacking[0] = '\0';
-		root[0] = '\0';
+		root[0] = '\0';        /* removed, and forgotten, by it */
 		return PP_EIO;
 	}
-	unpacking[0] = '\0';    /* whole: the caller's now */
+	/* still noted: a signal removes it, as sym_archive_remove() at the end */
 	return PP_OK;
+}
+
+/*
+ * Make the entry @name of type @type at @path (its directories too),
+ * under the cleanup lock. Return: -1 when it is not made; else 0, with
+ * @fd open on a new regular file (else -1).
+ */
+static int make_entry(struct archive_entry *e, int type, const char *name, char *path,
+		      size_t root_len, int *fd)
+{
+	int ret = -1;
+
+	*fd = -1;
+	cleanup_lock();
+	if (make_parents(path, root_len))
+		goto out;
+	if (type == AE_IFDIR) {
+		if (mkdir(path, 0700) && errno != EEXIST)
+			goto out;
+	} else if (type == AE_IFREG) {
+		*fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (*fd < 0)
+			goto out;
+	} else if (type == AE_IFLNK && la.entry_symlink(e) && link_ok(name, la.entry_symlink(e))) {
+		if (symlink(la.entry_symlink(e), path))
+			goto out;
+	} else {
+		goto out;
+	}
+	ret = 0;
+out:
+	cleanup_unlock();
+	return ret;
 }
 
 int sym_archive_unpack_into(const char *tarball, const char *root, const char *const *want)
@@ -258,7 +332,7 @@ int sym_archive_unpack_into(const char *tarball, const char *root, const char *c
 	struct archive *a = archive_load() ? la.read_new() : NULL;
 	struct archive_entry *e;
 	unsigned files = 0, skipped = 0, others = 0;
-	int ret = PP_EIO, r;
+	int ret = PP_EIO, r, fd;
 
 	if (!a) {
 		sym_archive_remove(root);
@@ -293,25 +367,12 @@ int sym_archive_unpack_into(const char *tarball, const char *root, const char *c
 			}
 		}
 		snprintf(path, sizeof(path), "%s/%s", root, name);
-		if (make_parents(path, strlen(root))) {
+		if (make_entry(e, type, name, path, strlen(root), &fd))
 			skipped++;
-			continue;
-		}
-		if (type == AE_IFDIR) {
-			if (mkdir(path, 0700) && errno != EEXIST)
-				skipped++;
-		} else if (type == AE_IFREG) {
-			if (write_file(a, path))
-				skipped++;
-			else
-				files++;
-		} else if (type == AE_IFLNK && la.entry_symlink(e) &&
-			   link_ok(name, la.entry_symlink(e))) {
-			if (symlink(la.entry_symlink(e), path))
-				skipped++;
-		} else {
+		else if (fd >= 0 && write_data(a, fd))
 			skipped++;
-		}
+		else if (fd >= 0)
+			files++;
 	}
 	if (r != ARCHIVE_EOF) {
 		pp_warn("'%s': read partly: %s", tarball, la.error_string(a));
@@ -331,19 +392,6 @@ out:
 	return ret;
 }
 
-static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path) && errno != ENOENT ? -1 : 0;
-}
-
-void sym_archive_remove(const char *root)
-{
-	if (root && *root)
-		nftw(root, remove_one, 16, FTW_DEPTH | FTW_PHYS);
-}
 
 /*
  * --- the cache: an archive unpacked once ---
@@ -457,34 +505,39 @@ int sym_archive_open(const char *tarball, const struct perf_build_id *ids, size_
 	}
 	remove_stale(dir);
 	if ((size_t)snprintf(tmp, sizeof(tmp), "%.*s/.tmp-%s-%d-XXXXXX", PATH_MAX - 100, dir, key,
-			     (int)getpid()) >= sizeof(tmp) || !mkdtemp(tmp)) {
+			     (int)getpid()) >= sizeof(tmp) || !make_noted(tmp)) {
 		pp_error("cannot make a directory in perfport's cache '%s': %s", dir, strerror(errno));
 		root[0] = '\0';
 		ret = PP_EIO;
 		goto out;
 	}
-	snprintf(unpacking, sizeof(unpacking), "%s", tmp);
-	cleanup_on_signal(remove_unpacking);
 	pp_warn("unpacking the perf archive '%s' into perfport's cache, once: later runs read it "
 		"there ('%s')", tarball, root);
 	ret = sym_archive_unpack_into(tarball, tmp, (const char *const *)want);
 	if (ret == PP_OK) {
 		char marker[PATH_MAX + 16];
+		bool moved;
 		int fd;
 
+		/* marked whole and put in place, and forgotten, at once */
 		snprintf(marker, sizeof(marker), "%s/.complete", tmp);
+		cleanup_lock();
 		fd = open(marker, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 		if (fd < 0 || close(fd))
 			ret = PP_EIO;
+		moved = ret == PP_OK && !rename(tmp, root);
+		if (moved)
+			unpacking[0] = '\0';
+		cleanup_unlock();
+		if (!moved) {
+			/* another run put it there first (theirs is whole too), or
+			 * the mark failed */
+			sym_archive_remove(tmp);
+			snprintf(done, sizeof(done), "%s/.complete", root);
+			if (ret == PP_OK && access(done, F_OK))
+				ret = PP_EIO;
+		}
 	}
-	if (ret == PP_OK && rename(tmp, root)) {
-		/* another run put it there first: theirs is whole too */
-		sym_archive_remove(tmp);
-		snprintf(done, sizeof(done), "%s/.complete", root);
-		if (access(done, F_OK))
-			ret = PP_EIO;
-	}
-	unpacking[0] = '\0';
 	if (ret) {
 		pp_error("cannot unpack '%s' into perfport's cache '%s'", tarball, dir);
 		root[0] = '\0';

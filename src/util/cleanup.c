@@ -1,56 +1,182 @@
 // SPDX-License-Identifier: MIT
 /*
- * cleanup.c - one handler for the signals that end perfport (cleanup.h).
+ * cleanup.c - the signals that end perfport, and what is undone before it
+ * ends (cleanup.h).
+ *
+ * The handler does nothing but note the signal and post a semaphore: it may
+ * interrupt any code, malloc() and libarchive's inflating among them, so
+ * it calls nothing that is not async-signal-safe. The work (nftw(),
+ * unlink(), which allocate or may) is done by a thread that waits on the
+ * semaphore, with the cleanup lock held, so that the modules' own threads
+ * never change a cleanup's state while it runs, and it never sees a change
+ * half made. That thread then ends the process by the signal, its default
+ * action restored.
  */
 #include "cleanup.h"
 
+#include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "threadtime.h"
 
 #define CLEANUP_MAX 16
 
-static void (*volatile fns[CLEANUP_MAX])(void);
-static volatile sig_atomic_t nr;
+static const int cleanup_sigs[] = { SIGINT, SIGTERM, SIGHUP };
+#define CLEANUP_NSIGS (sizeof(cleanup_sigs) / sizeof(cleanup_sigs[0]))
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static void (*fns[CLEANUP_MAX])(void);      /* under lock */
+static size_t nr;                            /* under lock */
+static bool started;                         /* under lock */
+
+/* written by the handler, read by the thread and at exit (a lock-free
+ * atomic: safe in a handler, and ordered for the thread that reads it) */
+static atomic_int caught;
+static sem_t wake;
+static pid_t owner;                          /* the process whose thread waits */
+
+void cleanup_lock(void)
+{
+	pthread_mutex_lock(&lock);
+}
+
+void cleanup_unlock(void)
+{
+	pthread_mutex_unlock(&lock);
+}
+
+/* Every cleanup, newest first, each taken off before it runs (lock held). */
+static void run_locked(void)
+{
+	while (nr) {
+		void (*fn)(void) = fns[--nr];
+
+		fns[nr] = NULL;
+		fn();
+	}
+}
 
 void cleanup_run(void)
 {
-	/* newest first; each taken off before it runs, so it runs once */
-	for (sig_atomic_t i = nr; i-- > 0;) {
-		void (*fn)(void) = fns[i];
+	pthread_mutex_lock(&lock);
+	run_locked();
+	pthread_mutex_unlock(&lock);
+}
 
-		fns[i] = NULL;
-		if (fn)
-			fn();
-	}
+/* The cleanups, then the end by @sig (lock held; does not return). */
+static _Noreturn void end_by(int sig)
+{
+	sigset_t set;
+
+	run_locked();
+	signal(sig, SIG_DFL);
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	raise(sig);
+	_exit(128 + sig);       /* not reached: the default action ends the process */
 }
 
 static void on_signal(int sig)
 {
-	cleanup_run();
-	signal(sig, SIG_DFL);
-	raise(sig);
+	int e = errno;
+
+	if (getpid() != owner) {
+		/* a child forked after the thread started (it has no such
+		 * thread, and the cleanups are its parent's): ended as if
+		 * perfport had no handler */
+		signal(sig, SIG_DFL);
+		raise(sig);
+		errno = e;
+		return;
+	}
+	{
+		int none = 0;
+
+		atomic_compare_exchange_strong(&caught, &none, sig);
+	}
+	sem_post(&wake);
+	errno = e;
+}
+
+static void *signal_thread(void *arg)
+{
+	(void)arg;
+	thread_role("signal");
+	while (!atomic_load(&caught))
+		sem_wait(&wake);        /* EINTR or a spurious post: look again */
+	pthread_mutex_lock(&lock);
+	end_by(atomic_load(&caught));
+}
+
+/* exit() with a signal noted (its thread not yet at work, or at work on
+ * another thread): the run ends by the signal, after the cleanups. */
+static void at_exit(void)
+{
+	if (!atomic_load(&caught) || getpid() != owner)
+		return;
+	pthread_mutex_lock(&lock);  /* the thread, if at work, ends the process first */
+	end_by(atomic_load(&caught));
+}
+
+/* Start the thread and install the handler (lock held). */
+static int start_locked(void)
+{
+	sigset_t all, old;
+	pthread_attr_t attr;
+	pthread_t t;
+	int err;
+
+	if (sem_init(&wake, 0, 0))
+		return -1;
+	owner = getpid();
+	/* the thread takes no signal itself: it is created with all blocked */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 256u << 10);
+	err = pthread_create(&t, &attr, signal_thread, NULL);
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		sem_destroy(&wake);
+		return -1;
+	}
+	atexit(at_exit);
+	for (size_t i = 0; i < CLEANUP_NSIGS; i++) {
+		struct sigaction sa = { .sa_handler = on_signal };
+
+		sigemptyset(&sa.sa_mask);
+		for (size_t k = 0; k < CLEANUP_NSIGS; k++)
+			sigaddset(&sa.sa_mask, cleanup_sigs[k]);   /* one at a time */
+		sigaction(cleanup_sigs[i], &sa, NULL);
+	}
+	started = true;
+	return 0;
 }
 
 int cleanup_on_signal(void (*fn)(void))
 {
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	int ret = 0;
 
-	for (sig_atomic_t i = 0; i < nr; i++)
+	pthread_mutex_lock(&lock);
+	for (size_t i = 0; i < nr; i++)
 		if (fns[i] == fn)
-			return 0;
-	if (nr == CLEANUP_MAX)
-		return -1;
-	if (!nr) {
-		for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
-			struct sigaction sa = { .sa_handler = on_signal };
-
-			sigemptyset(&sa.sa_mask);
-			for (size_t k = 0; k < sizeof(sigs) / sizeof(sigs[0]); k++)
-				sigaddset(&sa.sa_mask, sigs[k]);   /* one at a time */
-			sigaction(sigs[i], &sa, NULL);
-		}
+			goto out;
+	if (nr == CLEANUP_MAX || (!started && start_locked())) {
+		ret = -1;
+		goto out;
 	}
-	fns[nr] = fn;
-	nr = nr + 1;
-	return 0;
+	fns[nr++] = fn;
+out:
+	pthread_mutex_unlock(&lock);
+	return ret;
 }

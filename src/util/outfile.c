@@ -16,12 +16,14 @@
 #include "error.h"
 #include "log.h"
 
-/* The temporaries being written, for the signal handler (a few at most:
- * one per format, plus the files of a directory format). */
+/* The temporaries being written, for the cleanup at a signal (a few at
+ * most: one per format, plus the files of a directory format); under the
+ * cleanup lock. */
 #define OUTFILE_PENDING 64
-static char *volatile pending[OUTFILE_PENDING];
+static char *pending[OUTFILE_PENDING];
 
-/* At a signal that ends the run: the temporaries in flight removed. */
+/* At a signal that ends the run: the temporaries in flight removed (the
+ * cleanup lock held). */
 static void remove_pending(void)
 {
 	for (size_t i = 0; i < OUTFILE_PENDING; i++) {
@@ -32,10 +34,9 @@ static void remove_pending(void)
 	}
 }
 
+/* Note @tmp as in flight (@add) or no longer (the cleanup lock held). */
 static void track(char *tmp, bool add)
 {
-	if (add)
-		cleanup_on_signal(remove_pending);
 	for (size_t i = 0; i < OUTFILE_PENDING; i++)
 		if (add ? !pending[i] : pending[i] == tmp) {
 			pending[i] = add ? tmp : NULL;
@@ -77,8 +78,14 @@ int outfile_open(struct outfile *o, const char *path)
 		o->tmp = NULL;
 		goto nomem;
 	}
+	/* made and noted at once: a signal between them would leave it */
+	cleanup_on_signal(remove_pending);
+	cleanup_lock();
 	fd = mkstemp(o->tmp);
 	err = errno;
+	if (fd >= 0)
+		track(o->tmp, true);
+	cleanup_unlock();
 	if (fd < 0 && (err == ENAMETOOLONG || ((err == EACCES || err == EPERM || err == EROFS) &&
 						access(path, W_OK) == 0))) {
 		/* no room for the temporary's longer name, or a writable file in a
@@ -102,7 +109,10 @@ int outfile_open(struct outfile *o, const char *path)
 		int e = errno;
 
 		close(fd);
+		cleanup_lock();
 		unlink(o->tmp);
+		track(o->tmp, false);
+		cleanup_unlock();
 		errno = e;
 		goto fail;
 	}
@@ -111,7 +121,6 @@ int outfile_open(struct outfile *o, const char *path)
 	o->buf = malloc(OUTFILE_BUF);
 	if (o->buf)
 		setvbuf(o->f, o->buf, _IOFBF, OUTFILE_BUF);
-	track(o->tmp, true);
 	return PP_OK;
 fail:
 	pp_error("cannot write '%s': %s", path, strerror(errno));
@@ -128,7 +137,7 @@ nomem:
 
 int outfile_close(struct outfile *o, bool keep)
 {
-	int ret = PP_OK;
+	int ret = PP_OK, rename_err = 0;
 
 	if (!o->f)
 		return PP_OK;
@@ -145,15 +154,21 @@ int outfile_close(struct outfile *o, bool keep)
 		keep = false;
 		ret = PP_EIO;
 	}
+	/* put in place (or removed) and forgotten at once */
+	cleanup_lock();
 	if (keep && o->tmp && rename(o->tmp, o->path)) {
-		pp_error("cannot write '%s': %s", o->path, strerror(errno));
+		rename_err = errno;
 		keep = false;
-		ret = PP_EIO;
 	}
 	if (!keep && (o->tmp || o->created))
 		unlink(o->tmp ? o->tmp : o->path);
 	if (o->tmp)
 		track(o->tmp, false);
+	cleanup_unlock();
+	if (rename_err) {
+		pp_error("cannot write '%s': %s", o->path, strerror(rename_err));
+		ret = PP_EIO;
+	}
 	free(o->buf); /* after fclose(), which wrote it */
 	free(o->tmp);
 	free(o->path);

@@ -43,8 +43,8 @@ record "$WORK/zstd.data" -z -g -F 999 -e cpu-clock "$WORKLOAD" 0.4
 check zstd "$WORK/zstd.data"
 $PY "$CHECK" json "$WORK/zstd.json" records.PERF_RECORD_SAMPLE=">0" compression.compressed_bytes=">0"
 
-perf record -q -g -F 999 -e cpu-clock -o - "$WORKLOAD" 0.4 >"$WORK/pipe.data" 2>"$WORK/record.log" ||
-	fail "perf record -o - failed"
+perf record -g -F 999 -e cpu-clock -o - "$WORKLOAD" 0.4 >"$WORK/pipe.data" 2>"$WORK/record.log" ||
+	{ cat "$WORK/record.log"; fail "perf record -o - failed"; }
 check pipe "$WORK/pipe.data"
 $PY "$CHECK" json "$WORK/pipe.json" mode=pipe
 # The same stream read from standard input, as a pipe and as a redirect.
@@ -65,8 +65,8 @@ else
 	echo "note: this perf record wrote no messages into the pipe file: nothing to check"
 fi
 
-perf record -q -z -g -F 999 -e cpu-clock -o - "$WORKLOAD" 0.4 >"$WORK/pipez.data" 2>"$WORK/record.log" ||
-	fail "perf record -z -o - failed"
+perf record -z -g -F 999 -e cpu-clock -o - "$WORKLOAD" 0.4 >"$WORK/pipez.data" 2>"$WORK/record.log" ||
+	{ cat "$WORK/record.log"; fail "perf record -z -o - failed"; }
 check pipe-zstd "$WORK/pipez.data"
 
 record "$WORK/sys.data" -a -g -e cpu-clock/freq=299/ -e sched:sched_switch -- "$WORKLOAD" 0.3

@@ -60,7 +60,12 @@ for where in cache tmp; do
 		watch="$WORK/tmp"
 	fi
 	pid=$!
-	for _ in $(seq 200); do [ -n "$(ls -A "$watch" 2>/dev/null)" ] && break; sleep 0.01; done
+	# until the directory is there, however long a loaded machine takes to
+	# get perfport that far (the unpack then lasts seconds)
+	until [ -n "$(ls -A "$watch" 2>/dev/null)" ]; do
+		kill -0 $pid 2>/dev/null || break
+		sleep 0.01
+	done
 	[ -n "$(ls -A "$watch" 2>/dev/null)" ] || fail "$where: no archive directory was made"
 	kill -TERM $pid
 	rc=0; wait $pid || rc=$?

@@ -11,16 +11,22 @@ export XDG_STATE_HOME="$WORK/state"
 SPOOL="$XDG_STATE_HOME/perfport/spool"
 HANG_PID=
 
-# a server that accepts connections and never answers
+# a server that accepts connections and never answers; it counts them in
+# $WORK/hang.port.conn (the test's cue that an upload is under way)
 hang_server() {
 	$PY - "$WORK/hang.port" <<'PY' &
-import socket, sys, time
+import os, socket, sys
 s = socket.socket()
 s.bind(("127.0.0.1", 0))
 s.listen(64)
 open(sys.argv[1] + ".tmp", "w").write(str(s.getsockname()[1]))
-import os; os.rename(sys.argv[1] + ".tmp", sys.argv[1])
-time.sleep(120)
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+held = []
+while True:
+    c, _ = s.accept()
+    held.append(c)
+    open(sys.argv[1] + ".conn.tmp", "w").write(str(len(held)))
+    os.rename(sys.argv[1] + ".conn.tmp", sys.argv[1] + ".conn")
 PY
 	HANG_PID=$!
 	for _ in $(seq 100); do [ -f "$WORK/hang.port" ] && break; sleep 0.05; done
@@ -31,9 +37,15 @@ trap 'rc=$?; [ -z "$HANG_PID" ] || kill "$HANG_PID" 2>/dev/null; [ -z "$SERVER_P
 hang_server
 for sig in TERM INT HUP; do
 	rm -rf "$SPOOL"
+	c0=$(cat "$WORK/hang.port.conn" 2>/dev/null || echo 0)
 	"$PERFPORT" -q upload -i "$F" -f pyroscope -O server="$HANG" 2>"$WORK/$sig.err" &
 	up=$!
-	sleep 1
+	# the signal once the upload has connected (not after a fixed second:
+	# a loaded machine may not have got there yet)
+	until [ "$(cat "$WORK/hang.port.conn" 2>/dev/null || echo 0)" -gt "$c0" ]; do
+		kill -0 $up 2>/dev/null || break
+		sleep 0.02
+	done
 	kill -$sig $up
 	rc=0; wait $up || rc=$?
 	want=$((128 + $(kill -l $sig)))

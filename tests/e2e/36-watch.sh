@@ -38,11 +38,26 @@ start_server otlp otlp_server.py ok "$WORK/gen-otlp"
 PYRO="http://127.0.0.1:$(cat "$WORK/pyro/port")"
 OTLP="http://127.0.0.1:$(cat "$WORK/otlp/port")"
 
-# rotate DIR SECONDS: shape under perf, a new file every second
+# rotate DIR SECONDS: shape under perf, a new file every second. The test
+# cuts the files itself (--switch-output=signal, a SIGUSR2 a second):
+# perf's own --switch-output=1s arms its one-second alarm before its setup
+# (the threads' synthesis) is over and drops an alarm that comes before it
+# is; on a loaded machine the setup outlasts the second and the whole run
+# was one file (three runs of fifty here). A SIGUSR2 is sent only once perf
+# catches it (SigCgt): before, it would end perf.
 rotate() {
-	perf record -q -k CLOCK_MONOTONIC --switch-output=1s -e cpu-clock/freq=997/ \
+	local p rc=0 cgt
+	perf record -k CLOCK_MONOTONIC --switch-output=signal -e cpu-clock/freq=997/ \
 		-e sched:sched_switch --switch-events -g -o "$1/perf.data" -- "$SHAPE" "$2" "$WORK" \
-		>"$WORK/record.log" 2>&1 || { cat "$WORK/record.log"; fail "perf record --switch-output"; }
+		>"$WORK/record.log" 2>&1 &
+	p=$!
+	while kill -0 "$p" 2>/dev/null; do
+		sleep 1
+		cgt=$(sed -n 's/^SigCgt:[[:space:]]*//p' "/proc/$p/status" 2>/dev/null) || true
+		[ -n "$cgt" ] && (( 0x$cgt & (1 << 11) )) && kill -USR2 "$p" 2>/dev/null || true
+	done
+	wait "$p" || rc=$?
+	[ $rc -eq 0 ] || { cat "$WORK/record.log"; fail "perf record --switch-output: exit $rc"; }
 }
 # sent DIR: how many files the state file lists
 sent() {
@@ -50,10 +65,29 @@ sent() {
 	c=$(grep -vc '^#' "$1/.perfport-watch" 2>/dev/null) || true
 	echo "${c:-0}"
 }
-# wait_sent DIR N: until the watcher has sent N files (30 s at most)
+# wait_sent DIR N: until the watcher ($WATCH) has sent N files, for as long
+# as it runs (a loaded machine slows it, it does not stop it; 10 minutes
+# at most, against a hang)
 wait_sent() {
-	for _ in $(seq 300); do [ "$(sent "$1")" -ge "$2" ] && return 0; sleep 0.1; done
-	fail "the watcher sent $(sent "$1") of $2 files in 30 s: $(cat "$WORK/watch.err")"
+	for _ in $(seq 6000); do
+		[ "$(sent "$1")" -ge "$2" ] && return 0
+		kill -0 "$WATCH" 2>/dev/null || break
+		sleep 0.1
+	done
+	[ "$(sent "$1")" -ge "$2" ] && return 0
+	fail "the watcher sent $(sent "$1") of $2 files: $(cat "$WORK/watch.err" "$WORK/k9.err" "$WORK/hup.err" 2>/dev/null | tail -20)"
+}
+# oncpu_files DIR: how many of DIR's files have on-CPU samples (a file
+# has a process_cpu series only then: perf may cut a last file of a few
+# ms with none)
+oncpu_files() {
+	local c=0 f
+	for f in $(ls "$1" | grep '^perf\.data\.[0-9]*$'); do
+		"$PERFPORT" -q report --json -i "$1/$f" >"$WORK/oncpu.json" || fail "report $f: exit $?"
+		$PY -c 'import json, sys; sys.exit(0 if json.load(open(sys.argv[1]))["totals"].get("on-cpu", {}).get("count") else 1)' \
+			"$WORK/oncpu.json" && c=$((c + 1))
+	done
+	echo "$c"
 }
 
 # --- live: the watcher follows while perf writes ---
@@ -64,7 +98,8 @@ WATCH=$!
 PIDS+=($WATCH)
 rotate "$WORK/rot" 5
 n=$(ls "$WORK/rot" | grep -c '^perf\.data\.[0-9]*$' || true)
-[ "$n" -ge 4 ] || fail "perf record --switch-output=1s for 5 s wrote $n files"
+# (a file a second is perf's doing, not perfport's: two are enough to check)
+[ "$n" -ge 2 ] || fail "perf record --switch-output=1s for 5 s wrote $n files: $(ls "$WORK/rot"); $(said "$WORK/record.log")"
 wait_sent "$WORK/rot" "$n"
 kill -TERM "$WATCH"
 rc=0
@@ -103,7 +138,8 @@ for p in reqs("pyro", "json"):
             pyro.append((s["types"]["process_cpu:cpu:nanoseconds:cpu:nanoseconds"]["total"],
                          s["types"]["process_cpu:samples:count:cpu:nanoseconds"]["total"],
                          s["labels"].get("env")))
-want = [(t["on-cpu"]["ns"], t["on-cpu"]["count"], "ci") for t in reports]
+# a file without on-CPU samples (perf's last, cut short) has no process_cpu
+want = [(t["on-cpu"]["ns"], t["on-cpu"]["count"], "ci") for t in reports if t.get("on-cpu", {}).get("count")]
 if pyro != want:
     sys.exit("pyroscope got (ns, samples, env) %s\nthe files' reports: %s" % (pyro, want))
 # OTLP: one export per file, in order, every state's total as the report says
@@ -125,17 +161,18 @@ for p in reqs("otlp", "bin"):
             got[state] = sum(sum(s.values) for s in prof.samples)
             t0, t1 = prof.time_unix_nano, prof.time_unix_nano + prof.duration_nano
     otlp.append(got)
-    spans.append((t0, t1))
+    if t0 is not None:  # a file with no sample (perf's last, cut short) has no span
+        spans.append((t0, t1))
 want = [{c: v["ns"] for c, v in t.items()} for t in reports]
 if otlp != want:
     sys.exit("otlp got %s\nthe files' reports: %s" % (otlp, want))
-breaks = 0
+# in order and not overlapping: a file's window is its samples' span, so a
+# gap between two is the time no sample came (a workload not scheduled for
+# a second on a loaded machine: 1123 ms once), not perfport's to bound;
+# what each file holds is checked above against its report
 for (a0, a1), (b0, b1) in zip(spans, spans[1:]):
     gap = b0 - a1
-    if b0 > a0 and gap > 100e6 and breaks < runs - 1:
-        breaks += 1  # the next recording
-        continue
-    if not (b0 > a0 and -5e6 <= gap <= 100e6):
+    if not (b0 > a0 and gap >= -5e6):
         sys.exit("windows [%d, %d] and [%d, %d]: not one after the other (gap %.1f ms)" %
                  (a0, a1, b0, b1, gap / 1e6))
 print("%d files: one upload each to pyroscope and otlp, in order, totals equal their reports; "
@@ -174,15 +211,22 @@ watch_k9
 rotate "$WORK/k9" 5 &
 REC=$!
 wait_sent "$WORK/k9" 2
-# right after a file's line: between two files (the next comes a second later)
-for _ in $(seq 200); do [ "$(wc -l <"$WORK/k9.out")" -ge 2 ] && break; sleep 0.01; done
+# between two files, for certain: perf stopped (no file comes), the watcher
+# done with every file there is (its state file and its lines), then kill -9
+PERF=$(pgrep -P "$REC" -x perf) || fail "perf record of the kill -9 case is not found"
+kill -STOP "$PERF"
+have=$(ls "$WORK/k9" | grep -c '^perf\.data\.[0-9]*$' || true)
+wait_sent "$WORK/k9" "$have"
+for _ in $(seq 6000); do [ "$(wc -l <"$WORK/k9.out")" -ge "$have" ] && break; sleep 0.1; done
 kill -9 "$WATCH"
 wait "$WATCH" 2>/dev/null || true
-sleep 1.5                  # a file or two arrive while no watcher runs
+kill -CONT "$PERF"
+sleep 1.5                  # files may arrive while no watcher runs (or not: either is checked)
 watch_k9
 wait "$REC"
 n=$(ls "$WORK/k9" | grep -c '^perf\.data\.[0-9]*$' || true)
 wait_sent "$WORK/k9" "$n"
+n=$(oncpu_files "$WORK/k9")
 kill -TERM "$WATCH"
 wait "$WATCH" || true
 $PY - "$WORK" "$n" <<'PY' || fail "kill -9 and a restart"
@@ -196,8 +240,8 @@ for p in sorted(glob.glob(w + "/pyro/req-*.json"), key=lambda p: int(re.search(r
             got.append((r["query"]["from"], r["query"]["until"],
                         s["types"]["process_cpu:samples:count:cpu:nanoseconds"]["total"]))
 if len(got) != n or len(set(got)) != n:
-    sys.exit("%d files, %d process_cpu uploads: %s" % (n, len(got), got))
-print("kill -9 after the second file, a restart: %d files, each sent once" % n)
+    sys.exit("%d files with on-CPU samples, %d process_cpu uploads: %s" % (n, len(got), got))
+print("kill -9 between two files, a restart: %d files with on-CPU samples, each sent once" % n)
 PY
 echo "ok: kill -9 and a restart"
 
@@ -229,27 +273,40 @@ for f in $(ls "$WORK/down" | grep '^perf\.data\.[0-9]*$' | sort); do
 	"$PERFPORT" -q report --json -i "$WORK/down/$f" >"$WORK/rot-$f.json"
 done
 $PY - "$WORK" "$n" <<'PY' || fail "the backend down, then up"
-import glob, json, re, sys
+import glob, json, os, re, sys
 w, n = sys.argv[1], int(sys.argv[2])
+# what each file's uploads hold, from its report: a process_cpu series
+# when it has on-CPU samples (their ns), a wall one when it has off-CPU
+# time (on- and off-CPU ns); perf may cut a last file with either alone
+files = sorted(f for f in os.listdir(w + "/down") if re.fullmatch(r"perf\.data\.[0-9]+", f))
+want = []
+for f in files:
+    t = json.load(open("%s/rot-%s.json" % (w, f)))["totals"]
+    on = t.get("on-cpu", {}).get("ns", 0)
+    off = sum(v["ns"] for k, v in t.items() if k not in ("on-cpu", "idle"))
+    if t.get("on-cpu", {}).get("count"):
+        want.append(("process_cpu", on))
+    if off:
+        want.append(("wall", off + on))
 steps = []
 for p in sorted(glob.glob(w + "/pyro/req-*.json"), key=lambda p: int(re.search(r"req-([0-9]+)", p).group(1))):
     r = json.load(open(p))
-    steps.append((r["step"], r["query"]["from"] if r.get("query") else None,
-                  [s["types"]["process_cpu:cpu:nanoseconds:cpu:nanoseconds"]["total"]
-                   for s in r.get("series", []) if s["labels"]["__name__"] == "process_cpu"],
-                  sorted((k, v["total"]) for s in r.get("series", []) for k, v in s["types"].items())))
-ok = [s for s in steps if s[0] == "ok" and s[2]]  # the process_cpu series, one per file
+    got = None
+    for s in r.get("series", []):
+        name = s["labels"]["__name__"]
+        key = [k for k in s["types"] if k.split(":")[1] == ("cpu" if name == "process_cpu" else "wall")]
+        got = (name, s["types"][key[0]]["total"])
+    steps.append((r["step"], r["query"]["from"] if r.get("query") else None, got))
 if [s[0] for s in steps[:3]] != ["unavailable"] * 3:
     sys.exit("the first three requests: %s" % steps[:3])
-if len(ok) != n or len(set(map(str, ok))) != n:
-    sys.exit("%d files, %d delivered: %s" % (n, len(ok), steps))
-every = [str(s) for s in steps if s[0] == "ok"]
-if len(every) != len(set(every)):
-    sys.exit("a request delivered twice: %s" % steps)
-froms = [int(s[1]) for s in ok]
+ok = [s[2] for s in steps if s[0] == "ok"]
+if ok != want:
+    sys.exit("%d files: delivered %s\nthe files' reports want, in order: %s" % (n, ok, want))
+froms = [int(s[1]) for s in steps if s[0] == "ok"]
 if froms != sorted(froms):
     sys.exit("delivered out of order: %s" % froms)
-print("down for 3 requests: %d requests in all, %d files delivered once each, in order" % (len(steps), n))
+print("down for 3 requests: %d requests in all, %d files delivered once each, in order "
+      "(%d series)" % (len(steps), n, len(want)))
 PY
 grep -q 'the spool' "$WORK/watch.err" || fail "the log says nothing of the spool: $(cat "$WORK/watch.err")"
 echo "ok: a backend down, then up: every file once, in order"
@@ -263,7 +320,7 @@ OTLP="http://127.0.0.1:$(cat "$WORK/otlp/port")"
 stream() {
 	local out=$1; shift
 	rc=0
-	perf record -q -k CLOCK_MONOTONIC -e cpu-clock/freq=997/ -e sched:sched_switch \
+	perf record -k CLOCK_MONOTONIC -e cpu-clock/freq=997/ -e sched:sched_switch \
 		--switch-events -g -o - -- "$SHAPE" 4 "$WORK" 2>"$WORK/record.log" |
 		tee "$WORK/stream.data" |
 		"$PERFPORT" watch -i - --window 1s "$@" >"$WORK/$out.out" 2>"$WORK/$out.err" || rc=$?
@@ -271,7 +328,7 @@ stream() {
 		fail "report of the stream: exit $?"
 }
 stream pipe -f pyroscope,otlp -O pyroscope.server="$PYRO" -O otlp.endpoint="$OTLP" --label env=ci
-[ $rc -eq 0 ] || { cat "$WORK/pipe.err"; fail "watch -i -: exit $rc"; }
+[ $rc -eq 0 ] || { cat "$WORK/record.log" "$WORK/pipe.err"; fail "watch -i -: exit $rc"; }
 cat "$WORK/pipe.out"
 $PY - "$WORK" <<'PY' || fail "the stream's windows"
 import glob, json, os, re, sys
@@ -300,8 +357,12 @@ for p in reqs("otlp", "bin"):
     windows.append(got)
     spans.append(span)
 n = len(windows)
-if n < 4 or len(pyro) != n:
-    sys.exit("%d OTLP windows, %d Pyroscope ones, for 4 s in 1 s windows" % (n, len(pyro)))
+# a window without on-CPU samples (the last, of a few ms, may be one) has
+# no process_cpu series: Pyroscope's count is that of the others
+on_windows = sum(1 for x in windows if x.get("on-cpu"))
+if n < 4 or len(pyro) != on_windows:
+    sys.exit("%d OTLP windows, %d of them with on-CPU samples, %d Pyroscope ones, for 4 s in 1 s windows"
+             % (n, on_windows, len(pyro)))
 # on CPU: every sample in exactly one window
 if sum(pyro) != tot["on-cpu"]["count"] or sum(x.get("on-cpu", 0) for x in windows) != tot["on-cpu"]["ns"]:
     sys.exit("on-CPU: windows %d samples %d ns, the stream %d %d" % (
@@ -357,20 +418,29 @@ start_server pyro pyroscope_server.py ok "$WORK/gen-pyro"
 PYRO="http://127.0.0.1:$(cat "$WORK/pyro/port")"
 (
 	set +e
-	perf record -q -m 16 -k CLOCK_MONOTONIC -e cpu-clock/freq=997/ -g -o - -- "$SHAPE" 20 "$WORK" 2>/dev/null |
-		"$PERFPORT" watch -i - --window 1s -f pyroscope -O server="$PYRO" >"$WORK/term.out" 2>"$WORK/term.err"
+	perf record -m 16 -k CLOCK_MONOTONIC -e cpu-clock/freq=997/ -g -o - -- "$SHAPE" 20 "$WORK" 2>"$WORK/term.rec" |
+		"$PERFPORT" watch -i - --window 1s -f pyroscope -O server="$PYRO" \
+			--spool "$WORK/term.spool" >"$WORK/term.out" 2>"$WORK/term.err"
 	echo "${PIPESTATUS[1]}" >"$WORK/term.rc"
 ) &
 WATCH=$!
-sleep 3.5
-pkill -TERM -f "perfport watch -i - --window 1s" || true
+# three windows sent (however long a loaded machine takes), and half a
+# second of the fourth read, before the signal
+for _ in $(seq 6000); do
+	[ "$(wc -l <"$WORK/term.out" 2>/dev/null || echo 0)" -ge 3 ] && break
+	kill -0 "$WATCH" 2>/dev/null || break
+	sleep 0.1
+done
+sleep 0.5
+# this test's watcher (a child of the subshell), not another run's beside it
+kill -TERM $(pgrep -P "$WATCH" -x perfport) 2>/dev/null || true
 wait "$WATCH" || true
 pkill -f "$SHAPE 20" || true
 rc=$(cat "$WORK/term.rc")
-[ $rc -eq 0 ] || { cat "$WORK/term.err"; fail "watch -i - after SIGTERM: exit $rc"; }
+[ $rc -eq 0 ] || { cat "$WORK/term.rec" "$WORK/term.err"; fail "watch -i - after SIGTERM: exit $rc"; }
 w=$(wc -l <"$WORK/term.out")
 last=$(tail -1 "$WORK/term.out")
-[ "$w" -ge 3 ] || fail "SIGTERM after 3.5 s of 1 s windows: $w windows sent"
+[ "$w" -ge 4 ] || fail "SIGTERM after 3 windows sent: $w windows sent in all"
 case $last in *" 0 samples"*) fail "the last window is empty: $last";; esac
 echo "ok: SIGTERM: $w windows sent, the last one cut short ($last)"
 
@@ -412,7 +482,10 @@ kill -TERM "$WATCH"
 wait "$WATCH" || true
 e=$(envs)
 case "$e" in "one one"*two) ;; *) fail "files before and after SIGHUP labelled: $e";; esac
-[ "$(echo "$e" | wc -w)" -eq "$n" ] || fail "$n files, $(echo "$e" | wc -w) uploads after SIGHUP: $e"
+# (a process_cpu upload a file with on-CPU samples: perf's last may have none)
+non=$(oncpu_files "$WORK/hup")
+[ "$(echo "$e" | wc -w)" -eq "$non" ] ||
+	fail "$n files, $non with on-CPU samples, $(echo "$e" | wc -w) process_cpu uploads after SIGHUP: $e"
 echo "ok: SIGHUP with files: the configuration read again ($e)"
 # a stream: its windows go on, the formats' options and labels are read again
 start_server pyro pyroscope_server.py ok "$WORK/gen-pyro"
@@ -420,16 +493,21 @@ PYRO="http://127.0.0.1:$(cat "$WORK/pyro/port")"
 conf one
 (
 	set +e
-	perf record -q -m 16 -k CLOCK_MONOTONIC -e cpu-clock/freq=997/ -g -o - -- "$SHAPE" 5 "$WORK" 2>/dev/null |
+	perf record -m 16 -k CLOCK_MONOTONIC -e cpu-clock/freq=997/ -g -o - -- "$SHAPE" 5 "$WORK" 2>"$WORK/hup2.rec" |
 		"$PERFPORT" watch -i - --window 1s --config "$WORK/watch.conf" >"$WORK/hup2.out" 2>"$WORK/hup2.err"
 	echo "${PIPESTATUS[1]}" >"$WORK/hup2.rc"
 ) &
 STREAM=$!
-sleep 2.5
+# a window sent with the first configuration, then the second
+for _ in $(seq 6000); do
+	[ "$(wc -l <"$WORK/hup2.out" 2>/dev/null || echo 0)" -ge 1 ] && break
+	kill -0 "$STREAM" 2>/dev/null || break
+	sleep 0.1
+done
 conf two
-pkill -HUP -f "perfport watch -i - --window 1s --config" || true
+kill -HUP $(pgrep -P "$STREAM" -x perfport) 2>/dev/null || true
 wait "$STREAM" || true
-[ "$(cat "$WORK/hup2.rc")" = 0 ] || { cat "$WORK/hup2.err"; fail "watch -i - with SIGHUP: exit $(cat "$WORK/hup2.rc")"; }
+[ "$(cat "$WORK/hup2.rc")" = 0 ] || { cat "$WORK/hup2.rec" "$WORK/hup2.err"; fail "watch -i - with SIGHUP: exit $(cat "$WORK/hup2.rc")"; }
 e=$(envs)
 case "$e" in one*two) ;; *) fail "windows before and after SIGHUP labelled: $e";; esac
 echo "ok: SIGHUP with a stream: the formats' options read again ($e)"
@@ -438,7 +516,9 @@ echo "ok: SIGHUP with a stream: the formats' options read again ($e)"
 # 5 ms, cut into 200 ms windows (a wait of 50 ms after each small read),
 # takes a few reads, not one per write
 if command -v strace >/dev/null; then
-	$PY - "$WORK/stream.data" <<'PY' |
+	# (the writer's status and strace's, which is perfport's, said on failure)
+	st=
+	if $PY - "$WORK/stream.data" <<'PY' |
 import sys, time
 d = open(sys.argv[1], "rb").read()
 o = sys.stdout.buffer
@@ -448,8 +528,20 @@ for i in range(0, len(d), 2048):
     time.sleep(0.005)
 PY
 		strace -f -qq -e trace=read -o "$WORK/reads" "$PERFPORT" watch -i - --window 200ms \
-			-f pyroscope -O server="$PYRO" >"$WORK/gather.out" 2>"$WORK/gather.err" ||
-		{ cat "$WORK/gather.err"; fail "watch -i - of a slow pipe: exit $?"; }
+			-f pyroscope -O server="$PYRO" --spool "$WORK/gather.spool" \
+			>"$WORK/gather.out" 2>"$WORK/gather.err"; then
+		:
+	else
+		st="${PIPESTATUS[*]}"
+	fi
+	# what is checked is how the pipe is read; an upload kept in the spool
+	# (exit 4: seen 3 times in 15 runs beside others' jobs, each window
+	# "kept in the spool, in order" with nothing on stderr) is not its subject
+	[ "$st" != "0 4" ] || echo "note: the slow pipe's windows were kept in the spool (exit 4): $(tail -n 1 "$WORK/gather.out")"
+	case $st in "" | "0 4") ;; *)
+		cat "$WORK/gather.err"; tail -n 3 "$WORK/gather.out" "$WORK/reads" || true
+		fail "watch -i - of a slow pipe under strace: exit statuses (writer, strace) $st";;
+	esac
 	writes=$(( ($(stat -c %s "$WORK/stream.data") + 2047) / 2048 ))
 	reads=$(grep -c 'read(0,' "$WORK/reads" || true)
 	[ "$reads" -gt 0 ] && [ $((reads * 4)) -lt "$writes" ] ||

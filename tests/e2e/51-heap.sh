@@ -14,14 +14,23 @@ mkfifo "$WORK/in"
 "$PERFPORT" -q info -i "$WORK/in" >"$WORK/out" 2>&1 &
 pid=$!
 advised=no
-for i in $(seq 50); do   # it blocks opening the FIFO: main() has run
-	if [ -r "/proc/$pid/smaps" ] && awk '
+# hg: perfport's heap is advised for huge pages
+hg() {
+	[ -r "/proc/$pid/smaps" ] && awk '
 		/^[0-9a-f]+-[0-9a-f]+ / { heap = ($6 == "[heap]") }
 		heap && /^VmFlags:/ && / hg( |$)/ { found = 1 }
-		END { exit !found }' "/proc/$pid/smaps"; then
-		advised=yes
+		END { exit !found }' "/proc/$pid/smaps"
+}
+# until the heap is advised, or perfport waits in the FIFO's open (its
+# wchan: whatever it advises is done by then), however long a loaded
+# machine takes to get it there; 10 minutes at most, against a hang
+for i in $(seq 6000); do
+	if hg; then advised=yes; break; fi
+	if [ "$(cat "/proc/$pid/wchan" 2>/dev/null)" = wait_for_partner ]; then
+		hg && advised=yes
 		break
 	fi
+	kill -0 "$pid" 2>/dev/null || break
 	sleep 0.1
 done
 [ -r "/proc/$pid/smaps" ] && awk '/^[0-9a-f]+-[0-9a-f]+ .*\[heap\]/ { print "heap: " $1 }' "/proc/$pid/smaps"

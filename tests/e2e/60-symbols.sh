@@ -36,7 +36,16 @@ record "$WORK/dwarf.data" --call-graph dwarf -F 499 -e cpu-clock "$WORKLOAD" 0.5
 compare dwarf "$WORK/dwarf.data" 98
 grep -q "(inlined)" "$WORK/dwarf.ours" || echo "note: no inlined frames in this recording"
 "$PERFPORT" info --json -i "$WORK/dwarf.data" >"$WORK/dwarf.json"
-$PY "$CHECK" json "$WORK/dwarf.json" symbols.dwarf_unwound=">100" symbols.dwarf_unwind_failed=0
+# every sample's stack unwound (a share of the samples, not a count: a
+# loaded machine gave the half second 94 samples, not the 100 once wanted)
+$PY - "$WORK/dwarf.json" <<'PY' || fail "DWARF unwinding: $(cat "$WORK/dwarf.json" | head -c 600)"
+import json, sys
+j = json.load(open(sys.argv[1]))
+s, n = j["symbols"], j["records"].get("PERF_RECORD_SAMPLE", 0)
+print("dwarf: %d of %d samples unwound, %d failed" % (s["dwarf_unwound"], n, s["dwarf_unwind_failed"]))
+if not (n > 0 and s["dwarf_unwound"] >= 0.9 * n and s["dwarf_unwind_failed"] == 0):
+    sys.exit("dwarf_unwound %d of %d samples, %d failed" % (s["dwarf_unwound"], n, s["dwarf_unwind_failed"]))
+PY
 # Unwinding on worker threads changes nothing in the output.
 "$PERFPORT" stacks -j 1 -i "$WORK/dwarf.data" >"$WORK/j1.ours"
 "$PERFPORT" stacks -j 3 -i "$WORK/dwarf.data" >"$WORK/j3.ours"
@@ -216,8 +225,12 @@ lid=$(readelf -n "$libc" 2>/dev/null | awk '/Build ID/ { print $3 }')
 ldbg=/usr/lib/debug/.build-id/${lid:0:2}/${lid:2}.debug
 if [ -n "$lid" ] && [ -f "$ldbg" ] && readelf -SW "$ldbg" 2>/dev/null | has ' \.debug_info .* C '; then
 	: >"$WORK/nodir" # a cache directory that cannot be made: libdw reads the original
+	# a recording that is mostly libc (dd's reads and writes: a count of
+	# work, so its on-CPU samples do not shrink on a loaded machine), not
+	# the fp recording, whose half second held no libc frame once
+	record "$WORK/dc.data" -g -F 999 -e cpu-clock -- dd if=/dev/zero of=/dev/null bs=1k count=300000
 	dc() { XDG_CACHE_HOME="$1" "$PERFPORT" -vv export -f folded -O annotate=false -o "$WORK/dc.$2" \
-		-i "$WORK/fp.data" 2>"$WORK/dc.err" || fail "export with cache $1: exit $?"; }
+		-i "$WORK/dc.data" 2>"$WORK/dc.err" || fail "export with cache $1: exit $?"; }
 	dc "$WORK/nodir" 0
 	grep -q "__GI_\|libc" "$WORK/dc.0" || grep -q "pthread\|lll_" "$WORK/dc.0" || fail "debug cache: no libc frame in the recording"
 	dc "$WORK/dcache" 1
@@ -230,7 +243,7 @@ if [ -n "$lid" ] && [ -f "$ldbg" ] && readelf -SW "$ldbg" 2>/dev/null | has ' \.
 	dc "$WORK/dcache" 2
 	grep -q "from perfport's uncompressed copy" "$WORK/dc.err" || fail "debug cache: the copy was not used"
 	cmp -s "$WORK/dc.0" "$WORK/dc.2" || fail "debug cache: the copy names otherwise: $(diff "$WORK/dc.0" "$WORK/dc.2" | head -3)"
-	XDG_CACHE_HOME="$WORK/dcache" "$PERFPORT" info -i "$WORK/fp.data" 2>/dev/null | has "debug info $ldbg" ||
+	XDG_CACHE_HOME="$WORK/dcache" "$PERFPORT" info -i "$WORK/dc.data" 2>/dev/null | has "debug info $ldbg" ||
 		fail "debug cache: info does not name the original debug file"
 	size=$(stat -c %s "$copy")
 	truncate -s $((size / 3)) "$copy"
@@ -269,7 +282,11 @@ if [ "$(uname -m)" = x86_64 ]; then
 	record "$WORK/jit.data" -F 999 -e cpu-clock "$WORK/jit" 0.3
 	"$PERFPORT" stacks -i "$WORK/jit.data" >"$WORK/jit.ours"
 	n=$(grep -c "jitted_counting_loop+0x" "$WORK/jit.ours" || true)
-	[ "$n" -gt 50 ] || fail "jit: only $n frames named from the perf map"
+	all=$(grep -c '^[^ 	]' "$WORK/jit.ours" || true)
+	# a share of the samples, not a count: 0.3 s on a loaded machine gave
+	# 30 frames in the loop where 50 were once wanted
+	[ "$n" -gt 0 ] && [ $((n * 2)) -ge "$all" ] ||
+		fail "jit: only $n frames of $all samples named from the perf map"
 	echo "ok: $n JIT frames named from /tmp/perf-PID.map"
 	# a perf map anyone could have planted is not read: a FIFO (would block),
 	# a link (to /dev/zero: endless), another user's file, a world-writable
@@ -349,7 +366,7 @@ esac
 # A recording without build ids (to a pipe; or -z --no-buildid) made on
 # this very boot: its kernel frames are named from /proc/kallsyms (same
 # release, the kernel at the recorded address), as perf script names them.
-perf record -q -o - -g -F 999 -e cpu-clock -- dd if=/dev/zero of=/dev/null bs=1k count=300000 \
+perf record -o - -g -F 999 -e cpu-clock -- dd if=/dev/zero of=/dev/null bs=1k count=300000 \
 	>"$WORK/pipe.data" 2>"$WORK/pipe.log" || fail "perf record -o -: $(cat "$WORK/pipe.log")"
 record "$WORK/nobid.data" -z --no-buildid -g -F 999 -e cpu-clock -- dd if=/dev/zero of=/dev/null bs=1k count=300000
 for v in pipe nobid; do
@@ -376,8 +393,16 @@ fi
 
 # perfport info counts named frames and why the others are unknown.
 "$PERFPORT" info --json -i "$WORK/fp.data" >"$WORK/fp.json"
-$PY "$CHECK" json "$WORK/fp.json" symbols.frames=">1000" symbols.named=">1000" \
-	"symbols.unknown.build-id mismatch=0"
+# (a share of the frames named, not counts: half a second's samples on a
+# loaded machine may be a few hundred frames, not the 1000 once wanted)
+$PY "$CHECK" json "$WORK/fp.json" symbols.frames=">0" "symbols.unknown.build-id mismatch=0"
+$PY - "$WORK/fp.json" <<'PY' || fail "perfport info's frame counts"
+import json, sys
+s = json.load(open(sys.argv[1]))["symbols"]
+print("fp: %d of %d frames named" % (s["named"], s["frames"]))
+if s["named"] < 0.95 * s["frames"]:
+    sys.exit("%d of %d frames named" % (s["named"], s["frames"]))
+PY
 # Every frame of every sample is counted, also where info counts a stack
 # seen before from its first naming: the frames of the raw callchains that
 # dump --samples prints (context markers left out).

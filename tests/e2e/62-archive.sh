@@ -16,8 +16,8 @@ mkdir -p "$WORK/rec" "$WORK/away" "$WORK/home" "$WORK/empty" "$WORK/byhand/.debu
 cp "$TOP/samples/workload.c" "$WORK/rec/"
 (cd "$WORK/rec" && cc -O2 -g -fno-omit-frame-pointer -pthread -o arprog workload.c) || fail "cannot build the workload"
 # the recording host: its own build-id cache; kernel time (io) and user time
-(cd "$WORK/rec" && HOME="$WORK/home" perf record -q -g -F 999 -e cpu-clock -o perf.data ./arprog 0.5 all \
-	>/dev/null 2>&1) || fail "perf record"
+(cd "$WORK/rec" && HOME="$WORK/home" perf record -g -F 999 -e cpu-clock -o perf.data ./arprog 0.5 all \
+	>"$WORK/record.log" 2>&1) || { cat "$WORK/record.log"; fail "perf record: $(said "$WORK/record.log")"; }
 (cd "$WORK/rec" && HOME="$WORK/home" perf archive perf.data >/dev/null 2>&1) || skip "perf archive failed here"
 [ -f "$WORK/rec/perf.data.tar.bz2" ] || skip "perf archive wrote no tarball"
 tar tjf "$WORK/rec/perf.data.tar.bz2" >"$WORK/list.txt"

@@ -12,8 +12,8 @@ mkdir -p "$WORK/srv" "$WORK/run" "$WORK/home" "$WORK/db"
 cc -O2 -g -fno-omit-frame-pointer -pthread -o "$WORK/srv/dwl" "$TOP/samples/workload.c" || fail "cannot build"
 cp "$WORK/srv/dwl" "$WORK/run/dwl" && strip --strip-all "$WORK/run/dwl"
 ID=$(readelf -n "$WORK/run/dwl" | awk '/Build ID/ {print $3}')
-(cd "$WORK/run" && HOME="$WORK/home" perf record -q -g -F 999 -e cpu-clock -o perf.data ./dwl 0.4 cpu \
-	>/dev/null 2>&1) || fail "perf record"
+(cd "$WORK/run" && HOME="$WORK/home" perf record -g -F 999 -e cpu-clock -o perf.data ./dwl 0.4 cpu \
+	>"$WORK/record.log" 2>&1) || { cat "$WORK/record.log"; fail "perf record: $(said "$WORK/record.log")"; }
 PORT=$($PY -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 debuginfod -F "$WORK/srv" -p "$PORT" -d "$WORK/db/db.sqlite" >"$WORK/debuginfod.log" 2>&1 &
 DPID=$!

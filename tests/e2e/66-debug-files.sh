@@ -22,8 +22,9 @@ cp "$WORK/full/dwl" "$WORK/link/dwl" && strip --strip-all "$WORK/link/dwl"
 cp "$WORK/full/dwl" "$WORK/nolink/dwl" && strip --strip-all "$WORK/nolink/dwl"
 readelf -SW "$WORK/nolink/dwl" | has gnu_debuglink && fail "strip left a debuglink"
 for d in link nolink; do
-	(cd "$WORK/$d" && HOME="$WORK/home" perf record -q -g -F 999 -e cpu-clock -o perf.data \
-		./dwl 0.4 cpu >/dev/null 2>&1) || fail "perf record ($d)"
+	(cd "$WORK/$d" && HOME="$WORK/home" perf record -g -F 999 -e cpu-clock -o perf.data \
+		./dwl 0.4 cpu >"$WORK/record.log" 2>&1) ||
+		{ cat "$WORK/record.log"; fail "perf record ($d): $(said "$WORK/record.log")"; }
 done
 # perf's build-id cache holds stripped copies: without it the recorded
 # paths are where the files are looked for

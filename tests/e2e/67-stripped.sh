@@ -11,7 +11,7 @@ mkdir -p "$WORK/full" "$WORK/deploy" "$WORK/home" "$WORK/alone"
 cc -O1 -g -fno-omit-frame-pointer -pthread -o "$WORK/full/workload" "$TOP/samples/workload.c"
 cp "$WORK/full/workload" "$WORK/deploy/workload"
 strip "$WORK/deploy/workload"
-rec() { HOME=${H:-$WORK/home} perf record -q -g -F 999 -e cpu-clock -o "$1" -- "$2" 0.3 cpu \
+rec() { HOME=${H:-$WORK/home} perf record -g -F 999 -e cpu-clock -o "$1" -- "$2" 0.3 cpu \
 	>"$WORK/record.log" 2>&1 || { cat "$WORK/record.log"; fail "perf record $2"; }; }
 leaves() { # the innermost named frame in the workload, per sample, as a sorted count
 	HOME=${H:-$WORK/home} "$PERFPORT" -q stacks -i "$1" |

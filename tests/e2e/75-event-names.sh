@@ -12,8 +12,8 @@
 need_python
 need_perf
 build_workload
-perf record -q -o - -e cpu-clock -c 200000 -- "$WORKLOAD" 0.2 cpu \
-	>"$WORK/pipe.data" 2>"$WORK/rec.err" || fail "perf record -o -: $(tail -2 "$WORK/rec.err")"
+perf record -o - -e cpu-clock -c 200000 -- "$WORKLOAD" 0.2 cpu \
+	>"$WORK/pipe.data" 2>"$WORK/rec.err" || { cat "$WORK/rec.err"; fail "perf record -o -: $(said "$WORK/rec.err")"; }
 
 # type config bp_addr bp_type flags (- keeps the recording's; the bits are
 # listed in lib/patch_attrs.py)

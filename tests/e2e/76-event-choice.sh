@@ -80,8 +80,8 @@ echo "ok: page-faults at 2000 Hz weighs its period ($p faults in $n samples)"
 # cpu_atom/cycles/) counts whole; cycles and instructions on one PMU do
 # not add up. Hardware events cannot be recorded here: a pipe recording of
 # two clock events gets the attrs of the hardware ones.
-perf record -q -o - -F 1000 -e cpu-clock -e task-clock -- "$WORKLOAD" 0.3 all \
-	>"$WORK/pipe.data" 2>"$WORK/rec.err" || fail "perf record -o -: $(tail -2 "$WORK/rec.err")"
+perf record -o - -F 1000 -e cpu-clock -e task-clock -- "$WORKLOAD" 0.3 all \
+	>"$WORK/pipe.data" 2>"$WORK/rec.err" || { cat "$WORK/rec.err"; fail "perf record -o -: $(said "$WORK/rec.err")"; }
 all=$(perf script -i "$WORK/pipe.data" -F event 2>/dev/null | wc -l)
 first=$(perf script -i "$WORK/pipe.data" -F event 2>/dev/null | grep -c '^ *cpu-clock:')
 # The same event in other modes counts with it when the modes do not

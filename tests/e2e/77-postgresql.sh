@@ -85,8 +85,10 @@ run() {
 	for _ in $(seq 100); do has '^PID|' "$WORK/$mode.raw" && break; sleep 0.02; done
 	spid=$(sed -n 's/^PID|//p' "$WORK/$mode.raw")
 	[ -z "$spid" ] || chrt -f -p 1 "$spid" 2>/dev/null || true
+	# pgbench: this run's (runuser's child), not every pgbench of the machine:
+	# another run's, beside this one, may end before perf attaches to it
 	record "$WORK/$mode.data" -m 8192 -e cpu-clock/freq=499/ -e sched:sched_switch \
-		-e sched:sched_waking --switch-events "$@" -p "$pids,$(pgrep -d, -x pgbench)" -- sleep $SECS
+		-e sched:sched_waking --switch-events "$@" -p "$pids,$(pgrep -d, -x pgbench -P "$bench")" -- sleep $SECS
 	wait "$sampler" || true
 	wait "$bench" || { cat "$WORK/$mode.bench"; fail "$mode: pgbench failed"; }
 	grep -v '^PID\|^$\|^DO$\|^CREATE' "$WORK/$mode.raw" >"$WORK/$mode.samples" || true

@@ -2,7 +2,10 @@
 /*
  * test_util.c - the signal cleanups: every registered one runs (newest
  * first) when SIGTERM ends the process, which then ends by the signal;
- * an output's temporary and the archive's directory both go.
+ * an output's temporary and the archive's directory both go; a run that
+ * reaches exit() with a signal noted ends by it too; nothing made under the
+ * cleanup lock escapes the cleanup; a signal that interrupts malloc()
+ * (the cleanups allocate) ends the run by the signal, never an abort.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -61,8 +64,12 @@ static void test_cleanups_at_sigterm(void **state)
 		cleanup_on_signal(first);
 		cleanup_on_signal(second);
 		cleanup_on_signal(second);          /* once only */
+		alarm(60);                          /* a hang guard only */
 		raise(SIGTERM);
-		_exit(2);
+		/* the handler only noted it: the run goes on until the
+		 * cleanups' thread ends it */
+		for (;;)
+			pause();
 	}
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	assert_true(WIFSIGNALED(st));
@@ -89,10 +96,143 @@ static void test_cleanups_at_sigterm(void **state)
 	}
 }
 
+static char marker[256];
+
+static void remove_marker(void)
+{
+	unlink(marker);
+}
+
+/* fork(): the child runs @child; its end (signal number, or 0). */
+static int child_end(void (*child)(void))
+{
+	int st;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (!pid) {
+		alarm(60);                          /* a hang guard only */
+		child();
+		_exit(3);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	return WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+}
+
+/* A signal, then exit() at once: the run still ends by it, cleaned up. */
+static void exit_after_signal(void)
+{
+	cleanup_on_signal(remove_marker);
+	raise(SIGTERM);
+	exit(0);
+}
+
+/* What the cleanup removes: set under the cleanup lock. */
+static const char *noted;
+
+static void remove_noted(void)
+{
+	if (noted)
+		unlink(noted);
+}
+
+/* The marker made, the signal, the marker noted, all under the cleanup
+ * lock: the cleanup waits for the lock, so it sees the marker noted and
+ * removes it (a cleanup run in the handler saw nothing noted, and left it). */
+static void made_under_lock(void)
+{
+	cleanup_on_signal(remove_noted);
+	cleanup_lock();
+	fclose(fopen(marker, "w"));
+	raise(SIGTERM);
+	noted = marker;
+	cleanup_unlock();
+	for (;;)
+		pause();
+}
+
+static void test_cleanups_in_order(void **state)
+{
+	char d[] = "/tmp/perfport-test-util.XXXXXX";
+
+	(void)state;
+	assert_non_null(mkdtemp(d));
+	snprintf(marker, sizeof(marker), "%s/marker", d);
+	fclose(fopen(marker, "w"));
+	assert_int_equal(child_end(exit_after_signal), SIGTERM);
+	assert_int_not_equal(access(marker, F_OK), 0);
+	assert_int_equal(child_end(made_under_lock), SIGTERM);
+	assert_int_not_equal(access(marker, F_OK), 0);
+	assert_int_equal(rmdir(d), 0);
+}
+
+/* A cleanup that allocates, as nftw() does, enough to grow the heap. */
+static void allocating(void)
+{
+	void *p[64];
+
+	for (int i = 0; i < 64; i++)
+		p[i] = malloc(64 + (size_t)i * 2000);
+	for (int i = 0; i < 64; i++)
+		free(p[i]);
+}
+
+/* The child allocates without end; the parent's SIGTERM comes at once. */
+static void churn(void)
+{
+	static void *keep[4096];
+
+	cleanup_on_signal(allocating);
+	printf("\n");          /* the parent's cue: registered */
+	fflush(stdout);
+	for (unsigned i = 0;; i++) {
+		size_t k = (i * 7919u) % 4096;
+
+		free(keep[k]);
+		keep[k] = malloc(16 + (i * 131u) % 60000);
+	}
+}
+
+static void test_signal_in_malloc(void **state)
+{
+	int aborts = 0, others = 0;
+
+	(void)state;
+	for (int n = 0; n < 200; n++) {
+		int p[2], st;
+		char c;
+		pid_t pid;
+
+		assert_int_equal(pipe(p), 0);
+		pid = fork();
+		assert_true(pid >= 0);
+		if (!pid) {
+			alarm(60);                  /* a hang guard only */
+			dup2(p[1], 1);
+			close(p[0]);
+			churn();
+		}
+		close(p[1]);
+		assert_int_equal(read(p[0], &c, 1), 1);
+		close(p[0]);
+		kill(pid, SIGTERM);
+		assert_int_equal(waitpid(pid, &st, 0), pid);
+		if (WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT)
+			aborts++;
+		else if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGTERM)
+			others++;
+	}
+	printf("200 SIGTERMs during malloc(): %d aborts, %d other ends\n", aborts, others);
+	assert_int_equal(aborts, 0);
+	assert_int_equal(others, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cleanups_at_sigterm),
+		cmocka_unit_test(test_cleanups_in_order),
+		cmocka_unit_test(test_signal_in_malloc),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

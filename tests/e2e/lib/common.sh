@@ -10,6 +10,12 @@ trap '[ -z "$SERVER_PID" ] || kill "$SERVER_PID" 2>/dev/null; [ -n "${KEEP:-}" ]
 PY=/usr/bin/python3
 CHECK="$TOP/tests/e2e/lib/check.py"
 
+# A command that ends the test by failing under set -e says which, and
+# where (set -E: in functions too; not in a subshell, whose status its
+# caller judges)
+set -E
+trap '__rc=$?; [ "$BASH_SUBSHELL" -ne 0 ] || echo "FAIL: exit $__rc at ${BASH_SOURCE[0]##*/} line $LINENO: $BASH_COMMAND" >&2' ERR
+
 skip() { echo "SKIP: $*"; exit 77; }
 # has GREP-ARGS... - grep's status for its input, reading it all: 'cmd |
 # grep -q' stops reading at the first match, and under pipefail the
@@ -19,31 +25,40 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 need_python() { [ -x "$PY" ] || skip "Debian's /usr/bin/python3 is not installed"; }
 
+# A failing command's own words: every helper that fails or skips on a
+# command's exit prints what the command printed (perf's -q silences its
+# errors too, "Couldn't create thread/CPU maps: No such process" among
+# them, so no helper passes -q: the messages go to a log, printed on failure).
+# said FILE: FILE's last lines, one line, for a message
+said() { tail -5 "$1" 2>/dev/null | tr '\n' ' ' | sed 's/ *$//'; }
+
 # perf must exist and be allowed to record software events here.
 need_perf() {
 	command -v perf >/dev/null || skip "perf is not installed (apt-get install linux-perf)"
-	if ! perf record -q -e cpu-clock -o "$WORK/probe.data" true >/dev/null 2>&1; then
-		skip "perf cannot record here (needs root or perf_event_paranoid <= 1)"
+	if ! perf record -e cpu-clock -o "$WORK/probe.data" true >"$WORK/probe.log" 2>&1; then
+		skip "perf cannot record here (needs root or perf_event_paranoid <= 1): $(said "$WORK/probe.log")"
 	fi
 	rm -f "$WORK/probe.data"
 }
 
 need_tracepoint() {
-	perf record -q -e sched:sched_switch -o "$WORK/probe.data" true >/dev/null 2>&1 ||
-		skip "perf cannot record sched:sched_switch here (needs root and tracefs)"
+	perf record -e sched:sched_switch -o "$WORK/probe.data" true >"$WORK/probe.log" 2>&1 ||
+		skip "perf cannot record sched:sched_switch here (needs root and tracefs): $(said "$WORK/probe.log")"
 	rm -f "$WORK/probe.data"
 }
 
 build_workload() {
 	WORKLOAD="$WORK/workload"
-	cc -O2 -g -fno-omit-frame-pointer -pthread -o "$WORKLOAD" "$TOP/samples/workload.c"
+	cc -O2 -g -fno-omit-frame-pointer -pthread -o "$WORKLOAD" "$TOP/samples/workload.c" ||
+		fail "cc samples/workload.c: exit $? (its errors above)"
 }
 
-# record OUTPUT PERF-RECORD-ARGS... -- runs the workload under perf record
+# record OUTPUT PERF-RECORD-ARGS... -- runs the workload under perf record;
+# on failure prints perf's messages (and the workload's)
 record() {
-	local out=$1; shift
-	perf record -q -o "$out" "$@" >"$WORK/record.log" 2>&1 || {
-		cat "$WORK/record.log"; fail "perf record $* failed"; }
+	local out=$1 rc=0; shift
+	perf record -o "$out" "$@" >"$WORK/record.log" 2>&1 || rc=$?
+	[ $rc -eq 0 ] || { cat "$WORK/record.log"; fail "perf record $* failed (exit $rc): $(said "$WORK/record.log")"; }
 }
 
 # test_server SERVER.py ARGS... - (re)start a loopback test server of
@@ -60,7 +75,7 @@ test_server() {
 	$PY "$TOP/tests/e2e/lib/$script" "$WORK/srv" "$@" 2>"$WORK/srv.log" &
 	SERVER_PID=$!
 	for _ in $(seq 100); do [ -f "$WORK/srv/port" ] && break; sleep 0.05; done
-	[ -f "$WORK/srv/port" ] || { cat "$WORK/srv.log"; fail "the test server did not start"; }
+	[ -f "$WORK/srv/port" ] || { cat "$WORK/srv.log"; fail "the test server did not start: $(said "$WORK/srv.log")"; }
 	URL="http://127.0.0.1:$(cat "$WORK/srv/port")"
 }
 
@@ -68,7 +83,8 @@ test_server() {
 # known in advance, as $SHAPE.
 build_shape() {
 	SHAPE="$WORK/shape"
-	cc -O2 -g -fno-omit-frame-pointer -pthread -o "$SHAPE" "$TOP/tests/e2e/progs/shape.c"
+	cc -O2 -g -fno-omit-frame-pointer -pthread -o "$SHAPE" "$TOP/tests/e2e/progs/shape.c" ||
+		fail "cc tests/e2e/progs/shape.c: exit $? (its errors above)"
 }
 
 # record_shape OUTPUT - shape for 1 s under on-CPU sampling (997 Hz),
@@ -84,7 +100,8 @@ record_shape() {
 # per counter C (folded, in ns, without annotations; empty for a counter
 # the recording has none of)
 prepare_tree() {
-	"$PERFPORT" -q report --json -i "$1" >"$WORK/$2.tree.json" || fail "report $2: exit $?"
+	"$PERFPORT" -q report --json -i "$1" >"$WORK/$2.tree.json" 2>"$WORK/$2.tree.err" ||
+		fail "report $2: exit $?: $(said "$WORK/$2.tree.err")"
 	mkdir -p "$WORK/$2.folded"
 	for c in on-cpu preempted lock io sleep timed-sleep idle; do
 		"$PERFPORT" -q export -i "$1" -f folded -O annotate=false -O value=ns -O counter=$c \
