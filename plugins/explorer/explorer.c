@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "perfport/json.h"
+#include "perfport/map.h"
 #include "perfport/plugin.h"
 
 static const char viewer[] =
@@ -95,56 +96,21 @@ static void bytes_uleb(struct bytes *b, uint64_t x)
 /* --- interned strings: the page's string table --- */
 
 struct strtab {
-	const char **v;
+	struct perfport_map map;     /* string -> its index */
+	const char **v;              /* by index: the map's copies */
 	size_t nr, cap;
-	uint32_t *slots;             /* index + 1; 0 empty */
-	size_t slots_cap;
 	bool oom;
 };
-
-static uint64_t str_hash(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-	return h ^ h >> 31;
-}
-
-static bool strtab_grow(struct strtab *t)
-{
-	size_t cap = t->slots_cap ? t->slots_cap * 2 : 1024;
-	uint32_t *n = calloc(cap, sizeof(*n));
-
-	if (!n)
-		return false;
-	for (size_t i = 0; i < t->nr; i++) {
-		size_t j;
-
-		for (j = str_hash(t->v[i]) & (cap - 1); n[j]; j = (j + 1) & (cap - 1))
-			;
-		n[j] = (uint32_t)i + 1;
-	}
-	free(t->slots);
-	t->slots = n;
-	t->slots_cap = cap;
-	return true;
-}
 
 /* The index of @s in @t (added if new); -1 for NULL or out of memory. */
 static long intern(struct strtab *t, const char *s)
 {
-	size_t j;
+	const char *key;
+	uint32_t id;
+	bool added;
 
 	if (!s || t->oom)
 		return -1;
-	if ((t->nr + 1) * 2 > t->slots_cap && !strtab_grow(t)) {
-		t->oom = true;
-		return -1;
-	}
-	for (j = str_hash(s) & (t->slots_cap - 1); t->slots[j]; j = (j + 1) & (t->slots_cap - 1))
-		if (!strcmp(t->v[t->slots[j] - 1], s))
-			return t->slots[j] - 1;
 	if (t->nr == t->cap) {
 		size_t cap = t->cap ? t->cap * 2 : 1024;
 		const char **v = realloc(t->v, cap * sizeof(*v));
@@ -156,15 +122,19 @@ static long intern(struct strtab *t, const char *s)
 		t->v = v;
 		t->cap = cap;
 	}
-	t->v[t->nr] = s;
-	t->slots[j] = (uint32_t)++t->nr;
-	return (long)t->nr - 1;
+	if (!perfport_map_get(&t->map, s, strlen(s), (uint32_t)t->nr, &id, &added, &key)) {
+		t->oom = true;
+		return -1;
+	}
+	if (added)
+		t->v[t->nr++] = key;
+	return id;
 }
 
 static void strtab_free(struct strtab *t)
 {
+	perfport_map_free(&t->map);
 	free(t->v);
-	free(t->slots);
 }
 
 static void put_string(FILE *out, const char *s)

@@ -41,6 +41,31 @@ static size_t rules_of_owner(const struct account *a, const struct profile_frame
 	return k;
 }
 
+/* Append @n rule ids to a->rule_ids; *@first: where they begin. False
+ * (a->err set) without memory. */
+static bool rule_ids_append(struct account *a, const uint32_t *ids, size_t n, uint32_t *first)
+{
+	if (a->rule_ids_len + n > a->rule_ids_cap) {
+		size_t cap = a->rule_ids_cap ? a->rule_ids_cap : 1024;
+		uint32_t *ni;
+
+		while (cap < a->rule_ids_len + n)
+			cap *= 2;
+		ni = realloc(a->rule_ids, cap * sizeof(*ni));
+		if (!ni) {
+			a->err = PP_ENOMEM;
+			return false;
+		}
+		a->rule_ids = ni;
+		a->rule_ids_cap = cap;
+	}
+	if (n)
+		memcpy(a->rule_ids + a->rule_ids_len, ids, n * sizeof(*ids));
+	*first = (uint32_t)a->rule_ids_len;
+	a->rule_ids_len += n;
+	return true;
+}
+
 /* The rules tree frame @f's function matches (computed once per frame):
  * *@ids and the number of them. Group roots and placeholders match none. */
 static size_t frame_rules(struct account *a, uint32_t f, const uint32_t **ids)
@@ -77,25 +102,9 @@ static size_t frame_rules(struct account *a, uint32_t f, const uint32_t **ids)
 		if (n > sizeof(buf) / sizeof(buf[0]))
 			n = sizeof(buf) / sizeof(buf[0]);
 		n = rules_of_owner(a, pf, buf, n);
-		if (n && a->rule_ids_len + n > a->rule_ids_cap) {
-			size_t cap = a->rule_ids_cap ? a->rule_ids_cap : 1024;
-			uint32_t *ni;
-
-			while (cap < a->rule_ids_len + n)
-				cap *= 2;
-			ni = realloc(a->rule_ids, cap * sizeof(*ni));
-			if (!ni) {
-				a->err = PP_ENOMEM;
-				return 0;
-			}
-			a->rule_ids = ni;
-			a->rule_ids_cap = cap;
-		}
-		if (n)
-			memcpy(a->rule_ids + a->rule_ids_len, buf, n * sizeof(*buf));
-		fr->first = (uint32_t)a->rule_ids_len;
+		if (!rule_ids_append(a, buf, n, &fr->first))
+			return 0;
 		fr->n = (uint16_t)n;
-		a->rule_ids_len += n;
 	}
 	*ids = a->rule_ids + fr->first;
 	return fr->n;
@@ -182,24 +191,9 @@ static size_t stack_rules(struct account *a, uint32_t node, enum rule_side side,
 	for (size_t i = 0; i < n; i++)
 		if (!k || m[k - 1] != m[i])
 			m[k++] = m[i];
-	if (k && a->rule_ids_len + k > a->rule_ids_cap) {
-		size_t cap = a->rule_ids_cap ? a->rule_ids_cap : 1024;
-		uint32_t *ni;
-
-		while (cap < a->rule_ids_len + k)
-			cap *= 2;
-		ni = realloc(a->rule_ids, cap * sizeof(*ni));
-		if (!ni) {
-			a->err = PP_ENOMEM;
-			return 0;
-		}
-		a->rule_ids = ni;
-		a->rule_ids_cap = cap;
-	}
-	if (k)
-		memcpy(a->rule_ids + a->rule_ids_len, m, k * sizeof(*m));
-	a->stack_rules[id] = (struct acct_span){ (uint32_t)a->rule_ids_len, (uint32_t)k };
-	a->rule_ids_len += k;
+	if (!rule_ids_append(a, m, k, &a->stack_rules[id].first))
+		return 0;
+	a->stack_rules[id].n = (uint32_t)k;
 	*ids = a->rule_ids + a->stack_rules[id].first;
 	return k;
 }

@@ -52,6 +52,19 @@ os_tid() {
 		processlist_id = $(head -1 "$1")"
 }
 
+# connected KIND FILE...: once each client has printed its connection id
+# into its FILE (10 s at most), "KIND OS-TID ID" for each into $mode.tids
+connected() {
+	local kind=$1 f n; shift
+	for _ in $(seq 200); do
+		n=$(cat "$@" 2>/dev/null | grep -c '^[0-9]' || true)
+		[ "$n" -ge $# ] && break
+		sleep 0.05
+	done
+	[ "$n" -ge $# ] || fail "$mode: $(( $# - n )) of the $# $kind clients did not connect"
+	for f in "$@"; do echo "$kind $(os_tid "$f") $(head -1 "$f")" >>"$WORK/$mode.tids"; done
+}
+
 # run MODE CALL-GRAPH...: the clients for a few seconds; perf records the
 # server for SECS while the sampler reads INNODB_TRX
 SECS=5
@@ -66,14 +79,8 @@ for _ in range(100000): print("BEGIN; UPDATE t.r SET v = v + 1 WHERE id = 1; DO 
 		$PIN_CL "${CLI[@]}" -N --unbuffered <"$WORK/contend.sql" >"$WORK/$mode.c$i" 2>"$WORK/$mode.c$i.err" &
 		CLIENTS+=($!)
 	done
-	for _ in $(seq 100); do
-		n=$(cat "$WORK/$mode".c[1-6] 2>/dev/null | grep -c '^[0-9]' || true)
-		[ "$n" -ge 6 ] && break
-		sleep 0.1
-	done
-	[ "$n" -ge 6 ] || fail "$mode: the 6 updating clients did not connect"
 	: >"$WORK/$mode.tids"
-	for i in 1 2 3 4 5 6; do echo "contend $(os_tid "$WORK/$mode.c$i") $(head -1 "$WORK/$mode.c$i")" >>"$WORK/$mode.tids"; done
+	connected contend "$WORK/$mode".c[1-6]
 	# the sampler loops in the server (no client round trip between its
 	# sleep and its look), into a MEMORY table (no InnoDB transaction),
 	# every 110 ms: INNODB_TRX is a cache that InnoDB refreshes only when
@@ -112,13 +119,7 @@ for _ in range(100000): print("BEGIN; UPDATE t.r SET v = v + 1 WHERE id = 1; DO 
 			$PIN_CL "${CLI[@]}" -N --unbuffered >"$WORK/$mode.i$i" 2>&1 &
 		CLIENTS+=($!)
 	done
-	for _ in $(seq 100); do
-		n=$(cat "$WORK/$mode".i[1-3] 2>/dev/null | grep -c '^[0-9]' || true)
-		[ "$n" -ge 3 ] && break
-		sleep 0.05
-	done
-	[ "$n" -ge 3 ] || fail "$mode: the 3 idle clients did not connect"
-	for i in 1 2 3; do echo "idle $(os_tid "$WORK/$mode.i$i") $(head -1 "$WORK/$mode.i$i")" >>"$WORK/$mode.tids"; done
+	connected idle "$WORK/$mode".i[1-3]
 	wait "$rec" || { cat "$WORK/$mode.record.log"; fail "$mode: perf record -p $SRV failed"; }
 	wait "$sampler" || { cat "$WORK/$mode.sampler.err"; fail "$mode: the sampler failed"; }
 	"${CLI[@]}" -D t -e "drop procedure sample_trx" || true

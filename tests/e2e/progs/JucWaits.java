@@ -132,30 +132,26 @@ public class JucWaits {
 				nap(1);
 			}
 		}));
+		/* ends each untimed wait once */
+		Runnable feed = () -> {
+			latch.get().countDown();
+			condLock.lock();
+			try {
+				signals[0]++;
+				cond.signalAll();
+			} finally {
+				condLock.unlock();
+			}
+			queue.offer(1);
+		};
 		Thread feeder = named("feeder", () -> {
 			while (running()) {
 				nap(10);
-				latch.get().countDown();
-				condLock.lock();
-				try {
-					signals[0]++;
-					cond.signalAll();
-				} finally {
-					condLock.unlock();
-				}
-				queue.offer(1);
+				feed.run();
 			}
 			/* the untimed waits see the end */
 			for (int k = 0; k < 3; k++) {
-				latch.get().countDown();
-				condLock.lock();
-				try {
-					signals[0]++;
-					cond.signalAll();
-				} finally {
-					condLock.unlock();
-				}
-				queue.offer(1);
+				feed.run();
 				nap(10);
 			}
 		});
