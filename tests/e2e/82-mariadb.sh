@@ -80,7 +80,7 @@ for _ in range(100000): print("BEGIN; UPDATE t.r SET v = v + 1 WHERE id = 1; DO 
 		CLIENTS+=($!)
 	done
 	: >"$WORK/$mode.tids"
-	connected contend "$WORK/$mode".c[1-6]
+	connected contend "$WORK/$mode".c{1,2,3,4,5,6}
 	# the sampler loops in the server (no client round trip between its
 	# sleep and its look), into a MEMORY table (no InnoDB transaction),
 	# every 110 ms: INNODB_TRX is a cache that InnoDB refreshes only when
@@ -119,7 +119,7 @@ for _ in range(100000): print("BEGIN; UPDATE t.r SET v = v + 1 WHERE id = 1; DO 
 			$PIN_CL "${CLI[@]}" -N --unbuffered >"$WORK/$mode.i$i" 2>&1 &
 		CLIENTS+=($!)
 	done
-	connected idle "$WORK/$mode".i[1-3]
+	connected idle "$WORK/$mode".i{1,2,3}
 	wait "$rec" || { cat "$WORK/$mode.record.log"; fail "$mode: perf record -p $SRV failed"; }
 	wait "$sampler" || { cat "$WORK/$mode.sampler.err"; fail "$mode: the sampler failed"; }
 	"${CLI[@]}" -D t -e "drop procedure sample_trx" || true
