@@ -158,12 +158,29 @@ static int parse_text(struct rules *rs, const char *word, const char *rest, enum
 	return *to ? 0 : PP_ENOMEM;
 }
 
+/* Rule @i's pattern @pat ("*" for none). */
+static int rule_pattern(struct rules *rs, size_t i, const char *pat, size_t len)
+{
+	struct rule *r = &rs->r[i];
+
+	r->match = MATCH_ANY;
+	if (len == 1 && pat[0] == '*')
+		return 0;
+	if (!(r->pattern = strndup(pat, len)))
+		return PP_ENOMEM;
+	pattern_kind(r);
+	return 0;
+}
+
 static int parse_rule(struct rules *rs, char **tok, size_t nt, enum rule_set set,
 		      const char *name, unsigned lineno)
 {
 	enum rule_side side = RULE_BLOCKED;
+	const char *amp;
 	struct rule *r;
-	int c;
+	size_t at;
+	int c = -1, ret;
+	bool defer;
 
 	if (nt && strcmp(tok[0], "woken-by") == 0) {
 		side = RULE_WAKER;
@@ -175,9 +192,27 @@ static int parse_rule(struct rules *rs, char **tok, size_t nt, enum rule_set set
 			 lineno);
 		return PP_ERULES;
 	}
-	if (rs->n >= INT32_MAX || grow((void **)&rs->r, &rs->cap, rs->n + 1, sizeof(*rs->r)))
+	/* FUNCTION&ALSO: both patterns match a frame of the stack */
+	amp = strchr(tok[1], '&');
+	if (amp && (amp == tok[1] || !amp[1] || strchr(amp + 1, '&'))) {
+		pp_error("'%s' line %u: bad function '%s' (PATTERN or PATTERN&PATTERN)", name,
+			 lineno, tok[1]);
+		return PP_ERULES;
+	}
+	defer = strcmp(tok[2], "defer") == 0;
+	if (!defer)
+		c = counter_parse(tok[2]);
+	/* idle: a thread with nothing to do (a pool's worker, a scheduler
+	 * thread with nothing to run), as the idle task is */
+	if (!defer && (c < 0 || c == CNT_ON_CPU)) {
+		pp_error("'%s' line %u: '%s' is not an off-CPU counter (preempted, lock, io, "
+			 "sleep, timed-sleep, idle) or defer", name, lineno, tok[2]);
+		return PP_ERULES;
+	}
+	if (rs->n + 2 >= INT32_MAX || grow((void **)&rs->r, &rs->cap, rs->n + 2, sizeof(*rs->r)))
 		return PP_ENOMEM;
-	r = &rs->r[rs->n];
+	at = rs->n;
+	r = &rs->r[at];
 	memset(r, 0, sizeof(*r));
 	r->states = parse_states(tok[0]);
 	if (!r->states) {
@@ -185,25 +220,33 @@ static int parse_rule(struct rules *rs, char **tok, size_t nt, enum rule_set set
 			 lineno, tok[0]);
 		return PP_ERULES;
 	}
-	c = counter_parse(tok[2]);
-	/* idle: a thread with nothing to do (a pool's worker, a scheduler
-	 * thread with nothing to run), as the idle task is */
-	if (c < 0 || c == CNT_ON_CPU) {
-		pp_error("'%s' line %u: '%s' is not an off-CPU counter (preempted, lock, io, "
-			 "sleep, timed-sleep, idle)", name, lineno, tok[2]);
-		return PP_ERULES;
-	}
-	r->counter = (uint8_t)c;
+	r->counter = defer ? 0 : (uint8_t)c;
+	r->defer = defer;
 	r->set = (uint8_t)set;
 	r->side = (uint8_t)side;
 	r->line = lineno;
 	r->runtime = rs->nrt && rs->rt[rs->nrt - 1].set == set ? (uint16_t)rs->nrt : 0;
-	r->match = MATCH_ANY;
-	if (strcmp(tok[1], "*") != 0) {
-		if (!(r->pattern = strdup(tok[1])))
-			return PP_ENOMEM;
-		pattern_kind(r);
+	ret = rule_pattern(rs, at, tok[1], amp ? (size_t)(amp - tok[1]) : strlen(tok[1]));
+	if (ret)
+		return ret;
+	rs->n++;
+	if (!amp)
+		return 0;
+	/* the second pattern: a rule of its own that decides nothing (no
+	 * states), looked for among the stack's matches by the first */
+	if (!rs->r[at].pattern || strcmp(amp + 1, "*") == 0) {
+		pp_error("'%s' line %u: '%s': both sides of '&' name functions", name, lineno,
+			 tok[1]);
+		return PP_ERULES;
 	}
+	r = &rs->r[rs->n];
+	*r = rs->r[at];
+	r->states = 0;
+	r->pattern = NULL;
+	ret = rule_pattern(rs, rs->n, amp + 1, strlen(amp + 1));
+	if (ret)
+		return ret;
+	rs->r[at].also = (uint32_t)rs->n + 1;
 	rs->n++;
 	return 0;
 }
@@ -445,6 +488,13 @@ bool rules_is_interrupt(const struct rules *rs, const char *function)
 	return false;
 }
 
+static int rules_cmp_id(const void *x, const void *y)
+{
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
 long rules_first(const struct rules *rs, enum rule_set set, enum rule_side side, char state,
 		 const uint32_t *matched, size_t n)
 {
@@ -457,7 +507,9 @@ long rules_first(const struct rules *rs, enum rule_set set, enum rule_side side,
 	for (size_t k = 0; k < n && matched[k] < best; k++) {
 		const struct rule *r = &rs->r[matched[k]];
 
-		if (r->set == set && r->side == side && (r->states & bit)) {
+		if (r->set == set && r->side == side && (r->states & bit) &&
+		    (!r->also || bsearch(&(uint32_t){ r->also - 1 }, matched, n,
+					 sizeof(*matched), rules_cmp_id))) {
 			best = matched[k];
 			break;
 		}

@@ -51,11 +51,15 @@ struct rule {
 	size_t lit_len;
 	uint64_t states;        /* bit (c - '@') per state letter c; all bits for * */
 	uint32_t line;          /* where it was written */
+	uint32_t also;          /* FUNCTION&ALSO: r[also - 1] (ALSO's pattern, a rule
+				 * of no states) must match a frame too; 0 none */
 	uint16_t runtime;       /* runtimes[runtime - 1] it is for; 0 none */
 	uint8_t set;            /* enum rule_set */
 	uint8_t side;           /* enum rule_side */
 	uint8_t counter;        /* enum counter */
 	uint8_t match;          /* enum rule_match */
+	bool defer;             /* COUNTER "defer": the set decides nothing; the
+				 * next evidence does */
 };
 
 /* A runtime or server a set of rules is written for ("runtime" lines). */
@@ -164,7 +168,9 @@ bool rules_is_interrupt(const struct rules *rs, const char *function);
  * @state: the prev_state letter ('R', 'S', 'D', ...).
  * @matched: rules_frame_matches() of the stack's frames, merged, ascending.
  * Return: the first rule of @set and @side whose states hold @state and
- * that has no pattern or is in @matched; -1 when none.
+ * that has no pattern or is in @matched (with, for FUNCTION&ALSO, ALSO's
+ * rule in @matched too); -1 when none. A "defer" rule is returned as any
+ * other: the caller takes it as no verdict.
  */
 long rules_first(const struct rules *rs, enum rule_set set, enum rule_side side, char state,
 		 const uint32_t *matched, size_t n);

@@ -207,6 +207,9 @@ static int set_verdict(struct account *a, enum rule_set set, enum rule_side side
 	size_t n = stack_rules(a, node, side, &ids);
 	long r = rules_first(&a->rules, set, side, state, ids, n);
 
+	/* "defer": the set's first word on this stack is that it has none */
+	if (r >= 0 && a->rules.r[r].defer)
+		r = -1;
 	if (rule)
 		*rule = r;
 	return r < 0 ? -1 : a->rules.r[r].counter;

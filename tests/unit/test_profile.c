@@ -168,7 +168,8 @@ static int verdict(const struct rules *rs, enum rule_set set, enum rule_side sid
 			m[j - 1] = t;
 		}
 	r = rules_first(rs, set, side, st, m, n);
-	return r < 0 ? -1 : rs->r[r].counter;
+	/* a "defer" rule: -2, the set has no word (the accounting's -1) */
+	return r < 0 ? -1 : rs->r[r].defer ? -2 : rs->r[r].counter;
 }
 
 #define STACK(...) ((const char *const[]){ __VA_ARGS__, NULL })
@@ -313,6 +314,33 @@ static void test_rules_parse(void **state)
 	assert_int_equal(rules_parse(&rs, "S foo lock extra\n", "t", RULE_SET_USER), PP_ERULES);
 	rules_free(&rs);
 	assert_int_equal(rules_parse(&rs, "woken-by foo lock\n", "t", RULE_SET_USER), PP_ERULES);
+	rules_free(&rs);
+	/* FUNCTION&ALSO: both on the stack, in any frames; "defer" first */
+	assert_int_equal(rules_parse(&rs, "S  py::wait:*  defer\nS  acq*&py::*  lock\n"
+				     "S  acq*  sleep\n", "t", RULE_SET_PROGRAM), 0);
+	rules_index(&rs);
+	assert_int_equal(verdict(&rs, RULE_SET_PROGRAM, RULE_BLOCKED, 'S',
+				 STACK("sem_wait", "acquire", "py::worker:x.py")), CNT_LOCK);
+	assert_int_equal(verdict(&rs, RULE_SET_PROGRAM, RULE_BLOCKED, 'S',
+				 STACK("py::worker:x.py", "acquire")), CNT_LOCK);
+	assert_int_equal(verdict(&rs, RULE_SET_PROGRAM, RULE_BLOCKED, 'S', STACK("acquire")),
+			 CNT_SLEEP);
+	assert_int_equal(verdict(&rs, RULE_SET_PROGRAM, RULE_BLOCKED, 'S',
+				 STACK("acquire", "py::wait:threading.py")), -2);
+	/* ALSO alone decides nothing */
+	assert_int_equal(verdict(&rs, RULE_SET_PROGRAM, RULE_BLOCKED, 'S', STACK("py::x:y")), -1);
+	assert_int_equal(verdict(&rs, RULE_SET_PROGRAM, RULE_BLOCKED, 'D',
+				 STACK("acquire", "py::worker:x.py")), -1);
+	rules_free(&rs);
+	assert_int_equal(rules_parse(&rs, "S &b lock\n", "t", RULE_SET_USER), PP_ERULES);
+	rules_free(&rs);
+	assert_int_equal(rules_parse(&rs, "S a& lock\n", "t", RULE_SET_USER), PP_ERULES);
+	rules_free(&rs);
+	assert_int_equal(rules_parse(&rs, "S a&b&c lock\n", "t", RULE_SET_USER), PP_ERULES);
+	rules_free(&rs);
+	assert_int_equal(rules_parse(&rs, "S *&b lock\n", "t", RULE_SET_USER), PP_ERULES);
+	rules_free(&rs);
+	assert_int_equal(rules_parse(&rs, "S a&* lock\n", "t", RULE_SET_USER), PP_ERULES);
 	rules_free(&rs);
 	assert_int_equal(rules_parse(&rs, "advice no runtime\n", "t", RULE_SET_USER), PP_ERULES);
 	rules_free(&rs);
