@@ -56,7 +56,8 @@ PY
 import collections, sys
 roots = {"runtime.goexit", "runtime.mstart", "runtime.rt0_go", "runtime.mcall", "runtime.morestack"}
 if sys.argv[2] == "dwarf":
-    roots |= {"runtime.systemstack", "runtime.nanotime1", "runtime.walltime", "runtime.walltime1"}
+    roots |= {"runtime.systemstack", "runtime.nanotime1", "runtime.walltime", "runtime.walltime1",
+              "runtime.sigreturn", "runtime.sigreturn__sigaction"}
 by, bad, t = collections.Counter(), [], 0
 for line in open(sys.argv[1]):
     state, rest = line.split(" ", 1)
@@ -99,6 +100,12 @@ for mode in fp dwarf; do
 		fail "go tool pprof: $(said "$WORK/cpu-$mode.top")"
 	"$PERFPORT" -q export -i "$WORK/cpu-$mode.data" -f folded -O counter=on-cpu -O value=samples \
 		-o "$WORK/cpu-$mode.folded" || fail "export cpu $mode: exit $?"
+	# SIGPROF's frames: the handler's return to runtime.sigreturn is named,
+	# not looked up a byte early (into no symbol)
+	"$PERFPORT" info -i "$WORK/cpu-$mode.data" >"$WORK/cpu-$mode.info" 2>&1 || fail "info cpu $mode: exit $?"
+	has "runtime.sigreturn" "$WORK/cpu-$mode.folded" || fail "$mode: no signal frame recorded"
+	! has "addresses in no symbol" "$WORK/cpu-$mode.info" ||
+		fail "$mode: unnamed addresses in the Go binary: $(grep -A1 'addresses in no symbol' "$WORK/cpu-$mode.info")"
 	$PY - "$WORK/cpu-$mode.top" "$WORK/cpu-$mode.folded" "$mode" <<'PY' || fail "$mode: on-CPU shares differ from Go's CPU profile"
 import collections, math, re, sys
 go, pp = collections.Counter(), collections.Counter()
