@@ -116,15 +116,22 @@ static void visit(struct gather *g, Dwarf_Die *d, uint32_t parent, uint32_t dept
 		  uint32_t die_index)
 {
 	int tag = dwarf_tag(d);
-	uint32_t in = parent, me = (uint32_t)g->nd;
+	/* kept: what a scope is asked of (a function) and what can hold one
+	 * (a DIE with children); a leaf - a member, a parameter, an
+	 * enumerator, a base type, most of a C++ unit's DIEs - is never
+	 * asked of, and one that were would be walked for by libdw */
+	bool keep = tag == DW_TAG_subprogram || dwarf_haschildren(d) > 0;
+	uint32_t in = parent, me = keep ? (uint32_t)g->nd : die_index;
 
-	if (!grow((void **)&g->off, &g->cap_off, g->nd + 1, sizeof(*g->off)) ||
-	    !grow((void **)&g->parent, &g->cap_par, g->nd + 1, sizeof(*g->parent))) {
-		g->oom = true;
-		return;
+	if (keep) {
+		if (!grow((void **)&g->off, &g->cap_off, g->nd + 1, sizeof(*g->off)) ||
+		    !grow((void **)&g->parent, &g->cap_par, g->nd + 1, sizeof(*g->parent))) {
+			g->oom = true;
+			return;
+		}
+		g->off[g->nd] = dwarf_dieoffset(d);
+		g->parent[g->nd++] = die_index;
 	}
-	g->off[g->nd] = dwarf_dieoffset(d);
-	g->parent[g->nd++] = die_index;
 
 	if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
 		Dwarf_Addr base, lo, hi;
