@@ -218,6 +218,20 @@ static void built_free(struct inl_built *b)
 	free(b);
 }
 
+/* *@p (room for *@cap) cut to @n elements of @size; kept as it is if that fails. */
+static void fit(void **p, size_t *cap, size_t n, size_t size)
+{
+	void *q;
+
+	if (!n || n >= *cap)
+		return;
+	q = realloc(*p, n * size);
+	if (q) {
+		*p = q;
+		*cap = n;
+	}
+}
+
 static bool seg_add(struct inl_built *b, size_t *cap, uint64_t lo, uint32_t entry)
 {
 	if (b->nseg && b->seg[b->nseg - 1].lo == lo) {
@@ -272,6 +286,11 @@ static struct inl_built *unit_sweep(struct gather *g, bool sorted)
 		if (!seg_add(b, &cap_seg, g->r[i].lo, g->r[i].entry))
 			goto out;
 	}
+	/* kept as long as the unit is: at their size, not their growth's */
+	fit((void **)&g->e, &g->cap_e, g->ne, sizeof(*g->e));
+	fit((void **)&b->seg, &cap_seg, b->nseg, sizeof(*b->seg));
+	fit((void **)&g->off, &g->cap_off, g->nd, sizeof(*g->off));
+	fit((void **)&g->parent, &g->cap_par, g->nd, sizeof(*g->parent));
 	b->bytes = sizeof(*b) + g->cap_e * sizeof(*g->e) + cap_seg * sizeof(*b->seg) +
 		   g->cap_off * sizeof(*g->off) + g->cap_par * sizeof(*g->parent);
 	b->e = g->e;
