@@ -42,6 +42,7 @@ CORE_SRC := $(wildcard src/util/*.c) $(wildcard src/perf/*.c) $(wildcard src/mac
             $(wildcard src/net/*.c)
 CLI_SRC  := $(wildcard src/cli/*.c)
 CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/state_rules.o \
+            $(BUILD)/obj/gen/stack_roots.o \
             $(BUILD)/obj/gen/profile.pb-c.o
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 CORE_LIB := $(BUILD)/libperfport-core.a
@@ -107,6 +108,25 @@ $(BUILD)/gen/state_rules.c: src/profile/state-rules $(WAIT_RULES) Makefile
 	    echo "{ \"$$(basename $$f)\","; $(call c_string,$$f); echo '},'; \
 	  done; \
 	  echo '{ 0, 0 } };'; } > $@
+
+# The runtimes' stack roots as C strings: src/symbols/roots/*.roots, one
+# text per file, in the order of their names.
+STACK_ROOTS := $(sort $(wildcard src/symbols/roots/*.roots))
+$(BUILD)/gen/stack_roots.c: $(STACK_ROOTS) Makefile
+	@mkdir -p $(dir $@)
+	$(msg) GEN $@
+	$(Q){ echo '/* generated from src/symbols/roots/ by the Makefile */'; \
+	  echo '#include "symbols/roots.h"'; \
+	  echo 'const struct roots_text sym_roots_texts[] = {'; \
+	  for f in $(STACK_ROOTS); do \
+	    echo "{ \"$$(basename $$f)\","; $(call c_string,$$f); echo '},'; \
+	  done; \
+	  echo '{ 0, 0 } };'; } > $@
+
+$(BUILD)/obj/gen/stack_roots.o: $(BUILD)/gen/stack_roots.c
+	@mkdir -p $(dir $@)
+	$(msg) CC $<
+	$(Q)$(CC) $(ALL_CFLAGS) -Isrc -c -o $@ $<
 
 $(BUILD)/obj/gen/state_rules.o: $(BUILD)/gen/state_rules.c
 	@mkdir -p $(dir $@)

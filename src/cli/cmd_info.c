@@ -50,11 +50,13 @@ struct info_ctx {
 	size_t named_cap;
 	uint64_t key[2048 + 8];
 	struct sym_stats repeats;     /* frames and causes of the repeats */
+	uint64_t outside;             /* stacks that left every mapping (FRAME_F_OUTSIDE) */
 };
 
 struct named_stack {
 	uint32_t frames;              /* sym_stats.frames its naming added */
 	uint32_t by_cause[SYM_CAUSE_COUNT];
+	bool outside;                 /* it ended at an address outside every mapping */
 };
 
 /* The key of a sample's stack: what decides its frames' names. 0 words: too long. */
@@ -77,6 +79,7 @@ static int symbolize(void *ctx, const struct perf_event *ev, const uint64_t *pcs
 	struct named_stack *e;
 	uint32_t id = 0;
 	bool fresh = false;
+	int end = 0;
 
 	if (!c->next_seen)
 		c->next_seen = 1;
@@ -96,18 +99,27 @@ static int symbolize(void *ctx, const struct perf_event *ev, const uint64_t *pcs
 		c->repeats.frames += e->frames;
 		for (int k = 0; k < SYM_CAUSE_COUNT; k++)
 			c->repeats.by_cause[k] += e->by_cause[k];
+		c->outside += e->outside;
 		return 0;
 	}
 	/* a new stack: what its naming counts is kept for its repeats */
 	before = *sym_stats(c->sym);
 	n = cli_sample_frames(c->m, ev, pcs, npcs, c->frames, 1024);
-	for (size_t i = 0; i < n; i++)
-		sym_resolve(c->sym, &c->frames[i], machine_kernel_text(c->m), f, 16);
+	/* named from the leaf to where the stack ends (a runtime's root, an
+	 * address outside every mapping), as a profile has it */
+	for (size_t i = 0; i < n && !end; i++) {
+		size_t k = sym_resolve(c->sym, &c->frames[i], machine_kernel_text(c->m), f, 16);
+
+		for (size_t j = 0; j < k && !end; j++)
+			end = sym_frame_ends(f[j].flags, npcs > 0);
+	}
+	c->outside += end == 2;
 	if (!id)
 		return 0; /* not kept: named each time it comes */
 	after = sym_stats(c->sym);
 	e = &c->named[id - 1];
 	e->frames = (uint32_t)(after->frames - before.frames);
+	e->outside = end == 2;
 	for (int k = 0; k < SYM_CAUSE_COUNT; k++)
 		e->by_cause[k] = (uint32_t)(after->by_cause[k] - before.by_cause[k]);
 	return 0;
@@ -540,6 +552,8 @@ static void module_json(void *ctx, const struct dso *d, const struct sym_where *
 	json_object *o = json_object_new_object();
 	const char *advice, *rt = profile_runtime_of(d->path, &advice);
 
+	if (!rt)
+		rt = w->runtime;
 	add_str(o, "path", d->path);
 	add_str(o, "source", w->found ? sym_from_name(w->from) : NULL);
 	add_str(o, "file", w->file);
@@ -573,14 +587,18 @@ static void module_text(void *ctx, const struct dso *d, const struct sym_where *
 		char bid[2 * PERF_MAX_BUILD_ID + 1];
 		const char *advice;
 
+		/* debug information of its own (Go's, compressed or not)
+		 * names what it can as much as a separate file would */
+		bool dwarf = w->debug || w->dwarf;
+
 		profile_runtime_of(d->path, &advice);
 		printf("    %" PRIu64 " of %" PRIu64 " addresses in no symbol (named MODULE+0xSTART, "
 		       "the function's start address)%s: %s%s%s\n", w->unnamed, w->frames,
-		       w->debug ? "" : "; no debug info", w->debug ? "its debug info does not name them"
+		       dwarf ? "" : "; no debug info", dwarf ? "its debug info does not name them"
 		       : "its debug symbols would name them",
 		       /* the runtime's advice is to install what is loaded already */
-		       advice && !w->debug ? " - " : "", advice && !w->debug ? advice : "");
-		if (!w->debug && d->build_id_size)
+		       advice && !dwarf ? " - " : "", advice && !dwarf ? advice : "");
+		if (!dwarf && d->build_id_size)
 			printf("    (build id %s: debuginfod, or /usr/lib/debug/.build-id/)\n",
 			       build_id_hex(d, bid, sizeof(bid)));
 	}
@@ -590,14 +608,22 @@ static void module_text(void *ctx, const struct dso *d, const struct sym_where *
  * what decides more of their states. */
 static void runtimes_text(void *ctx, const struct dso *d, const struct sym_where *w)
 {
-	const char *advice, *rt = profile_runtime_of(d->path, &advice);
+	const char *advice, *note = NULL, *rt = profile_runtime_of(d->path, &advice);
 
-	(void)w;
+	/* a runtime linked into the program (Go's): known by the roots of
+	 * its stacks named in it (src/symbols/roots/) */
+	if (!rt && w->runtime && *w->runtime) {
+		rt = w->runtime;
+		advice = NULL;
+		note = profile_runtime_note(rt);
+	}
 	if (!rt)
 		return;
 	printf("  %s (%s): its wait functions decide its threads' off-CPU states%s%s\n", rt, d->path,
-	       w->unnamed && !w->debug && advice ? "; " : "",
-	       w->unnamed && !w->debug && advice ? advice : "");
+	       w->unnamed && !w->debug && !w->dwarf && advice ? "; " : "",
+	       w->unnamed && !w->debug && !w->dwarf && advice ? advice : "");
+	if (note)
+		printf("    %s\n", note);
 	(*(unsigned *)ctx)++;
 }
 
@@ -740,6 +766,7 @@ static void print_json(const char *path, const struct perf_reader *r, const stru
 		json_object_object_add(o, "dwarf_unwind_stopped", json_object_new_uint64(ss->unwind_stopped));
 		json_object_object_add(o, "dwarf_unwind_truncated", json_object_new_uint64(ss->unwind_truncated));
 		json_object_object_add(o, "dwarf_unwind_failed", json_object_new_uint64(ss->unwind_failed));
+		json_object_object_add(o, "stacks_outside_mappings", json_object_new_uint64(c->outside));
 		add_str(o, "kernel_symbols", sym_kernel_source(c->sym));
 		u = json_object_new_array();
 		modules_each(c, module_json, u);
@@ -861,6 +888,10 @@ static void print_text(const char *path, const struct perf_reader *r, const stru
 		for (int k = 1; k < SYM_CAUSE_COUNT; k++)
 			if (ss->by_cause[k])
 				printf("  unknown, %s: %" PRIu64 "\n", sym_cause_name(k), ss->by_cause[k]);
+		if (c->outside)
+			printf("  %" PRIu64 " stacks ended at an address outside every mapping (a "
+			       "frame-pointer chain past its root: not drawn as frames)\n",
+			       c->outside);
 		if (ss->by_cause[SYM_JIT_NO_MAP])
 			printf("    (%.1f%% of the frames are a JIT's code, unnamed: its perf map, "
 			       "/tmp/perf-PID.map, names them - HotSpot: java "

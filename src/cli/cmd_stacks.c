@@ -59,12 +59,17 @@ static void print_one(struct stacks_ctx *c, const struct perf_event *ev, const u
 	       comm ? comm : ":-1", (int32_t)s->pid, (int32_t)s->tid, s->time / 1000000000,
 	       s->time % 1000000000 / 1000, period, evsel->name);
 	n = cli_sample_frames(c->m, ev, pcs, npcs, c->frames, MAX_FRAMES);
-	for (size_t i = 0; i < n; i++) {
+	/* to where the stack ends: a runtime's root (printed), an address
+	 * outside every mapping (not) */
+	for (size_t i = 0, end = 0; i < n && !end; i++) {
 		struct sym_frame f[32];
 		size_t k = sym_resolve(c->sym, &c->frames[i], machine_kernel_text(c->m), f, 32);
 
-		for (size_t j = 0; j < k; j++)
-			print_frame(&c->frames[i], &f[j]);
+		for (size_t j = 0; j < k && !end; j++) {
+			end = (size_t)sym_frame_ends(f[j].flags, npcs > 0);
+			if (end != 2)
+				print_frame(&c->frames[i], &f[j]);
+		}
 	}
 	putchar('\n');
 }

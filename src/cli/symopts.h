@@ -21,6 +21,7 @@ enum {
 	OPT_ARCHIVE,
 	OPT_TRUST_PATHS,
 	OPT_NO_NAMES,
+	OPT_RAW_NAMES,
 };
 
 struct cli_sym {
@@ -41,6 +42,7 @@ struct cli_sym {
 	{ "no-inline", no_argument, NULL, OPT_NO_INLINE },                \
 	{ "trust-paths", no_argument, NULL, OPT_TRUST_PATHS },            \
 	{ "no-names", no_argument, NULL, OPT_NO_NAMES },                  \
+	{ "raw-names", no_argument, NULL, OPT_RAW_NAMES },                \
 	{ "jobs", required_argument, NULL, 'j' }
 
 #define SYMOPTS_HELP                                                                   \
@@ -56,6 +58,9 @@ struct cli_sym {
 	"                          'perf archive' tarball (default: the recording's\n"   \
 	"                          own, FILE.tar.bz2/.gz/.xz/.zst beside it)\n"          \
 	"      --no-inline         do not expand inlined calls into frames\n"            \
+	"      --raw-names         name functions as their symbol tables spell them:\n" \
+	"                          C++ and Rust names not demangled, Go's assembly\n" \
+	"                          functions with their ELF suffix (.abi0)\n"         \
 	"      --trust-paths       name a file recorded without a build id from the\n"  \
 	"                          file at its path here even when the recording is\n"  \
 	"                          from another host or the file's inode differs\n"    \
@@ -85,6 +90,7 @@ static inline bool symopts_parse(int opt, const char *arg, struct cli_sym *c)
 	case OPT_NO_INLINE: c->o.no_inline = true; return true;
 	case OPT_TRUST_PATHS: c->o.trust_paths = true; return true;
 	case OPT_NO_NAMES: c->o.no_files = true; return true;
+	case OPT_RAW_NAMES: c->o.raw_names = true; return true;
 	case OPT_VMLINUX: c->o.vmlinux = arg; return true;
 	case OPT_ARCHIVE: c->archive = arg; return true;
 	case 'j':

@@ -445,6 +445,7 @@ static uint32_t ticket_ids(struct account *a, uint32_t t, const uint32_t **ids)
 		a->rawf_ids = n;
 		a->rawf_ids_cap = cap;
 	}
+	ti->end[0] = ti->end[1] = 0;
 	for (size_t i = 0; i < k; i++) {
 		const char *fn = tree_intern(&a->tree, f[i].function ? f[i].function : "[unknown]",
 					     &a->err);
@@ -454,7 +455,16 @@ static uint32_t ticket_ids(struct account *a, uint32_t t, const uint32_t **ids)
 
 		if (a->err)
 			return 0;
-		id = tree_frame(&a->tree, fn, mod, file, f[i].line, f[i].flags);
+		/* where the stack ends is the symbols stage's word, kept
+		 * beside the frame: not a frame of its own kind */
+		for (int u = 0; u < 2; u++) {
+			int end = sym_frame_ends(f[i].flags, u);
+
+			if (end && !ti->end[u])
+				ti->end[u] = end == 2 ? UINT32_MAX : (uint32_t)i + 1;
+		}
+		id = tree_frame(&a->tree, fn, mod, file, f[i].line,
+				f[i].flags & ~(unsigned)FRAME_F_ENDS);
 		if (id == TREE_NONE)
 			goto nomem;
 		if (!a->tree.frames[id].addr)
@@ -515,7 +525,7 @@ static uint32_t pend_new(struct account *a, const struct perf_event *ev, const u
 	}
 	p = &a->pend[a->nr_pend];
 	*p = (struct acct_pend){ .root = root, .first = (uint32_t)a->pend_tickets_len,
-				 .n = (uint32_t)nraw, .node = TREE_NONE };
+				 .n = (uint32_t)nraw, .node = TREE_NONE, .unwound = n > 0 };
 	a->pend_tickets_len += nraw;
 	return (uint32_t)a->nr_pend++;
 nomem:
@@ -539,10 +549,19 @@ static uint32_t pend_make(struct account *a, uint32_t i)
 		return p->node;
 	for (uint32_t r = 0; r < p->n; r++) {
 		const uint32_t *ids;
-		uint32_t k = ticket_ids(a, a->pend_tickets[p->first + r], &ids);
+		uint32_t k = ticket_ids(a, a->pend_tickets[p->first + r], &ids), end;
 
 		if (!k)
 			return TREE_NONE;
+		/* a runtime's root, or a return address outside every
+		 * mapping, ends the stack (the symbols stage says which) */
+		end = a->tick[a->pend_tickets[p->first + r]].end[p->unwound];
+		if (end == UINT32_MAX && np)
+			break;
+		if (end && end != UINT32_MAX) {
+			r = p->n - 1; /* its frames up to the root, then no more */
+			k = end;
+		}
 		for (uint32_t j = 0; j < k && np < max; j++) {
 			/* a run of frames nothing named in one module is one
 			 * frame: the depth of what could not be named says

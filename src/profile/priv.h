@@ -113,6 +113,9 @@ struct rawf_entry {
 /* A named raw frame's tree frames, innermost inlined call first. */
 struct tick_ids {
 	uint32_t first, n;                 /* into rawf_ids; n 0: not interned yet */
+	uint32_t end[2];                   /* the stack ends here (sym_frame_ends()),
+					    * [unwound]: 0 not; k + 1 after its
+					    * frame k (a root); UINT32_MAX before it */
 };
 
 /*
@@ -125,6 +128,7 @@ struct acct_pend {
 	uint32_t first, n;                 /* its raw frames' tickets in pend_tickets */
 	uint32_t node;                     /* made: its leaf; TREE_NONE not yet */
 	uint32_t counter;                  /* of what count and ns hold */
+	bool unwound;                      /* its user part unwound from its stack copy */
 	uint64_t count, ns;
 };
 

@@ -73,6 +73,12 @@ struct profile_runtime {
 const char *profile_runtime_of(const char *module, const char **advice);
 
 /**
+ * profile_runtime_note() - what a report of runtime @name's threads says of
+ * its waits (its built-in rules' "note"), or NULL: static.
+ */
+const char *profile_runtime_note(const char *name);
+
+/**
  * profile_module_is_wrapper() - whether @module is a library of wrappers
  * (the C library: a "wrappers" runtime of the built-in program rules):
  * where a program waits is its innermost frame outside such modules.

@@ -574,6 +574,15 @@ const char *profile_runtime_of(const char *module, const char **advice)
 	return rt ? rt->name : NULL;
 }
 
+const char *profile_runtime_note(const char *name)
+{
+	pthread_once(&builtin_once, builtin_parse);
+	for (size_t i = 0; name && i < builtin_runtimes.nrt; i++)
+		if (!strcmp(builtin_runtimes.rt[i].name, name))
+			return builtin_runtimes.rt[i].note;
+	return NULL;
+}
+
 bool profile_module_is_wrapper(const char *module)
 {
 	const struct rule_runtime *rt;

@@ -116,15 +116,22 @@ static void visit(struct gather *g, Dwarf_Die *d, uint32_t parent, uint32_t dept
 		  uint32_t die_index)
 {
 	int tag = dwarf_tag(d);
-	uint32_t in = parent, me = (uint32_t)g->nd;
+	/* kept: what a scope is asked of (a function) and what can hold one
+	 * (a DIE with children); a leaf - a member, a parameter, an
+	 * enumerator, a base type, most of a C++ unit's DIEs - is never
+	 * asked of, and one that were would be walked for by libdw */
+	bool keep = tag == DW_TAG_subprogram || dwarf_haschildren(d) > 0;
+	uint32_t in = parent, me = keep ? (uint32_t)g->nd : die_index;
 
-	if (!grow((void **)&g->off, &g->cap_off, g->nd + 1, sizeof(*g->off)) ||
-	    !grow((void **)&g->parent, &g->cap_par, g->nd + 1, sizeof(*g->parent))) {
-		g->oom = true;
-		return;
+	if (keep) {
+		if (!grow((void **)&g->off, &g->cap_off, g->nd + 1, sizeof(*g->off)) ||
+		    !grow((void **)&g->parent, &g->cap_par, g->nd + 1, sizeof(*g->parent))) {
+			g->oom = true;
+			return;
+		}
+		g->off[g->nd] = dwarf_dieoffset(d);
+		g->parent[g->nd++] = die_index;
 	}
-	g->off[g->nd] = dwarf_dieoffset(d);
-	g->parent[g->nd++] = die_index;
 
 	if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
 		Dwarf_Addr base, lo, hi;
@@ -211,6 +218,20 @@ static void built_free(struct inl_built *b)
 	free(b);
 }
 
+/* *@p (room for *@cap) cut to @n elements of @size; kept as it is if that fails. */
+static void fit(void **p, size_t *cap, size_t n, size_t size)
+{
+	void *q;
+
+	if (!n || n >= *cap)
+		return;
+	q = realloc(*p, n * size);
+	if (q) {
+		*p = q;
+		*cap = n;
+	}
+}
+
 static bool seg_add(struct inl_built *b, size_t *cap, uint64_t lo, uint32_t entry)
 {
 	if (b->nseg && b->seg[b->nseg - 1].lo == lo) {
@@ -265,6 +286,11 @@ static struct inl_built *unit_sweep(struct gather *g, bool sorted)
 		if (!seg_add(b, &cap_seg, g->r[i].lo, g->r[i].entry))
 			goto out;
 	}
+	/* kept as long as the unit is: at their size, not their growth's */
+	fit((void **)&g->e, &g->cap_e, g->ne, sizeof(*g->e));
+	fit((void **)&b->seg, &cap_seg, b->nseg, sizeof(*b->seg));
+	fit((void **)&g->off, &g->cap_off, g->nd, sizeof(*g->off));
+	fit((void **)&g->parent, &g->cap_par, g->nd, sizeof(*g->parent));
 	b->bytes = sizeof(*b) + g->cap_e * sizeof(*g->e) + cap_seg * sizeof(*b->seg) +
 		   g->cap_off * sizeof(*g->off) + g->cap_par * sizeof(*g->parent);
 	b->e = g->e;

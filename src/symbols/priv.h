@@ -105,6 +105,7 @@ struct dso_state {
 	const char *path;        /* the file used (interned) */
 	uint8_t from;            /* enum sym_from: where it was found */
 	uint64_t frames, unnamed; /* addresses named in it, and those no symbol covers */
+	const char *runtime;     /* a runtime whose stack root was named in it (roots.c) */
 	struct inl_index *inlidx; /* its units' inlined calls, indexed (inlidx.c) */
 	uint64_t unit_file;      /* its file's key in symbolizer.shared (0: none) */
 	bool unit_file_made;

@@ -39,6 +39,7 @@
 #include "../util/log.h"
 #include "filebus.h"
 #include "priv.h"
+#include "roots.h"
 
 static const char *const cause_names[SYM_CAUSE_COUNT] = {
 	[SYM_NAMED] = "named",
@@ -888,6 +889,21 @@ int sym_load_dso(struct symbolizer *s, struct dso_state *st, const struct dso *d
  * Drop "@GLIBC_2.2.5" / "@@..." version suffixes and demangle C++ and Rust
  * names (libiberty, without parameter lists, as perf prints them).
  */
+/* Where a Go ABI suffix (".abi0", ".abiinternal") starts in @name; 0 none. */
+static size_t go_abi_suffix(const char *name)
+{
+	static const char *const suffix[] = { ".abi0", ".abiinternal" };
+	size_t len = strlen(name);
+
+	for (size_t i = 0; i < sizeof(suffix) / sizeof(suffix[0]); i++) {
+		size_t k = strlen(suffix[i]);
+
+		if (len > k && !strcmp(name + len - k, suffix[i]))
+			return len - k;
+	}
+	return 0;
+}
+
 static const char *clean_name(struct symbolizer *s, const char *name)
 {
 	const char *at = strchr(name, '@');
@@ -897,6 +913,16 @@ static const char *clean_name(struct symbolizer *s, const char *name)
 
 	if (at && at != name) {
 		snprintf(buf, sizeof(buf), "%.*s", (int)(at - name), name);
+		name = buf;
+	}
+	if (s->opts.raw_names)
+		return strtab_intern_text(&s->strings, name);
+	/* Go's assembly functions (and ABI wrappers) carry their ABI in the
+	 * ELF name, "runtime.goexit.abi0": Go's own tools show it without */
+	if (go_abi_suffix(name)) {
+		if (name != buf)
+			snprintf(buf, sizeof(buf), "%s", name);
+		buf[go_abi_suffix(buf)] = 0;
 		name = buf;
 	}
 	if (name[0] != '_' || (name[1] != 'Z' && name[1] != 'R'))
@@ -1884,8 +1910,14 @@ static size_t resolve_user(struct symbolizer *s, const struct raw_frame *f, stru
 		return 1;
 	}
 	if (!d) {
-		if (!jit_lookup(s, f, out))
-			out->cause = SYM_NO_MAP;
+		if (jit_lookup(s, f, out))
+			return 1;
+		out->cause = SYM_NO_MAP;
+		/* a return address of a process whose maps are known that
+		 * none covers: the chain left the stack (a frame pointer past
+		 * its root, into what is not one) */
+		if (f->ret && f->proc)
+			out->flags |= FRAME_F_OUTSIDE;
 		return 1;
 	}
 	out->module = d->path;
@@ -1945,6 +1977,16 @@ static size_t resolve_user(struct symbolizer *s, const struct raw_frame *f, stru
 	out[n].line = c->line;
 	out[n].sym_offset = c->sym_offset + (f->ret && !c->at_own ? 1 : 0);
 	out[n].cause = c->function && !c->addr_name ? SYM_NAMED : SYM_NO_SYMBOL;
+	/* a runtime's stack root ends the stack (roots.c) */
+	for (size_t i = 0; i <= n; i++) {
+		const struct roots_entry *r = out[i].cause == SYM_NAMED ?
+						      sym_root_of(out[i].function) : NULL;
+
+		if (r) {
+			out[i].flags |= r->switches ? FRAME_F_SWITCH : FRAME_F_ROOT;
+			st->runtime = r->runtime;
+		}
+	}
 	st->frames++;
 	st->unnamed += out[n].cause != SYM_NAMED;
 	return n + 1;
@@ -1996,7 +2038,10 @@ size_t sym_resolve(struct symbolizer *s, const struct raw_frame *f, uint64_t ker
 		out[n - 1].function = offset_name(s, out[n - 1].module,
 						  f->dso && f->dso->kind == DSO_ANON ? f->addr
 										     : out[n - 1].offset);
-	/* statistics count addresses: the containing function decides */
+	/* statistics count addresses: the containing function decides (an
+	 * address outside every mapping that ends a chain is no frame) */
+	if (out[0].flags & FRAME_F_OUTSIDE)
+		return n;
 	s->stats.frames++;
 	s->stats.by_cause[out[n - 1].cause]++;
 	return n;
@@ -2153,6 +2198,7 @@ void sym_dso_where(struct symbolizer *s, const struct dso *d, struct sym_where *
 		return;
 	w->from = (enum sym_from)st->from;
 	w->file = st->path;
+	w->runtime = st->runtime;
 	if (!d->build_id_size)
 		w->same = w->from == SYM_FROM_SYMFS ? "no build id recorded: --symfs gave it" :
 			  s->opts.trust_paths ? "no build id recorded: --trust-paths" :
@@ -2165,7 +2211,7 @@ void sym_dso_where(struct symbolizer *s, const struct dso *d, struct sym_where *
 		Dwarf_Addr bias;
 		const char *cache = getenv("DEBUGINFOD_CACHE_PATH");
 
-		(void)dwfl_module_getdwarf(st->mod, &bias);
+		w->dwarf = dwfl_module_getdwarf(st->mod, &bias) != NULL;
 		if (dwfl_module_info(st->mod, NULL, NULL, NULL, NULL, NULL, &main_file, &debug) &&
 		    debug && (!main_file || strcmp(main_file, debug))) {
 			w->debug = strtab_intern_text(&s->strings, debug);

@@ -21,7 +21,30 @@ enum frame_flag {
 	FRAME_F_INLINED = 1 << 2,
 	FRAME_F_JIT = 1 << 3,
 	FRAME_F_UNKNOWN = 1 << 4,
+	/* where a stack ends (never kept in a profile's frames): */
+	FRAME_F_ROOT = 1 << 5,    /* a runtime's stack root (src/symbols/roots/):
+				   * nothing beyond it is a caller */
+	FRAME_F_OUTSIDE = 1 << 6, /* a return address outside every mapping of
+				   * a known process: the chain left the stack
+				   * here; it and what is beyond are no frames */
+	FRAME_F_SWITCH = 1 << 7,  /* it moved onto another stack: a root of a
+				   * stack unwound from a copy (dwarf), not of
+				   * a frame-pointer chain */
 };
+
+#define FRAME_F_ENDS (FRAME_F_ROOT | FRAME_F_OUTSIDE | FRAME_F_SWITCH)
+
+/**
+ * sym_frame_ends() - whether a stack walked from its leaf ends at a frame
+ * flagged @flags: 0 not; 1 after it (a root); 2 before it (it is outside
+ * every mapping). @unwound: the stack's user part was unwound from its
+ * copy (--call-graph dwarf).
+ */
+static inline int sym_frame_ends(unsigned flags, bool unwound)
+{
+	return flags & FRAME_F_OUTSIDE ? 2 :
+	       flags & FRAME_F_ROOT || (unwound && flags & FRAME_F_SWITCH) ? 1 : 0;
+}
 
 /* Why a frame has no name; counted for `perfport info`. */
 enum sym_cause {
@@ -58,6 +81,8 @@ struct sym_opts {
 	const char *kallsyms;     /* a kallsyms file for the recorded kernel */
 	const char *vmlinux;      /* an ELF image of the recorded kernel */
 	bool no_inline;           /* do not expand inlined calls */
+	bool raw_names;           /* names as the symbol table spells them: not
+				   * demangled, Go's ".abi0" kept (--raw-names) */
 	bool trust_paths;         /* a file recorded without build id is the file at its
 				   * path here, whatever host recorded it */
 	bool use_proc_kallsyms;   /* allow /proc/kallsyms when the kernel matches (default on) */
@@ -273,6 +298,9 @@ struct sym_where {
 	uint64_t unnamed;       /* ... that no symbol covers ("module+0xADDR") */
 	const char *same;       /* found, the recording without its build id: why the
 				 * file is taken for the recorded one; else NULL */
+	bool dwarf;             /* found, with debug information (its own, or @debug) */
+	const char *runtime;    /* a runtime whose stack root (src/symbols/roots/) a
+				 * frame of it was named, "Go"; else NULL */
 };
 
 /**

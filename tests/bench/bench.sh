@@ -416,3 +416,4 @@ print("  CPU per window: the first %.3f s, then median %.4f s, mean %.4f s, max 
 PY
 	{ grep -c 'error' "$wdir/err" || true; } | awk '{ if ($1) printf "  (%d error lines in %s)\n", $1, ENVIRON["wdir"] "/err" }'
 fi
+PERFPORT=$PERFPORT BENCH_DIR=$dir tests/bench/jvm-rss.sh

@@ -5,6 +5,12 @@
 # runtime.findRunnable (stopm's note, the network poller), and those are
 # idle, not sleep or timed-sleep; report says that goroutine waits are
 # invisible to the kernel and where Go counts them. --call-graph dwarf and -g.
+# Its stacks end at Go's roots (src/symbols/roots/go.roots): no frame above
+# runtime.goexit, runtime.mstart, runtime.mcall... and none outside every
+# mapping; names as Go's tools give them (no ".abi0" but with --raw-names);
+# info names Go and gives no debug-symbol advice for the binary (its own
+# DWARF names it). progs/gocpu.go's on-CPU shares are held to Go's own CPU
+# profile of the same run (runtime/pprof, read by go tool pprof).
 . "$(dirname "$0")/lib/common.sh"
 need_python
 need_perf
@@ -38,5 +44,90 @@ assert t > 0.5e9 and by["idle"] >= 0.95 * t, dict(by)
 PY
 	has "^# runtime Go: its rules decided .*goroutine waits .* the kernel does not see them; Go's block and mutex profiles" \
 		"$WORK/$mode.txt" || fail "$mode: report does not say where goroutine waits are counted: $(grep '^# runtime' "$WORK/$mode.txt")"
+	"$PERFPORT" -q export -i "$WORK/$mode.data" -f folded -O counter=on-cpu -O value=ns \
+		-O annotate=false -o "$WORK/$mode-on.folded" || fail "export $mode on-cpu: exit $?"
+	sed "s/^/on-cpu /" "$WORK/$mode-on.folded" >>"$WORK/$mode.folded"
+	# Every stack's outermost frame is the only root in it: nothing above
+	# a root, no frame outside every mapping ("[unknown]"), and the stacks
+	# that end elsewhere (the unwinder stopped early) hold a few percent
+	# of the time at most. The dwarf stacks' roots are the "switch" ones
+	# too (a stack copy is of the stack they moved to).
+	$PY - "$WORK/$mode.folded" "$mode" <<'PY' || fail "$mode: frames above Go's stack roots"
+import collections, sys
+roots = {"runtime.goexit", "runtime.mstart", "runtime.rt0_go", "runtime.mcall", "runtime.morestack"}
+if sys.argv[2] == "dwarf":
+    roots |= {"runtime.systemstack", "runtime.nanotime1", "runtime.walltime", "runtime.walltime1",
+              "runtime.sigreturn", "runtime.sigreturn__sigaction"}
+by, bad, t = collections.Counter(), [], 0
+for line in open(sys.argv[1]):
+    state, rest = line.split(" ", 1)
+    stack, val = rest.rsplit(" ", 1)
+    frames = stack.split(";")
+    t += int(val)
+    by[frames[0] if frames[0] in roots else "(other)"] += int(val)
+    if any(f in roots for f in frames[1:]) or any(f == "[unknown]" or f.endswith(".abi0") for f in frames):
+        bad.append(stack)
+print("%s: %.3f s of stacks by their outermost frame: %s; %d with a frame above a root, "
+      "unknown or .abi0" % (sys.argv[2], t / 1e9, ", ".join("%s %.1f%%" % (f, 100 * v / t)
+      for f, v in by.most_common()), len(bad)))
+for b in bad[:5]:
+    print("  " + b[:300])
+assert t > 1e9 and not bad and by["(other)"] <= 0.05 * t, by
+PY
+	"$PERFPORT" info -i "$WORK/$mode.data" >"$WORK/$mode.info" 2>&1 || fail "info $mode: exit $?"
+	has "^  Go ($WORK/gowaits): " "$WORK/$mode.info" ||
+		fail "$mode: info does not name Go: $(sed -n '/^runtimes/,$p' "$WORK/$mode.info")"
+	! has "debug symbols would name\|no debug info" "$WORK/$mode.info" ||
+		fail "$mode: info advises debug symbols for a binary its own DWARF names: $(grep -B1 'debug symbols would' "$WORK/$mode.info")"
+	! has "unknown, no map" "$WORK/$mode.info" ||
+		fail "$mode: frames outside every mapping: $(grep -A1 'unknown, no map' "$WORK/$mode.info")"
 done
-echo "ok: Go's idle scheduler threads are idle, and report points to Go's own profiles"
+# --raw-names: the ELF symbol's own name, with its ABI suffix
+"$PERFPORT" -q export -i "$WORK/fp.data" --raw-names -f folded -O counter=idle -O annotate=false \
+	-o "$WORK/raw.folded" || fail "export --raw-names: exit $?"
+has "\.abi0" "$WORK/raw.folded" || fail "--raw-names: no .abi0 name: $(head -c 300 "$WORK/raw.folded")"
+
+# On-CPU shares beside Go's own CPU profile of the same run, with -g and
+# with --call-graph dwarf: each function's own time (flat, the innermost
+# user frame) within 3 points, or three standard errors of the two
+# shares where that is wider (Go's profile holds some hundreds of samples)
+go build -o "$WORK/gocpu" "$TOP/tests/e2e/progs/gocpu.go" || fail "go build gocpu"
+for mode in fp dwarf; do
+	cg="--call-graph dwarf,8192"
+	[ $mode = fp ] && cg=-g
+	record "$WORK/cpu-$mode.data" -F 1000 $cg -- "$WORK/gocpu" "$WORK/cpu-$mode.pprof" 300
+	go tool pprof -top -sample_index=samples "$WORK/cpu-$mode.pprof" >"$WORK/cpu-$mode.top" 2>&1 ||
+		fail "go tool pprof: $(said "$WORK/cpu-$mode.top")"
+	"$PERFPORT" -q export -i "$WORK/cpu-$mode.data" -f folded -O counter=on-cpu -O value=samples \
+		-o "$WORK/cpu-$mode.folded" || fail "export cpu $mode: exit $?"
+	# SIGPROF's frames: the handler's return to runtime.sigreturn is named,
+	# not looked up a byte early (into no symbol)
+	"$PERFPORT" info -i "$WORK/cpu-$mode.data" >"$WORK/cpu-$mode.info" 2>&1 || fail "info cpu $mode: exit $?"
+	has "runtime.sigreturn" "$WORK/cpu-$mode.folded" || fail "$mode: no signal frame recorded"
+	! has "addresses in no symbol" "$WORK/cpu-$mode.info" ||
+		fail "$mode: unnamed addresses in the Go binary: $(grep -A1 'addresses in no symbol' "$WORK/cpu-$mode.info")"
+	$PY - "$WORK/cpu-$mode.top" "$WORK/cpu-$mode.folded" "$mode" <<'PY' || fail "$mode: on-CPU shares differ from Go's CPU profile"
+import collections, math, re, sys
+go, pp = collections.Counter(), collections.Counter()
+for line in open(sys.argv[1]):
+    m = re.match(r"\s*(\d+)\s+[\d.]+%\s+[\d.]+%\s+\d+\s+[\d.]+%\s+(\S+)", line)
+    if m:
+        go[m.group(2)] += int(m.group(1))
+for line in open(sys.argv[2]):
+    stack, val = line.rsplit(" ", 1)
+    user = [f for f in stack.split(";") if not f.endswith("_[k]")]
+    if user:
+        pp[user[-1].removesuffix("_[i]")] += int(val)
+ng, npp = sum(go.values()), sum(pp.values())
+assert ng > 100 and npp > 500, (ng, npp)
+worst = 0
+for fn in ("main.heavy", "main.medium", "main.light"):
+    a, b = go[fn] / ng, pp[fn] / npp
+    se = math.sqrt(a * (1 - a) / ng + b * (1 - b) / npp)
+    tol = max(0.03, 3 * se)
+    print("%s: %s Go's profile %.1f%% (%d samples), perfport %.1f%% (%d): %+.1f points (allowed %.1f)"
+          % (sys.argv[3], fn, 100 * a, ng, 100 * b, npp, 100 * (b - a), 100 * tol))
+    assert abs(a - b) <= tol, fn
+PY
+done
+echo "ok: Go's idle scheduler threads are idle, report points to Go's own profiles, stacks end at Go's roots, info names Go, on-CPU shares agree with Go's CPU profile"

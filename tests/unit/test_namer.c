@@ -25,6 +25,8 @@
 #include "../../src/machine/machine.h"
 #include "../../src/symbols/namer.h"
 #include "../../src/symbols/priv.h"
+#include "../../src/symbols/roots.h"
+#include "../../src/util/error.h"
 #include "../../src/symbols/symbols.h"
 
 static const struct perf_header_info hdr; /* no build ids */
@@ -1132,6 +1134,126 @@ static void test_unnamed_keeps_offset(void **state)
 	machine_free(m);
 }
 
+/* Functions named as Go's assembler names them in ELF (asm labels). */
+__attribute__((noinline)) int go_asm_fn(int x) __asm__("ppgo.fn.abi0");
+__attribute__((noinline)) int go_asm_fn(int x)
+{
+	return x * 5 + 2;
+}
+
+__attribute__((noinline)) int go_root_fn(int x) __asm__("runtime.goexit.abi0");
+__attribute__((noinline)) int go_root_fn(int x)
+{
+	return x * 7 + 3;
+}
+
+__attribute__((noinline)) int go_switch_fn(int x) __asm__("runtime.systemstack.abi0");
+__attribute__((noinline)) int go_switch_fn(int x)
+{
+	return x * 9 + 4;
+}
+
+/* The containing function's frame of @addr (pid 100) named by @s; flags too. */
+static const char *name_of(struct symbolizer *s, struct machine *m, uint64_t addr, bool ret,
+			   unsigned *flags)
+{
+	struct raw_frame f;
+	struct sym_frame out[8];
+	size_t k;
+
+	assert_int_equal(machine_user_frames(m, 100, &addr, 1, &f, 1), 1);
+	f.ret = ret;
+	k = sym_resolve(s, &f, 0, out, 8);
+	assert_true(k >= 1);
+	*flags = out[k - 1].flags;
+	return out[k - 1].function;
+}
+
+/*
+ * Go's ABI suffix is not in a name (Go's tools show none) but where raw
+ * names are asked for; a runtime's root is flagged so (a frame-pointer
+ * chain ends there), a stack switch so (a stack copy's unwinding ends
+ * there); a return address outside every mapping of a known process is
+ * flagged as where the chain left the stack, and counted as no frame.
+ */
+static void test_go_names_and_roots(void **state)
+{
+	uint64_t start, end;
+	struct machine *m = machine_with_self(&start, &end);
+	struct sym_opts o = { .use_proc_kallsyms = false }, raw = o;
+	struct symbolizer *s = sym_new(&o, &hdr), *rs;
+	struct raw_frame f[2];
+	struct sym_frame out[4];
+	uint64_t addrs[2] = { (uint64_t)(uintptr_t)go_asm_fn, 0x10 };
+	unsigned flags;
+	uint64_t frames;
+
+	(void)state;
+	raw.raw_names = true;
+	rs = sym_new(&raw, &hdr);
+	assert_non_null(s);
+	assert_non_null(rs);
+	assert_string_equal(name_of(s, m, (uint64_t)(uintptr_t)go_asm_fn, false, &flags), "ppgo.fn");
+	assert_int_equal(sym_frame_ends(flags, true), 0);
+	assert_string_equal(name_of(rs, m, (uint64_t)(uintptr_t)go_asm_fn, false, &flags),
+			    "ppgo.fn.abi0");
+	assert_string_equal(name_of(s, m, (uint64_t)(uintptr_t)go_root_fn + 1, true, &flags),
+			    "runtime.goexit");
+	assert_true(flags & FRAME_F_ROOT);
+	assert_int_equal(sym_frame_ends(flags, false), 1);
+	assert_string_equal(name_of(rs, m, (uint64_t)(uintptr_t)go_root_fn + 1, true, &flags),
+			    "runtime.goexit.abi0");
+	assert_true(flags & FRAME_F_ROOT);
+	assert_string_equal(name_of(s, m, (uint64_t)(uintptr_t)go_switch_fn + 1, true, &flags),
+			    "runtime.systemstack");
+	assert_int_equal(sym_frame_ends(flags, false), 0);
+	assert_int_equal(sym_frame_ends(flags, true), 1);
+	/* a leaf outside every mapping stays a frame; a return address there ends it */
+	assert_int_equal(machine_user_frames(m, 100, addrs, 2, f, 2), 2);
+	assert_null(f[1].dso);
+	frames = sym_stats(s)->frames;
+	assert_int_equal(sym_resolve(s, &f[1], 0, out, 4), 1);
+	assert_true(out[0].flags & FRAME_F_OUTSIDE);
+	assert_int_equal(sym_frame_ends(out[0].flags, false), 2);
+	assert_int_equal(sym_stats(s)->frames, frames);
+	f[1].ret = false;
+	assert_int_equal(sym_resolve(s, &f[1], 0, out, 4), 1);
+	assert_false(out[0].flags & FRAME_F_OUTSIDE);
+	assert_int_equal(sym_stats(s)->frames, frames + 1);
+	sym_free(rs);
+	sym_free(s);
+	machine_free(m);
+}
+
+/* The roots' text: runtime, root and switch lines, comments, and what is refused. */
+static void test_roots_parse(void **state)
+{
+	struct roots r = { 0 };
+	const struct roots_entry *e;
+
+	(void)state;
+	assert_int_equal(roots_parse(&r, "# c\nroot a b # not c\nruntime Rt\nroot x\n"
+				     "switch y z\n", "t"), PP_OK);
+	assert_non_null(e = roots_find(&r, "a"));
+	assert_string_equal(e->runtime, "");
+	assert_null(roots_find(&r, "c"));
+	assert_null(roots_find(&r, "#"));
+	assert_non_null(e = roots_find(&r, "x"));
+	assert_string_equal(e->runtime, "Rt");
+	assert_false(e->switches);
+	assert_non_null(e = roots_find(&r, "z"));
+	assert_true(e->switches);
+	assert_int_equal(roots_parse(&r, "roots a\n", "t"), PP_ERULES);
+	assert_int_equal(roots_parse(&r, "runtime\n", "t"), PP_ERULES);
+	assert_int_equal(roots_parse(&r, "runtime A B\n", "t"), PP_ERULES);
+	roots_free(&r);
+	/* the built-in texts parse, and name Go's roots */
+	assert_non_null(e = sym_root_of("runtime.mstart"));
+	assert_string_equal(e->runtime, "Go");
+	assert_non_null(sym_root_of("runtime.goexit.abi0"));
+	assert_null(sym_root_of("main.main"));
+}
+
 /*
  * At every address of this binary's code, the line lineidx finds is the
  * one dwfl_module_getsrc() finds in libdw's table: the same file, the same
@@ -1223,6 +1345,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_threaded_names_are_unthreaded_names),
+		cmocka_unit_test(test_go_names_and_roots),
+		cmocka_unit_test(test_roots_parse),
 		cmocka_unit_test(test_named_as_given),
 		cmocka_unit_test(test_reset_and_trim),
 		cmocka_unit_test(test_names_made_when_used),
