@@ -103,7 +103,14 @@ for mode in fp dwarf; do
 	# SIGPROF's frames: the handler's return to runtime.sigreturn is named,
 	# not looked up a byte early (into no symbol)
 	"$PERFPORT" info -i "$WORK/cpu-$mode.data" >"$WORK/cpu-$mode.info" 2>&1 || fail "info cpu $mode: exit $?"
-	has "runtime.sigreturn" "$WORK/cpu-$mode.folded" || fail "$mode: no signal frame recorded"
+	# (whether a sample lands in the handler is luck: perf script says
+	# whether one did)
+	if perf script -i "$WORK/cpu-$mode.data" -F ip,sym 2>/dev/null | grep -q "runtime\.sigreturn"; then
+		has "runtime.sigreturn" "$WORK/cpu-$mode.folded" ||
+			fail "$mode: perf script names runtime.sigreturn, perfport's stacks do not"
+	else
+		echo "$mode: no sample in SIGPROF's handler this run (perf script names no runtime.sigreturn)"
+	fi
 	! has "addresses in no symbol" "$WORK/cpu-$mode.info" ||
 		fail "$mode: unnamed addresses in the Go binary: $(grep -A1 'addresses in no symbol' "$WORK/cpu-$mode.info")"
 	$PY - "$WORK/cpu-$mode.top" "$WORK/cpu-$mode.folded" "$mode" <<'PY' || fail "$mode: on-CPU shares differ from Go's CPU profile"
