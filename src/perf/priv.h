@@ -50,6 +50,11 @@ struct perf_reader {
 	struct rstream in;
 	bool ra_wanted;       /* opts.read_ahead, and the input is a regular file */
 	struct read_ahead *ra; /* reading ahead (reader.c), once the data is reached */
+	bool map_wanted;      /* a regular file's data, read from a mapping of it */
+	const uint8_t *map;   /* the file mapped whole, read-only (reader.c), once the
+			       * data is reached; unmapped at perf_reader_close() */
+	size_t map_len;
+	int map_watch;        /* its bus_watch() slot: pages cut short under us */
 	struct dl_pipe *dl;   /* cutting on a thread of its own (reader.c), while it runs */
 	struct rstream z;     /* decompressed bytes */
 	ZSTD_DStream *zd;
