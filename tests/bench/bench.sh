@@ -272,8 +272,8 @@ print("%d samples, %d processes" % (j["samples"], j["processes"]))' "$dir/procs.
 		awk -v j="$j" -v t="$t" -v size="$size" 'BEGIN { split(t, a, " ")
 			printf "export -j %-2s %8.3f s %8.0f MB/s %6.0f MB RSS, %4.0f MB per GB of recording\n",
 				j, a[1], size / 1048576 / a[1], a[2] / 1024, a[2] / 1024 / (size / 1073741824) }'
-		[ "$j" = 1 ] && one=$t
-		[ "$j" = 2 ] && two=$t
+		[ "$j" = 1 ] && p_one=$t
+		[ "$j" = 2 ] && p_two=$t
 		cmp -s "$dir/procs-1.folded" "$dir/procs-$j.folded" || echo "WARNING: -j $j's output differs from -j 1's"
 	done
 	IFS='|' read -r rd mp <<<"$(measure_pair "$PERFPORT" export -f folded -j 2 -o "$dir/procs-r.folded" \
@@ -281,8 +281,8 @@ print("%d samples, %d processes" % (j["samples"], j["processes"]))' "$dir/procs.
 	report "export -j 2, read()" "export -j 2, mapped" "$rd" "$mp"
 	cmp -s "$dir/procs-r.folded" "$dir/procs-m.folded" || echo "WARNING: the mapped file's output differs from read()'s"
 	theirs=$(runs=1 measure perf report --stdio --no-children -i "$data")
-	[ -z "${two:-}" ] || report "perfport export -j 2 (processes)" "perf report --no-children" "$two" "$theirs"
-	[ -z "${one:-}" ] || report "perfport export -j 1 (processes)" "perf report --no-children" "$one" "$theirs"
+	[ -z "${p_two:-}" ] || report "perfport export -j 2 (processes)" "perf report --no-children" "$p_two" "$theirs"
+	[ -z "${p_one:-}" ] || report "perfport export -j 1 (processes)" "perf report --no-children" "$p_one" "$theirs"
 fi
 
 # --- issue 34: naming that scales ---
