@@ -767,6 +767,8 @@ static void print_json(const char *path, const struct perf_reader *r, const stru
 		json_object_object_add(o, "dwarf_unwind_truncated", json_object_new_uint64(ss->unwind_truncated));
 		json_object_object_add(o, "dwarf_unwind_failed", json_object_new_uint64(ss->unwind_failed));
 		json_object_object_add(o, "stacks_outside_mappings", json_object_new_uint64(c->outside));
+		json_object_object_add(o, "dwarf_unwind_released",
+				       json_object_new_uint64(ss->unwind_released));
 		add_str(o, "kernel_symbols", sym_kernel_source(c->sym));
 		u = json_object_new_array();
 		modules_each(c, module_json, u);

@@ -3,6 +3,8 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #define CHUNK_SIZE (1u << 20)
 
@@ -352,7 +354,8 @@ void oq_free(struct oqueue *q)
 	free(q->heap);
 	for (struct oq_buf *b = q->bufs, *bn; b; b = bn) {
 		bn = b->next;
-		free(b->data);
+		if (!b->view)
+			free(b->data);
 		free(b);
 	}
 	memset(q, 0, sizeof(*q));
@@ -371,8 +374,31 @@ static void buf_unlink(struct oqueue *q, struct oq_buf *b)
 		}
 }
 
+/* A view let go of: the pages wholly in it leave the resident set. */
+static void view_drop(struct oqueue *q, struct oq_buf *b)
+{
+	static uintptr_t page;
+	uintptr_t lo, hi;
+
+	if (!page) {
+		long ps = sysconf(_SC_PAGESIZE);
+
+		page = ps > 0 ? (uintptr_t)ps : 4096;
+	}
+	lo = ((uintptr_t)b->data + page - 1) & ~(page - 1);
+	hi = ((uintptr_t)b->data + b->cap) & ~(page - 1);
+	if (hi > lo)
+		madvise((void *)lo, hi - lo, MADV_DONTNEED);
+	buf_unlink(q, b);
+	free(b);
+}
+
 static void buf_spare(struct oqueue *q, struct oq_buf *b)
 {
+	if (b->view) {
+		view_drop(q, b);
+		return;
+	}
 	if (q->nr_spare_bufs >= SPARE_BUFS) {
 		buf_unlink(q, b);
 		free(b->data);
@@ -404,6 +430,22 @@ struct oq_buf *oq_buf_get(struct oqueue *q, size_t cap)
 		return NULL;
 	}
 	b->cap = cap;
+	b->lent = true;
+	b->q = q;
+	b->next = q->bufs;
+	q->bufs = b;
+	return b;
+}
+
+struct oq_buf *oq_buf_view(struct oqueue *q, const uint8_t *data, size_t len)
+{
+	struct oq_buf *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return NULL;
+	b->data = (uint8_t *)data; /* never written through: the mapping is read-only */
+	b->cap = len;
+	b->view = true;
 	b->lent = true;
 	b->q = q;
 	b->next = q->bufs;

@@ -37,6 +37,7 @@ struct oq_buf {
 	size_t cap;
 	size_t refs;          /* records in it queued or held */
 	bool lent;            /* the reader still reads into it */
+	bool view;            /* data is a part of a mapped file (oq_buf_view()) */
 	struct oqueue *q;
 	struct oq_buf *next;  /* in the queue's list of all buffers */
 	struct oq_buf *next_spare;
@@ -90,6 +91,16 @@ int oq_push(struct oqueue *q, uint64_t time, uint64_t offset, const void *rec,
  * Return: the buffer, or NULL out of memory.
  */
 struct oq_buf *oq_buf_get(struct oqueue *q, size_t cap);
+
+/**
+ * oq_buf_view() - a buffer over @len bytes at @data, a part of a file
+ * mapped read-only that the caller keeps mapped while @q lives: records in
+ * it are queued by reference as in any buffer. Lent until oq_buf_retire();
+ * once free, its pages are handed back (MADV_DONTNEED: read again from the
+ * file if touched again) and it is forgotten, never reused nor grown.
+ * Return: the buffer, or NULL out of memory.
+ */
+struct oq_buf *oq_buf_view(struct oqueue *q, const uint8_t *data, size_t len);
 
 /**
  * oq_buf_grow() - make @b, which nothing refers to, hold @cap bytes

@@ -13,6 +13,11 @@
 #include "ordered.h"
 #include "perf.h"
 
+#define WINDOW (1u << 20)      /* input window: fits the cache it is parsed from */
+#define WINDOW_START (1u << 16)
+#define MAX_RECORD (1u << 16)
+#define MAX_TRACING_DATA (256u << 20)
+
 /* A window of bytes from which records are cut; refilled from a source. */
 struct rstream {
 	struct oq_buf *b;   /* the queue's buffer that buf is */
@@ -50,6 +55,11 @@ struct perf_reader {
 	struct rstream in;
 	bool ra_wanted;       /* opts.read_ahead, and the input is a regular file */
 	struct read_ahead *ra; /* reading ahead (reader.c), once the data is reached */
+	bool map_wanted;      /* a regular file's data, read from a mapping of it */
+	const uint8_t *map;   /* the file mapped whole, read-only (reader.c), once the
+			       * data is reached; unmapped at perf_reader_close() */
+	size_t map_len;
+	int map_watch;        /* its bus_watch() slot: pages cut short under us */
 	struct dl_pipe *dl;   /* cutting on a thread of its own (reader.c), while it runs */
 	struct rstream z;     /* decompressed bytes */
 	ZSTD_DStream *zd;
@@ -78,6 +88,23 @@ struct perf_reader {
 	struct perf_read_value *reads; /* the delivered sample's */
 	size_t reads_cap;
 };
+
+/* source.c: the window's bytes (read(), read ahead, or mapped) */
+bool perf_map_asked(void);
+void perf_src_progress(struct perf_reader *r, bool final);
+int perf_stream_move(struct perf_reader *r, struct rstream *s, size_t cap);
+ssize_t perf_window_refill(struct perf_reader *r, struct rstream *s, size_t need);
+void perf_ra_stop(struct perf_reader *r);
+int perf_map_stop(struct perf_reader *r);
+void perf_map_close(struct perf_reader *r);
+
+/* What is read for every record: the slow part out of line. */
+static inline ssize_t window_fill(struct perf_reader *r, struct rstream *s, size_t need)
+{
+	if (s->len - s->pos >= need)
+		return (ssize_t)(s->len - s->pos);
+	return perf_window_refill(r, s, need);
+}
 
 /* header.c */
 int perf_header_read_file(struct perf_reader *r);

@@ -5,7 +5,8 @@
  * Input is read sequentially through a window (struct rstream), so memory
  * does not grow with the file and pipes work like files. Records are cut
  * from the window; a record that straddles the window's end is moved to the
- * front and the window refilled. PERF_RECORD_COMPRESSED(2) payloads are
+ * front and the window refilled (source.c: read(), read ahead, or views of
+ * a mapping). PERF_RECORD_COMPRESSED(2) payloads are
  * decompressed into a second window and cut the same way, carrying a partial
  * record over to the next compressed chunk.
  *
@@ -25,7 +26,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../util/log.h"
@@ -35,15 +35,6 @@
 #include <immintrin.h>
 #endif
 
-#define WINDOW (1u << 20)      /* input window: fits the cache it is parsed from */
-#define WINDOW_START (1u << 16)
-#define MAX_RECORD (1u << 16)
-#define MAX_TRACING_DATA (256u << 20)
-#define PROGRESS_STEP (16u << 20)
-#define GATHER_BYTES (64u << 10) /* a read of a pipe below this: let more gather */
-#define RA_DEPTH 3             /* buffers read ahead */
-#define RA_HEAD MAX_RECORD     /* room before a buffer's bytes for the record cut by its start */
-#define RA_BUF (WINDOW + RA_HEAD)
 
 static const char *const record_names[] = {
 	[PERF_RECORD_MMAP] = "MMAP",
@@ -122,342 +113,6 @@ static const char *const feature_names[PERF_FEAT_NR_KNOWN] = {
 const char *perf_feature_name(unsigned feat)
 {
 	return feat < PERF_FEAT_NR_KNOWN ? feature_names[feat] : NULL;
-}
-
-/* --- sources --- */
-
-/* Read up to @len bytes of the current source; 0 at its end. */
-static ssize_t src_read(struct perf_reader *r, void *buf, size_t len)
-{
-	ssize_t n;
-
-	if (r->src_end != UINT64_MAX) {
-		if (r->src_pos >= r->src_end)
-			return 0;
-		if (len > r->src_end - r->src_pos)
-			len = (size_t)(r->src_end - r->src_pos);
-	}
-	if (r->mem) {
-		if (r->src_pos >= r->mem_len)
-			return 0;
-		if (len > r->mem_len - r->src_pos)
-			len = (size_t)(r->mem_len - r->src_pos);
-		memcpy(buf, r->mem + r->src_pos, len);
-		r->src_pos += len;
-		return (ssize_t)len;
-	}
-	if (r->gather) {
-		struct timespec ts = {
-			.tv_sec = r->opts.gather_ms / 1000,
-			.tv_nsec = (long)(r->opts.gather_ms % 1000) * 1000000L,
-		};
-
-		/* a signal cuts it short: the stop flag is seen below */
-		nanosleep(&ts, NULL);
-		r->gather = false;
-	}
-	for (;;) {
-		if (r->opts.stop && *r->opts.stop) {
-			r->st.stopped = true;
-			return 0;
-		}
-		n = read(r->fd, buf, len);
-		if (n >= 0 || errno != EINTR)
-			break;
-	}
-	if (n > 0) {
-		r->src_pos += (uint64_t)n;
-		r->gather = r->opts.gather_ms && (size_t)n < len && n < GATHER_BYTES;
-	}
-	return n;
-}
-
-static void progress(struct perf_reader *r, bool final)
-{
-	r->st.bytes_read = r->src_pos;
-	if (!r->opts.progress)
-		return;
-	if (!final && r->src_pos < r->next_progress)
-		return;
-	r->next_progress = r->src_pos + PROGRESS_STEP;
-	r->opts.progress(r->opts.progress_ctx, r->src_pos, r->progress_total);
-}
-
-/* --- reading ahead --- */
-
-/*
- * A regular file's data is read by a thread of its own into the queue's
- * buffers (RA_HEAD bytes in), handed over in order through RA_DEPTH slots:
- * the caller takes a filled buffer, copies the record that straddles the
- * end of the one before into the room ahead of it, and gives the slot a
- * new buffer. Buffers are got and retired by the caller only.
- */
-struct ra_slot {
-	struct oq_buf *b;       /* given to the thread to fill, or filled */
-	size_t len;             /* bytes read, from b->data + RA_HEAD */
-	int err;                /* errno of a failed read */
-	bool full;
-};
-
-struct read_ahead {
-	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t filled, given;
-	int fd;
-	uint64_t pos, end;      /* the thread's next byte, and where the data ends */
-	struct ra_slot slot[RA_DEPTH];
-	unsigned fill, take;    /* the thread's next slot, the caller's */
-	bool quit;
-	bool eof;               /* the caller took the end */
-};
-
-static void *ra_main(void *arg)
-{
-	struct read_ahead *ra = arg;
-
-	thread_role("read");
-	mem_thread_hugepages();
-
-	pthread_mutex_lock(&ra->lock);
-	for (;;) {
-		struct ra_slot *sl = &ra->slot[ra->fill];
-		uint64_t pos = ra->pos;
-		size_t room, len = 0;
-		int err = 0;
-
-		while (!ra->quit && (sl->full || !sl->b))
-			pthread_cond_wait(&ra->given, &ra->lock);
-		if (ra->quit)
-			break;
-		room = sl->b->cap - RA_HEAD;
-		pthread_mutex_unlock(&ra->lock);
-		while (len < room && pos + len < ra->end) {
-			size_t want = room - len;
-			ssize_t n;
-
-			if (want > ra->end - pos - len)
-				want = (size_t)(ra->end - pos - len);
-			n = pread(ra->fd, sl->b->data + RA_HEAD + len, want, (off_t)(pos + len));
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n < 0)
-				err = errno;
-			if (n <= 0)
-				break;
-			len += (size_t)n;
-		}
-		pthread_mutex_lock(&ra->lock);
-		ra->pos = pos + len;
-		sl->len = len;
-		sl->err = err;
-		sl->full = true;
-		ra->fill = (ra->fill + 1) % RA_DEPTH;
-		pthread_cond_signal(&ra->filled);
-	}
-	pthread_mutex_unlock(&ra->lock);
-	thread_time_note("read");
-	return NULL;
-}
-
-/* Give slot @sl a new buffer to fill; NULL out of memory. */
-static int ra_give(struct perf_reader *r, struct ra_slot *sl)
-{
-	struct read_ahead *ra = r->ra;
-	struct oq_buf *b = oq_buf_get(&r->oq, RA_BUF);
-
-	if (!b)
-		return -1;
-	pthread_mutex_lock(&ra->lock);
-	sl->b = b;
-	sl->full = false;
-	pthread_cond_signal(&ra->given);
-	pthread_mutex_unlock(&ra->lock);
-	return 0;
-}
-
-static void ra_free(struct read_ahead *ra)
-{
-	pthread_cond_destroy(&ra->given);
-	pthread_cond_destroy(&ra->filled);
-	pthread_mutex_destroy(&ra->lock);
-	free(ra);
-}
-
-/* Start reading ahead from the current source position; false: read in place. */
-static bool ra_start(struct perf_reader *r)
-{
-	struct read_ahead *ra = calloc(1, sizeof(*ra));
-
-	r->ra_wanted = false;
-	if (!ra)
-		return false;
-	ra->fd = r->fd;
-	ra->pos = r->src_pos;
-	ra->end = r->src_end;
-	pthread_mutex_init(&ra->lock, NULL);
-	pthread_cond_init(&ra->filled, NULL);
-	pthread_cond_init(&ra->given, NULL);
-	r->ra = ra;
-	for (unsigned i = 0; i < RA_DEPTH; i++)
-		if (ra_give(r, &ra->slot[i]))
-			goto fail;
-	if (pthread_create(&ra->thread, NULL, ra_main, ra))
-		goto fail;
-	return true;
-fail:
-	/* the buffers given stay the queue's */
-	ra_free(ra);
-	r->ra = NULL;
-	return false;
-}
-
-static void ra_stop(struct perf_reader *r)
-{
-	struct read_ahead *ra = r->ra;
-
-	if (!ra)
-		return;
-	pthread_mutex_lock(&ra->lock);
-	ra->quit = true;
-	pthread_cond_signal(&ra->given);
-	pthread_mutex_unlock(&ra->lock);
-	pthread_join(ra->thread, NULL);
-	ra_free(ra);
-	r->ra = NULL;
-}
-
-/* window_fill() for the input read ahead. */
-static ssize_t ra_fill(struct perf_reader *r, struct rstream *s, size_t need)
-{
-	struct read_ahead *ra = r->ra;
-
-	while (s->len - s->pos < need && !ra->eof) {
-		size_t rest = s->len - s->pos, len;
-		struct ra_slot *sl = &ra->slot[ra->take];
-		struct oq_buf *b;
-
-		if (r->opts.stop && *r->opts.stop) {
-			r->st.stopped = true;
-			break;
-		}
-		pthread_mutex_lock(&ra->lock);
-		while (!sl->full)
-			pthread_cond_wait(&ra->filled, &ra->lock);
-		pthread_mutex_unlock(&ra->lock);
-		if (sl->err) {
-			pp_error("read error at offset %" PRIu64 ": %s", r->src_pos, strerror(sl->err));
-			return -1;
-		}
-		if (!sl->len) {
-			ra->eof = true; /* the slot keeps its buffer: nothing more is read */
-			break;
-		}
-		b = sl->b;
-		len = rest + sl->len;
-		if (rest <= RA_HEAD) {
-			/* the record cut by the buffer's start goes just before it */
-			memcpy(b->data + RA_HEAD - rest, s->buf + s->pos, rest);
-			s->buf = b->data + RA_HEAD - rest;
-		} else {
-			/* more than a record asked for: joined in a buffer of its own */
-			struct oq_buf *j = oq_buf_get(&r->oq, len);
-
-			if (!j)
-				return -1;
-			memcpy(j->data, s->buf + s->pos, rest);
-			memcpy(j->data + rest, b->data + RA_HEAD, sl->len);
-			oq_buf_retire(b);
-			b = j;
-			s->buf = j->data;
-		}
-		oq_buf_retire(s->b);
-		s->b = b;
-		s->base += s->pos;
-		s->pos = 0;
-		s->len = s->cap = len; /* nothing is read into it any more */
-		r->src_pos += sl->len;
-		ra->take = (ra->take + 1) % RA_DEPTH;
-		if (ra_give(r, sl))
-			return -1;
-	}
-	progress(r, false);
-	return (ssize_t)(s->len - s->pos);
-}
-
-/*
- * Move the unread part of @s to the front of a buffer of at least @cap
- * bytes: the same one when no record in it is queued or held (they stay
- * where they were read), else a fresh one. Return: 0, or -1 out of memory.
- */
-static int stream_move(struct perf_reader *r, struct rstream *s, size_t cap)
-{
-	size_t rest = s->len - s->pos;
-	struct oq_buf *b = s->b;
-
-	if (!b->refs) {
-		if (s->buf + s->pos != b->data)
-			memmove(b->data, s->buf + s->pos, rest);
-		s->base += s->pos;
-		s->len = rest;
-		s->pos = 0;
-		if (oq_buf_grow(b, cap, rest))
-			return -1;
-	} else {
-		b = oq_buf_get(&r->oq, cap > b->cap ? cap : b->cap);
-		if (!b)
-			return -1;
-		memcpy(b->data, s->buf + s->pos, rest);
-		oq_buf_retire(s->b);
-		s->b = b;
-		s->base += s->pos;
-		s->len = rest;
-		s->pos = 0;
-	}
-	s->buf = b->data;
-	s->cap = b->cap;
-	return 0;
-}
-
-/*
- * Make at least @need bytes available from the window's position, reading
- * more if the source has them. Return: bytes available (may be < need at
- * the end of the source), or -1 on a read error.
- */
-static __attribute__((noinline)) ssize_t window_refill(struct perf_reader *r,
-							 struct rstream *s, size_t need)
-{
-	bool full = s->len == s->cap; /* the source held at least a window more */
-	size_t cap = s->cap;
-
-	if (s == &r->in && (r->ra || (r->ra_wanted && !r->dl && ra_start(r))))
-		return ra_fill(r, s, need);
-	/* a stream that outgrew the first window: the full window from now on */
-	if (need > cap || (full && cap < WINDOW))
-		cap = full && need < WINDOW ? WINDOW : need;
-	/* slide the rest to the front (this also realigns records) */
-	if ((s->pos || cap > s->cap) && stream_move(r, s, cap))
-		return -1;
-	while (s->len < need) {
-		ssize_t n = src_read(r, s->buf + s->len, s->cap - s->len);
-
-		if (n < 0) {
-			pp_error("read error at offset %" PRIu64 ": %s", r->src_pos, strerror(errno));
-			return -1;
-		}
-		if (n == 0)
-			break;
-		s->len += (size_t)n;
-	}
-	progress(r, false);
-	return (ssize_t)(s->len - s->pos);
-}
-
-/* What is read for every record: the slow part out of line. */
-static inline ssize_t window_fill(struct perf_reader *r, struct rstream *s, size_t need)
-{
-	if (s->len - s->pos >= need)
-		return (ssize_t)(s->len - s->pos);
-	return window_refill(r, s, need);
 }
 
 /* --- delivery --- */
@@ -1227,7 +882,7 @@ static int decompress(struct perf_reader *r, uint8_t *payload, size_t len, uint6
 		 * record is huge.
 		 */
 		if (r->z.cap - r->z.len < MAX_RECORD && r->z.pos &&
-		    stream_move(r, &r->z, r->z.cap))
+		    perf_stream_move(r, &r->z, r->z.cap))
 			return PP_ENOMEM;
 		if (r->z.cap - r->z.len < MAX_RECORD) {
 			if (r->z.cap >= MAX_TRACING_DATA + WINDOW) {
@@ -1236,7 +891,7 @@ static int decompress(struct perf_reader *r, uint8_t *payload, size_t len, uint6
 				r->z.pos = r->z.len;
 				return PP_OK;
 			}
-			if (stream_move(r, &r->z, r->z.cap * 2))
+			if (perf_stream_move(r, &r->z, r->z.cap * 2))
 				return PP_ENOMEM;
 		}
 		out = (ZSTD_outBuffer){ r->z.buf + r->z.len, r->z.cap - r->z.len, 0 };
@@ -1727,6 +1382,12 @@ static int open_fd(struct perf_reader *r)
 	 * comes, and stopped by a signal) */
 	r->ra_wanted = ret == PP_OK && r->opts.read_ahead && r->hdr.file_size != UINT64_MAX &&
 		       !r->hdr.pipe;
+	/* mapped only when PERFPORT_MMAP=1 asks (make bench compares the two:
+	 * on a 2-vCPU guest, page cache warm, mapping and unmapping each page
+	 * cost more than read()'s copy of it); records rewritten in place
+	 * (another byte order) cannot be cut from a read-only mapping */
+	r->map_wanted = ret == PP_OK && r->hdr.file_size != UINT64_MAX && !r->hdr.pipe &&
+			!r->hdr.swapped && perf_map_asked();
 	if (ret == PP_ENOSEEK)
 		pp_error("'%s' holds file-mode perf.data on an input that cannot seek: "
 			 "record with 'perf record -o -' for pipes, or pass the file itself",
@@ -1837,7 +1498,9 @@ static int run_directory_streams(struct perf_reader *r)
 			return PP_EIO;
 		}
 		free(p);
-		ra_stop(r); /* the data file's reading ended: the others are read in place */
+		perf_ra_stop(r); /* the data file's reading ended: the others are read in place */
+		if (perf_map_stop(r))
+			return PP_ENOMEM;
 		if (r->own_fd)
 			close(r->fd);
 		r->fd = fd;
@@ -1847,7 +1510,7 @@ static int run_directory_streams(struct perf_reader *r)
 		/* what is left unread of the last stream goes (records still
 		 * queued from its buffer stay) */
 		r->in.pos = r->in.len;
-		if (stream_move(r, &r->in, r->in.cap))
+		if (perf_stream_move(r, &r->in, r->in.cap))
 			return PP_ENOMEM;
 		r->in.base = 0;
 		r->in.discard = 0;
@@ -1873,7 +1536,7 @@ static int cut_all(struct perf_reader *r)
 	}
 	if (r->opts.ordered)
 		flush_until(r, UINT64_MAX);
-	progress(r, true);
+	perf_src_progress(r, true);
 	return ret;
 }
 
@@ -1922,7 +1585,7 @@ void perf_reader_close(struct perf_reader *r)
 	if (!r)
 		return;
 	dl_free(r);
-	ra_stop(r);
+	perf_ra_stop(r);
 	if (r->own_fd && r->fd >= 0)
 		close(r->fd);
 	for (size_t i = 0; i < r->nr_evsels; i++) {
@@ -1934,6 +1597,7 @@ void perf_reader_close(struct perf_reader *r)
 	free(r->ids);
 	perf_header_free(&r->hdr);
 	oq_free(&r->oq);
+	perf_map_close(r);
 	wordmap_free(&r->read_map);
 	free(r->read_last);
 	free(r->reads);

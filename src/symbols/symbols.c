@@ -1868,8 +1868,21 @@ const struct dso_state *sym_dso_loaded(struct symbolizer *s, const struct dso *d
 
 	if (!st)
 		return NULL;
-	if (!st->status)
+	if (!st->status) {
 		st->status = sym_load_dso(s, st, d);
+		/*
+		 * Unwinding reads the file's path and load segments, no more:
+		 * libdw's mapping of it goes now (should this symbolizer name a
+		 * frame in it, it is opened again, as after sym_trim()). Each
+		 * unwinding worker loads every file it meets; the kernel maps a
+		 * file's pages in large folios, so each mapping of a big library
+		 * held megabytes (libpython 3.4 MB), once per worker.
+		 */
+		if (st->status == 1 && st->dwfl) {
+			dso_dwarf_release(st);
+			st->dw_released = true;
+		}
+	}
 	return st->status == 1 ? st : NULL;
 }
 

@@ -105,6 +105,7 @@ struct sym_stats {
 	uint64_t unwind_truncated; /* ... of those, with a full stack copy: cut by its size */
 	uint64_t unwind_failed;    /* ... that could not be unwound at all (no file, no CFI) */
 	uint64_t leaf_callers;     /* aarch64 -g samples given the caller only lr held */
+	uint64_t unwind_released;  /* processes whose unwinding state went at their exit */
 };
 
 struct symbolizer;
@@ -179,6 +180,14 @@ size_t sym_resolve(struct symbolizer *s, const struct raw_frame *f, uint64_t ker
  */
 size_t sym_unwind(struct symbolizer *s, const struct machine *m, const struct perf_event *ev,
 		  uint64_t *pcs, size_t max);
+
+/**
+ * sym_unwind_forget() - let go of what sym_unwind() keeps for process @pid
+ * (its Dwfl: the modules it reported, each file mapped again for it), as
+ * once its last sample has been unwound; a later sample of @pid makes it
+ * again. Call between sym_unwind() calls only.
+ */
+void sym_unwind_forget(struct symbolizer *s, uint32_t pid);
 
 /**
  * sym_unwind_event() - whether @e's samples record what sym_unwind() reads

@@ -493,3 +493,16 @@ void unwind_free(struct symbolizer *s)
 	free(s->uw);
 	s->uw = NULL;
 }
+
+void sym_unwind_forget(struct symbolizer *s, uint32_t pid)
+{
+	for (size_t i = 0; s->uw && i < UW_CACHE; i++) {
+		struct uw_proc *q = &s->uw[i];
+
+		if (q->dwfl && q->pid == pid) {
+			dwfl_end(q->dwfl);
+			memset(q, 0, sizeof(*q));
+			s->stats.unwind_released++;
+		}
+	}
+}

@@ -351,7 +351,21 @@ int upool_machine_event(struct upool *p, struct machine *m, const struct perf_ev
 	if (!machine_event_applies(ev))
 		return 0;
 	ret = upool_flush(p);
-	return ret ? ret : machine_event(m, ev);
+	if (ret)
+		return ret;
+	/*
+	 * A process's main thread ended: in time order nothing of it comes
+	 * after, and each worker's unwinding state for it (a Dwfl mapping
+	 * every file of the process again) would otherwise stay until
+	 * evicted - hundreds of dead processes' in a system-wide recording.
+	 * The workers are idle (flushed). Should a sample of the pid still
+	 * come (a thread outliving its leader, records out of order), the
+	 * state is made again: what is unwound is the same.
+	 */
+	if (ev->type == PERF_RECORD_EXIT && ev->u.task.pid == ev->u.task.tid)
+		for (unsigned i = 0; i < p->jobs; i++)
+			sym_unwind_forget(p->workers[i].sym, ev->u.task.pid);
+	return machine_event(m, ev);
 }
 
 /* Point a decoded side-band record's string into the copy at @rec. */
@@ -535,6 +549,7 @@ void upool_add_stats(const struct upool *p, struct sym_stats *st)
 		st->unwind_truncated += w->unwind_truncated;
 		st->unwind_failed += w->unwind_failed;
 		st->leaf_callers += w->leaf_callers;
+		st->unwind_released += w->unwind_released;
 	}
 }
 

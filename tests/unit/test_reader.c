@@ -1165,6 +1165,91 @@ static void test_threaded_cutting(void **state)
 	alarm(0);
 }
 
+/*
+ * PERFPORT_MMAP=1: a regular file's records are cut from a read-only
+ * mapping of it, through views handed back behind the reader: the same
+ * records in the same order as read() gives, on the caller's thread and on
+ * the cutting one, and held records intact after the run (their views
+ * kept). A file truncated while it is read: the pages past its new end
+ * read as zeros (no SIGBUS), where the reading stops, truncated.
+ */
+struct cut {
+	const char *path;
+	uint64_t to;
+	unsigned calls;
+	bool mapped;
+};
+
+static int cut_event(void *ctx, const struct perf_event *ev)
+{
+	struct cut *c = ctx;
+	char line[512];
+	FILE *f;
+
+	(void)ev;
+	if (c->calls++)
+		return 0;
+	/* the file is mapped, then cut under the reader */
+	f = fopen("/proc/self/maps", "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		c->mapped = c->mapped || strstr(line, c->path);
+	fclose(f);
+	assert_int_equal(truncate(c->path, (off_t)c->to), 0);
+	return 0;
+}
+
+static void test_mapped(void **state)
+{
+	struct pdw w = build_file(false, threaded_data), hw = build_file(false, held_data);
+	struct trace *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+	struct perf_reader_opts o = { .ordered = true };
+	char path[] = "/tmp/test_reader-XXXXXX";
+	struct cut c = { .path = path };
+	struct perf_reader *r;
+	const struct perf_stats *st;
+	int fd;
+
+	(void)state;
+	alarm(120);
+	for (int threaded = 0; threaded < 2; threaded++) {
+		a->stop_at = b->stop_at = UINT32_MAX;
+		unsetenv("PERFPORT_MMAP");
+		trace_file(&w, threaded, a, PP_OK);
+		setenv("PERFPORT_MMAP", "1", 1);
+		trace_file(&w, threaded, b, PP_OK);
+		assert_int_equal(a->calls, b->calls);
+		assert_string_equal(a->text, b->text);
+		free(a->text);
+		free(b->text);
+		memset(a, 0, sizeof(*a));
+		memset(b, 0, sizeof(*b));
+	}
+	check_held(&hw, true, false);
+	check_held(&hw, true, true);
+
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, w.b, w.n), (ssize_t)w.n);
+	close(fd);
+	assert_int_equal(perf_reader_open(path, &o, &r), PP_OK);
+	c.to = perf_reader_header(r)->data_offset + 8192;
+	assert_true(c.to + 65536 < w.n);
+	assert_int_equal(perf_reader_run(r, cut_event, &c), PP_OK);
+	st = perf_reader_stats(r);
+	assert_true(c.mapped);
+	assert_true(st->truncated);
+	assert_true(st->samples > 0 && st->samples < TH_SAMPLES);
+	perf_reader_close(r);
+	unlink(path);
+	unsetenv("PERFPORT_MMAP");
+	free(a);
+	free(b);
+	free(w.b);
+	free(hw.b);
+	alarm(0);
+}
+
 static void test_queue_limit(void **state)
 {
 	struct pdw w = build_file(false, std_data);
@@ -1557,6 +1642,7 @@ int main(void)
 		cmocka_unit_test(test_print_flags),
 		cmocka_unit_test(test_unreadable_field),
 		cmocka_unit_test(test_threaded_cutting),
+		cmocka_unit_test(test_mapped),
 	};
 
 	pp_log_set_level(PP_LOG_ERROR - 1); /* quiet: the tests provoke errors */
