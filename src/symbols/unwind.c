@@ -743,8 +743,8 @@ size_t sym_unwind(struct symbolizer *s, const struct machine *m, const struct pe
 			return n;
 		}
 		c->fallbacks++;
-		s->stats.unwind_fallbacks++;
 	}
+	s->stats.unwind_fallbacks++;
 	p = proc_for(s, smp->pid, maps, nr, gen);
 	if (!p) {
 		uint64_t ip;
