@@ -643,7 +643,7 @@ static bool unwind_by_rows(struct symbolizer *s, struct uw_cfi *c, enum uw_arch 
 {
 	struct uw_walk_ctx w = { .s = s, .arch = arch, .maps = maps, .nr = nr };
 	struct cfi_walk cw;
-	uint64_t pc;
+	uint64_t pc, byperf[64];
 	enum cfi_walk_end end;
 
 	w.pm = mods_for(c, smp->pid, gen, nr);
@@ -652,20 +652,24 @@ static bool unwind_by_rows(struct symbolizer *s, struct uw_cfi *c, enum uw_arch 
 	w.u = (struct uw_sample){ .arch = arch, .maps = maps, .nr_maps = nr };
 	cw.nregs = arch == UW_X86_64 ? 17 : 97;
 	cw.set[0] = cw.set[1] = 0;
+	/* perf's registers by number, in one pass over the mask */
+	if (!smp->user_regs)
+		return false;
+	for (uint64_t m = smp->user_regs_mask, k = 0; m; m &= m - 1)
+		byperf[__builtin_ctzll(m)] = smp->user_regs[k++];
 	if (arch == UW_AARCH64) {
-		for (int i = 0; i < 32; i++) {
-			if (!perf_reg(smp, i, &cw.regs[i]))
-				return false;
-			if (i == ARM64_LR)
-				cw.regs[i] = unsign(&w.u, cw.regs[i]);
-		}
+		if ((smp->user_regs_mask & 0x1ffffffffULL) != 0x1ffffffffULL)
+			return false; /* x0-x30, sp, pc */
+		memcpy(cw.regs, byperf, 32 * sizeof(*cw.regs));
+		cw.regs[ARM64_LR] = unsign(&w.u, cw.regs[ARM64_LR]);
 		cw.set[0] = 0xffffffffULL;
-		if (!perf_reg(smp, ARM64_PC, &pc))
-			return false;
+		pc = byperf[ARM64_PC];
 	} else {
-		for (int i = 0; i < 17; i++)
-			if (!perf_reg(smp, x86_dwarf_from_perf[i], &cw.regs[i]))
+		for (int i = 0; i < 17; i++) {
+			if (!(smp->user_regs_mask & (1ULL << x86_dwarf_from_perf[i])))
 				return false;
+			cw.regs[i] = byperf[x86_dwarf_from_perf[i]];
+		}
 		cw.set[0] = 0x1ffffULL;
 		pc = cw.regs[16];
 	}
