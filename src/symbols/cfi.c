@@ -42,6 +42,7 @@ struct cfi_table {
 	size_t nr_rules, cap_rules;
 	uint64_t neg[NEG_SLOTS];   /* address + 1 of a lookup that found no FDE */
 	size_t last;               /* the row found last (a hint) */
+	size_t asked;              /* addresses asked of libdw */
 };
 
 struct cfi_table *cfi_table_new(unsigned nregs)
@@ -133,6 +134,11 @@ void cfi_table_layout(const struct cfi_table *t, bool *exec, uint64_t *first_vad
 size_t cfi_table_rows(const struct cfi_table *t)
 {
 	return t ? t->nr_rows : 0;
+}
+
+size_t cfi_table_asked(const struct cfi_table *t)
+{
+	return t ? t->asked : 0;
 }
 
 size_t cfi_table_bytes(const struct cfi_table *t)
@@ -317,6 +323,7 @@ const struct cfi_row *cfi_table_find(struct cfi_table *t, uint64_t addr,
 	neg = &t->neg[(addr ^ (addr >> 6)) % NEG_SLOTS];
 	if (!t->cfi || *neg == addr + 1)
 		return NULL;
+	t->asked++;
 	if (dwarf_cfi_addrframe(t->cfi, addr, &fr) != 0) {
 		*neg = addr + 1;
 		return NULL;

@@ -95,8 +95,10 @@ const struct cfi_row *cfi_table_find(struct cfi_table *t, uint64_t addr,
 void cfi_table_layout(const struct cfi_table *t, bool *exec, uint64_t *first_vaddr,
 		      uint64_t *load_end);
 
-/** cfi_table_rows() - rows made so far; cfi_table_bytes() - what @t holds. */
+/** cfi_table_rows() - rows made so far; cfi_table_asked() - addresses
+ * looked up in libdw to make them; cfi_table_bytes() - what @t holds. */
 size_t cfi_table_rows(const struct cfi_table *t);
+size_t cfi_table_asked(const struct cfi_table *t);
 size_t cfi_table_bytes(const struct cfi_table *t);
 
 void cfi_table_free(struct cfi_table *t);

@@ -465,6 +465,7 @@ struct uw_cfi {
 	uint8_t *tried;
 	size_t cap;
 	struct uw_mods procs[UW_CACHE];
+	struct uw_mods *last;  /* the one asked for last */
 	uint64_t clock;
 	uint64_t walked, fallbacks;
 };
@@ -596,8 +597,13 @@ static uint64_t walk_fix(void *arg, uint64_t v)
 /* The process's modules for this generation of its maps. NULL out of memory. */
 static struct uw_mods *mods_for(struct uw_cfi *c, uint32_t pid, uint64_t gen, size_t nr)
 {
-	struct uw_mods *p = NULL, *victim = NULL;
+	struct uw_mods *p = c->last, *victim = NULL;
 
+	if (p && p->live && p->pid == pid && p->gen == gen) {
+		p->used = ++c->clock;
+		return p;
+	}
+	p = NULL;
 	for (size_t i = 0; i < UW_CACHE; i++) {
 		struct uw_mods *q = &c->procs[i];
 
@@ -629,6 +635,7 @@ static struct uw_mods *mods_for(struct uw_cfi *c, uint32_t pid, uint64_t gen, si
 		p->live = true;
 	}
 	p->used = ++c->clock;
+	c->last = p;
 	return p;
 }
 
@@ -697,7 +704,7 @@ static bool unwind_by_rows(struct symbolizer *s, struct uw_cfi *c, enum uw_arch 
 static void uw_cfi_free(struct symbolizer *s)
 {
 	struct uw_cfi *c = s->uw_cfi;
-	size_t files = 0, rows = 0, bytes = 0;
+	size_t files = 0, rows = 0, asked = 0, bytes = 0;
 
 	if (!c)
 		return;
@@ -705,12 +712,14 @@ static void uw_cfi_free(struct symbolizer *s)
 		if (c->tables[i]) {
 			files++;
 			rows += cfi_table_rows(c->tables[i]);
+			asked += cfi_table_asked(c->tables[i]);
 			bytes += cfi_table_bytes(c->tables[i]);
 			cfi_table_free(c->tables[i]);
 		}
 	if (c->walked || c->fallbacks)
 		pp_debug("unwind: %" PRIu64 " samples by CFI rows, %" PRIu64 " by libdwfl; "
-			 "%zu rows of %zu files, %zu bytes", c->walked, c->fallbacks, rows, files, bytes);
+			 "%zu rows of %zu files (%zu addresses asked of libdw), %zu bytes",
+			 c->walked, c->fallbacks, rows, files, asked, bytes);
 	for (size_t i = 0; i < UW_CACHE; i++)
 		free(c->procs[i].mods);
 	free(c->tables);
