@@ -35,6 +35,7 @@ struct cfi_table {
 	Elf *elf;
 	Dwarf_CFI *cfi;            /* .eh_frame, libdw's */
 	bool exec;
+	bool debug_frame;          /* the file has a .debug_frame too */
 	uint64_t first_vaddr, load_end;
 	struct cfi_row *rows;      /* sorted by start, disjoint */
 	size_t nr_rows, cap_rows;
@@ -81,6 +82,27 @@ static bool read_layout(struct cfi_table *t)
 	return !first && t->load_end;
 }
 
+/* Whether @elf has a .debug_frame (libdwfl looks there where .eh_frame has no FDE). */
+static bool has_debug_frame(Elf *elf)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return true; /* unknown: as if it had */
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh))
+			return true;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name || strcmp(name, ".debug_frame") == 0 || strcmp(name, ".zdebug_frame") == 0)
+			return true;
+	}
+	return false;
+}
+
 struct cfi_table *cfi_table_open(const char *path, unsigned nregs, unsigned machine)
 {
 	struct cfi_table *t = cfi_table_new(nregs);
@@ -101,9 +123,10 @@ struct cfi_table *cfi_table_open(const char *path, unsigned nregs, unsigned mach
 	if (!t->elf || elf_kind(t->elf) != ELF_K_ELF || !gelf_getehdr(t->elf, &eh) ||
 	    eh.e_machine != machine || !read_layout(t))
 		goto fail;
+	t->debug_frame = has_debug_frame(t->elf);
+	/* NULL without .eh_frame: no row, and where libdwfl finds none
+	 * either, its frame-pointer step */
 	t->cfi = dwarf_getcfi_elf(t->elf);
-	if (!t->cfi)
-		goto fail;
 	return t;
 fail:
 	cfi_table_free(t);
@@ -134,6 +157,11 @@ void cfi_table_layout(const struct cfi_table *t, bool *exec, uint64_t *first_vad
 size_t cfi_table_rows(const struct cfi_table *t)
 {
 	return t ? t->nr_rows : 0;
+}
+
+bool cfi_table_debug_frame(const struct cfi_table *t)
+{
+	return t->debug_frame;
 }
 
 size_t cfi_table_asked(const struct cfi_table *t)
@@ -363,6 +391,32 @@ static bool stack_read(struct cfi_walk *w, uint64_t addr, uint64_t *v)
 	return true;
 }
 
+enum { RBP = 6, RSP = 7 }; /* x86_64's DWARF registers of the frame-pointer step */
+
+/*
+ * x86_64_unwind() of elfutils 0.188, libdwfl's step where it has no CFI:
+ * the caller's rbp at [rbp], its pc at [rbp + 8], its rsp rbp + 16, which
+ * must be above this frame's rsp; nothing else known. Return: false where
+ * it fails (libdwfl's unwinding then ends with -1).
+ */
+static bool fp_step(struct cfi_walk *w, const uint64_t *regs, const uint64_t *set, uint64_t *nregs_v,
+		    uint64_t *nset, uint64_t *pc)
+{
+	uint64_t fp, sp, prev_fp, ret;
+
+	if (!reg_known(set, RBP) || !(fp = regs[RBP]))
+		return false;
+	sp = reg_known(set, RSP) ? regs[RSP] : 0;
+	if (!stack_read(w, fp, &prev_fp))
+		prev_fp = 0;
+	if (!stack_read(w, fp + 8, &ret))
+		return false;
+	reg_put(nregs_v, nset, RBP, prev_fp);
+	reg_put(nregs_v, nset, RSP, fp + 16);
+	*pc = ret;
+	return sp < fp + 16;
+}
+
 enum cfi_walk_end cfi_walk(struct cfi_walk *w, uint64_t pc, uint64_t *pcs, size_t max, size_t *n)
 {
 	uint64_t other[CFI_MAX_REGS], other_set[2];
@@ -378,20 +432,39 @@ enum cfi_walk_end cfi_walk(struct cfi_walk *w, uint64_t pc, uint64_t *pcs, size_
 		uint64_t bias, cfa = 0, *nregs_v, *nset;
 		bool cfa_ok;
 
-		if (!pc)
-			return CFI_WALK_PC_ZERO;
+		nregs_v = regs == w->regs ? other : w->regs;
+		nset = regs == w->regs ? other_set : w->set;
+		nset[0] = nset[1] = 0;
+		if (!pc) {
+			uint64_t unused;
+
+			if (initial)
+				return CFI_WALK_PC_ZERO;
+			/* libdwfl's callback asks whether the frame is an
+			 * activation, which unwinds it (at pc - 1: no CFI)
+			 * before the callback sees its pc of 0 and stops */
+			if (w->fp_step)
+				fp_step(w, regs, set, nregs_v, nset, &unused);
+			return CFI_WALK_STOPPED;
+		}
 		pcs[(*n)++] = pc;
 		if (*n == max)
 			return CFI_WALK_FULL;
 		row = w->find(w->arg, initial ? pc : pc - 1, &rules, &bias);
-		if (!row || (row->flags & CFI_ROW_NO_RULE))
+		if (!row || (row->flags & CFI_ROW_NO_RULE) ||
+		    ((row->flags & CFI_ROW_NO_CFI) && !w->fp_step))
 			return CFI_WALK_NO_RULE;
+		if (row->flags & CFI_ROW_NO_CFI) {
+			if (!fp_step(w, regs, set, nregs_v, nset, &pc))
+				return CFI_WALK_STOPPED;
+			regs = nregs_v;
+			set = nset;
+			initial = false;
+			continue;
+		}
 		cfa_ok = row->cfa_reg < w->nregs && reg_known(set, row->cfa_reg);
 		if (cfa_ok)
 			cfa = regs[row->cfa_reg] + (uint64_t)row->cfa_off;
-		nregs_v = regs == w->regs ? other : w->regs;
-		nset = regs == w->regs ? other_set : w->set;
-		nset[0] = nset[1] = 0;
 		for (uint32_t i = 0; i < row->nr_rules; i++) {
 			const struct cfi_rule *r = &rules[row->first_rule + i];
 			uint64_t v;

@@ -39,6 +39,9 @@ struct cfi_rule {
 
 /* cfi_row.flags */
 #define CFI_ROW_NO_RULE 1u /* the walk cannot follow it: libdwfl must */
+#define CFI_ROW_NO_CFI 2u  /* libdwfl has no CFI there (no module, no FDE and
+			    * no .debug_frame): it takes x86_64's frame-pointer
+			    * step, and so does a walk with fp_step */
 
 /* The rules of [start, end) in the file's addresses. */
 struct cfi_row {
@@ -58,8 +61,9 @@ struct cfi_table;
  * is mapped, not read.
  * @nregs: the registers a frame has (17 for x86_64, 97 for aarch64).
  * @machine: the ELF machine the file must be (EM_X86_64, EM_AARCH64).
- * Return: the table (cfi_table_free()), or NULL when the file cannot be
- * opened, is not an ELF file of @machine, or has no .eh_frame.
+ * Return: the table (cfi_table_free(); without .eh_frame, one that finds
+ * no row), or NULL when the file cannot be opened, is not an ELF file of
+ * @machine or has no loadable segment.
  */
 struct cfi_table *cfi_table_open(const char *path, unsigned nregs, unsigned machine);
 
@@ -95,6 +99,10 @@ const struct cfi_row *cfi_table_find(struct cfi_table *t, uint64_t addr,
 void cfi_table_layout(const struct cfi_table *t, bool *exec, uint64_t *first_vaddr,
 		      uint64_t *load_end);
 
+/** cfi_table_debug_frame() - whether the file has a .debug_frame, which
+ * libdwfl reads where .eh_frame has no FDE (not unknown sections). */
+bool cfi_table_debug_frame(const struct cfi_table *t);
+
 /** cfi_table_rows() - rows made so far; cfi_table_asked() - addresses
  * looked up in libdw to make them; cfi_table_bytes() - what @t holds. */
 size_t cfi_table_rows(const struct cfi_table *t);
@@ -124,6 +132,9 @@ struct cfi_walk {
 	 * pointer authentication code); NULL: as read */
 	uint64_t (*fix)(void *arg, uint64_t v);
 	void *arg;
+	/* where there is no CFI, step by rbp as elfutils 0.188's
+	 * x86_64_unwind() does (rbp and rsp known after, nothing else) */
+	bool fp_step;
 	/* out */
 	bool past_copy;               /* a read wanted stack above the copy */
 };
@@ -131,6 +142,8 @@ struct cfi_walk {
 enum cfi_walk_end {
 	CFI_WALK_OUTERMOST, /* the caller is undefined or 0 (libdwfl's 0) */
 	CFI_WALK_FULL,      /* @max addresses given */
+	CFI_WALK_STOPPED,   /* libdwfl's -1 (the frame-pointer step failed) or
+			     * its callback's stop at a caller of pc 0 */
 	CFI_WALK_PC_ZERO,   /* the sampled pc was 0 (libdwfl's callback stop) */
 	CFI_WALK_NO_RULE,   /* a frame the rows cannot unwind: use libdwfl */
 };

@@ -448,6 +448,7 @@ struct uw_mod {
 	struct cfi_table *t;   /* NULL: no module, or one without rows */
 	uint64_t bias, lo, hi; /* libdwfl's module bias and [lo, hi) */
 	bool made;
+	bool unknown;          /* t NULL, but libdwfl may have a module there */
 };
 
 struct uw_mods {
@@ -455,6 +456,8 @@ struct uw_mods {
 	uint64_t gen;
 	uint64_t used;
 	bool live;
+	int8_t any;            /* some map has a module (libdwfl's Dwfl attaches):
+				* 1 yes, 0 no, -1 not known yet */
 	struct uw_mod *mods;   /* by index in the process's maps */
 	size_t cap;
 };
@@ -552,14 +555,37 @@ static const struct uw_mod *mod_of(struct uw_walk_ctx *w, size_t i)
 	if (!st || !sym_dso_bias(st, mp->start, mp->pgoff, &base))
 		return m;
 	m->t = table_of(w->s->uw_cfi, mp->dso, st, w->arch);
-	if (!m->t)
+	if (!m->t) {
+		m->unknown = true;
 		return m;
+	}
 	/* __libdwfl_elf_address_range() with add_p_vaddr false */
 	cfi_table_layout(m->t, &exec, &first, &end);
 	m->bias = exec ? 0 : base - first;
 	m->lo = exec ? first : base;
 	m->hi = m->bias + end;
 	return m;
+}
+
+/* The row of no CFI: libdwfl's frame-pointer step (x86_64). */
+static const struct cfi_row no_cfi_row = { .flags = CFI_ROW_NO_CFI };
+
+/*
+ * Where libdwfl finds no CFI for @addr: x86_64's frame-pointer step, when
+ * the process has a module at all (else libdwfl cannot attach to it: the
+ * sample is its to count as not unwindable); NULL (libdwfl's to unwind)
+ * for aarch64.
+ */
+static const struct cfi_row *no_cfi(struct uw_walk_ctx *w)
+{
+	if (w->arch != UW_X86_64)
+		return NULL;
+	if (w->pm->any < 0) {
+		w->pm->any = 0;
+		for (size_t i = 0; i < w->nr && !w->pm->any; i++)
+			w->pm->any = mod_of(w, i)->t != NULL;
+	}
+	return w->pm->any ? &no_cfi_row : NULL;
 }
 
 static const struct cfi_row *walk_find(void *arg, uint64_t addr, const struct cfi_rule **rules,
@@ -577,14 +603,18 @@ static const struct cfi_row *walk_find(void *arg, uint64_t addr, const struct cf
 			lo = mid + 1;
 		else {
 			const struct uw_mod *m = mod_of(w, mid);
+			const struct cfi_row *r;
 
 			if (!m->t || addr < m->lo || addr >= m->hi)
-				return NULL;
+				return m->unknown ? NULL : no_cfi(w);
 			*bias = m->bias;
-			return cfi_table_find(m->t, addr - m->bias, rules);
+			r = cfi_table_find(m->t, addr - m->bias, rules);
+			if (!r && !cfi_table_debug_frame(m->t))
+				return no_cfi(w);
+			return r;
 		}
 	}
-	return NULL;
+	return no_cfi(w);
 }
 
 static uint64_t walk_fix(void *arg, uint64_t v)
@@ -630,6 +660,7 @@ static struct uw_mods *mods_for(struct uw_cfi *c, uint32_t pid, uint64_t gen, si
 			p->cap = nr;
 		}
 		memset(p->mods, 0, nr * sizeof(*p->mods));
+		p->any = -1;
 		p->pid = pid;
 		p->gen = gen;
 		p->live = true;
@@ -685,16 +716,17 @@ static bool unwind_by_rows(struct symbolizer *s, struct uw_cfi *c, enum uw_arch 
 	cw.size = smp->user_stack_dyn_size;
 	cw.find = walk_find;
 	cw.fix = arch == UW_AARCH64 ? walk_fix : NULL;
+	cw.fp_step = arch == UW_X86_64;
 	cw.arg = &w;
 	cw.past_copy = false;
 	end = cfi_walk(&cw, pc, pcs, max, n);
 	if (end == CFI_WALK_NO_RULE || end == CFI_WALK_PC_ZERO)
 		return false;
-	/* as sym_unwind() counts libdwfl's: an outermost frame reached with
-	 * a read past the copy on the way stopped early */
-	if (cw.past_copy && *n < max) {
+	/* as sym_unwind() counts libdwfl's: stopped, or an outermost frame
+	 * reached with a read past the copy on the way, stopped early */
+	if ((end == CFI_WALK_STOPPED || cw.past_copy) && *n < max) {
 		s->stats.unwind_stopped++;
-		if (smp->user_stack_dyn_size >= smp->user_stack_size)
+		if (cw.past_copy && smp->user_stack_dyn_size >= smp->user_stack_size)
 			s->stats.unwind_truncated++;
 	}
 	s->stats.unwound++;

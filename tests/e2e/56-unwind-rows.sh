@@ -8,8 +8,9 @@
 #  - the arm64 fixtures (tests/arm64/data: dwarf stacks of Debian's arm64
 #    perf, pointer authentication included),
 #  - fresh recordings here: the sample workload (threads, locks, I/O,
-#    60-deep calls) and a loop interrupted by a signal handler (its
-#    samples' signal frames are libdwfl's to unwind: counted).
+#    60-deep calls), a loop interrupted by a signal handler (its samples'
+#    signal frames are libdwfl's to unwind: counted) and the whole machine
+#    while processes start (code without CFI: the frame-pointer step).
 # The rows must have done the work: on each fresh recording most samples
 # are walked by them, not handed to libdwfl.
 . "$(dirname "$0")/lib/common.sh"
@@ -98,6 +99,17 @@ if command -v perf >/dev/null && perf record -e cpu-clock -o "$WORK/probe.data" 
 	same "sigframe" -i "$WORK/sig.data"
 	# the handler's samples pass __restore_rt's signal frame: libdwfl's
 	[ "$LAST_ROWS" -lt "$LAST_N" ] || fail "sigframe: no sample handed to libdwfl (its signal frames)"
+	# system-wide, with processes starting meanwhile (their loader's
+	# _start has no FDE: libdwfl's frame-pointer step, the rows' too)
+	( for _ in $(seq 100); do sh -c 'ls / >/dev/null'; done ) &
+	if perf record -o "$WORK/sw.data" -a --call-graph dwarf,4096 -F 199 -e cpu-clock -- \
+		"$WORKLOAD" 1 all >"$WORK/record.log" 2>&1; then
+		wait
+		same "system-wide" -i "$WORK/sw.data"
+	else
+		wait
+		echo "(perf cannot record system-wide here: $(said "$WORK/record.log"))"
+	fi
 else
 	echo "(perf cannot record here: no fresh recordings compared)"
 fi

@@ -2,7 +2,8 @@
 /*
  * test_cfi.c - the CFI rows and their walk (src/symbols/cfi.c): a
  * hand-built stack walked by hand-built rows, return addresses looked up
- * at the byte before them, each way a walk ends; and the rows of a real
+ * at the byte before them, each way a walk ends, libdwfl's frame-pointer
+ * step where it has no CFI; and the rows of a real
  * file (this test's own binary) against libdw's rules at every address of
  * its text, asked in an order that makes rows grow downwards.
  */
@@ -191,6 +192,68 @@ static void test_walk_no_rule(void **state)
 	cfi_table_free(f.t);
 }
 
+/*
+ * Where libdwfl has no CFI, x86_64's frame-pointer step: the caller's rbp
+ * at [rbp], its pc at [rbp + 8], rsp = rbp + 16 (then only those two
+ * known); it fails without rbp, or where rsp would not move up, and a
+ * caller of pc 0 stops the walk.
+ */
+static void test_walk_frame_pointer_step(void **state)
+{
+	const struct cfi_row nocfi = { .start = 0x6000, .end = 0x6100, .flags = CFI_ROW_NO_CFI };
+	struct fixture f;
+	struct cfi_walk w;
+	uint64_t pcs[8];
+	size_t n;
+
+	(void)state;
+	three_frames(&f);
+	assert_non_null(cfi_table_add(f.t, &nocfi, NULL));
+	/* the sampled pc in code without CFI, rbp = sp + 48: its caller
+	 * at [sp + 56] is B's (0x2005), B's rbp at [sp + 48] */
+	put(&f, f.sp + 48, f.sp + 64);
+	put(&f, f.sp + 56, 0x2005);
+	walk_init(&w, &f, sizeof(f.stack));
+	w.regs[RBP] = f.sp + 48;
+	/* without the step it is libdwfl's */
+	assert_int_equal(cfi_walk(&w, 0x6010, pcs, 8, &n), CFI_WALK_NO_RULE);
+	walk_init(&w, &f, sizeof(f.stack));
+	w.regs[RBP] = f.sp + 48;
+	w.fp_step = true;
+	assert_int_equal(cfi_walk(&w, 0x6010, pcs, 8, &n), CFI_WALK_OUTERMOST);
+	assert_int_equal(n, 3);
+	assert_int_equal(pcs[0], 0x6010);
+	assert_int_equal(pcs[1], 0x2005);
+	assert_int_equal(pcs[2], 0x3010);
+	/* rbp 0: no step */
+	walk_init(&w, &f, sizeof(f.stack));
+	w.regs[RBP] = 0;
+	w.fp_step = true;
+	assert_int_equal(cfi_walk(&w, 0x6010, pcs, 8, &n), CFI_WALK_STOPPED);
+	assert_int_equal(n, 1);
+	/* rsp would not move up (rbp below the frame's rsp) */
+	walk_init(&w, &f, sizeof(f.stack));
+	w.regs[RSP] = f.sp + 200;
+	w.regs[RBP] = f.sp + 48;
+	w.fp_step = true;
+	assert_int_equal(cfi_walk(&w, 0x6010, pcs, 8, &n), CFI_WALK_STOPPED);
+	assert_int_equal(n, 1);
+	/* the return address past the copy */
+	walk_init(&w, &f, 60);
+	w.regs[RBP] = f.sp + 48;
+	w.fp_step = true;
+	assert_int_equal(cfi_walk(&w, 0x6010, pcs, 8, &n), CFI_WALK_STOPPED);
+	assert_true(w.past_copy);
+	/* a caller of pc 0: the walk stops there, its frame not given */
+	put(&f, f.sp + 56, 0);
+	walk_init(&w, &f, sizeof(f.stack));
+	w.regs[RBP] = f.sp + 48;
+	w.fp_step = true;
+	assert_int_equal(cfi_walk(&w, 0x6010, pcs, 8, &n), CFI_WALK_STOPPED);
+	assert_int_equal(n, 1);
+	cfi_table_free(f.t);
+}
+
 /* The .text section of @elf: [*lo, *hi). */
 static void text_of(Elf *elf, uint64_t *lo, uint64_t *hi)
 {
@@ -336,6 +399,7 @@ int main(void)
 		cmocka_unit_test(test_walk_three_frames),
 		cmocka_unit_test(test_walk_limits),
 		cmocka_unit_test(test_walk_no_rule),
+		cmocka_unit_test(test_walk_frame_pointer_step),
 		cmocka_unit_test(test_rows_of_a_file),
 		cmocka_unit_test(test_open_refuses),
 	};
