@@ -116,7 +116,12 @@ struct cfi_table *cfi_table_open(const char *path, unsigned nregs, unsigned mach
 		goto fail;
 	elf_version(EV_CURRENT);
 	t->elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	/* the whole file is mapped: the descriptor is not read again */
+	/* the whole file is mapped (or, where it cannot be, read now): the
+	 * descriptor is not read again */
+	if (t->elf && elf_cntl(t->elf, ELF_C_FDREAD) != 0) {
+		elf_end(t->elf);
+		t->elf = NULL;
+	}
 	if (t->elf)
 		elf_cntl(t->elf, ELF_C_FDDONE);
 	close(fd);
