@@ -855,8 +855,8 @@ static void print_text(const char *path, const struct perf_reader *r, const stru
 			       ss->unwound, ss->unwind_stopped, ss->unwind_truncated, ss->unwind_failed);
 		if (ss->unwind_fallbacks)
 			printf("               %" PRIu64 " of them by libdwfl (a frame the CFI rows "
-			       "cannot follow: a DWARF expression, a signal frame, aarch64 code "
-			       "without CFI)\n", ss->unwind_fallbacks);
+			       "cannot follow: a DWARF expression, a signal frame)\n",
+			       ss->unwind_fallbacks);
 		if (ss->leaf_callers)
 			printf("lr callers:    %" PRIu64 " -g samples whose leaf had not saved its "
 			       "caller: taken from lr (aarch64)\n", ss->leaf_callers);

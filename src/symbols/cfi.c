@@ -396,7 +396,33 @@ static bool stack_read(struct cfi_walk *w, uint64_t addr, uint64_t *v)
 	return true;
 }
 
-enum { RBP = 6, RSP = 7 }; /* x86_64's DWARF registers of the frame-pointer step */
+/* the DWARF registers of the frame-pointer steps */
+enum { RBP = 6, RSP = 7, A64_FP = 29, A64_LR = 30, A64_SP = 31 };
+
+/*
+ * aarch64_unwind() of elfutils 0.188: the caller's pc is x30 (not 0), its
+ * x30 and x29 at [x29 + 8] and [x29] (0 where they cannot be read), its sp
+ * x29 + 16, which must be above this frame's unless x29 was 0.
+ */
+static bool fp_step_a64(struct cfi_walk *w, const uint64_t *regs, const uint64_t *set,
+			uint64_t *nregs_v, uint64_t *nset, uint64_t *pc)
+{
+	uint64_t fp, sp, lr, new_lr, new_fp;
+
+	if (!reg_known(set, A64_LR) || !(lr = regs[A64_LR]))
+		return false;
+	*pc = lr;
+	fp = reg_known(set, A64_FP) ? regs[A64_FP] : 0;
+	sp = reg_known(set, A64_SP) ? regs[A64_SP] : 0;
+	if (!stack_read(w, fp + 8, &new_lr))
+		new_lr = 0;
+	if (!stack_read(w, fp, &new_fp))
+		new_fp = 0;
+	reg_put(nregs_v, nset, A64_LR, new_lr);
+	reg_put(nregs_v, nset, A64_FP, new_fp);
+	reg_put(nregs_v, nset, A64_SP, fp + 16);
+	return fp == 0 || fp + 16 > sp;
+}
 
 /*
  * x86_64_unwind() of elfutils 0.188, libdwfl's step where it has no CFI:
@@ -409,6 +435,8 @@ static bool fp_step(struct cfi_walk *w, const uint64_t *regs, const uint64_t *se
 {
 	uint64_t fp, sp, prev_fp, ret;
 
+	if (w->fp_step == CFI_FP_AARCH64)
+		return fp_step_a64(w, regs, set, nregs_v, nset, pc);
 	if (!reg_known(set, RBP) || !(fp = regs[RBP]))
 		return false;
 	sp = reg_known(set, RSP) ? regs[RSP] : 0;

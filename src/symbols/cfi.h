@@ -40,8 +40,15 @@ struct cfi_rule {
 /* cfi_row.flags */
 #define CFI_ROW_NO_RULE 1u /* the walk cannot follow it: libdwfl must */
 #define CFI_ROW_NO_CFI 2u  /* libdwfl has no CFI there (no module, no FDE and
-			    * no .debug_frame): it takes x86_64's frame-pointer
-			    * step, and so does a walk with fp_step */
+			    * no .debug_frame): it takes its architecture's
+			    * frame-pointer step, and so does a walk with fp_step */
+
+/* cfi_walk.fp_step: the frame-pointer step of elfutils 0.188 where there is no CFI */
+enum cfi_fp_step {
+	CFI_FP_NONE,    /* none: the walk ends saying CFI_WALK_NO_RULE */
+	CFI_FP_X86_64,  /* x86_64_unwind(): caller's rbp at [rbp], pc at [rbp + 8] */
+	CFI_FP_AARCH64, /* aarch64_unwind(): pc = x30, then x29/x30 from [x29] */
+};
 
 /* The rules of [start, end) in the file's addresses. */
 struct cfi_row {
@@ -132,9 +139,7 @@ struct cfi_walk {
 	 * pointer authentication code); NULL: as read */
 	uint64_t (*fix)(void *arg, uint64_t v);
 	void *arg;
-	/* where there is no CFI, step by rbp as elfutils 0.188's
-	 * x86_64_unwind() does (rbp and rsp known after, nothing else) */
-	bool fp_step;
+	uint8_t fp_step;              /* enum cfi_fp_step */
 	/* out */
 	bool past_copy;               /* a read wanted stack above the copy */
 };

@@ -13,12 +13,13 @@
  * Most samples do not reach libdwfl: the CFI of each file is read once
  * into rows by address (cfi.c), and a sample is walked through its stack
  * copy by those rows with its registers in an array, no allocation per
- * sample or frame and no Dwfl built for its process. A sample that meets a
- * frame the rows cannot follow (no FDE where the pc is, a PLT's or a signal
- * frame's expression rules, code outside every file) is unwound whole by
- * libdwfl instead, as before: the rows give libdwfl's answers for the rest,
- * so the two agree sample for sample. PERFPORT_UNWIND=libdw unwinds every
- * sample with libdwfl (the tests compare the two).
+ * sample or frame and no Dwfl built for its process; where libdwfl has no
+ * CFI (no module, no FDE), the walk takes the frame-pointer step libdwfl
+ * takes. A sample that meets a frame the rows cannot follow (a PLT's or a
+ * signal frame's expression rules) is unwound whole by libdwfl instead, as
+ * before: the rows give libdwfl's answers for the rest, so the two agree
+ * sample for sample. PERFPORT_UNWIND=libdw unwinds every sample with
+ * libdwfl (the tests compare the two).
  *
  * Also the caller that an aarch64 frame-pointer callchain misses: a
  * function that has not saved the link register yet (a leaf without a
@@ -571,15 +572,12 @@ static const struct uw_mod *mod_of(struct uw_walk_ctx *w, size_t i)
 static const struct cfi_row no_cfi_row = { .flags = CFI_ROW_NO_CFI };
 
 /*
- * Where libdwfl finds no CFI for @addr: x86_64's frame-pointer step, when
- * the process has a module at all (else libdwfl cannot attach to it: the
- * sample is its to count as not unwindable); NULL (libdwfl's to unwind)
- * for aarch64.
+ * Where libdwfl finds no CFI for @addr: its frame-pointer step, when the
+ * process has a module at all (else libdwfl cannot attach to it: the
+ * sample is its to count as not unwindable).
  */
 static const struct cfi_row *no_cfi(struct uw_walk_ctx *w)
 {
-	if (w->arch != UW_X86_64)
-		return NULL;
 	if (w->pm->any < 0) {
 		w->pm->any = 0;
 		for (size_t i = 0; i < w->nr && !w->pm->any; i++)
@@ -615,6 +613,30 @@ static const struct cfi_row *walk_find(void *arg, uint64_t addr, const struct cf
 		}
 	}
 	return no_cfi(w);
+}
+
+/* Whether libdwfl has a module at @addr (dwfl_addrmodule()): 1 yes, 0 no,
+ * -1 not known (a file it may have reported that has no rows here). */
+static int module_at(struct uw_walk_ctx *w, uint64_t addr)
+{
+	size_t lo = 0, hi = w->nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (addr < w->maps[mid].start)
+			hi = mid;
+		else if (addr >= w->maps[mid].end)
+			lo = mid + 1;
+		else {
+			const struct uw_mod *m = mod_of(w, mid);
+
+			if (m->unknown)
+				return -1;
+			return m->t && addr >= m->lo && addr < m->hi;
+		}
+	}
+	return 0;
 }
 
 static uint64_t walk_fix(void *arg, uint64_t v)
@@ -716,10 +738,33 @@ static bool unwind_by_rows(struct symbolizer *s, struct uw_cfi *c, enum uw_arch 
 	cw.size = smp->user_stack_dyn_size;
 	cw.find = walk_find;
 	cw.fix = arch == UW_AARCH64 ? walk_fix : NULL;
-	cw.fp_step = arch == UW_X86_64;
+	cw.fp_step = arch == UW_X86_64 ? CFI_FP_X86_64 : CFI_FP_AARCH64;
 	cw.arg = &w;
 	cw.past_copy = false;
+	/* sym_unwind()'s leaf without CFI (aarch64): the pc, then the walk
+	 * from lr as the first frame */
+	if (arch == UW_AARCH64 && max > 1 && pc && cw.regs[ARM64_LR] != pc && cw.regs[ARM64_LR]) {
+		const struct cfi_rule *rules;
+		uint64_t bias;
+		const struct cfi_row *r = walk_find(&w, pc, &rules, &bias);
+
+		if (!r)
+			return false;
+		if (r->flags & CFI_ROW_NO_CFI) {
+			int in = module_at(&w, cw.regs[ARM64_LR]);
+
+			if (in < 0)
+				return false;
+			if (in) {
+				pcs[0] = pc;
+				end = cfi_walk(&cw, cw.regs[ARM64_LR], pcs + 1, max - 1, n);
+				++*n;
+				goto walked;
+			}
+		}
+	}
 	end = cfi_walk(&cw, pc, pcs, max, n);
+walked:
 	if (end == CFI_WALK_NO_RULE || end == CFI_WALK_PC_ZERO)
 		return false;
 	/* as sym_unwind() counts libdwfl's: stopped, or an outermost frame

@@ -219,7 +219,7 @@ static void test_walk_frame_pointer_step(void **state)
 	assert_int_equal(cfi_walk(&w, 0x6010, pcs, 8, &n), CFI_WALK_NO_RULE);
 	walk_init(&w, &f, sizeof(f.stack));
 	w.regs[RBP] = f.sp + 48;
-	w.fp_step = true;
+	w.fp_step = CFI_FP_X86_64;
 	assert_int_equal(cfi_walk(&w, 0x6010, pcs, 8, &n), CFI_WALK_OUTERMOST);
 	assert_int_equal(n, 3);
 	assert_int_equal(pcs[0], 0x6010);
@@ -228,27 +228,87 @@ static void test_walk_frame_pointer_step(void **state)
 	/* rbp 0: no step */
 	walk_init(&w, &f, sizeof(f.stack));
 	w.regs[RBP] = 0;
-	w.fp_step = true;
+	w.fp_step = CFI_FP_X86_64;
 	assert_int_equal(cfi_walk(&w, 0x6010, pcs, 8, &n), CFI_WALK_STOPPED);
 	assert_int_equal(n, 1);
 	/* rsp would not move up (rbp below the frame's rsp) */
 	walk_init(&w, &f, sizeof(f.stack));
 	w.regs[RSP] = f.sp + 200;
 	w.regs[RBP] = f.sp + 48;
-	w.fp_step = true;
+	w.fp_step = CFI_FP_X86_64;
 	assert_int_equal(cfi_walk(&w, 0x6010, pcs, 8, &n), CFI_WALK_STOPPED);
 	assert_int_equal(n, 1);
 	/* the return address past the copy */
 	walk_init(&w, &f, 60);
 	w.regs[RBP] = f.sp + 48;
-	w.fp_step = true;
+	w.fp_step = CFI_FP_X86_64;
 	assert_int_equal(cfi_walk(&w, 0x6010, pcs, 8, &n), CFI_WALK_STOPPED);
 	assert_true(w.past_copy);
 	/* a caller of pc 0: the walk stops there, its frame not given */
 	put(&f, f.sp + 56, 0);
 	walk_init(&w, &f, sizeof(f.stack));
 	w.regs[RBP] = f.sp + 48;
-	w.fp_step = true;
+	w.fp_step = CFI_FP_X86_64;
+	assert_int_equal(cfi_walk(&w, 0x6010, pcs, 8, &n), CFI_WALK_STOPPED);
+	assert_int_equal(n, 1);
+	cfi_table_free(f.t);
+}
+
+/*
+ * aarch64's step where there is no CFI: the caller is x30, its x30 and
+ * x29 come from the frame record at x29, its sp is x29 + 16, which must be
+ * above this frame's sp (unless x29 was 0); x30 of 0 stops.
+ */
+static void test_walk_frame_pointer_step_aarch64(void **state)
+{
+	const struct cfi_row nocfi = { .start = 0x6000, .end = 0x6100, .flags = CFI_ROW_NO_CFI };
+	const struct cfi_row outer = { .start = 0x7000, .end = 0x7100, .cfa_reg = 31, .ra = 30 };
+	struct fixture f;
+	struct cfi_walk w;
+	uint64_t pcs[8];
+	size_t n;
+
+	(void)state;
+	memset(&f, 0, sizeof(f));
+	f.t = cfi_table_new(97);
+	assert_non_null(f.t);
+	assert_non_null(cfi_table_add(f.t, &nocfi, NULL));
+	/* the caller at 0x7000 has a row with no rule for x30: the outermost */
+	assert_non_null(cfi_table_add(f.t, &outer, NULL));
+	f.sp = 0x7fff0000;
+	put(&f, f.sp + 32, 0);      /* the frame record at x29 = sp + 32 */
+	put(&f, f.sp + 40, 0x7010);
+	memset(&w, 0, sizeof(w));
+	w.nregs = 97;
+	w.regs[29] = f.sp + 32;
+	w.regs[30] = 0x6020;        /* the leaf's caller, not saved yet */
+	w.regs[31] = f.sp;
+	w.set[0] = 7ULL << 29;
+	w.stack = f.stack;
+	w.sp = f.sp;
+	w.size = sizeof(f.stack);
+	w.find = find_in;
+	w.arg = &f;
+	w.fp_step = CFI_FP_AARCH64;
+	/* 0x6010 (no CFI) -> x30 0x6020 (no CFI, looked up at 0x601f) -> the
+	 * frame record's 0x7010 -> the outermost */
+	assert_int_equal(cfi_walk(&w, 0x6010, pcs, 8, &n), CFI_WALK_OUTERMOST);
+	assert_int_equal(n, 3);
+	assert_int_equal(pcs[1], 0x6020);
+	assert_int_equal(pcs[2], 0x7010);
+	/* x30 of 0: no caller */
+	w.regs[29] = f.sp + 32;
+	w.regs[30] = 0;
+	w.regs[31] = f.sp;
+	w.set[0] = 7ULL << 29;
+	w.set[1] = 0;
+	assert_int_equal(cfi_walk(&w, 0x6010, pcs, 8, &n), CFI_WALK_STOPPED);
+	assert_int_equal(n, 1);
+	/* x29 below sp: the stack would not move up */
+	w.regs[29] = f.sp - 64;
+	w.regs[30] = 0x6020;
+	w.regs[31] = f.sp;
+	w.set[0] = 7ULL << 29;
 	assert_int_equal(cfi_walk(&w, 0x6010, pcs, 8, &n), CFI_WALK_STOPPED);
 	assert_int_equal(n, 1);
 	cfi_table_free(f.t);
@@ -400,6 +460,7 @@ int main(void)
 		cmocka_unit_test(test_walk_limits),
 		cmocka_unit_test(test_walk_no_rule),
 		cmocka_unit_test(test_walk_frame_pointer_step),
+		cmocka_unit_test(test_walk_frame_pointer_step_aarch64),
 		cmocka_unit_test(test_rows_of_a_file),
 		cmocka_unit_test(test_open_refuses),
 	};
