@@ -769,6 +769,7 @@ static void print_json(const char *path, const struct perf_reader *r, const stru
 		json_object_object_add(o, "stacks_outside_mappings", json_object_new_uint64(c->outside));
 		json_object_object_add(o, "dwarf_unwind_released",
 				       json_object_new_uint64(ss->unwind_released));
+		json_object_object_add(o, "dwarf_unwind_libdw", json_object_new_uint64(ss->unwind_fallbacks));
 		add_str(o, "kernel_symbols", sym_kernel_source(c->sym));
 		u = json_object_new_array();
 		modules_each(c, module_json, u);
@@ -881,6 +882,10 @@ static void print_text(const char *path, const struct perf_reader *r, const stru
 			printf("dwarf unwind:  %" PRIu64 " samples, %" PRIu64 " stopped early (%" PRIu64
 			       " at the end of a full stack copy), %" PRIu64 " not unwindable\n",
 			       ss->unwound, ss->unwind_stopped, ss->unwind_truncated, ss->unwind_failed);
+		if (ss->unwind_fallbacks)
+			printf("               %" PRIu64 " of them by libdwfl (a frame the CFI rows "
+			       "cannot follow: a DWARF expression, a signal frame)\n",
+			       ss->unwind_fallbacks);
 		if (ss->leaf_callers)
 			printf("lr callers:    %" PRIu64 " -g samples whose leaf had not saved its "
 			       "caller: taken from lr (aarch64)\n", ss->leaf_callers);

@@ -139,6 +139,7 @@ struct dso_state {
 };
 
 struct uw_proc;
+struct uw_cfi;
 
 #define NS_SEEN_MAX 32
 
@@ -194,6 +195,7 @@ struct symbolizer {
 	/* DWARF unwinding (unwind.c) */
 	struct uw_proc *uw;
 	uint64_t uw_clock;
+	struct uw_cfi *uw_cfi;      /* the files' CFI rows and the processes' modules */
 
 	/* files opened ahead (prefetch.c) */
 	struct prefetch *pf;

@@ -106,6 +106,8 @@ struct sym_stats {
 	uint64_t unwind_failed;    /* ... that could not be unwound at all (no file, no CFI) */
 	uint64_t leaf_callers;     /* aarch64 -g samples given the caller only lr held */
 	uint64_t unwind_released;  /* processes whose unwinding state went at their exit */
+	uint64_t unwind_fallbacks; /* ... given to libdwfl (those the CFI rows could not
+				    * walk, or all with PERFPORT_UNWIND=libdw) */
 };
 
 struct symbolizer;

@@ -10,6 +10,17 @@
  * of the stack copy. The Dwfl is rebuilt when the process's maps change.
  * x86_64 and aarch64.
  *
+ * Most samples do not reach libdwfl: the CFI of each file is read once
+ * into rows by address (cfi.c), and a sample is walked through its stack
+ * copy by those rows with its registers in an array, no allocation per
+ * sample or frame and no Dwfl built for its process; where libdwfl has no
+ * CFI (no module, no FDE), the walk takes the frame-pointer step libdwfl
+ * takes. A sample that meets a frame the rows cannot follow (a PLT's or a
+ * signal frame's expression rules) is unwound whole by libdwfl instead, as
+ * before: the rows give libdwfl's answers for the rest, so the two agree
+ * sample for sample. PERFPORT_UNWIND=libdw unwinds every sample with
+ * libdwfl (the tests compare the two).
+ *
  * Also the caller that an aarch64 frame-pointer callchain misses: a
  * function that has not saved the link register yet (a leaf without a
  * frame, or one still in its prologue) has its caller only in lr, and the
@@ -21,10 +32,12 @@
 #include <elfutils/libdwfl.h>
 #include <dwarf.h>
 #include <gelf.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../util/log.h"
+#include "cfi.h"
 #include "priv.h"
 
 #define UW_CACHE 64   /* processes with a live Dwfl */
@@ -426,6 +439,372 @@ static size_t leaf_caller(struct symbolizer *s, const struct machine *m, const s
 	return n;
 }
 
+/*
+ * The rows' side (cfi.h). A process's executable maps as libdwfl's report
+ * of them (build_dwfl()) makes modules: the first map of each file, at the
+ * bias libdwfl derives from it, covering the file's loaded extent; the
+ * tables of rows are per file (dso), shared by every process mapping it.
+ */
+struct uw_mod {
+	struct cfi_table *t;   /* NULL: no module, or one without rows */
+	uint64_t bias, lo, hi; /* libdwfl's module bias and [lo, hi) */
+	bool made;
+	bool unknown;          /* t NULL, but libdwfl may have a module there */
+};
+
+struct uw_mods {
+	uint32_t pid;
+	uint64_t gen;
+	uint64_t used;
+	bool live;
+	int8_t any;            /* some map has a module (libdwfl's Dwfl attaches):
+				* 1 yes, 0 no, -1 not known yet */
+	struct uw_mod *mods;   /* by index in the process's maps */
+	size_t cap;
+};
+
+struct uw_cfi {
+	bool libdw_only;       /* PERFPORT_UNWIND=libdw */
+	struct cfi_table **tables; /* by dso id */
+	uint8_t *tried;
+	size_t cap;
+	struct uw_mods procs[UW_CACHE];
+	struct uw_mods *last;  /* the one asked for last */
+	uint64_t clock;
+	uint64_t walked, fallbacks;
+};
+
+/* What cfi_walk()'s callbacks read for one sample. */
+struct uw_walk_ctx {
+	struct symbolizer *s;
+	enum uw_arch arch;
+	const struct map *maps;
+	size_t nr;
+	struct uw_mods *pm;
+	struct uw_sample u;    /* for unsign() */
+};
+
+static struct uw_cfi *uw_cfi_get(struct symbolizer *s)
+{
+	if (!s->uw_cfi) {
+		const char *e = getenv("PERFPORT_UNWIND");
+
+		s->uw_cfi = calloc(1, sizeof(*s->uw_cfi));
+		if (!s->uw_cfi)
+			return NULL;
+		s->uw_cfi->libdw_only = e && strcmp(e, "libdw") == 0;
+	}
+	return s->uw_cfi;
+}
+
+/* The rows of @d's file, opened at its first use. NULL: none. */
+static struct cfi_table *table_of(struct uw_cfi *c, const struct dso *d, const struct dso_state *st,
+				  enum uw_arch arch)
+{
+	if (d->id >= c->cap) {
+		size_t cap = c->cap ? c->cap : 64;
+		struct cfi_table **t;
+		uint8_t *tried;
+
+		while (cap <= d->id)
+			cap *= 2;
+		t = realloc(c->tables, cap * sizeof(*t));
+		if (!t)
+			return NULL;
+		c->tables = t;
+		tried = realloc(c->tried, cap);
+		if (!tried)
+			return NULL;
+		c->tried = tried;
+		memset(&c->tables[c->cap], 0, (cap - c->cap) * sizeof(*t));
+		memset(&c->tried[c->cap], 0, cap - c->cap);
+		c->cap = cap;
+	}
+	if (!c->tried[d->id]) {
+		c->tried[d->id] = 1;
+		c->tables[d->id] = cfi_table_open(sym_dso_path(st), arch == UW_X86_64 ? 17 : 97,
+						  arch == UW_X86_64 ? EM_X86_64 : EM_AARCH64);
+		if (!c->tables[d->id])
+			pp_debug("unwind: no CFI rows of '%s': libdwfl unwinds its frames", d->path);
+	}
+	return c->tables[d->id];
+}
+
+/* The module of map @i as build_dwfl() reports it. */
+static const struct uw_mod *mod_of(struct uw_walk_ctx *w, size_t i)
+{
+	struct uw_mod *m = &w->pm->mods[i];
+	const struct map *mp = &w->maps[i];
+	const struct dso_state *st;
+	uint64_t base, first, end;
+	bool exec;
+	size_t f = 0;
+
+	if (m->made)
+		return m;
+	m->made = true;
+	m->t = NULL;
+	if (mp->dso->kind != DSO_USER && mp->dso->kind != DSO_VDSO)
+		return m;
+	while (w->maps[f].dso != mp->dso)
+		f++;
+	if (f != i) {
+		*m = *mod_of(w, f); /* one module per file: the first map's */
+		return m;
+	}
+	st = sym_dso_loaded(w->s, mp->dso);
+	if (!st || !sym_dso_bias(st, mp->start, mp->pgoff, &base))
+		return m;
+	m->t = table_of(w->s->uw_cfi, mp->dso, st, w->arch);
+	if (!m->t) {
+		m->unknown = true;
+		return m;
+	}
+	/* __libdwfl_elf_address_range() with add_p_vaddr false */
+	cfi_table_layout(m->t, &exec, &first, &end);
+	m->bias = exec ? 0 : base - first;
+	m->lo = exec ? first : base;
+	m->hi = m->bias + end;
+	return m;
+}
+
+/* The row of no CFI: libdwfl's frame-pointer step (x86_64). */
+static const struct cfi_row no_cfi_row = { .flags = CFI_ROW_NO_CFI };
+
+/*
+ * Where libdwfl finds no CFI for @addr: its frame-pointer step, when the
+ * process has a module at all (else libdwfl cannot attach to it: the
+ * sample is its to count as not unwindable).
+ */
+static const struct cfi_row *no_cfi(struct uw_walk_ctx *w)
+{
+	if (w->pm->any < 0) {
+		w->pm->any = 0;
+		for (size_t i = 0; i < w->nr && !w->pm->any; i++)
+			w->pm->any = mod_of(w, i)->t != NULL;
+	}
+	return w->pm->any ? &no_cfi_row : NULL;
+}
+
+static const struct cfi_row *walk_find(void *arg, uint64_t addr, const struct cfi_rule **rules,
+				       uint64_t *bias)
+{
+	struct uw_walk_ctx *w = arg;
+	size_t lo = 0, hi = w->nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (addr < w->maps[mid].start)
+			hi = mid;
+		else if (addr >= w->maps[mid].end)
+			lo = mid + 1;
+		else {
+			const struct uw_mod *m = mod_of(w, mid);
+			const struct cfi_row *r;
+
+			if (!m->t || addr < m->lo || addr >= m->hi)
+				return m->unknown ? NULL : no_cfi(w);
+			*bias = m->bias;
+			r = cfi_table_find(m->t, addr - m->bias, rules);
+			if (!r && !cfi_table_debug_frame(m->t))
+				return no_cfi(w);
+			return r;
+		}
+	}
+	return no_cfi(w);
+}
+
+/* Whether libdwfl has a module at @addr (dwfl_addrmodule()): 1 yes, 0 no,
+ * -1 not known (a file it may have reported that has no rows here). */
+static int module_at(struct uw_walk_ctx *w, uint64_t addr)
+{
+	size_t lo = 0, hi = w->nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (addr < w->maps[mid].start)
+			hi = mid;
+		else if (addr >= w->maps[mid].end)
+			lo = mid + 1;
+		else {
+			const struct uw_mod *m = mod_of(w, mid);
+
+			if (m->unknown)
+				return -1;
+			return m->t && addr >= m->lo && addr < m->hi;
+		}
+	}
+	return 0;
+}
+
+static uint64_t walk_fix(void *arg, uint64_t v)
+{
+	const struct uw_walk_ctx *w = arg;
+
+	return unsign(&w->u, v);
+}
+
+/* The process's modules for this generation of its maps. NULL out of memory. */
+static struct uw_mods *mods_for(struct uw_cfi *c, uint32_t pid, uint64_t gen, size_t nr)
+{
+	struct uw_mods *p = c->last, *victim = NULL;
+
+	if (p && p->live && p->pid == pid && p->gen == gen) {
+		p->used = ++c->clock;
+		return p;
+	}
+	p = NULL;
+	for (size_t i = 0; i < UW_CACHE; i++) {
+		struct uw_mods *q = &c->procs[i];
+
+		if (q->live && q->pid == pid) {
+			p = q;
+			break;
+		}
+		if (!victim || !q->live || (victim->live && q->used < victim->used))
+			victim = q;
+	}
+	if (!p) {
+		p = victim;
+		p->live = false;
+	}
+	if (!p->live || p->gen != gen) {
+		if (nr > p->cap) {
+			struct uw_mod *v = realloc(p->mods, nr * sizeof(*v));
+
+			if (!v) {
+				p->live = false;
+				return NULL;
+			}
+			p->mods = v;
+			p->cap = nr;
+		}
+		memset(p->mods, 0, nr * sizeof(*p->mods));
+		p->any = -1;
+		p->pid = pid;
+		p->gen = gen;
+		p->live = true;
+	}
+	p->used = ++c->clock;
+	c->last = p;
+	return p;
+}
+
+/*
+ * The sample unwound by the rows into @pcs: true with *@n set (and the
+ * counts libdwfl's unwinding would have made), false where libdwfl must
+ * unwind it.
+ */
+static bool unwind_by_rows(struct symbolizer *s, struct uw_cfi *c, enum uw_arch arch,
+			   const struct perf_sample *smp, const struct map *maps, size_t nr,
+			   uint64_t gen, uint64_t sp, uint64_t *pcs, size_t max, size_t *n)
+{
+	struct uw_walk_ctx w = { .s = s, .arch = arch, .maps = maps, .nr = nr };
+	struct cfi_walk cw;
+	uint64_t pc, byperf[64];
+	enum cfi_walk_end end;
+
+	w.pm = mods_for(c, smp->pid, gen, nr);
+	if (!w.pm)
+		return false;
+	w.u = (struct uw_sample){ .arch = arch, .maps = maps, .nr_maps = nr };
+	cw.nregs = arch == UW_X86_64 ? 17 : 97;
+	cw.set[0] = cw.set[1] = 0;
+	/* perf's registers by number, in one pass over the mask */
+	if (!smp->user_regs)
+		return false;
+	for (uint64_t m = smp->user_regs_mask, k = 0; m; m &= m - 1)
+		byperf[__builtin_ctzll(m)] = smp->user_regs[k++];
+	if (arch == UW_AARCH64) {
+		if ((smp->user_regs_mask & 0x1ffffffffULL) != 0x1ffffffffULL)
+			return false; /* x0-x30, sp, pc */
+		memcpy(cw.regs, byperf, 32 * sizeof(*cw.regs));
+		cw.regs[ARM64_LR] = unsign(&w.u, cw.regs[ARM64_LR]);
+		cw.set[0] = 0xffffffffULL;
+		pc = byperf[ARM64_PC];
+	} else {
+		for (int i = 0; i < 17; i++) {
+			if (!(smp->user_regs_mask & (1ULL << x86_dwarf_from_perf[i])))
+				return false;
+			cw.regs[i] = byperf[x86_dwarf_from_perf[i]];
+		}
+		cw.set[0] = 0x1ffffULL;
+		pc = cw.regs[16];
+	}
+	cw.stack = smp->user_stack;
+	cw.sp = sp;
+	cw.size = smp->user_stack_dyn_size;
+	cw.find = walk_find;
+	cw.fix = arch == UW_AARCH64 ? walk_fix : NULL;
+	cw.fp_step = arch == UW_X86_64 ? CFI_FP_X86_64 : CFI_FP_AARCH64;
+	cw.arg = &w;
+	cw.past_copy = false;
+	/* sym_unwind()'s leaf without CFI (aarch64): the pc, then the walk
+	 * from lr as the first frame */
+	if (arch == UW_AARCH64 && max > 1 && pc && cw.regs[ARM64_LR] != pc && cw.regs[ARM64_LR]) {
+		const struct cfi_rule *rules;
+		uint64_t bias;
+		const struct cfi_row *r = walk_find(&w, pc, &rules, &bias);
+
+		if (!r)
+			return false;
+		if (r->flags & CFI_ROW_NO_CFI) {
+			int in = module_at(&w, cw.regs[ARM64_LR]);
+
+			if (in < 0)
+				return false;
+			if (in) {
+				pcs[0] = pc;
+				end = cfi_walk(&cw, cw.regs[ARM64_LR], pcs + 1, max - 1, n);
+				++*n;
+				goto walked;
+			}
+		}
+	}
+	end = cfi_walk(&cw, pc, pcs, max, n);
+walked:
+	if (end == CFI_WALK_NO_RULE || end == CFI_WALK_PC_ZERO)
+		return false;
+	/* as sym_unwind() counts libdwfl's: stopped, or an outermost frame
+	 * reached with a read past the copy on the way, stopped early */
+	if ((end == CFI_WALK_STOPPED || cw.past_copy) && *n < max) {
+		s->stats.unwind_stopped++;
+		if (cw.past_copy && smp->user_stack_dyn_size >= smp->user_stack_size)
+			s->stats.unwind_truncated++;
+	}
+	s->stats.unwound++;
+	return true;
+}
+
+static void uw_cfi_free(struct symbolizer *s)
+{
+	struct uw_cfi *c = s->uw_cfi;
+	size_t files = 0, rows = 0, asked = 0, bytes = 0;
+
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->cap; i++)
+		if (c->tables[i]) {
+			files++;
+			rows += cfi_table_rows(c->tables[i]);
+			asked += cfi_table_asked(c->tables[i]);
+			bytes += cfi_table_bytes(c->tables[i]);
+			cfi_table_free(c->tables[i]);
+		}
+	if (c->walked || c->fallbacks)
+		pp_debug("unwind: %" PRIu64 " samples by CFI rows, %" PRIu64 " by libdwfl; "
+			 "%zu rows of %zu files (%zu addresses asked of libdw), %zu bytes",
+			 c->walked, c->fallbacks, rows, files, asked, bytes);
+	for (size_t i = 0; i < UW_CACHE; i++)
+		free(c->procs[i].mods);
+	free(c->tables);
+	free(c->tried);
+	free(c);
+	s->uw_cfi = NULL;
+}
+
 size_t sym_unwind(struct symbolizer *s, const struct machine *m, const struct perf_event *ev,
 		  uint64_t *pcs, size_t max)
 {
@@ -433,6 +812,7 @@ size_t sym_unwind(struct symbolizer *s, const struct machine *m, const struct pe
 	enum uw_arch arch = uw_arch_of(s->hdr->arch);
 	const struct map *maps;
 	struct uw_proc *p;
+	struct uw_cfi *c;
 	uint64_t gen, sp;
 	size_t nr;
 
@@ -444,6 +824,17 @@ size_t sym_unwind(struct symbolizer *s, const struct machine *m, const struct pe
 	maps = machine_process_maps(m, smp->pid, &nr, &gen);
 	if (!nr)
 		return 0;
+	c = uw_cfi_get(s);
+	if (c && !c->libdw_only) {
+		size_t n;
+
+		if (unwind_by_rows(s, c, arch, smp, maps, nr, gen, sp, pcs, max, &n)) {
+			c->walked++;
+			return n;
+		}
+		c->fallbacks++;
+	}
+	s->stats.unwind_fallbacks++;
 	p = proc_for(s, smp->pid, maps, nr, gen);
 	if (!p) {
 		uint64_t ip;
@@ -492,6 +883,7 @@ void unwind_free(struct symbolizer *s)
 			dwfl_end(s->uw[i].dwfl);
 	free(s->uw);
 	s->uw = NULL;
+	uw_cfi_free(s);
 }
 
 void sym_unwind_forget(struct symbolizer *s, uint32_t pid)

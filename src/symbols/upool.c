@@ -550,6 +550,7 @@ void upool_add_stats(const struct upool *p, struct sym_stats *st)
 		st->unwind_failed += w->unwind_failed;
 		st->leaf_callers += w->leaf_callers;
 		st->unwind_released += w->unwind_released;
+		st->unwind_fallbacks += w->unwind_fallbacks;
 	}
 }
 
