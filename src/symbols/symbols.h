@@ -185,7 +185,8 @@ size_t sym_unwind(struct symbolizer *s, const struct machine *m, const struct pe
 
 /**
  * sym_unwind_forget() - let go of what sym_unwind() keeps for process @pid
- * (its Dwfl: the modules it reported, each file mapped again for it), as
+ * (the CFI rows' modules of its maps; its Dwfl, where libdwfl unwound its
+ * samples: the modules it reported, each file mapped again for it), as
  * once its last sample has been unwound; a later sample of @pid makes it
  * again. Call between sym_unwind() calls only.
  */

@@ -888,13 +888,30 @@ void unwind_free(struct symbolizer *s)
 
 void sym_unwind_forget(struct symbolizer *s, uint32_t pid)
 {
+	struct uw_cfi *c = s->uw_cfi;
+	bool had = false;
+
 	for (size_t i = 0; s->uw && i < UW_CACHE; i++) {
 		struct uw_proc *q = &s->uw[i];
 
 		if (q->dwfl && q->pid == pid) {
 			dwfl_end(q->dwfl);
 			memset(q, 0, sizeof(*q));
-			s->stats.unwind_released++;
+			had = true;
 		}
 	}
+	/* the rows' modules of the process (the rows are its files', kept) */
+	for (size_t i = 0; c && i < UW_CACHE; i++) {
+		struct uw_mods *q = &c->procs[i];
+
+		if (q->live && q->pid == pid) {
+			free(q->mods);
+			memset(q, 0, sizeof(*q));
+			if (c->last == q)
+				c->last = NULL;
+			had = true;
+		}
+	}
+	if (had)
+		s->stats.unwind_released++;
 }
