@@ -15,6 +15,7 @@
  * then its own, not any one symbolizer's), and libdw parses the unit's
  * line program once rather than once per lane.
  */
+#include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,7 @@ struct line_unit {
 	size_t nnames;
 	const struct line_unit *shared; /* the table's, when it is shared (the rest empty) */
 	char *name_block;           /* a shared table's: its names, one after the other */
+	bool in_libdw;              /* parsed in the module's Dwarf, which keeps it */
 };
 
 struct line_index {
@@ -73,10 +75,42 @@ static bool names_own(struct line_unit *u, Dwarf_Files *files, size_t nf)
 	return true;
 }
 
-/* Copy @cu's line table and file names into @u (names interned into
- * @strings, or with none, a block of @u's own): false out of memory (a
- * unit without a table, or whose table libdw cannot read, has no rows). */
-static bool unit_build(struct line_unit *u, struct strtab *strings, Dwarf_Die *cu)
+bool lineidx_own_dwarf = true;
+
+/*
+ * A Dwarf of its own on the file of unit @cu, and the unit in it (*@scu),
+ * to parse the unit's line program in: libdw keeps a table it parsed (some
+ * 64 bytes a row, and its file table) as long as its Dwarf lives, and the
+ * module's lives as long as it names; ended once the table is copied,
+ * only the copy (16 bytes a row) stays. On a --call-graph dwarf JVM
+ * recording, libdw's tables of libjvm's units were 58 of report's 111 MB
+ * of heap at its peak. Return: NULL where the unit is not a plain one of
+ * the file (a split unit: parsed in the module's Dwarf, as before).
+ */
+static Dwarf *scratch_begin(Dwarf_Die *cu, Dwarf_Die *scu)
+{
+	Dwarf *dbg = dwarf_cu_getdwarf(cu->cu), *alt, *own;
+	Elf *elf = dbg ? dwarf_getelf(dbg) : NULL;
+	uint8_t type = 0;
+
+	if (!lineidx_own_dwarf || !elf || dwarf_cu_info(cu->cu, NULL, &type, NULL, NULL, NULL, NULL, NULL) != 0 ||
+	    (type != DW_UT_compile && type != DW_UT_partial))
+		return NULL;
+	own = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	if (!own)
+		return NULL;
+	/* names in a dwz file's strings: the module's alternate (not own's) */
+	alt = dwarf_getalt(dbg);
+	if (alt)
+		dwarf_setalt(own, alt);
+	if (!dwarf_offdie(own, dwarf_dieoffset(cu), scu) || dwarf_tag(scu) != dwarf_tag(cu)) {
+		dwarf_end(own);
+		return NULL;
+	}
+	return own;
+}
+
+static bool unit_copy(struct line_unit *u, struct strtab *strings, Dwarf_Die *cu)
 {
 	Dwarf_Lines *lines;
 	Dwarf_Files *files;
@@ -129,6 +163,19 @@ static bool unit_build(struct line_unit *u, struct strtab *strings, Dwarf_Die *c
 	}
 	u->nrows = n;
 	return true;
+}
+
+/* unit_copy(), the table parsed in a Dwarf of its own (scratch_begin())
+ * ended after, else in the module's, which keeps it (@u->in_libdw). */
+static bool unit_build(struct line_unit *u, struct strtab *strings, Dwarf_Die *cu)
+{
+	Dwarf_Die scu;
+	Dwarf *own = scratch_begin(cu, &scu);
+	bool ok = unit_copy(u, strings, own ? &scu : cu);
+
+	u->in_libdw = !own;
+	dwarf_end(own);
+	return ok;
 }
 
 static void unit_free(struct line_unit *u)
@@ -206,7 +253,8 @@ static const struct line_unit *unit_of(struct line_index *x, struct sym_shared *
 		u->shared = shared_get(sh, &line_shared, file, key + 1, cu, &here);
 		if (!u->shared)
 			return NULL; /* out of memory: the unit stays without rows */
-		*fresh_rows = here ? u->shared->nrows : 0; /* parsed by this one's libdw */
+		/* parsed by this one's libdw, and kept there */
+		*fresh_rows = here && u->shared->in_libdw ? u->shared->nrows : 0;
 		return u->shared;
 	}
 	if (!unit_build(u, strings, cu)) {
@@ -215,7 +263,7 @@ static const struct line_unit *unit_of(struct line_index *x, struct sym_shared *
 		return NULL;
 	}
 	x->bytes += u->nrows * sizeof(*u->rows) + u->nnames * sizeof(*u->names);
-	*fresh_rows = u->nrows;
+	*fresh_rows = u->in_libdw ? u->nrows : 0;
 	return u;
 }
 

@@ -310,6 +310,9 @@ const char *lineidx_file(struct line_index **x, struct sym_shared *sh, uint64_t 
 			 struct strtab *strings, Dwarf_Die *cu, uint64_t idx);
 /* lineidx_bytes() - what @x holds (NULL: 0). */
 size_t lineidx_bytes(const struct line_index *x);
+/* For tests: false, a unit's line program is parsed in its module's Dwarf,
+ * which keeps libdw's table (else in a Dwarf of its own, ended after). */
+extern bool lineidx_own_dwarf;
 void lineidx_free(struct line_index *x);
 void sym_build_symtab(struct symbolizer *s, struct dso_state *st);
 void sym_dso_release(struct dso_state *st);
