@@ -1348,11 +1348,12 @@ static void test_lines_as_libdw(void **state)
 }
 
 /*
- * A unit's line table is copied, and libdw keeps no table of its own for
- * it (parsed in a Dwarf ended after the copy): what lineidx adds to the
- * heap for every unit of this binary is less than what libdw's tables of
- * the same units hold in the module's Dwarf (some 48 bytes a row, and the
- * copies 16: before, it added those tables and the copies besides).
+ * A unit's line table is copied, and the module's Dwarf keeps no table of
+ * libdw's for it (parsed in a Dwarf of lineidx's own, ended with
+ * lineidx_end_dwarf()): what lineidx adds to the heap for every unit of
+ * this binary is less than what libdw's tables of the same units hold in
+ * the module's Dwarf (some 48 bytes a row, and the copies 16: before, it
+ * added those tables and the copies besides).
  */
 static void test_lines_not_kept_by_libdw(void **state)
 {
@@ -1366,7 +1367,7 @@ static void test_lines_not_kept_by_libdw(void **state)
 	struct strtab names = { 0 };
 	Dwarf_Die *cus = NULL, *cu = NULL;
 	Dwarf_Addr bias;
-	size_t ncu = 0, cap = 0, rows = 0, fresh_total = 0, copied, parsed, before;
+	size_t ncu = 0, cap = 0, rows = 0, fresh_total = 0, copied, parsed, before, held;
 
 	(void)state;
 	assert_non_null(dwfl);
@@ -1391,6 +1392,10 @@ static void test_lines_not_kept_by_libdw(void **state)
 		lineidx_find(&x, NULL, 0, &names, &cus[i], 0, &file, &line, &fresh);
 		fresh_total += fresh;
 	}
+	/* its own Dwarf holds libdw's tables until it ends: counted meanwhile */
+	held = lineidx_bytes(x);
+	lineidx_end_dwarf(x);
+	assert_true(lineidx_bytes(x) > 0 && lineidx_bytes(x) < held);
 	copied = mallinfo2().uordblks - before;
 	before = mallinfo2().uordblks;
 	for (size_t i = 0; i < ncu; i++) {
@@ -1401,12 +1406,19 @@ static void test_lines_not_kept_by_libdw(void **state)
 			rows += n;
 	}
 	parsed = mallinfo2().uordblks - before;
+	/* a sanitizer's allocator: glibc's arenas do not see libdw's */
+	if (!parsed) {
+		lineidx_free(x);
+		strtab_free(&names);
+		free(cus);
+		dwfl_end(dwfl);
+		skip();
+	}
 	print_message("%zu units, %zu rows: lineidx added %zu bytes, libdw's tables %zu\n", ncu,
 		      rows, copied, parsed);
 	assert_true(rows > 1000);
 	assert_int_equal(fresh_total, 0); /* none left in the module's Dwarf */
 	assert_true(copied < parsed);
-	assert_true(lineidx_bytes(x) > 0);
 	lineidx_free(x);
 	strtab_free(&names);
 	free(cus);
