@@ -334,6 +334,7 @@ static struct inl_built *unit_build(Dwarf_Die *cu)
 		g.oom = true;
 	else
 		gather(&g, cu, 0, 0, 0);
+	dwpages_drop(dwarf_cu_getdwarf(cu->cu)); /* what the walk read is in the index now */
 	return unit_sweep(&g, false);
 }
 
@@ -444,6 +445,7 @@ static void part_gather(const struct inl_job *j, struct inl_part *pt, Dwarf *dbg
 		else
 			visit(&pt->g, &d, 0, 0, CU_INDEX);
 	}
+	dwpages_drop(dbg);
 }
 
 /* Under @sh's lock: take @j's next part, gather it unlocked (and sort its

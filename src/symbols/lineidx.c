@@ -15,6 +15,7 @@
  * then its own, not any one symbolizer's), and libdw parses the unit's
  * line program once rather than once per lane.
  */
+#include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,7 @@ struct line_unit {
 	size_t nnames;
 	const struct line_unit *shared; /* the table's, when it is shared (the rest empty) */
 	char *name_block;           /* a shared table's: its names, one after the other */
+	bool in_libdw;              /* parsed in the module's Dwarf, which keeps it */
 };
 
 struct line_index {
@@ -45,6 +47,13 @@ struct line_index {
 	struct line_unit *units;
 	size_t cap;
 	size_t bytes;               /* what the units' tables hold */
+	uint64_t rows;              /* rows copied by this index */
+	Dwarf *own;                 /* where line programs are parsed (scratch_get()) */
+	Elf *own_elf;               /* the module's Elf it is on */
+	uint64_t own_rows;          /* rows libdw parsed in it */
+	Dwarf_CU *own_last;         /* the last unit it found (own_find()), NULL none */
+	Dwarf_Off own_at;           /* that unit's offset */
+	bool own_done;              /* no unit after it */
 };
 
 /* @u's file names as @files has them (@nf), copied into one block of its
@@ -73,10 +82,102 @@ static bool names_own(struct line_unit *u, Dwarf_Files *files, size_t nf)
 	return true;
 }
 
+bool lineidx_own_dwarf = true;
+
+/*
+ * Where unit @cu's line program is parsed: in a Dwarf of @x's own on the
+ * unit's file (the unit in it into *@scu), begun at the first unit and
+ * kept for the next ones, as libdw finds a unit by its offset by reading
+ * the header of every unit before it (once a Dwarf). libdw keeps a table
+ * it parsed (some 48 bytes a row, and its file table) as long as its
+ * Dwarf lives, and the module's lives as long as it names; this one is
+ * ended, and begun anew at the next unit, once its tables hold more than
+ * OWN_MIN and a quarter of what the copies (16 bytes a row) made so far
+ * hold. On a --call-graph dwarf JVM recording, libdw's tables of libjvm's
+ * units were 58 of report's 111 MB of heap at its peak. Return: NULL
+ * where the unit is not a plain one of the module's file (a split unit:
+ * parsed in the module's Dwarf, which keeps it, as before).
+ */
+#define OWN_ROW_BYTES 48u
+#define OWN_MIN (4u << 20)
+
+/*
+ * Have @x's own Dwarf find the units up to the one at @start (its header's
+ * offset) one by one, letting go of the pages read every OWN_STEP bytes
+ * of headers passed (dwpages_drop(), on @dbg, the module's Dwarf on the
+ * same file): the kernel maps tens of KiB around each header read, and
+ * libdw reads all those before a unit the first time one is asked of it.
+ * A unit libdw cannot read ends the walk (libdw then looks for it itself).
+ */
+#define OWN_STEP (4u << 20)
+
+static void own_find(struct line_index *x, Dwarf *dbg, Dwarf_Off start)
+{
+	Dwarf_Off from = x->own_at;
+
+	while (!x->own_done && (!x->own_last || x->own_at < start)) {
+		Dwarf_CU *next;
+		Dwarf_Die die;
+
+		if (dwarf_get_units(x->own, x->own_last, &next, NULL, NULL, &die, NULL) != 0) {
+			x->own_done = true; /* the last, or one libdw cannot read */
+			break;
+		}
+		x->own_last = next;
+		x->own_at = dwarf_dieoffset(&die) - dwarf_cuoffset(&die);
+		if (x->own_at - from >= OWN_STEP) {
+			dwpages_drop(dbg);
+			from = x->own_at;
+		}
+	}
+}
+
+static Dwarf *scratch_get(struct line_index *x, Dwarf_Die *cu, Dwarf_Die *scu)
+{
+	Dwarf *dbg = dwarf_cu_getdwarf(cu->cu), *alt;
+	Elf *elf = dbg ? dwarf_getelf(dbg) : NULL;
+	uint64_t held = x->own_rows * OWN_ROW_BYTES, copies = x->rows * sizeof(struct line_row);
+	uint8_t type = 0;
+
+	if (!lineidx_own_dwarf || !elf ||
+	    dwarf_cu_info(cu->cu, NULL, &type, NULL, NULL, NULL, NULL, NULL) != 0 ||
+	    (type != DW_UT_compile && type != DW_UT_partial))
+		return NULL;
+	if (x->own && (x->own_elf != elf || (held > OWN_MIN && held > copies / 4)))
+		lineidx_end_dwarf(x);
+	if (!x->own) {
+		x->own = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+		if (!x->own)
+			return NULL;
+		x->own_elf = elf;
+		/* names in a dwz file's strings: the module's alternate */
+		alt = dwarf_getalt(dbg);
+		if (alt)
+			dwarf_setalt(x->own, alt);
+	}
+	own_find(x, dbg, dwarf_dieoffset(cu) - dwarf_cuoffset(cu));
+	if (!dwarf_offdie(x->own, dwarf_dieoffset(cu), scu) || dwarf_tag(scu) != dwarf_tag(cu))
+		return NULL;
+	return x->own;
+}
+
+void lineidx_end_dwarf(struct line_index *x)
+{
+	if (!x || !x->own)
+		return;
+	dwarf_end(x->own);
+	x->own = NULL;
+	x->own_elf = NULL;
+	x->own_rows = 0;
+	x->own_last = NULL;
+	x->own_at = 0;
+	x->own_done = false;
+}
+
 /* Copy @cu's line table and file names into @u (names interned into
  * @strings, or with none, a block of @u's own): false out of memory (a
  * unit without a table, or whose table libdw cannot read, has no rows). */
-static bool unit_build(struct line_unit *u, struct strtab *strings, Dwarf_Die *cu)
+static bool unit_copy(struct line_unit *u, struct strtab *strings, Dwarf_Die *cu)
 {
 	Dwarf_Lines *lines;
 	Dwarf_Files *files;
@@ -131,6 +232,24 @@ static bool unit_build(struct line_unit *u, struct strtab *strings, Dwarf_Die *c
 	return true;
 }
 
+/* unit_copy() for @x, the table parsed in its own Dwarf (scratch_get()),
+ * else in the module's, which keeps it (@u->in_libdw). */
+static bool unit_build(struct line_index *x, struct line_unit *u, struct strtab *strings,
+		       Dwarf_Die *cu)
+{
+	Dwarf_Die scu;
+	Dwarf *own = scratch_get(x, cu, &scu);
+	bool ok = unit_copy(u, strings, own ? &scu : cu);
+
+	u->in_libdw = !own;
+	x->rows += u->nrows;
+	if (own)
+		x->own_rows += u->nrows;
+	/* what the parse read is in the copy now */
+	dwpages_drop(dwarf_cu_getdwarf(cu->cu));
+	return ok;
+}
+
 static void unit_free(struct line_unit *u)
 {
 	free(u->rows);
@@ -138,15 +257,22 @@ static void unit_free(struct line_unit *u)
 	free(u->name_block);
 }
 
-/* Copy unit @arg (its Dwarf_Die) for the shared table. */
+/* A unit to copy for the shared table, by the index of the lane that asked. */
+struct build_arg {
+	struct line_index *x;
+	Dwarf_Die *cu;
+};
+
+/* Copy unit @arg (struct build_arg) for the shared table. */
 static void *line_build(struct sym_shared *sh, uint64_t file, uint64_t key, void *arg)
 {
 	struct line_unit *u = calloc(1, sizeof(*u));
+	struct build_arg *b = arg;
 
 	(void)sh;
 	(void)file;
 	(void)key;
-	if (u && !unit_build(u, NULL, arg)) {
+	if (u && !unit_build(b->x, u, NULL, b->cu)) {
 		unit_free(u);
 		free(u);
 		u = NULL;
@@ -201,21 +327,23 @@ static const struct line_unit *unit_of(struct line_index *x, struct sym_shared *
 	if (!fresh)
 		return u->shared ? u->shared : u;
 	if (sh && file) {
+		struct build_arg arg = { x, cu };
 		bool here;
 
-		u->shared = shared_get(sh, &line_shared, file, key + 1, cu, &here);
+		u->shared = shared_get(sh, &line_shared, file, key + 1, &arg, &here);
 		if (!u->shared)
 			return NULL; /* out of memory: the unit stays without rows */
-		*fresh_rows = here ? u->shared->nrows : 0; /* parsed by this one's libdw */
+		/* parsed by this one's libdw, and kept there */
+		*fresh_rows = here && u->shared->in_libdw ? u->shared->nrows : 0;
 		return u->shared;
 	}
-	if (!unit_build(u, strings, cu)) {
+	if (!unit_build(x, u, strings, cu)) {
 		unit_free(u);
 		memset(u, 0, sizeof(*u));
 		return NULL;
 	}
 	x->bytes += u->nrows * sizeof(*u->rows) + u->nnames * sizeof(*u->names);
-	*fresh_rows = u->nrows;
+	*fresh_rows = u->in_libdw ? u->nrows : 0;
 	return u;
 }
 
@@ -267,13 +395,14 @@ const char *lineidx_file(struct line_index **xp, struct sym_shared *sh, uint64_t
 
 size_t lineidx_bytes(const struct line_index *x)
 {
-	return x ? x->bytes : 0;
+	return x ? x->bytes + x->own_rows * OWN_ROW_BYTES : 0;
 }
 
 void lineidx_free(struct line_index *x)
 {
 	if (!x)
 		return;
+	lineidx_end_dwarf(x);
 	for (size_t i = 0; i < x->cap; i++)
 		unit_free(&x->units[i]); /* a shared one's are the table's */
 	free(x->units);

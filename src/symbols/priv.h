@@ -312,6 +312,12 @@ const char *lineidx_file(struct line_index **x, struct sym_shared *sh, uint64_t 
 			 struct strtab *strings, Dwarf_Die *cu, uint64_t idx);
 /* lineidx_bytes() - what @x holds (NULL: 0). */
 size_t lineidx_bytes(const struct line_index *x);
+/* lineidx_end_dwarf() - end the Dwarf @x parses line programs in (on its
+ * module's Elf): before the module's Dwfl ends (NULL: nothing). */
+void lineidx_end_dwarf(struct line_index *x);
+/* For tests: false, a unit's line program is parsed in its module's Dwarf,
+ * which keeps libdw's table (else in a Dwarf of its own, ended after). */
+extern bool lineidx_own_dwarf;
 void lineidx_free(struct line_index *x);
 void sym_build_symtab(struct symbolizer *s, struct dso_state *st);
 void sym_dso_release(struct dso_state *st);
@@ -393,6 +399,17 @@ void kernel_resolve(struct symbolizer *s, const struct raw_frame *f, uint64_t ke
 		    struct sym_frame *out);
 void kernel_free(struct symbolizer *s);
 int kallsyms_parse(struct symbolizer *s, const char *text, size_t len, uint64_t *text_addr);
+
+/* dwpages.c */
+/*
+ * dwpages_drop() - let go of the pages of @dbg's file that this process
+ * has mapped (read since it was opened, or since the last call), for
+ * after a walk whose index now answers for what it read: a page read
+ * again is mapped again from the page cache. Nothing is done where libelf
+ * does not map the file's own bytes (its image read into memory, another
+ * byte order, an ET_REL file).
+ */
+void dwpages_drop(Dwarf *dbg);
 
 /* dwname.c */
 /*

@@ -1416,6 +1416,7 @@ static void dw_account(struct dso_state *st, Dwarf_Die *cu, size_t rows)
  */
 static void dso_dwarf_release(struct dso_state *st)
 {
+	lineidx_end_dwarf(st->lineidx); /* on the module's Elf */
 	if (st->dwfl)
 		dwfl_end(st->dwfl);
 	st->dwfl = NULL;
