@@ -148,14 +148,151 @@ static void put_string(FILE *out, const char *s)
 	fputc('"', out);
 }
 
+/* --- a function's frames as one (the host's frames_by_line) --- */
+
+/*
+ * The tree the page shows: the host's nodes merged where they differ only
+ * by the line of their frames (a host that keys frames by line, ABI 1.7's
+ * frames_by_line, splits a function's node by line; otherwise nothing
+ * merges). Nodes in pre-order; a node's frame is that of the first host
+ * node merged into it, children in the order the host's first come.
+ */
+struct merged {
+	size_t n;
+	uint32_t *of;                /* per host node: the merged node it is in */
+	uint32_t *parent, *frame;    /* per merged node */
+};
+
+static void merged_free(struct merged *m)
+{
+	free(m->of);
+	free(m->parent);
+	free(m->frame);
+}
+
+/* @p's frame index for each frame: the first with its function, module and
+ * flags. Return: false out of memory. */
+static bool canon_frames(const struct perfport_profile *p, uint32_t *canon)
+{
+	struct perfport_map map = { 0 };
+	char *key = NULL;
+	size_t cap = 0;
+	bool ok = true;
+
+	for (size_t i = 0; i < p->nr_frames && ok; i++) {
+		const struct perfport_frame *f = perfport_frame_at(p, i);
+		const char *mod = f->module ? f->module : "";
+		size_t lf = strlen(f->function), lm = strlen(mod), len = lf + lm + 2 + sizeof(f->flags);
+		bool added;
+
+		if (len > cap) {
+			char *k = realloc(key, len * 2);
+
+			if (!k) {
+				ok = false;
+				break;
+			}
+			key = k;
+			cap = len * 2;
+		}
+		memcpy(key, f->function, lf + 1);
+		memcpy(key + lf + 1, mod, lm + 1);
+		memcpy(key + lf + lm + 2, &f->flags, sizeof(f->flags));
+		ok = perfport_map_get(&map, key, len, (uint32_t)i, &canon[i], &added, NULL);
+	}
+	free(key);
+	perfport_map_free(&map);
+	return ok;
+}
+
+/* @m for @p. Return: false out of memory (@m then holds nothing). */
+static bool merge_tree(const struct perfport_profile *p, struct merged *m)
+{
+	size_t n = p->nr_nodes ? p->nr_nodes : 1;
+	uint32_t *canon = calloc(p->nr_frames + 1, sizeof(*canon));
+	uint32_t *tmp = calloc(n, sizeof(*tmp)), *tparent = calloc(n, sizeof(*tparent));
+	uint32_t *tframe = calloc(n, sizeof(*tframe)), *first = calloc(n, sizeof(*first));
+	uint32_t *next = calloc(n, sizeof(*next)), *stack = calloc(n, sizeof(*stack));
+	uint32_t *final = calloc(n, sizeof(*final));
+	struct perfport_map map = { 0 };
+	size_t nt = 1, sp = 0;
+	bool ok = false;
+
+	memset(m, 0, sizeof(*m));
+	m->of = calloc(n, sizeof(*m->of));
+	m->parent = calloc(n, sizeof(*m->parent));
+	m->frame = calloc(n, sizeof(*m->frame));
+	if (!canon || !tmp || !tparent || !tframe || !first || !next || !stack || !final ||
+	    !m->of || !m->parent || !m->frame || !canon_frames(p, canon))
+		goto out;
+	/* merged nodes numbered as first met: (merged parent, canonical frame) */
+	tparent[0] = tframe[0] = UINT32_MAX;
+	for (size_t i = 1; i < p->nr_nodes; i++) {
+		const struct perfport_node *nd = perfport_node_at(p, i);
+		uint32_t key[2] = { tmp[nd->parent], canon[nd->frame] }, id;
+		bool added;
+
+		if (!perfport_map_get(&map, key, sizeof(key), (uint32_t)nt, &id, &added, NULL))
+			goto out;
+		if (added) {
+			tparent[nt] = key[0];
+			tframe[nt] = nd->frame;
+			nt++;
+		}
+		tmp[i] = id;
+	}
+	/* children lists in the order met, then pre-order */
+	for (size_t i = 0; i < nt; i++)
+		first[i] = next[i] = UINT32_MAX;
+	for (size_t i = nt; i-- > 1;) {
+		next[i] = first[tparent[i]];
+		first[tparent[i]] = (uint32_t)i;
+	}
+	stack[sp++] = 0;
+	while (sp) {
+		uint32_t t = stack[--sp], kids = 0;
+
+		final[t] = (uint32_t)m->n;
+		m->parent[m->n] = t ? final[tparent[t]] : UINT32_MAX;
+		m->frame[m->n] = tframe[t];
+		m->n++;
+		/* pushed in reverse so that the first child comes out first */
+		for (uint32_t c = first[t]; c != UINT32_MAX; c = next[c])
+			kids++;
+		sp += kids;
+		for (uint32_t c = first[t], k = 1; c != UINT32_MAX; c = next[c], k++)
+			stack[sp - k] = c;
+	}
+	for (size_t i = 0; i < p->nr_nodes; i++)
+		m->of[i] = final[tmp[i]];
+	ok = true;
+out:
+	perfport_map_free(&map);
+	free(final);
+	free(stack);
+	free(next);
+	free(first);
+	free(tframe);
+	free(tparent);
+	free(tmp);
+	free(canon);
+	if (!ok)
+		merged_free(m);
+	return ok;
+}
+
 /* --- the tree --- */
 
 /*
  * "frames":{"fn":[..],"mod":[..],"file":[..],"line":[..],"flags":[..]} and
- * "nodes":{"parent":[..],"frame":[..]}, strings as indexes into @st (-1
- * none); the node's self values per counter with data: "self":{"c":[..]}.
+ * "nodes":{"parent":[..],"frame":[..]} (@m's merged nodes), strings as
+ * indexes into @st (-1 none); "of":[..], per node of @p (what the samples
+ * name) its merged node; with @lines, @p's own nodes as "lines":{"parent":
+ * [..],"frame":[..]} (their frames' lines are those of the samples); the
+ * merged nodes' self values per counter with data: "self":{"c":[..]}.
  */
-static void put_tree(FILE *out, const struct perfport_profile *p, struct strtab *st, bool values)
+static void put_tree(FILE *out, const struct perfport_profile *p, const struct merged *m,
+		     struct strtab *st, bool values, bool lines)
 {
 	static const char *const cols[] = { "fn", "mod", "file", "line", "flags" };
 
@@ -181,25 +318,46 @@ static void put_tree(FILE *out, const struct perfport_profile *p, struct strtab 
 		fputc(']', out);
 	}
 	fputs("},\"nodes\":{\"parent\":[", out);
-	for (size_t i = 0; i < p->nr_nodes; i++)
-		fprintf(out, "%s%ld", i ? "," : "",
-			i ? (long)perfport_node_at(p, i)->parent : -1L);
+	for (size_t i = 0; i < m->n; i++)
+		fprintf(out, "%s%ld", i ? "," : "", i ? (long)m->parent[i] : -1L);
 	fputs("],\"frame\":[", out);
+	for (size_t i = 0; i < m->n; i++)
+		fprintf(out, "%s%ld", i ? "," : "", i ? (long)m->frame[i] : -1L);
+	fputs("]},\"of\":[", out);
 	for (size_t i = 0; i < p->nr_nodes; i++)
-		fprintf(out, "%s%ld", i ? "," : "", i ? (long)perfport_node_at(p, i)->frame : -1L);
-	fputs("]}", out);
+		fprintf(out, "%s%" PRIu32, i ? "," : "", m->of[i]);
+	fputc(']', out);
+	if (lines) {
+		fputs(",\"lines\":{\"parent\":[", out);
+		for (size_t i = 0; i < p->nr_nodes; i++)
+			fprintf(out, "%s%ld", i ? "," : "",
+				i ? (long)perfport_node_at(p, i)->parent : -1L);
+		fputs("],\"frame\":[", out);
+		for (size_t i = 0; i < p->nr_nodes; i++)
+			fprintf(out, "%s%ld", i ? "," : "",
+				i ? (long)perfport_node_at(p, i)->frame : -1L);
+		fputs("]}", out);
+	}
 	if (values) {
+		uint64_t *v = calloc(m->n, sizeof(*v));
+
 		fputs(",\"self\":{", out);
-		for (unsigned c = 0, first = 1; c < p->nr_counters && c < 64; c++) {
+		for (unsigned c = 0, first = 1; v && c < p->nr_counters && c < 64; c++) {
 			if (!(p->counters_present >> c & 1))
 				continue;
 			fprintf(out, "%s\"%s\":[", first ? "" : ",", p->counter_names[c]);
 			first = 0;
+			memset(v, 0, m->n * sizeof(*v));
 			for (size_t i = 0; i < p->nr_nodes; i++)
-				fprintf(out, "%s%" PRIu64, i ? "," : "", perfport_self_value(p, i, c));
+				v[m->of[i]] += perfport_self_value(p, i, c);
+			for (size_t i = 0; i < m->n; i++)
+				fprintf(out, "%s%" PRIu64, i ? "," : "", v[i]);
 			fputc(']', out);
 		}
 		fputc('}', out);
+		if (!v)
+			st->oom = true;
+		free(v);
 	}
 	fputc('}', out);
 }
@@ -382,6 +540,21 @@ static void default_title(const struct perfport_profile *p, char *buf, size_t ma
 		snprintf(buf, max, "Explorer: %zu processes on %s", procs, host);
 }
 
+/* put_tree() of @p merged (out of memory: st->oom set) */
+static void put_merged(FILE *out, const struct perfport_profile *p, struct strtab *st, bool values,
+		       bool lines)
+{
+	struct merged m;
+
+	if (!merge_tree(p, &m)) {
+		st->oom = true;
+		fputs("null", out);
+		return;
+	}
+	put_tree(out, p, &m, st, values, lines);
+	merged_free(&m);
+}
+
 /*
  * The tables, as JSON: {"threads":[..],"tree":..,"offwake":..,"base":..,
  * "strings":[..]} (trees as put_tree(); offwake and base null when
@@ -402,15 +575,15 @@ static void put_tables(const struct perfport_profile *p, FILE *out, struct strta
 			(int64_t)(t->start_ns - p->start_ns), (int64_t)(t->end_ns - p->start_ns));
 	}
 	fputs("],\"tree\":", out);
-	put_tree(out, p, st, false);
+	put_merged(out, p, st, false, PERFPORT_PROFILE_HAS_LINES(p) && p->frames_by_line);
 	fputs(",\"offwake\":", out);
 	if (ow && ow->nr_nodes > 1)
-		put_tree(out, ow, st, true);
+		put_merged(out, ow, st, true, false);
 	else
 		fputs("null", out);
 	fputs(",\"base\":", out);
 	if (PERFPORT_PROFILE_HAS_BASE(p) && p->base && p->base->nr_nodes > 1)
-		put_tree(out, p->base, st, true);
+		put_merged(out, p->base, st, true, false);
 	else
 		fputs("null", out);
 	fputs(",\"strings\":[", out);
@@ -574,5 +747,5 @@ __attribute__((visibility("default"))) const struct perfport_exporter perfport_e
 	.write = ex_write,
 	.upload = NULL,
 	.fini = ex_fini,
-	.flags = PERFPORT_EXPORTER_SAMPLES,
+	.flags = PERFPORT_EXPORTER_SAMPLES | PERFPORT_EXPORTER_LINES,
 };

@@ -38,6 +38,7 @@ struct tree {
 	size_t slice_slots_cap;
 	struct profile_timed *timed;    /* samples and intervals by time (tree_add_timed) */
 	size_t nr_timed, cap_timed;
+	bool by_line;                   /* frames keyed by file and line too (set after tree_init) */
 };
 
 /** tree_init() - an empty tree holding only the root. Return: 0 or PP_ENOMEM. */
