@@ -56,7 +56,8 @@ const char *tree_intern(struct tree *t, const char *s, int *err);
 /**
  * tree_frame() - the index of a frame, added if new. The strings must come
  * from tree_intern(). Frames are equal when function, module and flags are;
- * file and line are those of the first occurrence.
+ * file and line are those of the first occurrence (with @t->by_line: when
+ * file and line are too).
  * Return: the index, or TREE_NONE out of memory.
  */
 uint32_t tree_frame(struct tree *t, const char *function, const char *module, const char *file,
