@@ -739,7 +739,7 @@ __attribute__((visibility("default"))) const struct perfport_exporter perfport_e
 	.struct_size = sizeof(struct perfport_exporter),
 	.name = "explorer",
 	.description = "one HTML page to explore a recording offline: a timeline of the threads' "
-		       "states, flame graph, trees and callers of any time range and threads",
+		       "states, flame graph, trees, callers and source lines of any time range and threads",
 	.default_output = "explorer.html",
 	.options = options,
 	.nr_options = sizeof(options) / sizeof(options[0]),
