@@ -40,11 +40,19 @@ static const struct perfport_option_def options[] = {
 	{ "counter", PERFPORT_OPT_ENUM, NULL,
 	  "on-cpu,preempted,lock,io,sleep,timed-sleep,idle",
 	  "the counter shown first (default on-cpu if it has data, else the first that has)" },
+	{ "source", PERFPORT_OPT_BOOL, "false", NULL,
+	  "embed the text of the source files the lines name, where readable (each up to "
+	  "1 MiB, 16 MiB in all), beside the cost per line" },
 };
+
+/* Bounds on the source text a page carries (option source). */
+#define SOURCE_FILE_MAX (1u << 20)
+#define SOURCE_ALL_MAX (16u << 20)
 
 struct ex {
 	const struct perfport_host *host;
 	const char *title, *counter;
+	bool source;
 };
 
 /* --- a growing byte buffer --- */
@@ -556,11 +564,77 @@ static void put_merged(FILE *out, const struct perfport_profile *p, struct strta
 }
 
 /*
+ * ,"sources":{"FILE":"TEXT",..}: the text of each source file a frame of @p
+ * with a line names, where it is a readable regular file of at most
+ * SOURCE_FILE_MAX bytes, up to SOURCE_ALL_MAX in all (what is left out is
+ * logged). Out of memory: st->oom set.
+ */
+static void put_sources(const struct ex *e, const struct perfport_profile *p, FILE *out,
+			struct strtab *st)
+{
+	struct perfport_map seen = { 0 };
+	size_t all = 0, nr = 0, skipped = 0;
+	char *buf = malloc(SOURCE_FILE_MAX + 1);
+
+	if (!buf) {
+		st->oom = true;
+		return;
+	}
+	fputs(",\"sources\":{", out);
+	for (size_t i = 0; i < p->nr_frames; i++) {
+		const struct perfport_frame *f = perfport_frame_at(p, i);
+		uint32_t id;
+		bool added;
+		FILE *src;
+		size_t n;
+
+		if (!f->file || !f->line)
+			continue;
+		if (!perfport_map_get(&seen, f->file, strlen(f->file), 0, &id, &added, NULL)) {
+			st->oom = true;
+			break;
+		}
+		if (!added)
+			continue;
+		src = fopen(f->file, "rb");
+		n = src ? fread(buf, 1, SOURCE_FILE_MAX + 1, src) : 0;
+		if (!src || ferror(src) || n > SOURCE_FILE_MAX || all + n > SOURCE_ALL_MAX) {
+			e->host->log(e->host, PERFPORT_LOG_INFO, "source '%s' not embedded: %s", f->file,
+				     !src || ferror(src) ? "not readable" :
+				     n > SOURCE_FILE_MAX ? "over 1 MiB" : "the page's 16 MiB of sources are full");
+			if (src)
+				fclose(src);
+			skipped++;
+			continue;
+		}
+		fclose(src);
+		buf[n] = 0;
+		if (strlen(buf) != n) {
+			e->host->log(e->host, PERFPORT_LOG_INFO, "source '%s' not embedded: not text",
+				     f->file);
+			skipped++;
+			continue;
+		}
+		all += n;
+		fprintf(out, "%s", nr++ ? "," : "");
+		put_string(out, f->file);
+		fputc(':', out);
+		put_string(out, buf);
+	}
+	fputc('}', out);
+	e->host->log(e->host, PERFPORT_LOG_DEBUG, "%zu source files embedded (%zu bytes), %zu not",
+		     nr, all, skipped);
+	perfport_map_free(&seen);
+	free(buf);
+}
+
+/*
  * The tables, as JSON: {"threads":[..],"tree":..,"offwake":..,"base":..,
  * "strings":[..]} (trees as put_tree(); offwake and base null when
- * absent). Written to a memory stream, then gzipped.
+ * absent), with option source its "sources" (put_sources()). Written to a memory stream, then gzipped.
  */
-static void put_tables(const struct perfport_profile *p, FILE *out, struct strtab *st)
+static void put_tables(const struct ex *e, const struct perfport_profile *p, FILE *out,
+		       struct strtab *st)
 {
 	const struct perfport_profile *ow = p->offwake;
 
@@ -586,6 +660,8 @@ static void put_tables(const struct perfport_profile *p, FILE *out, struct strta
 		put_merged(out, p->base, st, true, false);
 	else
 		fputs("null", out);
+	if (e->source)
+		put_sources(e, p, out, st);
 	fputs(",\"strings\":[", out);
 	for (size_t i = 0; i < st->nr; i++) {
 		if (i)
@@ -610,7 +686,7 @@ static enum perfport_status pack_tables(const struct ex *e, const struct perfpor
 		e->host->log(e->host, PERFPORT_LOG_ERROR, "out of memory for the page's tables");
 		return PERFPORT_ERROR;
 	}
-	put_tables(p, mem, &st);
+	put_tables(e, p, mem, &st);
 	if (fclose(mem) || st.oom) {
 		e->host->log(e->host, PERFPORT_LOG_ERROR, "out of memory for the page's tables");
 		goto out;
@@ -724,6 +800,10 @@ static enum perfport_status ex_init(const struct perfport_host *host,
 			e->title = opts[i].value;
 		else if (!strcmp(opts[i].name, "counter"))
 			e->counter = opts[i].value;
+		else if (!strcmp(opts[i].name, "source"))
+			e->source = opts[i].value && (!strcmp(opts[i].value, "true") ||
+						      !strcmp(opts[i].value, "yes") ||
+						      !strcmp(opts[i].value, "1"));
 	}
 	*state = e;
 	return PERFPORT_OK;

@@ -10,6 +10,8 @@
 # - main()'s CALL line's total is work()'s total as its caller, for the
 #   whole recording and for a range selected on the page;
 # - the caller/callee view shows the lines' table (the link #v=callers&fn=work);
+# - with -O explorer.source=true the page carries the source: the HOT line's
+#   row shows its text; without it, no text;
 # - with another format asked for beside it (-f explorer,folded) the folded
 #   output is -f folded's byte for byte and the page says it has no lines.
 # No console error. A screenshot in $TEST_OUT.
@@ -21,6 +23,8 @@ cc -O0 -g -fno-omit-frame-pointer -o "$WORK/hotline" "$TOP/tests/e2e/progs/hotli
 	fail "cannot build progs/hotline.c"
 record "$WORK/h.data" -e cpu-clock -F 2000 -g -- "$WORK/hotline" 40000000
 "$PERFPORT" -q export -i "$WORK/h.data" -f explorer -o "$WORK/h.html" || fail "export explorer: exit $?"
+"$PERFPORT" -q export -i "$WORK/h.data" -f explorer -O explorer.source=true -o "$WORK/hs.html" ||
+	fail "export explorer with source: exit $?"
 "$PERFPORT" -q export -i "$WORK/h.data" -f explorer,folded -o "$WORK/both" ||
 	fail "export explorer,folded: exit $?"
 "$PERFPORT" -q export -i "$WORK/h.data" -f folded -o "$WORK/h.folded" || fail "export folded: exit $?"
@@ -97,6 +101,18 @@ with Browser(log=art + "/chromium-lines.log") as b:
                  (call, main[call]["total"], caller_total()))
     if b.eval("document.querySelector('table[data-kind=lines]') !== null") is not True:
         sys.exit("the caller/callee view shows no lines' table")
+    if any(e.get("source") for e in b.eval("perfport.lines('work')")):
+        sys.exit("a page exported without source=true carries source text")
+    check_console(b)
+
+    b.open("file://" + w + "/hs.html#v=callers&fn=work")
+    wait_rendered(b)
+    src = {e["line"]: e["source"] for e in b.eval("perfport.lines('work')")}
+    if "/* HOT */" not in src.get(hot, ""):
+        sys.exit("with source=true, line %d reads %r" % (hot, src.get(hot)))
+    if "/* HOT */" not in b.eval("[...document.querySelectorAll('table[data-kind=lines] td.src')]"
+                                 ".map(td => td.textContent).join('\\n')"):
+        sys.exit("the lines' table shows no source text")
     b.screenshot(art + "/explorer-lines.png")
     check_console(b)
 
