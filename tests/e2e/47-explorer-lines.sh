@@ -9,6 +9,10 @@
 #   has the most;
 # - main()'s CALL line's total is work()'s total as its caller, for the
 #   whole recording and for a range selected on the page;
+# - off CPU (a second recording, with sched_switch and DWARF stacks: libc
+#   has no frame pointers to walk from clock_nanosleep to main): main()'s
+#   SLEEP line's timed-sleep total is the page's whole timed-sleep total,
+#   and `perfport report`'s;
 # - the caller/callee view shows the lines' table (the link #v=callers&fn=work);
 # - with -O explorer.source=true the page carries the source: the HOT line's
 #   row shows its text; without it, no text;
@@ -18,11 +22,16 @@
 . "$(dirname "$0")/lib/common.sh"
 need_python
 need_perf
+need_tracepoint
 command -v chromium >/dev/null || skip "chromium is not installed (apt-get install chromium)"
 cc -O0 -g -fno-omit-frame-pointer -o "$WORK/hotline" "$TOP/tests/e2e/progs/hotline.c" ||
 	fail "cannot build progs/hotline.c"
 record "$WORK/h.data" -e cpu-clock -F 2000 -g -- "$WORK/hotline" 40000000
 "$PERFPORT" -q export -i "$WORK/h.data" -f explorer -o "$WORK/h.html" || fail "export explorer: exit $?"
+record "$WORK/s.data" -e cpu-clock -F 2000 -e sched:sched_switch --switch-events --call-graph dwarf -- \
+	"$WORK/hotline" 1000000
+"$PERFPORT" -q export -i "$WORK/s.data" -f explorer -o "$WORK/s.html" || fail "export explorer (off-CPU): exit $?"
+"$PERFPORT" -q report --json -i "$WORK/s.data" >"$WORK/s.json" || fail "report (off-CPU): exit $?"
 "$PERFPORT" -q export -i "$WORK/h.data" -f explorer -O explorer.source=true -o "$WORK/hs.html" ||
 	fail "export explorer with source: exit $?"
 "$PERFPORT" -q export -i "$WORK/h.data" -f explorer,folded -o "$WORK/both" ||
@@ -34,12 +43,14 @@ perf report -i "$WORK/h.data" --stdio --no-children --sort srcline -F sample,src
 	>"$WORK/srcline.txt" 2>/dev/null || fail "perf report --sort srcline: exit $?"
 HOT=$(grep -n '/\* HOT \*/' "$TOP/tests/e2e/progs/hotline.c" | cut -d: -f1)
 CALL=$(grep -n '/\* CALL \*/' "$TOP/tests/e2e/progs/hotline.c" | cut -d: -f1)
+SLEEP=$(grep -n '/\* SLEEP \*/' "$TOP/tests/e2e/progs/hotline.c" | cut -d: -f1)
 ART=${TEST_OUT:-$WORK}
 mkdir -p "$ART"
 
-$PY - "$WORK" "$ART" "$TOP/tests/e2e/lib" "$HOT" "$CALL" <<'PY' || fail "explorer lines in chromium (log: $ART/chromium-lines.log)"
-import re, sys
-w, art, lib, hot, call = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+$PY - "$WORK" "$ART" "$TOP/tests/e2e/lib" "$HOT" "$CALL" "$SLEEP" <<'PY' || fail "explorer lines in chromium (log: $ART/chromium-lines.log)"
+import json, re, sys
+w, art, lib = sys.argv[1:4]
+hot, call, sleep = (int(x) for x in sys.argv[4:7])
 sys.path.insert(0, lib)
 from browser import Browser
 
@@ -114,6 +125,16 @@ with Browser(log=art + "/chromium-lines.log") as b:
                                  ".map(td => td.textContent).join('\\n')"):
         sys.exit("the lines' table shows no source text")
     b.screenshot(art + "/explorer-lines.png")
+    check_console(b)
+
+    b.open("file://" + w + "/s.html#v=callers&fn=main")
+    wait_rendered(b)
+    main, whole = lines(b, "main"), b.eval("perfport.total('timed-sleep')")
+    rep = json.load(open(w + "/s.json"))["totals"].get("timed-sleep", {}).get("ns", 0)
+    got = main.get(sleep, {}).get("total", {}).get("timed-sleep")
+    print("off CPU: main's line %d timed-sleep %r ns, the page's %r, report's %r" % (sleep, got, whole, rep))
+    if not got or got != whole or got != rep:
+        sys.exit("main's line %d: timed-sleep %r ns, the page's total %r, report's %r" % (sleep, got, whole, rep))
     check_console(b)
 
     b.open("file://" + w + "/both/explorer.html#v=callers&fn=work")
