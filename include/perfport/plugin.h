@@ -270,8 +270,8 @@ struct perfport_profile {
 	 * file:line it was seen at - its leaf's line where it was sampled, the
 	 * line of the call in a caller - and the tree is split by them, so a
 	 * sample's node gives the line of every frame of its stack. offwake and
-	 * base are built alike. 0: a frame is a function, its file:line the
-	 * first seen. */
+	 * base are built alike (the flag is set in the profile and its base).
+	 * 0: a frame is a function, its file:line the first seen. */
 	uint32_t frames_by_line;
 };
 

@@ -374,6 +374,7 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 			ret = EXIT_NOTHING;
 			goto out;
 		}
+		base_view->frames_by_line = bo.frames_by_line;
 		view->base = base_view;
 	}
 	if (!upload_cmd && exs.n > 1 && output && mkdir(output, 0777) && errno != EEXIST) {
