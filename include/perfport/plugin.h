@@ -43,7 +43,7 @@ extern "C" {
 #endif
 
 #define PERFPORT_ABI_MAJOR 1
-#define PERFPORT_ABI_MINOR 6
+#define PERFPORT_ABI_MINOR 7
 /* What a plugin puts in perfport_exporter.abi_version. */
 #define PERFPORT_ABI_VERSION ((uint32_t)(PERFPORT_ABI_MAJOR << 16 | PERFPORT_ABI_MINOR))
 
@@ -263,6 +263,16 @@ struct perfport_profile {
 	 * graph's header); perfport also prints them. None: 0. */
 	size_t nr_warnings;
 	const char *const *warnings;
+
+	/* --- ABI 1.7 (check struct_size: PERFPORT_PROFILE_HAS_LINES) --- */
+	/* Non-zero: the frames are keyed by source line too (every format
+	 * asked for set PERFPORT_EXPORTER_LINES): a function is one frame per
+	 * file:line it was seen at - its leaf's line where it was sampled, the
+	 * line of the call in a caller - and the tree is split by them, so a
+	 * sample's node gives the line of every frame of its stack. offwake and
+	 * base are built alike (the flag is set in the profile and its base).
+	 * 0: a frame is a function, its file:line the first seen. */
+	uint32_t frames_by_line;
 };
 
 /* Whether @p has ABI 1.4's base member (a 1.3 host's profile has not). */
@@ -272,6 +282,11 @@ struct perfport_profile {
 /* Whether @p has ABI 1.5's samples (a 1.4 host's profile has not). */
 #define PERFPORT_PROFILE_HAS_SAMPLES(p) \
 	((p)->struct_size >= offsetof(struct perfport_profile, samples) + sizeof((p)->samples))
+
+/* Whether @p has ABI 1.7's frames_by_line (a 1.6 host's profile has not). */
+#define PERFPORT_PROFILE_HAS_LINES(p) \
+	((p)->struct_size >= offsetof(struct perfport_profile, frames_by_line) + \
+	 sizeof((p)->frames_by_line))
 
 /* Whether @p has ABI 1.6's warnings (a 1.5 host's profile has not). */
 #define PERFPORT_PROFILE_HAS_WARNINGS(p) \
@@ -581,6 +596,12 @@ enum {
 	 * data): the host warns when the recording holds no wall-clock
 	 * reference and the times are estimated (perf record without -k). */
 	PERFPORT_EXPORTER_WALL_CLOCK = 1 << 4,
+	/* (ABI 1.7) The format shows cost per source line: when every format
+	 * asked for sets this, the host keys the tree's frames by file:line
+	 * too (perfport_profile.frames_by_line says it did; a 1.6 host or a
+	 * mix with other formats does not: the format merges a function's
+	 * frames itself then). */
+	PERFPORT_EXPORTER_LINES = 1 << 5,
 };
 
 /* What check()'s @mode says the run will do (ABI 1.6). */

@@ -40,11 +40,19 @@ static const struct perfport_option_def options[] = {
 	{ "counter", PERFPORT_OPT_ENUM, NULL,
 	  "on-cpu,preempted,lock,io,sleep,timed-sleep,idle",
 	  "the counter shown first (default on-cpu if it has data, else the first that has)" },
+	{ "source", PERFPORT_OPT_BOOL, "false", NULL,
+	  "embed the text of the source files the lines name, where readable (each up to "
+	  "1 MiB, 16 MiB in all), beside the cost per line" },
 };
+
+/* Bounds on the source text a page carries (option source). */
+#define SOURCE_FILE_MAX (1u << 20)
+#define SOURCE_ALL_MAX (16u << 20)
 
 struct ex {
 	const struct perfport_host *host;
 	const char *title, *counter;
+	bool source;
 };
 
 /* --- a growing byte buffer --- */
@@ -148,14 +156,151 @@ static void put_string(FILE *out, const char *s)
 	fputc('"', out);
 }
 
+/* --- a function's frames as one (the host's frames_by_line) --- */
+
+/*
+ * The tree the page shows: the host's nodes merged where they differ only
+ * by the line of their frames (a host that keys frames by line, ABI 1.7's
+ * frames_by_line, splits a function's node by line; otherwise nothing
+ * merges). Nodes in pre-order; a node's frame is that of the first host
+ * node merged into it, children in the order the host's first come.
+ */
+struct merged {
+	size_t n;
+	uint32_t *of;                /* per host node: the merged node it is in */
+	uint32_t *parent, *frame;    /* per merged node */
+};
+
+static void merged_free(struct merged *m)
+{
+	free(m->of);
+	free(m->parent);
+	free(m->frame);
+}
+
+/* @p's frame index for each frame: the first with its function, module and
+ * flags. Return: false out of memory. */
+static bool canon_frames(const struct perfport_profile *p, uint32_t *canon)
+{
+	struct perfport_map map = { 0 };
+	char *key = NULL;
+	size_t cap = 0;
+	bool ok = true;
+
+	for (size_t i = 0; i < p->nr_frames && ok; i++) {
+		const struct perfport_frame *f = perfport_frame_at(p, i);
+		const char *mod = f->module ? f->module : "";
+		size_t lf = strlen(f->function), lm = strlen(mod), len = lf + lm + 2 + sizeof(f->flags);
+		bool added;
+
+		if (len > cap) {
+			char *k = realloc(key, len * 2);
+
+			if (!k) {
+				ok = false;
+				break;
+			}
+			key = k;
+			cap = len * 2;
+		}
+		memcpy(key, f->function, lf + 1);
+		memcpy(key + lf + 1, mod, lm + 1);
+		memcpy(key + lf + lm + 2, &f->flags, sizeof(f->flags));
+		ok = perfport_map_get(&map, key, len, (uint32_t)i, &canon[i], &added, NULL);
+	}
+	free(key);
+	perfport_map_free(&map);
+	return ok;
+}
+
+/* @m for @p. Return: false out of memory (@m then holds nothing). */
+static bool merge_tree(const struct perfport_profile *p, struct merged *m)
+{
+	size_t n = p->nr_nodes ? p->nr_nodes : 1;
+	uint32_t *canon = calloc(p->nr_frames + 1, sizeof(*canon));
+	uint32_t *tmp = calloc(n, sizeof(*tmp)), *tparent = calloc(n, sizeof(*tparent));
+	uint32_t *tframe = calloc(n, sizeof(*tframe)), *first = calloc(n, sizeof(*first));
+	uint32_t *next = calloc(n, sizeof(*next)), *stack = calloc(n, sizeof(*stack));
+	uint32_t *final = calloc(n, sizeof(*final));
+	struct perfport_map map = { 0 };
+	size_t nt = 1, sp = 0;
+	bool ok = false;
+
+	memset(m, 0, sizeof(*m));
+	m->of = calloc(n, sizeof(*m->of));
+	m->parent = calloc(n, sizeof(*m->parent));
+	m->frame = calloc(n, sizeof(*m->frame));
+	if (!canon || !tmp || !tparent || !tframe || !first || !next || !stack || !final ||
+	    !m->of || !m->parent || !m->frame || !canon_frames(p, canon))
+		goto out;
+	/* merged nodes numbered as first met: (merged parent, canonical frame) */
+	tparent[0] = tframe[0] = UINT32_MAX;
+	for (size_t i = 1; i < p->nr_nodes; i++) {
+		const struct perfport_node *nd = perfport_node_at(p, i);
+		uint32_t key[2] = { tmp[nd->parent], canon[nd->frame] }, id;
+		bool added;
+
+		if (!perfport_map_get(&map, key, sizeof(key), (uint32_t)nt, &id, &added, NULL))
+			goto out;
+		if (added) {
+			tparent[nt] = key[0];
+			tframe[nt] = nd->frame;
+			nt++;
+		}
+		tmp[i] = id;
+	}
+	/* children lists in the order met, then pre-order */
+	for (size_t i = 0; i < nt; i++)
+		first[i] = next[i] = UINT32_MAX;
+	for (size_t i = nt; i-- > 1;) {
+		next[i] = first[tparent[i]];
+		first[tparent[i]] = (uint32_t)i;
+	}
+	stack[sp++] = 0;
+	while (sp) {
+		uint32_t t = stack[--sp], kids = 0;
+
+		final[t] = (uint32_t)m->n;
+		m->parent[m->n] = t ? final[tparent[t]] : UINT32_MAX;
+		m->frame[m->n] = tframe[t];
+		m->n++;
+		/* pushed in reverse so that the first child comes out first */
+		for (uint32_t c = first[t]; c != UINT32_MAX; c = next[c])
+			kids++;
+		sp += kids;
+		for (uint32_t c = first[t], k = 1; c != UINT32_MAX; c = next[c], k++)
+			stack[sp - k] = c;
+	}
+	for (size_t i = 0; i < p->nr_nodes; i++)
+		m->of[i] = final[tmp[i]];
+	ok = true;
+out:
+	perfport_map_free(&map);
+	free(final);
+	free(stack);
+	free(next);
+	free(first);
+	free(tframe);
+	free(tparent);
+	free(tmp);
+	free(canon);
+	if (!ok)
+		merged_free(m);
+	return ok;
+}
+
 /* --- the tree --- */
 
 /*
  * "frames":{"fn":[..],"mod":[..],"file":[..],"line":[..],"flags":[..]} and
- * "nodes":{"parent":[..],"frame":[..]}, strings as indexes into @st (-1
- * none); the node's self values per counter with data: "self":{"c":[..]}.
+ * "nodes":{"parent":[..],"frame":[..]} (@m's merged nodes), strings as
+ * indexes into @st (-1 none); "of":[..], per node of @p (what the samples
+ * name) its merged node; with @lines, @p's own nodes as "lines":{"parent":
+ * [..],"frame":[..]} (their frames' lines are those of the samples); the
+ * merged nodes' self values per counter with data: "self":{"c":[..]}.
  */
-static void put_tree(FILE *out, const struct perfport_profile *p, struct strtab *st, bool values)
+static void put_tree(FILE *out, const struct perfport_profile *p, const struct merged *m,
+		     struct strtab *st, bool values, bool lines)
 {
 	static const char *const cols[] = { "fn", "mod", "file", "line", "flags" };
 
@@ -181,25 +326,46 @@ static void put_tree(FILE *out, const struct perfport_profile *p, struct strtab 
 		fputc(']', out);
 	}
 	fputs("},\"nodes\":{\"parent\":[", out);
-	for (size_t i = 0; i < p->nr_nodes; i++)
-		fprintf(out, "%s%ld", i ? "," : "",
-			i ? (long)perfport_node_at(p, i)->parent : -1L);
+	for (size_t i = 0; i < m->n; i++)
+		fprintf(out, "%s%ld", i ? "," : "", i ? (long)m->parent[i] : -1L);
 	fputs("],\"frame\":[", out);
+	for (size_t i = 0; i < m->n; i++)
+		fprintf(out, "%s%ld", i ? "," : "", i ? (long)m->frame[i] : -1L);
+	fputs("]},\"of\":[", out);
 	for (size_t i = 0; i < p->nr_nodes; i++)
-		fprintf(out, "%s%ld", i ? "," : "", i ? (long)perfport_node_at(p, i)->frame : -1L);
-	fputs("]}", out);
+		fprintf(out, "%s%" PRIu32, i ? "," : "", m->of[i]);
+	fputc(']', out);
+	if (lines) {
+		fputs(",\"lines\":{\"parent\":[", out);
+		for (size_t i = 0; i < p->nr_nodes; i++)
+			fprintf(out, "%s%ld", i ? "," : "",
+				i ? (long)perfport_node_at(p, i)->parent : -1L);
+		fputs("],\"frame\":[", out);
+		for (size_t i = 0; i < p->nr_nodes; i++)
+			fprintf(out, "%s%ld", i ? "," : "",
+				i ? (long)perfport_node_at(p, i)->frame : -1L);
+		fputs("]}", out);
+	}
 	if (values) {
+		uint64_t *v = calloc(m->n, sizeof(*v));
+
 		fputs(",\"self\":{", out);
-		for (unsigned c = 0, first = 1; c < p->nr_counters && c < 64; c++) {
+		for (unsigned c = 0, first = 1; v && c < p->nr_counters && c < 64; c++) {
 			if (!(p->counters_present >> c & 1))
 				continue;
 			fprintf(out, "%s\"%s\":[", first ? "" : ",", p->counter_names[c]);
 			first = 0;
+			memset(v, 0, m->n * sizeof(*v));
 			for (size_t i = 0; i < p->nr_nodes; i++)
-				fprintf(out, "%s%" PRIu64, i ? "," : "", perfport_self_value(p, i, c));
+				v[m->of[i]] += perfport_self_value(p, i, c);
+			for (size_t i = 0; i < m->n; i++)
+				fprintf(out, "%s%" PRIu64, i ? "," : "", v[i]);
 			fputc(']', out);
 		}
 		fputc('}', out);
+		if (!v)
+			st->oom = true;
+		free(v);
 	}
 	fputc('}', out);
 }
@@ -382,12 +548,93 @@ static void default_title(const struct perfport_profile *p, char *buf, size_t ma
 		snprintf(buf, max, "Explorer: %zu processes on %s", procs, host);
 }
 
+/* put_tree() of @p merged (out of memory: st->oom set) */
+static void put_merged(FILE *out, const struct perfport_profile *p, struct strtab *st, bool values,
+		       bool lines)
+{
+	struct merged m;
+
+	if (!merge_tree(p, &m)) {
+		st->oom = true;
+		fputs("null", out);
+		return;
+	}
+	put_tree(out, p, &m, st, values, lines);
+	merged_free(&m);
+}
+
+/*
+ * ,"sources":{"FILE":"TEXT",..}: the text of each source file a frame of @p
+ * with a line names, where it is a readable regular file of at most
+ * SOURCE_FILE_MAX bytes, up to SOURCE_ALL_MAX in all (what is left out is
+ * logged). Out of memory: st->oom set.
+ */
+static void put_sources(const struct ex *e, const struct perfport_profile *p, FILE *out,
+			struct strtab *st)
+{
+	struct perfport_map seen = { 0 };
+	size_t all = 0, nr = 0, skipped = 0;
+	char *buf = malloc(SOURCE_FILE_MAX + 1);
+
+	if (!buf) {
+		st->oom = true;
+		return;
+	}
+	fputs(",\"sources\":{", out);
+	for (size_t i = 0; i < p->nr_frames; i++) {
+		const struct perfport_frame *f = perfport_frame_at(p, i);
+		uint32_t id;
+		bool added;
+		FILE *src;
+		size_t n;
+
+		if (!f->file || !f->line)
+			continue;
+		if (!perfport_map_get(&seen, f->file, strlen(f->file), 0, &id, &added, NULL)) {
+			st->oom = true;
+			break;
+		}
+		if (!added)
+			continue;
+		src = fopen(f->file, "rb");
+		n = src ? fread(buf, 1, SOURCE_FILE_MAX + 1, src) : 0;
+		if (!src || ferror(src) || n > SOURCE_FILE_MAX || all + n > SOURCE_ALL_MAX) {
+			e->host->log(e->host, PERFPORT_LOG_INFO, "source '%s' not embedded: %s", f->file,
+				     !src || ferror(src) ? "not readable" :
+				     n > SOURCE_FILE_MAX ? "over 1 MiB" : "the page's 16 MiB of sources are full");
+			if (src)
+				fclose(src);
+			skipped++;
+			continue;
+		}
+		fclose(src);
+		buf[n] = 0;
+		if (strlen(buf) != n) {
+			e->host->log(e->host, PERFPORT_LOG_INFO, "source '%s' not embedded: not text",
+				     f->file);
+			skipped++;
+			continue;
+		}
+		all += n;
+		fprintf(out, "%s", nr++ ? "," : "");
+		put_string(out, f->file);
+		fputc(':', out);
+		put_string(out, buf);
+	}
+	fputc('}', out);
+	e->host->log(e->host, PERFPORT_LOG_DEBUG, "%zu source files embedded (%zu bytes), %zu not",
+		     nr, all, skipped);
+	perfport_map_free(&seen);
+	free(buf);
+}
+
 /*
  * The tables, as JSON: {"threads":[..],"tree":..,"offwake":..,"base":..,
  * "strings":[..]} (trees as put_tree(); offwake and base null when
- * absent). Written to a memory stream, then gzipped.
+ * absent), with option source its "sources" (put_sources()). Written to a memory stream, then gzipped.
  */
-static void put_tables(const struct perfport_profile *p, FILE *out, struct strtab *st)
+static void put_tables(const struct ex *e, const struct perfport_profile *p, FILE *out,
+		       struct strtab *st)
 {
 	const struct perfport_profile *ow = p->offwake;
 
@@ -402,17 +649,19 @@ static void put_tables(const struct perfport_profile *p, FILE *out, struct strta
 			(int64_t)(t->start_ns - p->start_ns), (int64_t)(t->end_ns - p->start_ns));
 	}
 	fputs("],\"tree\":", out);
-	put_tree(out, p, st, false);
+	put_merged(out, p, st, false, PERFPORT_PROFILE_HAS_LINES(p) && p->frames_by_line);
 	fputs(",\"offwake\":", out);
 	if (ow && ow->nr_nodes > 1)
-		put_tree(out, ow, st, true);
+		put_merged(out, ow, st, true, false);
 	else
 		fputs("null", out);
 	fputs(",\"base\":", out);
 	if (PERFPORT_PROFILE_HAS_BASE(p) && p->base && p->base->nr_nodes > 1)
-		put_tree(out, p->base, st, true);
+		put_merged(out, p->base, st, true, false);
 	else
 		fputs("null", out);
+	if (e->source)
+		put_sources(e, p, out, st);
 	fputs(",\"strings\":[", out);
 	for (size_t i = 0; i < st->nr; i++) {
 		if (i)
@@ -437,7 +686,7 @@ static enum perfport_status pack_tables(const struct ex *e, const struct perfpor
 		e->host->log(e->host, PERFPORT_LOG_ERROR, "out of memory for the page's tables");
 		return PERFPORT_ERROR;
 	}
-	put_tables(p, mem, &st);
+	put_tables(e, p, mem, &st);
 	if (fclose(mem) || st.oom) {
 		e->host->log(e->host, PERFPORT_LOG_ERROR, "out of memory for the page's tables");
 		goto out;
@@ -551,6 +800,10 @@ static enum perfport_status ex_init(const struct perfport_host *host,
 			e->title = opts[i].value;
 		else if (!strcmp(opts[i].name, "counter"))
 			e->counter = opts[i].value;
+		else if (!strcmp(opts[i].name, "source"))
+			e->source = opts[i].value && (!strcmp(opts[i].value, "true") ||
+						      !strcmp(opts[i].value, "yes") ||
+						      !strcmp(opts[i].value, "1"));
 	}
 	*state = e;
 	return PERFPORT_OK;
@@ -566,7 +819,7 @@ __attribute__((visibility("default"))) const struct perfport_exporter perfport_e
 	.struct_size = sizeof(struct perfport_exporter),
 	.name = "explorer",
 	.description = "one HTML page to explore a recording offline: a timeline of the threads' "
-		       "states, flame graph, trees and callers of any time range and threads",
+		       "states, flame graph, trees, callers and source lines of any time range and threads",
 	.default_output = "explorer.html",
 	.options = options,
 	.nr_options = sizeof(options) / sizeof(options[0]),
@@ -574,5 +827,5 @@ __attribute__((visibility("default"))) const struct perfport_exporter perfport_e
 	.write = ex_write,
 	.upload = NULL,
 	.fini = ex_fini,
-	.flags = PERFPORT_EXPORTER_SAMPLES,
+	.flags = PERFPORT_EXPORTER_SAMPLES | PERFPORT_EXPORTER_LINES,
 };

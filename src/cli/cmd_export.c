@@ -355,6 +355,7 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 	}
 	view->nr_warnings = adv.n;
 	view->warnings = adv.ptr;
+	view->frames_by_line = po.o.frames_by_line;
 	if (base_path) {
 		struct profile_opts bo = po.o;
 		int b;
@@ -373,6 +374,7 @@ static int export_main(int argc, char **argv, bool upload_cmd)
 			ret = EXIT_NOTHING;
 			goto out;
 		}
+		base_view->frames_by_line = bo.frames_by_line;
 		view->base = base_view;
 	}
 	if (!upload_cmd && exs.n > 1 && output && mkdir(output, 0777) && errno != EEXIST) {

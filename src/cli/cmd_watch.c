@@ -712,6 +712,7 @@ static void reload(struct watch *w)
 		return;
 	}
 	exporters_profile_opts(&ex, true, w->po.group_given, &after);
+	after.frames_by_line = false;   /* watch hands no lines on (its view says so) */
 	if (after.group_by != before.group_by || after.slice_ns != before.slice_ns ||
 	    after.timeline != before.timeline)
 		pp_warn("SIGHUP: the new formats want the profile built otherwise (per thread, "
@@ -1273,6 +1274,7 @@ int cmd_watch(int argc, char **argv)
 	if (ret != EXIT_FULL)
 		goto out;
 	exporters_profile_opts(&w.ex, true, w.po.group_given, &w.po.o);
+	w.po.o.frames_by_line = false;  /* watch hands no lines on (its view says so) */
 	w.po.o.warn_estimated_time = true;
 	if (!w.input && state_load(&w)) {
 		ret = EXIT_NOTHING;

@@ -232,6 +232,10 @@ void exporters_profile_opts(const struct exporters *ex, bool upload, bool group_
 	for (size_t i = 0; i < ex->n; i++)
 		if (plugin_wants_samples(ex->pl[i]))
 			o->timeline = true;
+	/* frames by line split every format's tree: only when all show lines */
+	o->frames_by_line = ex->n > 0;
+	for (size_t i = 0; i < ex->n; i++)
+		o->frames_by_line = o->frames_by_line && plugin_wants_lines(ex->pl[i]);
 	/* estimated times are worth a warning where a format places them in time */
 	o->warn_estimated_time = false;
 	for (size_t i = 0; i < ex->n; i++)

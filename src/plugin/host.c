@@ -529,6 +529,12 @@ bool plugin_wants_samples(const struct plugin *pl)
 	       (pl->ex->flags & PERFPORT_EXPORTER_SAMPLES);
 }
 
+bool plugin_wants_lines(const struct plugin *pl)
+{
+	return PERFPORT_HAS(pl->ex, struct perfport_exporter, flags) &&
+	       (pl->ex->flags & PERFPORT_EXPORTER_LINES);
+}
+
 /* Every option of @pl's table, set or defaulted, as init() and check() get
  * them (calloc'd; the values are @pl's). NULL: out of memory. */
 static struct perfport_option *options_array(struct plugin *pl)

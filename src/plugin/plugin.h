@@ -79,6 +79,9 @@ bool plugin_wants_wall_clock(const struct plugin *pl);
 /** plugin_wants_samples() - does the format show samples in time (PERFPORT_EXPORTER_SAMPLES)? */
 bool plugin_wants_samples(const struct plugin *pl);
 
+/** plugin_wants_lines() - does the format show cost per source line (PERFPORT_EXPORTER_LINES)? */
+bool plugin_wants_lines(const struct plugin *pl);
+
 /* The slice length perfport keeps for such formats: 5 s, SkyWalking Rover's
  * flush interval. */
 #define PLUGIN_SLICE_NS 5000000000ull

@@ -918,6 +918,7 @@ static void offwake_add(struct account *a, uint32_t blocked, uint32_t waker, enu
 			a->err = PP_ENOMEM;
 			return;
 		}
+		a->wtree.by_line = a->opts->frames_by_line;
 		a->wtree_ready = true;
 	}
 	for (uint32_t x = blocked; x != TREE_ROOT && x != TREE_NONE && n < sizeof(chain) / sizeof(chain[0]);
@@ -1845,6 +1846,7 @@ int acct_init(struct account *a, const struct profile_opts *opts, const struct m
 	ret = tree_init(&a->tree);
 	if (ret)
 		return ret;
+	a->tree.by_line = opts->frames_by_line;
 	ret = rules_setup(&a->rules, opts->state_rules);
 	if (ret)
 		return ret;

@@ -122,6 +122,10 @@ struct profile_opts {
 	/* also keep every sample and off-CPU interval with its time and thread
 	 * (profile.timed), for formats that show a timeline */
 	bool timeline;
+	/* key the tree's frames by file:line too (a function is one frame per
+	 * line it was seen at, the tree split by them), for formats that show
+	 * cost per source line (PERFPORT_EXPORTER_LINES) */
+	bool frames_by_line;
 	/* when *stop becomes non-zero (a signal handler's flag, whose signal
 	 * interrupts the read), the input ends there as if the recording
 	 * ended: what was read is counted, the profile (or the last window)

@@ -100,9 +100,17 @@ static int rehash(uint32_t **slots, size_t *cap, size_t min,
 	return 0;
 }
 
+/* by_line: the line joins the key (the file too, compared in tree_frame()) */
+static uint64_t frame_key(const struct tree *t, const char *function, const char *module,
+			  uint32_t line, uint32_t flags)
+{
+	return frame_hash(function, module, flags) ^ (t->by_line ? mix64((uint64_t)line + 1) : 0);
+}
+
 static uint64_t frame_hash_at(const struct tree *t, uint32_t i)
 {
-	return frame_hash(t->frames[i].function, t->frames[i].module, t->frames[i].flags);
+	return frame_key(t, t->frames[i].function, t->frames[i].module, t->frames[i].line,
+			 t->frames[i].flags);
 }
 
 static uint64_t node_hash_at(const struct tree *t, uint32_t i)
@@ -118,11 +126,12 @@ uint32_t tree_frame(struct tree *t, const char *function, const char *module, co
 	if ((t->nr_frames + 1) * 2 > t->frame_slots_cap &&
 	    rehash(&t->frame_slots, &t->frame_slots_cap, t->nr_frames + 1, frame_hash_at, t))
 		return TREE_NONE;
-	j = frame_hash(function, module, flags) & (t->frame_slots_cap - 1);
+	j = frame_key(t, function, module, line, flags) & (t->frame_slots_cap - 1);
 	for (; t->frame_slots[j]; j = (j + 1) & (t->frame_slots_cap - 1)) {
 		const struct profile_frame *f = &t->frames[t->frame_slots[j] - 1];
 
-		if (f->function == function && f->module == module && f->flags == flags)
+		if (f->function == function && f->module == module && f->flags == flags &&
+		    (!t->by_line || (f->file == file && f->line == line)))
 			return t->frame_slots[j] - 1;
 	}
 	if (t->nr_frames == t->cap_frames) {
@@ -280,6 +289,7 @@ int tree_strip(struct tree *t, uint32_t flags)
 		free(map);
 		return PP_ENOMEM;
 	}
+	n.by_line = t->by_line;
 	/* a parent always comes before its children */
 	map[TREE_ROOT] = TREE_ROOT;
 	counts_add(&n.self[TREE_ROOT], &t->self[TREE_ROOT]);

@@ -38,6 +38,7 @@ struct tree {
 	size_t slice_slots_cap;
 	struct profile_timed *timed;    /* samples and intervals by time (tree_add_timed) */
 	size_t nr_timed, cap_timed;
+	bool by_line;                   /* frames keyed by file and line too (set after tree_init) */
 };
 
 /** tree_init() - an empty tree holding only the root. Return: 0 or PP_ENOMEM. */
@@ -55,7 +56,8 @@ const char *tree_intern(struct tree *t, const char *s, int *err);
 /**
  * tree_frame() - the index of a frame, added if new. The strings must come
  * from tree_intern(). Frames are equal when function, module and flags are;
- * file and line are those of the first occurrence.
+ * file and line are those of the first occurrence (with @t->by_line: when
+ * file and line are too).
  * Return: the index, or TREE_NONE out of memory.
  */
 uint32_t tree_frame(struct tree *t, const char *function, const char *module, const char *file,

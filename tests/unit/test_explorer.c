@@ -177,6 +177,75 @@ static size_t unbase64(const char *s, size_t n, unsigned char *out)
 
 /* the page: the data in place of its marker, a hostile title escaped, the
  * tables' strings (in base64) name every function */
+/*
+ * A host that keys frames by line (ABI 1.7) splits work() under main() by
+ * the lines it was sampled at: the page's tree has one work() (the first
+ * frame's), its callees under it merged too, in pre-order; a function
+ * inlined (another flags) stays apart. The samples' host nodes map onto it.
+ */
+static void test_merge_by_line(void **state)
+{
+	static const struct perfport_frame lf[] = {
+		{ .function = "main", .module = "/bin/x", .file = "x.c", .line = 30, .flags = PERFPORT_FRAME_USER },
+		{ .function = "work", .module = "/bin/x", .file = "x.c", .line = 11, .flags = PERFPORT_FRAME_USER },
+		{ .function = "work", .module = "/bin/x", .file = "x.c", .line = 12, .flags = PERFPORT_FRAME_USER },
+		{ .function = "f", .module = "/bin/x", .file = "x.c", .line = 3, .flags = PERFPORT_FRAME_USER },
+		{ .function = "work", .module = "/bin/x", .file = "x.c", .line = 11,
+		  .flags = PERFPORT_FRAME_USER | PERFPORT_FRAME_INLINED },
+	};
+	/* root; main; work@11 { f }; work@12 { f }; work inlined */
+	static const struct perfport_node ln[] = {
+		{ UINT32_MAX, UINT32_MAX, 0, 7 }, { 0, 0, 1, 7 }, { 1, 1, 2, 4 }, { 2, 3, 3, 4 },
+		{ 1, 2, 2, 6 }, { 4, 3, 3, 6 }, { 1, 4, 2, 7 },
+	};
+	static uint64_t lv[7 * 4] = { [4 * 3 + 2] = 5, [4 * 5 + 2] = 7 };
+	struct perfport_profile p = profile();
+	struct strtab st = { 0 };
+	struct merged m;
+	char *json = NULL;
+	size_t len = 0;
+	FILE *out;
+
+	(void)state;
+	p.nr_frames = 5;
+	p.frames = lf;
+	p.nr_nodes = 7;
+	p.nodes = ln;
+	p.self = p.total = lv;
+	p.frames_by_line = 1;
+	assert_true(PERFPORT_PROFILE_HAS_LINES(&p));
+	assert_true(merge_tree(&p, &m));
+	/* root, main, work, f, work (inlined) */
+	assert_int_equal(m.n, 5);
+	assert_int_equal(m.parent[1], 0);
+	assert_int_equal(m.frame[1], 0);
+	assert_int_equal(m.parent[2], 1);
+	assert_int_equal(m.frame[2], 1);
+	assert_int_equal(m.parent[3], 2);
+	assert_int_equal(m.frame[3], 3);
+	assert_int_equal(m.parent[4], 1);
+	assert_int_equal(m.frame[4], 4);
+	{
+		static const uint32_t want[] = { 0, 1, 2, 3, 2, 3, 4 };
+
+		for (size_t i = 0; i < 7; i++)
+			assert_int_equal(m.of[i], want[i]);
+	}
+	/* the page's tables: the merged nodes, the host's as lines, f's self summed */
+	out = open_memstream(&json, &len);
+	assert_non_null(out);
+	put_tree(out, &p, &m, &st, true, true);
+	fclose(out);
+	assert_false(st.oom);
+	assert_non_null(strstr(json, "\"nodes\":{\"parent\":[-1,0,1,2,1],\"frame\":[-1,0,1,3,4]}"));
+	assert_non_null(strstr(json, "\"of\":[0,1,2,3,2,3,4]"));
+	assert_non_null(strstr(json, "\"lines\":{\"parent\":[-1,0,1,2,1,4,1],\"frame\":[-1,0,1,3,2,3,4]}"));
+	assert_non_null(strstr(json, "\"on-cpu\":[0,0,0,12,0]"));
+	free(json);
+	strtab_free(&st);
+	merged_free(&m);
+}
+
 static void test_page(void **state)
 {
 	struct perfport_profile p = profile();
@@ -218,6 +287,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_samples_by_thread),
 		cmocka_unit_test(test_page),
+		cmocka_unit_test(test_merge_by_line),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

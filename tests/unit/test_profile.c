@@ -122,6 +122,40 @@ static void test_tree_finish(void **state)
 }
 
 /* Equal frames are interned once; nodes are keyed by (parent, frame). */
+/* by_line (profile_opts.frames_by_line): a function is one frame per
+ * file:line, the tree split by them; without it the first line stays. */
+static void test_tree_by_line(void **state)
+{
+	(void)state;
+	for (int by = 0; by < 2; by++) {
+		struct tree t;
+		int err = 0;
+		const char *f, *m, *x, *y;
+		uint32_t a, b, c;
+
+		assert_int_equal(tree_init(&t), 0);
+		t.by_line = by;
+		f = tree_intern(&t, "work", &err);
+		m = tree_intern(&t, "/bin/x", &err);
+		x = tree_intern(&t, "x.c", &err);
+		y = tree_intern(&t, "y.h", &err);
+		assert_int_equal(err, 0);
+		a = tree_frame(&t, f, m, x, 11, FRAME_F_USER);
+		b = tree_frame(&t, f, m, x, 12, FRAME_F_USER);
+		c = tree_frame(&t, f, m, y, 11, FRAME_F_USER);
+		assert_int_equal(tree_frame(&t, f, m, x, 12, FRAME_F_USER), b);
+		if (by) {
+			assert_true(a != b && a != c && b != c);
+			assert_int_equal(t.frames[b].line, 12);
+			assert_true(tree_child(&t, TREE_ROOT, a) != tree_child(&t, TREE_ROOT, b));
+		} else {
+			assert_true(a == b && a == c);
+			assert_int_equal(t.frames[a].line, 11);
+		}
+		tree_release(&t);
+	}
+}
+
 static void test_tree_intern(void **state)
 {
 	static const char *const a[] = { "main", "f" };
@@ -981,6 +1015,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tree_finish),
 		cmocka_unit_test(test_tree_intern),
+		cmocka_unit_test(test_tree_by_line),
 		cmocka_unit_test(test_rules_builtin),
 		cmocka_unit_test(test_rules_parse),
 		cmocka_unit_test(test_counter_names),
