@@ -280,6 +280,14 @@ print("%d samples, %d processes" % (j["samples"], j["processes"]))' "$dir/procs.
 		-i "$data" :: env PERFPORT_MMAP=1 "$PERFPORT" export -f folded -j 2 -o "$dir/procs-m.folded" -i "$data")"
 	report "export -j 2, read()" "export -j 2, mapped" "$rd" "$mp"
 	cmp -s "$dir/procs-r.folded" "$dir/procs-m.folded" || echo "WARNING: the mapped file's output differs from read()'s"
+	# the explorer page of this ~1 GB system-wide recording (issue 56):
+	# its size, first drawing and a brushed range's re-aggregation
+	t=$(runs=1 measure "$PERFPORT" export -f explorer -o "$dir/procs-explorer.html" -i "$data")
+	echo "perfport export explorer (processes): ${t% *} s, $(( ${t#* } / 1024 )) MB peak RSS"
+	if command -v chromium >/dev/null; then
+		/usr/bin/python3 tests/bench/explorer_render.py "$dir/procs-explorer.html"
+		echo
+	fi
 	theirs=$(runs=1 measure perf report --stdio --no-children -i "$data")
 	[ -z "${p_two:-}" ] || report "perfport export -j 2 (processes)" "perf report --no-children" "$p_two" "$theirs"
 	[ -z "${p_one:-}" ] || report "perfport export -j 1 (processes)" "perf report --no-children" "$p_one" "$theirs"
