@@ -1111,8 +1111,6 @@ static struct acct_cpu *cpu_grow(struct account *a, uint32_t cpu)
 	size_t n = a->nr_cpus ? a->nr_cpus : 8;
 	struct acct_cpu *c;
 
-	if (cpu >= 4096)
-		return NULL;
 	while (n <= cpu)
 		n *= 2;
 	c = realloc(a->cpus, n * sizeof(*c));
@@ -1125,10 +1123,16 @@ static struct acct_cpu *cpu_grow(struct account *a, uint32_t cpu)
 	return &a->cpus[cpu];
 }
 
-/* The state of @cpu, NULL when the number is unknown or absurd (or memory ran out). */
+/*
+ * The state of @cpu, NULL when the number is unknown or absurd (or memory
+ * ran out). Unknown is every sample of a recording without -a (no
+ * PERF_SAMPLE_CPU): said here, not in a call per sample to cpu_grow().
+ */
 static inline struct acct_cpu *cpu_at(struct account *a, uint32_t cpu)
 {
-	return cpu < a->nr_cpus ? &a->cpus[cpu] : cpu_grow(a, cpu);
+	if (cpu < a->nr_cpus)
+		return &a->cpus[cpu];
+	return cpu < 4096 ? cpu_grow(a, cpu) : NULL;
 }
 
 /*
