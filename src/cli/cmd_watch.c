@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../util/cleanup.h"
 #include "../util/error.h"
 #include "../util/log.h"
 #include "../util/threadtime.h"
@@ -99,25 +100,29 @@ static sigset_t watch_sigs;           /* SIGHUP, SIGINT, SIGTERM */
 static atomic_int watch_hup;          /* read by the sending thread too */
 static pthread_t watch_main;
 
-static void on_hup(int sig)
+/*
+ * The watcher's part in SIGHUP, SIGINT and SIGTERM (util/cleanup.c's
+ * handler asks it first, so a cleanup registered later, an archive's
+ * directory or an output's temporary, never replaces it): SIGHUP is a
+ * reload; the first SIGINT or SIGTERM lets the window or file being sent
+ * finish; a second one is left to end the run at once, after the
+ * cleanups (the archive's directory removed).
+ */
+static bool take_signal(int sig)
 {
-	(void)sig;
-	atomic_store(&watch_hup, 1);      /* lock-free: safe in a handler */
-}
-
-static void on_stop(int sig)
-{
+	if (sig == SIGHUP) {
+		atomic_store(&watch_hup, 1);      /* lock-free: safe in a handler */
+		return true;
+	}
 	if (!pthread_equal(pthread_self(), watch_main)) {
 		/* the main thread's read() is the one to interrupt */
 		pthread_kill(watch_main, sig);
-		return;
+		return true;
 	}
-	if (watch_stop) {
-		/* a second signal: the user does not want the window finished */
-		signal(sig, SIG_DFL);
-		raise(sig);
-	}
+	if (watch_stop)
+		return false;   /* a second one: the window is not to be finished */
 	watch_stop = sig;
+	return true;
 }
 
 /*
@@ -636,6 +641,10 @@ static void reexec(void)
 	 * and wait, each at most once, until the new image has its
 	 * handlers; any number of SIGHUPs meanwhile make one more reload */
 	pthread_sigmask(SIG_BLOCK, &watch_sigs, &old);
+	/* what this image made to be removed at its end (a perf archive's
+	 * private directory) goes now: exec runs no atexit(), and the new
+	 * image makes its own */
+	cleanup_run();
 	execv("/proc/self/exe", argv);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pp_error("SIGHUP: cannot run again: %s", strerror(errno));
@@ -1084,7 +1093,6 @@ int cmd_watch(int argc, char **argv)
 	struct setting settings[SETTINGS_MAX];
 	const char *formats = NULL, *plugin_dir = NULL, *state = NULL, *net_bad = NULL, *msg;
 	struct net_config nc = { 0 };
-	struct sigaction sa = { .sa_handler = on_stop };
 	char spool[PATH_MAX + 8];
 	size_t nr_set = 0;
 	struct stat st;
@@ -1282,14 +1290,9 @@ int cmd_watch(int argc, char **argv)
 	w.spool_pending = true;
 	w.backoff_s = w.resend_s;
 	w.next_resend = time(NULL);
-	sigemptyset(&sa.sa_mask);
 	watch_main = pthread_self();
-	/* no SA_RESTART: the signal ends a stream's blocked read at once */
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sa.sa_handler = on_hup;
-	sa.sa_flags = SA_RESTART;
-	sigaction(SIGHUP, &sa, NULL);
+	/* SIGINT and SIGTERM end a stream's blocked read at once */
+	cleanup_take_signals(take_signal);
 	/* handled from now on: what came while a SIGHUP's exec ran (blocked
 	 * by reexec(), the mask kept) is taken now */
 	pthread_sigmask(SIG_UNBLOCK, &watch_sigs, NULL);
