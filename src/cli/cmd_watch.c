@@ -74,6 +74,7 @@ struct watch {
 	struct wset done;             /* the files sent ("/name": found unreadable) */
 	/* the spool: something may wait there; when to try it next */
 	bool spool_pending;
+	bool said_behind;             /* the uploads fell behind: said once */
 	time_t next_resend;
 	unsigned backoff_s;
 	unsigned windows;
@@ -302,8 +303,11 @@ static int upload_profile(struct watch *w, const char *what, struct profile *p, 
 
 		if (r && net_spooled() > spooled0 && net_lost() == lost0) {
 			ret = exit_worst(ret, EXIT_SPOOLED);
+			/* a failure is tried again after the backoff; a window
+			 * put off behind uploads that fell behind (none failed)
+			 * is sent as soon as the sender is free */
 			if (!w->spool_pending)
-				w->next_resend = time(NULL) + w->backoff_s;
+				w->next_resend = time(NULL) + (defer ? 0 : w->backoff_s);
 			w->spool_pending = true;
 		} else if (r) {
 			ret = exit_worst(ret, r == PP_EUSAGE ? EXIT_USAGE : EXIT_NOTHING);
@@ -910,8 +914,24 @@ static void *sender(void *arg)
 		bool defer;
 
 		pthread_mutex_lock(&w->mu);
-		while (!w->q_len && !w->q_done)
-			pthread_cond_wait(&w->got, &w->mu);
+		/* what waits in the spool is resent when due, windows or none:
+		 * a quiet stream, or one whose windows all came while uploads
+		 * fell behind, does not hold it until its next window */
+		while (!w->q_len && !w->q_done && !(w->spool_pending && !w->spool_refused &&
+						     time(NULL) >= w->next_resend)) {
+			if (w->spool_pending && !w->spool_refused) {
+				struct timespec due = { w->next_resend, 0 };
+
+				pthread_cond_timedwait(&w->got, &w->mu, &due);
+			} else {
+				pthread_cond_wait(&w->got, &w->mu);
+			}
+		}
+		if (!w->q_len && !w->q_done) {
+			pthread_mutex_unlock(&w->mu);
+			resend_due(w, false);
+			continue;
+		}
 		if (!w->q_len) {
 			pthread_mutex_unlock(&w->mu);
 			break;
@@ -926,6 +946,12 @@ static void *sender(void *arg)
 			reload(w);
 		resend_due(w, false);
 		defer = w->spool_pending || backlog >= WATCH_QUEUE / 2;
+		if (defer && !w->spool_pending && !w->said_behind) {
+			pp_warn("the uploads fall behind the windows (%zu waiting): windows go to the "
+				"spool '%s' in order, and are sent from there as soon as the sender "
+				"is free", backlog + 1, net_spool_dir());
+			w->said_behind = true;
+		}
 		snprintf(what, sizeof(what), "window %s-%s", clock_text(it.p->meta.start_ns, a, sizeof(a)),
 			 clock_text(it.p->meta.end_ns, b, sizeof(b)));
 		note_status(w, upload_profile(w, what, it.p, it.partial, &it.built, defer, it.cpu));
@@ -987,8 +1013,12 @@ static int follow_stream(struct watch *w)
 	pthread_cond_destroy(&w->got);
 	pthread_cond_destroy(&w->put);
 	pthread_mutex_destroy(&w->mu);
-	if (w->spool_pending && !watch_stop)
-		resend_due(w, true); /* the stream ended: what waits is sent now, once */
+	/* the stream ended, at its end or at SIGINT/SIGTERM (which let the
+	 * windows read be sent, as its end does): what waits is sent now,
+	 * once; the windows put off behind a slow backend are among it (a
+	 * second signal ends this at once, the spool as it was) */
+	if (w->spool_pending)
+		resend_due(w, true);
 	if (ret == PP_EPARTIAL) {
 		w->status = exit_worst(w->status, EXIT_PARTIAL);
 		ret = 0;
@@ -1046,7 +1076,10 @@ static void watch_usage(FILE *out)
 		"the last at the end of the stream or at SIGINT/SIGTERM. Threads, maps\n"
 		"and names carry from window to window. Windows are sent by a thread of\n"
 		"their own; while an earlier one waits in the spool, or uploads fall\n"
-		"behind, they go to the spool in order and are resent from there.\n"
+		"behind, they go to the spool in order and are resent from there (a\n"
+		"failure after a backoff, windows put off as soon as the sender is\n"
+		"free). At the stream's end, and at SIGINT/SIGTERM, the spool is tried\n"
+		"once more.\n"
 		"\n"
 		"options:\n"
 		"  -i, --input FILE        a stream to cut into windows (- for stdin)\n"
