@@ -135,3 +135,26 @@ rc=0; wait "$W" || rc=$?
 [ $rc -eq 0 ] || { cat "$WORK/w.err"; fail "watch --archive, SIGHUP then SIGTERM: exit $rc, want 0"; }
 [ -z "$(unpacked)" ] || fail "watch --archive, SIGHUP then SIGTERM: left in TMPDIR: $(unpacked)"
 echo "ok: --archive, SIGHUP then SIGTERM: exit 0, no directory left"
+
+# --- windows of a recording without clock data: each its own time range ---
+# (no -k: the wall clock is estimated; the build before gave every window
+# the same range, each ending at the file's modification time)
+record "$WORK/noclock.data" -e cpu-clock/freq=997/ -g -- "$SHAPE" 2 "$WORK"
+test_server held_server.py
+W=
+"$PERFPORT" watch -i "$WORK/noclock.data" --window 500ms -f pyroscope -O server="$URL" \
+	--spool "$WORK/nc.spool" >"$WORK/nc.out" 2>"$WORK/nc.err" ||
+	{ cat "$WORK/nc.err"; fail "watch -i of a recording without clock data: exit $?"; }
+has -F "holds no wall-clock reference" "$WORK/nc.err" || fail "the recording has clock data: $(said "$WORK/nc.err")"
+$PY - "$WORK/nc.out" <<'PY' || fail "windows without clock data: $(cut -d: -f1-4 "$WORK/nc.out" | tr '\n' ' ')"
+import re, sys
+def ms(t):
+    h, m, s = t.split(":")
+    return (int(h) * 3600 + int(m) * 60) * 1000 + round(float(s) * 1000)
+r = [tuple(ms(t) for t in re.match(r"window (\S+)-(\S+):", l).groups()) for l in open(sys.argv[1])]
+assert len(r) >= 3, r
+for (a0, a1), (b0, b1) in zip(r, r[1:]):
+    assert a1 == b0 and b1 > b0, (a0, a1, b0, b1)   # each its own, one after the other
+print("%d windows, each its own range, one after the other" % len(r))
+PY
+echo "ok: windows without clock data: each its own time range"
