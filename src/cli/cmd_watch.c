@@ -389,7 +389,9 @@ static int send_one(struct watch *w, const char *name)
 	}
 	snprintf(held, sizeof(held), "/proc/self/fd/%d", fd);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	w->po.o.shown = path;
 	built = profile_build(held, &w->po.o, &p);
+	w->po.o.shown = NULL;
 	close(fd);
 	w->po.o.warn_estimated_time = false; /* said once: every file is recorded alike */
 	if (!p) {

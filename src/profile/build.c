@@ -1016,6 +1016,8 @@ static int build(struct perf_reader *r, const char *path, const struct profile_o
 
 	if (out)
 		*out = NULL;
+	if (o->shown)
+		path = o->shown;  /* the name said, not the descriptor's path read */
 	profile_settle(); /* one pass's teardown at a time (they share what symbols/ caches) */
 	c = calloc(1, sizeof(*c));
 	if (!c) {
