@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../util/cleanup.h"
 #include "../util/error.h"
 #include "../util/log.h"
 #include "../util/threadtime.h"
@@ -73,6 +74,7 @@ struct watch {
 	struct wset done;             /* the files sent ("/name": found unreadable) */
 	/* the spool: something may wait there; when to try it next */
 	bool spool_pending;
+	bool said_behind;             /* the uploads fell behind: said once */
 	time_t next_resend;
 	unsigned backoff_s;
 	unsigned windows;
@@ -99,25 +101,29 @@ static sigset_t watch_sigs;           /* SIGHUP, SIGINT, SIGTERM */
 static atomic_int watch_hup;          /* read by the sending thread too */
 static pthread_t watch_main;
 
-static void on_hup(int sig)
+/*
+ * The watcher's part in SIGHUP, SIGINT and SIGTERM (util/cleanup.c's
+ * handler asks it first, so a cleanup registered later, an archive's
+ * directory or an output's temporary, never replaces it): SIGHUP is a
+ * reload; the first SIGINT or SIGTERM lets the window or file being sent
+ * finish; a second one is left to end the run at once, after the
+ * cleanups (the archive's directory removed).
+ */
+static bool take_signal(int sig)
 {
-	(void)sig;
-	atomic_store(&watch_hup, 1);      /* lock-free: safe in a handler */
-}
-
-static void on_stop(int sig)
-{
+	if (sig == SIGHUP) {
+		atomic_store(&watch_hup, 1);      /* lock-free: safe in a handler */
+		return true;
+	}
 	if (!pthread_equal(pthread_self(), watch_main)) {
 		/* the main thread's read() is the one to interrupt */
 		pthread_kill(watch_main, sig);
-		return;
+		return true;
 	}
-	if (watch_stop) {
-		/* a second signal: the user does not want the window finished */
-		signal(sig, SIG_DFL);
-		raise(sig);
-	}
+	if (watch_stop)
+		return false;   /* a second one: the window is not to be finished */
 	watch_stop = sig;
+	return true;
 }
 
 /*
@@ -297,8 +303,11 @@ static int upload_profile(struct watch *w, const char *what, struct profile *p, 
 
 		if (r && net_spooled() > spooled0 && net_lost() == lost0) {
 			ret = exit_worst(ret, EXIT_SPOOLED);
+			/* a failure is tried again after the backoff; a window
+			 * put off behind uploads that fell behind (none failed)
+			 * is sent as soon as the sender is free */
 			if (!w->spool_pending)
-				w->next_resend = time(NULL) + w->backoff_s;
+				w->next_resend = time(NULL) + (defer ? 0 : w->backoff_s);
 			w->spool_pending = true;
 		} else if (r) {
 			ret = exit_worst(ret, r == PP_EUSAGE ? EXIT_USAGE : EXIT_NOTHING);
@@ -380,7 +389,9 @@ static int send_one(struct watch *w, const char *name)
 	}
 	snprintf(held, sizeof(held), "/proc/self/fd/%d", fd);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	w->po.o.shown = path;
 	built = profile_build(held, &w->po.o, &p);
+	w->po.o.shown = NULL;
 	close(fd);
 	w->po.o.warn_estimated_time = false; /* said once: every file is recorded alike */
 	if (!p) {
@@ -636,6 +647,10 @@ static void reexec(void)
 	 * and wait, each at most once, until the new image has its
 	 * handlers; any number of SIGHUPs meanwhile make one more reload */
 	pthread_sigmask(SIG_BLOCK, &watch_sigs, &old);
+	/* what this image made to be removed at its end (a perf archive's
+	 * private directory) goes now: exec runs no atexit(), and the new
+	 * image makes its own */
+	cleanup_run();
 	execv("/proc/self/exe", argv);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pp_error("SIGHUP: cannot run again: %s", strerror(errno));
@@ -902,8 +917,24 @@ static void *sender(void *arg)
 		bool defer;
 
 		pthread_mutex_lock(&w->mu);
-		while (!w->q_len && !w->q_done)
-			pthread_cond_wait(&w->got, &w->mu);
+		/* what waits in the spool is resent when due, windows or none:
+		 * a quiet stream, or one whose windows all came while uploads
+		 * fell behind, does not hold it until its next window */
+		while (!w->q_len && !w->q_done && !(w->spool_pending && !w->spool_refused &&
+						     time(NULL) >= w->next_resend)) {
+			if (w->spool_pending && !w->spool_refused) {
+				struct timespec due = { w->next_resend, 0 };
+
+				pthread_cond_timedwait(&w->got, &w->mu, &due);
+			} else {
+				pthread_cond_wait(&w->got, &w->mu);
+			}
+		}
+		if (!w->q_len && !w->q_done) {
+			pthread_mutex_unlock(&w->mu);
+			resend_due(w, false);
+			continue;
+		}
 		if (!w->q_len) {
 			pthread_mutex_unlock(&w->mu);
 			break;
@@ -918,6 +949,12 @@ static void *sender(void *arg)
 			reload(w);
 		resend_due(w, false);
 		defer = w->spool_pending || backlog >= WATCH_QUEUE / 2;
+		if (defer && !w->spool_pending && !w->said_behind) {
+			pp_warn("the uploads fall behind the windows (%zu waiting): windows go to the "
+				"spool '%s' in order, and are sent from there as soon as the sender "
+				"is free", backlog + 1, net_spool_dir());
+			w->said_behind = true;
+		}
 		snprintf(what, sizeof(what), "window %s-%s", clock_text(it.p->meta.start_ns, a, sizeof(a)),
 			 clock_text(it.p->meta.end_ns, b, sizeof(b)));
 		note_status(w, upload_profile(w, what, it.p, it.partial, &it.built, defer, it.cpu));
@@ -979,8 +1016,12 @@ static int follow_stream(struct watch *w)
 	pthread_cond_destroy(&w->got);
 	pthread_cond_destroy(&w->put);
 	pthread_mutex_destroy(&w->mu);
-	if (w->spool_pending && !watch_stop)
-		resend_due(w, true); /* the stream ended: what waits is sent now, once */
+	/* the stream ended, at its end or at SIGINT/SIGTERM (which let the
+	 * windows read be sent, as its end does): what waits is sent now,
+	 * once; the windows put off behind a slow backend are among it (a
+	 * second signal ends this at once, the spool as it was) */
+	if (w->spool_pending)
+		resend_due(w, true);
 	if (ret == PP_EPARTIAL) {
 		w->status = exit_worst(w->status, EXIT_PARTIAL);
 		ret = 0;
@@ -1038,7 +1079,10 @@ static void watch_usage(FILE *out)
 		"the last at the end of the stream or at SIGINT/SIGTERM. Threads, maps\n"
 		"and names carry from window to window. Windows are sent by a thread of\n"
 		"their own; while an earlier one waits in the spool, or uploads fall\n"
-		"behind, they go to the spool in order and are resent from there.\n"
+		"behind, they go to the spool in order and are resent from there (a\n"
+		"failure after a backoff, windows put off as soon as the sender is\n"
+		"free). At the stream's end, and at SIGINT/SIGTERM, the spool is tried\n"
+		"once more.\n"
 		"\n"
 		"options:\n"
 		"  -i, --input FILE        a stream to cut into windows (- for stdin)\n"
@@ -1085,7 +1129,6 @@ int cmd_watch(int argc, char **argv)
 	struct setting settings[SETTINGS_MAX];
 	const char *formats = NULL, *plugin_dir = NULL, *state = NULL, *net_bad = NULL, *msg;
 	struct net_config nc = { 0 };
-	struct sigaction sa = { .sa_handler = on_stop };
 	char spool[PATH_MAX + 8];
 	size_t nr_set = 0;
 	struct stat st;
@@ -1284,14 +1327,9 @@ int cmd_watch(int argc, char **argv)
 	w.spool_pending = true;
 	w.backoff_s = w.resend_s;
 	w.next_resend = time(NULL);
-	sigemptyset(&sa.sa_mask);
 	watch_main = pthread_self();
-	/* no SA_RESTART: the signal ends a stream's blocked read at once */
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sa.sa_handler = on_hup;
-	sa.sa_flags = SA_RESTART;
-	sigaction(SIGHUP, &sa, NULL);
+	/* SIGINT and SIGTERM end a stream's blocked read at once */
+	cleanup_take_signals(take_signal);
 	/* handled from now on: what came while a SIGHUP's exec ran (blocked
 	 * by reexec(), the mask kept) is taken now */
 	pthread_sigmask(SIG_UNBLOCK, &watch_sigs, NULL);

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "../util/buf.h"
+#include "../util/cleanup.h"
 #include "../util/error.h"
 #include "../util/log.h"
 #include "aws.h"
@@ -32,8 +33,7 @@ static struct net_config config;
 /* a SIGINT, SIGTERM or SIGHUP that came while uploads were guarded
  * (net_guard()): no request is sent from then on, each is spooled */
 static volatile sig_atomic_t stop_signal;
-static struct sigaction stop_old[3];
-static const int stop_sigs[3] = { SIGINT, SIGTERM, SIGHUP };
+static cleanup_taker stop_old;       /* the taker there was before net_guard() */
 static bool guarded;
 static unsigned spooled;
 static unsigned lost;                /* requests that failed and were not kept */
@@ -475,27 +475,27 @@ static void sleep_ms(unsigned long ms)
 		;
 }
 
-static void on_stop(int sig)
+/* util/cleanup.c's handler asks this first while uploads are guarded: the
+ * signal stops them (a backoff's sleep ends at it), and the caller ends
+ * the run by it once what it printed is out */
+static bool take_stop(int sig)
 {
 	if (!stop_signal)
 		stop_signal = sig;
+	return true;
 }
 
 void net_guard(bool on)
 {
 	if (on == guarded)
 		return;
-	for (size_t i = 0; i < sizeof(stop_sigs) / sizeof(stop_sigs[0]); i++) {
-		if (on) {
-			/* no SA_RESTART: a backoff's sleep ends at the signal */
-			struct sigaction sa = { .sa_handler = on_stop };
-
-			sigemptyset(&sa.sa_mask);
-			sigaction(stop_sigs[i], &sa, &stop_old[i]);
-		} else {
-			sigaction(stop_sigs[i], &stop_old[i], NULL);
-		}
-	}
+	/* a taker, not a handler of its own: a cleanup registered during the
+	 * uploads (an output's temporary) replaces nothing, and nothing is
+	 * restored over its handler after them */
+	if (on)
+		stop_old = cleanup_take_signals(take_stop);
+	else
+		cleanup_take_signals(stop_old);
 	guarded = on;
 }
 

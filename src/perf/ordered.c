@@ -61,10 +61,12 @@ static size_t copy_bytes(uint32_t size)
 	return ((size_t)size + 7) & ~(size_t)7;
 }
 
-/* What an item keeps from being reused: itself and its record, copied or not. */
-static size_t item_bytes(uint32_t size)
+/* What an item keeps from being reused: itself, and its record's copy (a
+ * record left in its buffer counts in the buffer's whole size, once, while
+ * any record holds it: oq_hold()). */
+static size_t item_bytes(bool copied, uint32_t size)
 {
-	return sizeof(struct oq_item) + copy_bytes(size);
+	return sizeof(struct oq_item) + (copied ? copy_bytes(size) : 0);
 }
 
 /* --- the heap of runs, keyed by each run's first entry --- */
@@ -120,6 +122,24 @@ static void sift_down(struct oqueue *q, size_t i)
 
 /* --- runs --- */
 
+/* A used-up run keeps an array of at most this many items for reuse. */
+#define RUN_KEEP 256
+
+/* @r, used up, kept for reuse: its array no longer counts as queued (a
+ * large one is let go) */
+static void run_park(struct oqueue *q, struct oq_run *r)
+{
+	q->bytes -= r->cap * sizeof(*r->e);
+	if (r->cap > RUN_KEEP) {
+		free(r->e);
+		r->e = NULL;
+		r->cap = 0;
+	}
+	r->head = r->len = 0;
+	r->next_free = q->free_runs;
+	q->free_runs = r;
+}
+
 static struct oq_run *run_new(struct oqueue *q)
 {
 	struct oq_run *r = q->free_runs;
@@ -135,6 +155,7 @@ static struct oq_run *run_new(struct oqueue *q)
 	}
 	if (r) {
 		q->free_runs = r->next_free;
+		q->bytes += r->cap * sizeof(*r->e);  /* queued again */
 	} else {
 		r = calloc(1, sizeof(*r));
 		if (!r)
@@ -145,8 +166,9 @@ static struct oq_run *run_new(struct oqueue *q)
 	return r;
 }
 
-/* The run's next free item (taken by r->len++), or NULL out of memory. */
-static struct oq_item *run_slot(struct oq_run *r)
+/* The run's next free item (taken by r->len++), or NULL out of memory;
+ * the run's array counts whole in what is queued. */
+static struct oq_item *run_slot(struct oqueue *q, struct oq_run *r)
 {
 	if (r->len == r->cap) {
 		if (r->head >= r->len / 2 && r->head) {
@@ -160,6 +182,7 @@ static struct oq_item *run_slot(struct oq_run *r)
 
 			if (!n)
 				return NULL;
+			q->bytes += (cap - r->cap) * sizeof(*n);
 			r->e = n;
 			r->cap = cap;
 		}
@@ -220,7 +243,7 @@ int oq_push(struct oqueue *q, uint64_t time, uint64_t offset, const void *rec,
 			return -1;
 		fresh = true;
 	}
-	it = run_slot(r);
+	it = run_slot(q, r);
 	if (!it)
 		goto fail;
 	if (!buf) {
@@ -247,7 +270,7 @@ int oq_push(struct oqueue *q, uint64_t time, uint64_t offset, const void *rec,
 				.rec = rec, .buf = buf, .chunk = c, .size = size };
 	r->len++;
 	q->last = r;
-	q->bytes += item_bytes(size);
+	q->bytes += item_bytes(!buf, size);
 	q->nr++;
 	if (fresh) {
 		if (q->nr_recent == OQ_RECENT) {
@@ -264,10 +287,8 @@ int oq_push(struct oqueue *q, uint64_t time, uint64_t offset, const void *rec,
 	}
 	return 0;
 fail:
-	if (fresh) {
-		r->next_free = q->free_runs;
-		q->free_runs = r;
-	}
+	if (fresh)
+		run_park(q, r);
 	return -1;
 }
 
@@ -297,7 +318,7 @@ void oq_pop(struct oqueue *q)
 	if (!q->nr_heap)
 		return;
 	r = q->heap[0];
-	q->bytes -= item_bytes(r->e[r->head].size);
+	q->bytes -= item_bytes(!r->e[r->head].buf, r->e[r->head].size);
 	q->nr--;
 	item_release(q, &r->e[r->head++]);
 	if (r->head < r->len) {
@@ -316,9 +337,7 @@ void oq_pop(struct oqueue *q)
 	recent_drop(q, r);
 	if (q->last == r)
 		q->last = NULL;
-	r->head = r->len = 0;
-	r->next_free = q->free_runs;
-	q->free_runs = r;
+	run_park(q, r);
 	if (--q->nr_heap) {
 		heap_set(q, 0, q->heap[q->nr_heap]);
 		sift_down(q, 0);
@@ -469,6 +488,8 @@ int oq_buf_grow(struct oq_buf *b, size_t cap, size_t keep)
 		return -1;
 	}
 	b->data = n;
+	if (b->refs)
+		b->q->bytes += cap - b->cap;  /* held: counted whole */
 	b->cap = cap;
 	return 0;
 }
@@ -484,6 +505,8 @@ void oq_buf_retire(struct oq_buf *b)
 
 void oq_release(struct oq_buf *b)
 {
+	if (b->refs == 1)
+		b->q->bytes -= b->cap;
 	if (--b->refs == 0 && !b->lent)
 		buf_spare(b->q, b);
 }

@@ -68,7 +68,7 @@ struct oqueue {
 	struct oq_run *free_runs;
 	size_t nr;            /* items queued */
 	uint64_t seq;
-	size_t bytes;         /* held: items and their records, copied or not */
+	size_t bytes;         /* held: items, copies, and buffers held whole */
 	struct oq_chunk *cur; /* being filled */
 	size_t chunk_size;    /* of the next new chunk: grows to 1 MiB */
 	struct oq_chunk *spare;
@@ -111,10 +111,17 @@ int oq_buf_grow(struct oq_buf *b, size_t cap, size_t keep);
 /** oq_buf_retire() - the caller reads no more into @b: reusable once free. */
 void oq_buf_retire(struct oq_buf *b);
 
-/** oq_hold() - keep @b's records where they are until oq_release(). */
+/**
+ * oq_hold() - keep @b's records where they are until oq_release(). A
+ * buffer held counts whole in its queue's bytes: records left in their
+ * buffers pin them, and a bound on the bytes queued must bound those
+ * buffers (a stream without rounds, or records far out of order, left a
+ * few records in every buffer: memory grew with the stream).
+ */
 static inline void oq_hold(struct oq_buf *b)
 {
-	b->refs++;
+	if (b->refs++ == 0)
+		b->q->bytes += b->cap;
 }
 
 /** oq_release() - undo one oq_hold() (or a queued record's reference). */

@@ -53,6 +53,11 @@ struct build_ctx {
 	profile_window_fn fn;
 	void *fn_ctx;
 	bool time_warned;
+	/* an estimated wall clock (no clock data): perf's time + est_offset,
+	 * fixed at the pass's first profile, so that each window has its own
+	 * range, in order, rather than all ending at the same moment */
+	bool est_fixed;
+	uint64_t est_offset;
 	int err;
 };
 
@@ -423,8 +428,9 @@ static bool realtime_clock(struct perf_reader *r)
 	return false;
 }
 
-static void wall_clock(struct profile_meta *m, const struct profile_opts *o, bool warn,
-		       const struct perf_header_info *hdr, struct perf_reader *r, const char *path)
+static void wall_clock(struct build_ctx *c, struct profile_meta *m, const struct profile_opts *o,
+		       bool warn, const struct perf_header_info *hdr, struct perf_reader *r,
+		       const char *path)
 {
 	uint64_t span = m->last_time - m->first_time;
 
@@ -447,7 +453,20 @@ static void wall_clock(struct profile_meta *m, const struct profile_opts *o, boo
 			end = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 		}
 		m->time_source = TIME_ESTIMATED;
-		m->start_ns = end - span;
+		if (!c->est_fixed) {
+			/* the reference (the file's modification time, else now)
+			 * is taken as the end of the recording's last sample
+			 * when the header says when that was, of the profile
+			 * made first otherwise (a stream's window, ending about
+			 * now); later windows keep that offset */
+			uint64_t at = c->window_ns && hdr->sample_time_last > m->last_time &&
+				      hdr->sample_time_last - m->last_time < end
+				      ? hdr->sample_time_last : m->last_time;
+
+			c->est_offset = end - at;
+			c->est_fixed = true;
+		}
+		m->start_ns = m->first_time + c->est_offset;
 		if (warn)
 			pp_warn("'%s' holds no wall-clock reference: its start and end are "
 				"estimated from the %s; record with 'perf record -k CLOCK_MONOTONIC' "
@@ -691,7 +710,7 @@ static int finish(struct profile *p, struct profile_priv *pv, struct build_ctx *
 		if (a->filter.t1 < m->window_hi)
 			m->window_hi = a->filter.t1 > m->window_lo ? a->filter.t1 : m->window_lo;
 	}
-	wall_clock(m, o, o->warn_estimated_time && !c->time_warned, hdr, r, path);
+	wall_clock(c, m, o, o->warn_estimated_time && !c->time_warned, hdr, r, path);
 	c->time_warned = true; /* once a pass: every window is timed alike */
 	m->hostname = tree_intern(&pv->tree, hdr->hostname, &err);
 	m->osrelease = tree_intern(&pv->tree, hdr->osrelease, &err);
@@ -997,6 +1016,8 @@ static int build(struct perf_reader *r, const char *path, const struct profile_o
 
 	if (out)
 		*out = NULL;
+	if (o->shown)
+		path = o->shown;  /* the name said, not the descriptor's path read */
 	profile_settle(); /* one pass's teardown at a time (they share what symbols/ caches) */
 	c = calloc(1, sizeof(*c));
 	if (!c) {

@@ -113,6 +113,9 @@ struct profile_opts {
 	uint64_t start_time_ns;     /* --start-time, epoch ns */
 	bool warn_estimated_time;   /* warn when the wall-clock times are estimated (for
 				     * outputs that carry them; report marks them instead) */
+	/* the input's name in messages, when the path read is another (a
+	 * descriptor's /proc/self/fd/N); NULL: the path */
+	const char *shown;
 	perf_progress_fn progress;
 	void *progress_ctx;
 	/* non-zero: also keep each node's self values per slice of this many

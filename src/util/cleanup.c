@@ -11,6 +11,14 @@
  * never change a cleanup's state while it runs, and it never sees a change
  * half made. That thread then ends the process by the signal, its default
  * action restored.
+ *
+ * A command that ends on its own at a signal (watch lets the window being
+ * sent finish; an upload keeps what is left in the spool) installs no
+ * handler of its own, which a later registration would replace (or which
+ * would replace this one, and its cleanups with it): it gives a taker
+ * (cleanup_take_signals()), which the handler asks first. A signal the
+ * taker keeps is the command's; one it leaves ends the run here, the
+ * cleanups first.
  */
 #include "cleanup.h"
 
@@ -34,13 +42,15 @@ static const int cleanup_sigs[] = { SIGINT, SIGTERM, SIGHUP };
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static void (*fns[CLEANUP_MAX])(void);      /* under lock */
 static size_t nr;                            /* under lock */
-static bool started;                         /* under lock */
+static bool installed;                       /* under lock: the handlers are in place */
 
 /* written by the handler, read by the thread and at exit (a lock-free
  * atomic: safe in a handler, and ordered for the thread that reads it) */
 static atomic_int caught;
 static sem_t wake;
 static pid_t owner;                          /* the process whose thread waits */
+static atomic_bool thread_up;                /* that thread waits: set once */
+static _Atomic(cleanup_taker) taker;         /* the command's, or NULL */
 
 void cleanup_lock(void)
 {
@@ -87,11 +97,16 @@ static _Noreturn void end_by(int sig)
 static void on_signal(int sig)
 {
 	int e = errno;
+	cleanup_taker take = atomic_load(&taker);
 
-	if (getpid() != owner) {
-		/* a child forked after the thread started (it has no such
-		 * thread, and the cleanups are its parent's): ended as if
-		 * perfport had no handler */
+	if (getpid() == owner && take && take(sig)) {
+		errno = e;      /* the command's own: it ends when it is done */
+		return;
+	}
+	if (getpid() != owner || !atomic_load(&thread_up)) {
+		/* a child forked after the handlers were installed (it has no
+		 * such thread, and the cleanups are its parent's), or no thread
+		 * could be started: ended as if perfport had no handler */
 		signal(sig, SIG_DFL);
 		raise(sig);
 		errno = e;
@@ -126,8 +141,8 @@ static void at_exit(void)
 	end_by(atomic_load(&caught));
 }
 
-/* Start the thread and install the handler (lock held). */
-static int start_locked(void)
+/* Start the thread (lock held). Return: 0, or -1 when it cannot be. */
+static int start_thread_locked(void)
 {
 	sigset_t all, old;
 	pthread_attr_t attr;
@@ -136,7 +151,6 @@ static int start_locked(void)
 
 	if (sem_init(&wake, 0, 0))
 		return -1;
-	owner = getpid();
 	/* the thread takes no signal itself: it is created with all blocked */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -151,16 +165,47 @@ static int start_locked(void)
 		return -1;
 	}
 	atexit(at_exit);
+	atomic_store(&thread_up, true);
+	return 0;
+}
+
+/*
+ * Start the thread and install the handler, once (lock held). Return: 0,
+ * or -1 when the thread cannot be started (the handler is installed all
+ * the same: the signals a taker leaves then end the run as they would
+ * without it, with nothing cleaned up).
+ */
+static int start_locked(void)
+{
+	if (installed)
+		return atomic_load(&thread_up) ? 0 : -1;
+	owner = getpid();
+	start_thread_locked();
 	for (size_t i = 0; i < CLEANUP_NSIGS; i++) {
-		struct sigaction sa = { .sa_handler = on_signal };
+		/* SIGINT and SIGTERM without SA_RESTART: a read the command
+		 * waits in ends at once, for a taker that wants it to stop;
+		 * SIGHUP (a reload, for a taker) breaks no system call */
+		struct sigaction sa = { .sa_handler = on_signal,
+					.sa_flags = cleanup_sigs[i] == SIGHUP ? SA_RESTART : 0 };
 
 		sigemptyset(&sa.sa_mask);
 		for (size_t k = 0; k < CLEANUP_NSIGS; k++)
 			sigaddset(&sa.sa_mask, cleanup_sigs[k]);   /* one at a time */
 		sigaction(cleanup_sigs[i], &sa, NULL);
 	}
-	started = true;
-	return 0;
+	installed = true;
+	return atomic_load(&thread_up) ? 0 : -1;
+}
+
+cleanup_taker cleanup_take_signals(cleanup_taker take)
+{
+	cleanup_taker old;
+
+	pthread_mutex_lock(&lock);
+	start_locked();
+	old = atomic_exchange(&taker, take);
+	pthread_mutex_unlock(&lock);
+	return old;
 }
 
 int cleanup_on_signal(void (*fn)(void))
@@ -171,7 +216,7 @@ int cleanup_on_signal(void (*fn)(void))
 	for (size_t i = 0; i < nr; i++)
 		if (fns[i] == fn)
 			goto out;
-	if (nr == CLEANUP_MAX || (!started && start_locked())) {
+	if (nr == CLEANUP_MAX || start_locked()) {
 		ret = -1;
 		goto out;
 	}

@@ -14,9 +14,22 @@
  * so a cleanup never sees a half-made state and nothing is made after it.
  * A run that reaches exit() with a signal noted ends by the signal too,
  * after the cleanups.
+ *
+ * These are the only handlers of those signals: a command that ends on
+ * its own at one (watch, an upload) gives a taker instead of a handler.
  */
 #ifndef UTIL_CLEANUP_H
 #define UTIL_CLEANUP_H
+
+#include <stdbool.h>
+
+/*
+ * A command's part in a signal, called in the handler (so it may do only
+ * what is async-signal-safe: set a flag of type volatile sig_atomic_t or
+ * a lock-free atomic, pthread_kill()): true when the command takes the
+ * signal and ends on its own, false when the signal is to end the run now.
+ */
+typedef bool (*cleanup_taker)(int sig);
 
 /**
  * cleanup_on_signal() - run @fn when a SIGINT, SIGTERM or SIGHUP ends the
@@ -37,6 +50,16 @@ int cleanup_on_signal(void (*fn)(void));
  * a temporary file) and records it. Not recursive; hold it briefly.
  */
 void cleanup_lock(void);
+
+/**
+ * cleanup_take_signals() - make @take (NULL: none) the command's part in
+ * SIGINT, SIGTERM and SIGHUP: each is given to it first, and ends the run
+ * (the cleanups first) only when it returns false. Installs the handler
+ * and starts the cleanups' thread if not done yet; SIGINT and SIGTERM
+ * interrupt a blocking system call (no SA_RESTART), SIGHUP does not.
+ * Return: the taker there was, for the caller to give back.
+ */
+cleanup_taker cleanup_take_signals(cleanup_taker take);
 
 /** cleanup_unlock() - release what cleanup_lock() took. */
 void cleanup_unlock(void);

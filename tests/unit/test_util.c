@@ -227,12 +227,75 @@ static void test_signal_in_malloc(void **state)
 	assert_int_equal(others, 0);
 }
 
+/* The command's taker (as watch's): SIGHUP and the first SIGTERM are its
+ * own, the second is left to end the run. */
+static volatile sig_atomic_t terms;
+
+static bool take(int sig)
+{
+	if (sig == SIGHUP)
+		return true;
+	return ++terms == 1;
+}
+
+static void mark(const char *name)
+{
+	char p[256];
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	fclose(fopen(p, "w"));
+}
+
+/*
+ * A command that takes the signals itself, and a cleanup registered after
+ * it (as an archive unpacked or an output opened once watch runs): the
+ * registration replaces nothing, so the first SIGTERM and a SIGHUP are the
+ * command's (the run goes on, nothing removed), and the second ends the
+ * run by the signal, the cleanup run first. Before, the command's own
+ * handler and the cleanups' replaced one another.
+ */
+static void test_taker_then_cleanup(void **state)
+{
+	char p[256];
+	int st;
+	pid_t pid;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/perfport-test-util.XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	snprintf(marker, sizeof(marker), "%s/marker", dir);
+	fclose(fopen(marker, "w"));
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		alarm(60);                          /* a hang guard only */
+		assert_null(cleanup_take_signals(take));
+		cleanup_on_signal(remove_marker);
+		raise(SIGTERM);
+		raise(SIGHUP);
+		if (terms == 1 && !access(marker, F_OK))
+			mark("went-on");
+		raise(SIGTERM);
+		for (;;)
+			pause();
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFSIGNALED(st));
+	assert_int_equal(WTERMSIG(st), SIGTERM);
+	snprintf(p, sizeof(p), "%s/went-on", dir);
+	assert_int_equal(access(p, F_OK), 0);
+	assert_int_not_equal(access(marker, F_OK), 0);
+	unlink(p);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cleanups_at_sigterm),
 		cmocka_unit_test(test_cleanups_in_order),
 		cmocka_unit_test(test_signal_in_malloc),
+		cmocka_unit_test(test_taker_then_cleanup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
