@@ -351,6 +351,9 @@ struct perf_reader_opts {
 	 * only decodes each record and calls the consumer with it, in the
 	 * same order as without (perf_reader_set_threaded() after open) */
 	bool threaded;
+	/* the name messages give the file where @path is not it (a descriptor's
+	 * /proc/self/fd/N opened for it); NULL: @path. Not for a directory */
+	const char *shown;
 };
 
 struct perf_reader;

@@ -1439,6 +1439,16 @@ int perf_reader_open(const char *path, const struct perf_reader_opts *opts,
 			goto fail;
 		}
 		r->own_fd = true;
+		if (opts && opts->shown && !r->hdr.directory) {
+			char *shown = strdup(opts->shown);
+
+			if (!shown) {
+				ret = PP_ENOMEM;
+				goto fail;
+			}
+			free(r->path);
+			r->path = shown;
+		}
 	}
 	ret = open_fd(r);
 	if (ret)

@@ -1116,6 +1116,7 @@ int profile_build(const char *path, const struct profile_opts *o, struct profile
 	struct perf_reader_opts ropts = {
 		.ordered = true, .progress = o->progress, .progress_ctx = o->progress_ctx,
 		.events = o->events, .stop = o->stop, .read_ahead = o->jobs > 1,
+		.shown = o->shown,
 	};
 	struct perf_reader *r;
 	int ret;
@@ -1144,6 +1145,7 @@ int profile_build_windows(const char *path, const struct profile_opts *o, uint64
 		.ordered = true, .progress = o->progress, .progress_ctx = o->progress_ctx,
 		.events = o->events, .stop = o->stop,
 		.gather_ms = window_ns >= 1000000000u ? 250 : (unsigned)(window_ns / 4000000u),
+		.shown = o->shown,
 	};
 	struct perf_reader *r;
 	int ret;

@@ -350,6 +350,15 @@ rc=0; bounded "$PERFPORT" watch -i "$SAMPLE" --window 500ms --retries 1 --spool 
 [ "$(cat "$WORK/srv/fail")" = 0 ] || fail "10: the backend was never down"
 [ -z "$(ls -A "$WORK/sp10" 2>/dev/null)" ] || fail "10: the spool was not emptied: $(cat "$WORK/w10.err")"
 [ $rc -eq 0 ] || fail "10: a backend down, then up, the spool empty at the end: exit $rc: $(cat "$WORK/w10.err")"
+# a file that is not a recording: the reader's message names it, not the
+# descriptor it is read through (/proc/self/fd/N)
+D=$WORK/d10bad
+mkdir "$D"
+head -c 5000 /dev/urandom >"$D/perf.data.2026112816000002"
+rc=0; bounded "$PERFPORT" watch "$D" --once "${W[@]}" >/dev/null 2>"$WORK/w10b.err" || rc=$?
+grep -qF "'$D/perf.data.2026112816000002' is not a perf.data file" "$WORK/w10b.err" &&
+	! grep -q "/proc/self/fd" "$WORK/w10b.err" ||
+	fail "10: a bad file's message does not name it: $(cat "$WORK/w10b.err")"
 echo "ok 10: a long comment in --config; --spool-max that would wrap to 0 refused; a format's" \
-	"error not named sent; a stream whose backend recovered exits 0"
+	"error not named sent; a stream whose backend recovered exits 0; a bad file named"
 fi
