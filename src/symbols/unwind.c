@@ -586,10 +586,9 @@ static const struct cfi_row *no_cfi(struct uw_walk_ctx *w)
 	return w->pm->any ? &no_cfi_row : NULL;
 }
 
-static const struct cfi_row *walk_find(void *arg, uint64_t addr, const struct cfi_rule **rules,
-				       uint64_t *bias)
+/* The index in the process's sorted maps of the one holding @addr; -1 none. */
+static long map_at(const struct uw_walk_ctx *w, uint64_t addr)
 {
-	struct uw_walk_ctx *w = arg;
 	size_t lo = 0, hi = w->nr;
 
 	while (lo < hi) {
@@ -599,44 +598,45 @@ static const struct cfi_row *walk_find(void *arg, uint64_t addr, const struct cf
 			hi = mid;
 		else if (addr >= w->maps[mid].end)
 			lo = mid + 1;
-		else {
-			const struct uw_mod *m = mod_of(w, mid);
-			const struct cfi_row *r;
-
-			if (!m->t || addr < m->lo || addr >= m->hi)
-				return m->unknown ? NULL : no_cfi(w);
-			*bias = m->bias;
-			r = cfi_table_find(m->t, addr - m->bias, rules);
-			if (!r && !cfi_table_debug_frame(m->t))
-				return no_cfi(w);
-			return r;
-		}
+		else
+			return (long)mid;
 	}
-	return no_cfi(w);
+	return -1;
+}
+
+static const struct cfi_row *walk_find(void *arg, uint64_t addr, const struct cfi_rule **rules,
+				       uint64_t *bias)
+{
+	struct uw_walk_ctx *w = arg;
+	long i = map_at(w, addr);
+	const struct uw_mod *m;
+	const struct cfi_row *r;
+
+	if (i < 0)
+		return no_cfi(w);
+	m = mod_of(w, (size_t)i);
+	if (!m->t || addr < m->lo || addr >= m->hi)
+		return m->unknown ? NULL : no_cfi(w);
+	*bias = m->bias;
+	r = cfi_table_find(m->t, addr - m->bias, rules);
+	if (!r && !cfi_table_debug_frame(m->t))
+		return no_cfi(w);
+	return r;
 }
 
 /* Whether libdwfl has a module at @addr (dwfl_addrmodule()): 1 yes, 0 no,
  * -1 not known (a file it may have reported that has no rows here). */
 static int module_at(struct uw_walk_ctx *w, uint64_t addr)
 {
-	size_t lo = 0, hi = w->nr;
+	long i = map_at(w, addr);
+	const struct uw_mod *m;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (addr < w->maps[mid].start)
-			hi = mid;
-		else if (addr >= w->maps[mid].end)
-			lo = mid + 1;
-		else {
-			const struct uw_mod *m = mod_of(w, mid);
-
-			if (m->unknown)
-				return -1;
-			return m->t && addr >= m->lo && addr < m->hi;
-		}
-	}
-	return 0;
+	if (i < 0)
+		return 0;
+	m = mod_of(w, (size_t)i);
+	if (m->unknown)
+		return -1;
+	return m->t && addr >= m->lo && addr < m->hi;
 }
 
 static uint64_t walk_fix(void *arg, uint64_t v)
