@@ -237,6 +237,8 @@ install: all
 	install -m 644 src/profile/state-rules $(DESTDIR)$(PREFIX)/share/perfport/state-rules
 	install -d $(DESTDIR)$(PREFIX)/share/perfport/waits
 	install -m 644 $(WAIT_RULES) $(DESTDIR)$(PREFIX)/share/perfport/waits/
+	install -d $(DESTDIR)$(PREFIX)/share/perfport/roots
+	install -m 644 $(STACK_ROOTS) $(DESTDIR)$(PREFIX)/share/perfport/roots/
 	install -m 644 docs/perfport.1 $(DESTDIR)$(MANDIR)/man1/perfport.1
 	install -m 644 include/perfport/*.h $(DESTDIR)$(INCDIR)/perfport/
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig

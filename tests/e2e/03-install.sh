@@ -4,7 +4,7 @@
 . "$(dirname "$0")/lib/common.sh"
 make -s -C "$TOP" install DESTDIR="$WORK/root" PREFIX=/opt/pp >"$WORK/install.log" 2>&1 ||
 	{ cat "$WORK/install.log"; fail "make install failed"; }
-for f in bin/perfport share/man/man1/perfport.1 include/perfport/version.h include/perfport/plugin.h share/perfport/state-rules \
+for f in bin/perfport share/man/man1/perfport.1 include/perfport/version.h include/perfport/plugin.h share/perfport/state-rules share/perfport/roots/go.roots \
 	lib/perfport/plugins/folded.so; do
 	[ -f "$WORK/root/opt/pp/$f" ] || fail "not installed: $f"
 done
