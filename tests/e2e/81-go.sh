@@ -116,16 +116,22 @@ for mode in fp dwarf; do
 	$PY - "$WORK/cpu-$mode.top" "$WORK/cpu-$mode.folded" "$mode" <<'PY' || fail "$mode: on-CPU shares differ from Go's CPU profile"
 import collections, math, re, sys
 go, pp = collections.Counter(), collections.Counter()
+# Go's flat samples, but for the three loops their cumulative ones: they
+# call nothing, and what Go's profile puts under them is runtime.asyncPreempt,
+# the preemption it injects into a long-running loop (a third of the
+# samples with the machine busy: flat main.heavy 33.8 %, cum 50.9 %)
 for line in open(sys.argv[1]):
-    m = re.match(r"\s*(\d+)\s+[\d.]+%\s+[\d.]+%\s+\d+\s+[\d.]+%\s+(\S+)", line)
+    m = re.match(r"\s*(\d+)\s+[\d.]+%\s+[\d.]+%\s+(\d+)\s+[\d.]+%\s+(\S+)", line)
     if m:
-        go[m.group(2)] += int(m.group(1))
+        go[m.group(3)] += int(m.group(2) if m.group(3).startswith("main.") and
+                              m.group(3) != "main.main" else m.group(1))
 for line in open(sys.argv[2]):
     stack, val = line.rsplit(" ", 1)
     user = [f for f in stack.split(";") if not f.endswith("_[k]")]
     if user:
         pp[user[-1].removesuffix("_[i]")] += int(val)
-ng, npp = sum(go.values()), sum(pp.values())
+ng = sum(go.values()) - sum(go[f] for f in list(go) if f.startswith("runtime.asyncPreempt"))
+npp = sum(pp.values())
 assert ng > 100 and npp > 500, (ng, npp)
 worst = 0
 for fn in ("main.heavy", "main.medium", "main.light"):
