@@ -908,11 +908,15 @@ static int window_cut(struct build_ctx *c, const struct perf_event *ev)
 	if (t < c->window_hi)
 		return 0;
 	lo = c->window_hi + (t - c->window_hi) / c->window_ns * c->window_ns;
-	/* the names of what is pending, what goes on into the next window,
-	 * then this window's profile */
-	ret = upool_flush(c->pool);
-	if (!ret)
-		ret = acct_carry_take(&c->acct, &carry);
+	/* every record before @ev was accounted (the pool delivers in
+	 * order; a machine record comes after a flush): the pool's workers
+	 * are let finish, what they unwind is delivered after this cut (a
+	 * flush here delivered later samples into this window, and, called
+	 * from the pool's delivery, again the batch being delivered: watch -i -
+	 * of a dwarf stream recursed until its stack overflowed); what goes
+	 * on into the next window, then this window's profile */
+	upool_quiesce(c->pool);
+	ret = acct_carry_take(&c->acct, &carry);
 	if (ret)
 		return ret;
 	empty = !c->acct.first_time || c->acct.rec_first == 0;

@@ -335,6 +335,12 @@ int upool_flush(struct upool *p)
 	return land(p, false);
 }
 
+void upool_quiesce(struct upool *p)
+{
+	if (p && p->threads)
+		wait_flight(p); /* it stays "ready": land() delivers it */
+}
+
 void upool_wait(struct upool *p)
 {
 	if (!p || !p->threads)

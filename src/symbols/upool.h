@@ -63,8 +63,21 @@ struct upool *upool_new(unsigned jobs, const struct sym_opts *opts,
  */
 int upool_add(struct upool *p, const struct perf_event *ev);
 
-/** upool_flush() - unwind and deliver every queued sample. Return: as upool_add(). */
+/**
+ * upool_flush() - unwind and deliver every queued sample. Not from @fn:
+ * what it delivers comes after the record @fn is given (use
+ * upool_quiesce() there). Return: as upool_add().
+ */
 int upool_flush(struct upool *p);
+
+/**
+ * upool_quiesce() - return once no worker unwinds: a batch with them is
+ * kept, unwound, and delivered in its turn; nothing is delivered here.
+ * For @fn (without UPOOL_DELIVER_THREAD) when it must read what the
+ * workers change (their counts, the symbolizers' shared state): every
+ * record before the one it is given has been delivered already.
+ */
+void upool_quiesce(struct upool *p);
 
 /**
  * upool_wait() - after an error: return once no thread of the pool is at

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# A stream cut into windows (watch -i -) when its samples carry DWARF
+# stacks, which the unwinding pool unwinds on threads: every window holds
+# exactly the samples perf script puts in its time span (windows count
+# from the first sample, empty ones are not sent), at -j 1, 2 and 3, and
+# the watcher ends with 0. The build before cut a window from inside the
+# pool's delivery, flushed the pool there, delivered the next batch before
+# the rest of the one being delivered, then the one being delivered again:
+# with --call-graph dwarf every run recursed until its stack overflowed
+# (SIGSEGV). A -g stream of the same program is checked the same way.
+. "$(dirname "$0")/lib/common.sh"
+need_python
+need_perf
+build_shape
+test_server held_server.py
+trap '[ -z "${SERVER_PID:-}" ] || kill "$SERVER_PID" 2>/dev/null || true
+	[ -n "${KEEP:-}" ] || rm -rf "$WORK"' EXIT
+
+# buckets FILE MS: perf script's samples of FILE per window of MS ms from
+# its first sample, the empty windows left out, one count a line
+buckets() {
+	perf script -i "$1" -F time --ns 2>"$WORK/script.err" | $PY -c '
+import re, sys
+w = int(sys.argv[1]) * 1000000
+ts = [int(m.group(1) + m.group(2)) for m in
+      (re.match(r"^\s*(\d+)\.(\d{9}):\s*$", l) for l in sys.stdin) if m]
+if not ts:
+    sys.exit("perf script printed no sample time")
+c = {}
+for t in ts:
+    k = (t - ts[0]) // w
+    c[k] = c.get(k, 0) + 1
+for k in sorted(c):
+    print(c[k])
+' "$2" || fail "perf script -F time: $(said "$WORK/script.err")"
+}
+
+for mode in dwarf fp; do
+	case $mode in
+	dwarf) cg=(--call-graph dwarf,4096);;
+	fp) cg=(-g);;
+	esac
+	perf record -m 16 -k CLOCK_MONOTONIC -e cpu-clock/freq=1999/ "${cg[@]}" -o - -- "$SHAPE" 2 "$WORK" \
+		>"$WORK/$mode.pipe" 2>"$WORK/$mode.rec" ||
+		fail "perf record $mode -o -: exit $?: $(said "$WORK/$mode.rec")"
+	buckets "$WORK/$mode.pipe" 100 >"$WORK/$mode.want"
+	[ "$(wc -l <"$WORK/$mode.want")" -ge 5 ] || fail "$mode: the recording spans under 5 windows of 100 ms"
+	for j in 1 2 3; do
+		rc=0
+		"$PERFPORT" watch -j "$j" -i - --window 100ms -f pyroscope -O server="$URL" \
+			--spool "$WORK/spool-$mode-$j" <"$WORK/$mode.pipe" \
+			>"$WORK/$mode-$j.out" 2>"$WORK/$mode-$j.err" || rc=$?
+		[ "$rc" = 0 ] || fail "$mode -j $j: watch -i - ended with $rc: $(said "$WORK/$mode-$j.err")"
+		sed -n 's/^window [^ ]*: \([0-9]*\) samples.*/\1/p' "$WORK/$mode-$j.out" >"$WORK/$mode-$j.got"
+		cmp -s "$WORK/$mode.want" "$WORK/$mode-$j.got" ||
+			fail "$mode -j $j: samples per window differ from perf script's (want, got): $(paste -d' ' "$WORK/$mode.want" "$WORK/$mode-$j.got" | tr '\n' ',')"
+	done
+	echo "ok: $mode: $(wc -l <"$WORK/$mode.want") windows of 100 ms, each holding perf script's samples, at -j 1, 2 and 3"
+done
