@@ -15,6 +15,17 @@
 
 #define WINDOW (1u << 20)      /* input window: fits the cache it is parsed from */
 #define WINDOW_START (1u << 16)
+
+/*
+ * perf_gather_next() - the wait before the next read of a live pipe, after
+ * @slept_ns (since the read that drained it) brought @got bytes into a
+ * pipe of @cap bytes: long
+ * enough for it to half fill at that rate, at most @max_ns. A pipe found
+ * full may have stopped its writer (perf then loses samples in the
+ * kernel): the wait halves, and a fast stream comes to be read as it
+ * comes. Return: nanoseconds, 0 for no wait.
+ */
+uint64_t perf_gather_next(uint64_t slept_ns, size_t got, size_t cap, uint64_t max_ns);
 #define MAX_RECORD (1u << 16)
 #define MAX_TRACING_DATA (256u << 20)
 
@@ -41,6 +52,9 @@ struct perf_reader {
 	size_t mem_len;
 	uint64_t src_pos;   /* next byte of the current source */
 	bool gather;        /* the last read of a pipe was small: wait before the next */
+	uint64_t gather_ns; /* how long: what lets the pipe half fill at the rate last seen */
+	uint64_t last_read_ns; /* CLOCK_MONOTONIC at the last read that got bytes */
+	size_t pipe_cap;    /* the pipe's capacity, 0 not a pipe or unknown */
 	uint64_t src_end;   /* end of the data in the current source, or UINT64_MAX */
 	bool ran;
 

@@ -1374,8 +1374,14 @@ static int open_fd(struct perf_reader *r)
 		r->hdr.file_size = UINT64_MAX; /* a pipe: sizes are checked as read */
 		/* room for what gathers between reads; as much as an unprivileged
 		 * process may ask (pipe-max-size's default), less is fine */
-		if (r->opts.gather_ms && S_ISFIFO(st.st_mode))
+		if (r->opts.gather_ms && S_ISFIFO(st.st_mode)) {
+			int cap;
+
 			fcntl(r->fd, F_SETPIPE_SZ, 1 << 20);
+			cap = fcntl(r->fd, F_GETPIPE_SZ);
+			r->pipe_cap = cap > 0 ? (size_t)cap : 0;
+			r->gather_ns = (uint64_t)r->opts.gather_ms * 1000000u;
+		}
 	}
 	ret = open_common(r);
 	/* a file's data read ahead (not a pipe's: a live stream is read as it

@@ -31,9 +31,25 @@
 
 /* --- sources --- */
 
-/* Read up to @len bytes of the current source; 0 at its end. */
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Read up to @len bytes of the current source; 0 at its end. A live pipe
+ * (opts.gather_ms) found drained is let fill before the next read, for
+ * as long as half its capacity takes at the rate of the bytes that came
+ * since the read before (perf_gather_next()): a slow stream is read in a
+ * few large pieces, a fast one as it comes, and its writer never waits on
+ * a full pipe for us.
+ */
 static ssize_t src_read(struct perf_reader *r, void *buf, size_t len)
 {
+	bool drained = r->gather;  /* what this read gets came after the last */
 	ssize_t n;
 
 	if (r->src_end != UINT64_MAX) {
@@ -51,16 +67,16 @@ static ssize_t src_read(struct perf_reader *r, void *buf, size_t len)
 		r->src_pos += len;
 		return (ssize_t)len;
 	}
-	if (r->gather) {
+	if (r->gather && r->gather_ns) {
 		struct timespec ts = {
-			.tv_sec = r->opts.gather_ms / 1000,
-			.tv_nsec = (long)(r->opts.gather_ms % 1000) * 1000000L,
+			.tv_sec = (time_t)(r->gather_ns / 1000000000u),
+			.tv_nsec = (long)(r->gather_ns % 1000000000u),
 		};
 
 		/* a signal cuts it short: the stop flag is seen below */
 		nanosleep(&ts, NULL);
-		r->gather = false;
 	}
+	r->gather = false;
 	for (;;) {
 		if (r->opts.stop && *r->opts.stop) {
 			r->st.stopped = true;
@@ -72,9 +88,36 @@ static ssize_t src_read(struct perf_reader *r, void *buf, size_t len)
 	}
 	if (n > 0) {
 		r->src_pos += (uint64_t)n;
+		if (r->opts.gather_ms) {
+			uint64_t now = mono_ns();
+
+			if (drained)
+				r->gather_ns = perf_gather_next(now - r->last_read_ns, (size_t)n,
+								r->pipe_cap ? r->pipe_cap : GATHER_BYTES,
+								(uint64_t)r->opts.gather_ms * 1000000u);
+			r->last_read_ns = now;
+		}
 		r->gather = r->opts.gather_ms && (size_t)n < len && n < GATHER_BYTES;
 	}
 	return n;
+}
+
+uint64_t perf_gather_next(uint64_t slept_ns, size_t got, size_t cap, uint64_t max_ns)
+{
+	uint64_t next;
+
+	if (got >= cap)
+		next = slept_ns / 2;  /* full: the writer may have waited */
+	else if (got == 0)
+		next = max_ns;
+	else if (slept_ns > UINT64_MAX / (cap / 2 + 1))
+		next = max_ns;
+	else
+		next = slept_ns * (cap / 2) / got;
+	if (next > max_ns)
+		next = max_ns;
+	/* under a tenth of a millisecond a wait saves no wake-up: read at once */
+	return next < 100000u ? 0 : next;
 }
 
 void perf_src_progress(struct perf_reader *r, bool final)

@@ -19,6 +19,7 @@
 #include "pdw.h"
 #include "perf/bytes.h"
 #include "perf/perf.h"
+#include "perf/priv.h"
 #include "util/error.h"
 #include "util/log.h"
 
@@ -1618,6 +1619,42 @@ static void test_default_names(void **state)
 	free(w.b);
 }
 
+/*
+ * The wait before reading a live pipe again: long enough for it to half
+ * fill at the rate just seen, at most the cap; a pipe found full halves
+ * it (its writer may have waited: perf loses samples then); under 0.1 ms
+ * none. The build before waited the whole cap (250 ms for 1 s windows)
+ * after every small read: a stream fed fast was read at ~4 MB/s.
+ */
+static void test_gather_wait(void **state)
+{
+	const size_t cap = 1 << 20;
+	const uint64_t max = 250000000u, ms = 1000000u;
+	uint64_t w = max;
+
+	(void)state;
+	/* a slow stream: 8 KiB in 250 ms, the pipe far from half full */
+	assert_int_equal(perf_gather_next(max, 8192, cap, max), max);
+	/* nothing came: the longest wait */
+	assert_int_equal(perf_gather_next(10 * ms, 0, cap, max), max);
+	/* half the pipe in 10 ms: 10 ms again; a quarter: 20 ms */
+	assert_int_equal(perf_gather_next(10 * ms, cap / 2, cap, max), 10 * ms);
+	assert_int_equal(perf_gather_next(10 * ms, cap / 4, cap, max), 20 * ms);
+	/* found full: halved, each time, down to none */
+	for (int i = 0; i < 20 && w; i++) {
+		uint64_t n = perf_gather_next(w, cap, cap, max);
+
+		assert_true(n < w);
+		w = n;
+	}
+	assert_int_equal(w, 0);
+	/* a fast stream read at once (a few us since the read before) waits
+	 * only what half a pipe takes at that rate */
+	assert_int_equal(perf_gather_next(20000, 64 << 10, cap, max), 160000);
+	/* a huge wait times a big pipe does not wrap */
+	assert_int_equal(perf_gather_next(UINT64_MAX / 2, 1, cap, max), max);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1643,6 +1680,7 @@ int main(void)
 		cmocka_unit_test(test_unreadable_field),
 		cmocka_unit_test(test_threaded_cutting),
 		cmocka_unit_test(test_mapped),
+		cmocka_unit_test(test_gather_wait),
 	};
 
 	pp_log_set_level(PP_LOG_ERROR - 1); /* quiet: the tests provoke errors */
