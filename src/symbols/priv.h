@@ -266,6 +266,23 @@ void shared_wake(struct sym_shared *sh);
 
 /* inlidx.c */
 struct inl_index;
+/* A range of an entry, as the sweep reads them. */
+struct inl_range {
+	uint64_t lo, hi;
+	uint32_t entry;             /* + 1 */
+	uint32_t depth;
+};
+/*
+ * inlidx_range_cmp() - the sweep's order of ranges (qsort()'s comparison):
+ * by start, the outer first, the longer first, then by entry.
+ */
+int inlidx_range_cmp(const void *a, const void *b);
+/*
+ * inlidx_range_sort() - @r (@n ranges) in inlidx_range_cmp()'s order, as
+ * qsort() puts them (a radix sort by start). Allocates scratch and frees
+ * it; out of memory it is qsort()'s.
+ */
+void inlidx_range_sort(struct inl_range *r, size_t n);
 /*
  * inlidx_chain() - the function and inlined calls around @addr (in the
  * unit's own addresses) of the unit @cu, innermost first into @out (at
