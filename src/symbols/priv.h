@@ -422,11 +422,17 @@ int kallsyms_parse(struct symbolizer *s, const char *text, size_t len, uint64_t 
  * dwpages_drop() - let go of the pages of @dbg's file that this process
  * has mapped (read since it was opened, or since the last call), for
  * after a walk whose index now answers for what it read: a page read
- * again is mapped again from the page cache. Nothing is done where libelf
- * does not map the file's own bytes (its image read into memory, another
- * byte order, an ET_REL file).
+ * again is mapped again from the page cache. Only once the process's
+ * file-backed resident memory grew by dwpages_slack since the calling
+ * thread last let go (its first call always does). Nothing is done where
+ * libelf does not map the file's own bytes (its image read into memory,
+ * another byte order, an ET_REL file).
  */
 void dwpages_drop(Dwarf *dbg);
+/* For tests: dwpages_drop() lets go once the process's file-backed
+ * resident memory grew this much since the calling thread last did
+ * (4 MiB; 0: at every call). */
+extern size_t dwpages_slack;
 
 /* dwname.c */
 /*
