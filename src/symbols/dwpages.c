@@ -22,11 +22,26 @@
  * again from the page cache (or read again from the file). The unit
  * headers are read once per Dwarf (libdw keeps the units it found), so
  * what is read again is what lookups read: a few pages.
+ *
+ * Letting go costs too: the pages are unmapped (on a VM, with other
+ * threads of the process running, a TLB shootdown each time) and those
+ * read again are mapped again. Every unit indexed let go of the whole
+ * file: 46 times for libc's debug file on a -g recording of one program,
+ * 3.6 ms of the naming lane's 13 (median of 7). So a thread lets go only
+ * once the process's file-backed resident memory (/proc/self/statm's
+ * shared pages: RssFile and RssShmem) has grown by dwpages_slack (4 MiB)
+ * since its own last time: at a call, what the walks mapped since is
+ * dropped when it may be more than that, and the resident set is at most
+ * that much above what it was with every call dropping, for each thread
+ * that names. Where statm cannot be read, every call lets go.
  */
 #include <elfutils/libdw.h>
+#include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -76,6 +91,35 @@ static bool file_mapping(uintptr_t lo, uintptr_t hi)
 	return ok;
 }
 
+size_t dwpages_slack = 4u << 20;
+
+static pthread_once_t statm_once = PTHREAD_ONCE_INIT;
+static int statm_fd = -1;
+
+static void statm_open(void)
+{
+	statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+}
+
+/* The process's file-backed resident bytes (statm's third field); 0: unknown. */
+static uint64_t rss_file(long page)
+{
+	char buf[160];
+	ssize_t n;
+	unsigned long long size, resident, shared;
+
+	pthread_once(&statm_once, statm_open);
+	if (statm_fd < 0 || (n = pread(statm_fd, buf, sizeof(buf) - 1, 0)) <= 0)
+		return 0;
+	buf[n] = 0;
+	if (sscanf(buf, "%llu %llu %llu", &size, &resident, &shared) != 3)
+		return 0;
+	return (uint64_t)shared * (uint64_t)page;
+}
+
+/* What rss_file() read after this thread last let go of pages. */
+static _Thread_local uint64_t dropped_at;
+
 void dwpages_drop(Dwarf *dbg)
 {
 	Elf *elf = dbg ? dwarf_getelf(dbg) : NULL;
@@ -84,6 +128,7 @@ void dwpages_drop(Dwarf *dbg)
 	size_t size = 0;
 	char *base;
 	uintptr_t lo, hi;
+	uint64_t now;
 
 	if (!elf || page <= 0 || !gelf_getehdr(elf, &eh) || eh.e_type == ET_REL ||
 	    eh.e_ident[EI_DATA] != DWPAGES_HOST_DATA)
@@ -93,6 +138,10 @@ void dwpages_drop(Dwarf *dbg)
 	if (!base || !size || lo % (uintptr_t)page)
 		return;
 	hi = (lo + size + (uintptr_t)page - 1) / (uintptr_t)page * (uintptr_t)page;
+	now = rss_file(page);
+	if (now && dropped_at && now < dropped_at + dwpages_slack)
+		return;
 	if (file_mapping(lo, hi))
 		madvise(base, hi - lo, MADV_DONTNEED);
+	dropped_at = rss_file(page);
 }

@@ -72,13 +72,6 @@ struct inl_index {
 	size_t built;               /* units it built (its own, or for the shared table) */
 };
 
-/* A range of an entry, as the sweep reads them. */
-struct inl_range {
-	uint64_t lo, hi;
-	uint32_t entry;             /* + 1 */
-	uint32_t depth;
-};
-
 struct gather {
 	struct inl_entry *e;
 	size_t ne, cap_e;
@@ -194,7 +187,7 @@ static void gather_free(struct gather *g)
  * any sort, and a unit gathered in parts sorts each part on its own and
  * merges them).
  */
-static int cmp_range(const void *a, const void *b)
+int inlidx_range_cmp(const void *a, const void *b)
 {
 	const struct inl_range *x = a, *y = b;
 
@@ -205,6 +198,96 @@ static int cmp_range(const void *a, const void *b)
 	if (x->hi != y->hi)
 		return x->hi > y->hi ? -1 : 1;
 	return x->entry < y->entry ? -1 : x->entry > y->entry;
+}
+
+/* @r (@n ranges that all start at one address) in inlidx_range_cmp()'s order. */
+static void range_sort_run(struct inl_range *r, size_t n)
+{
+	if (n > 32) {
+		qsort(r, n, sizeof(*r), inlidx_range_cmp);
+		return;
+	}
+	for (size_t i = 1; i < n; i++) {
+		struct inl_range x = r[i];
+		size_t j = i;
+
+		for (; j && inlidx_range_cmp(&r[j - 1], &x) > 0; j--)
+			r[j] = r[j - 1];
+		r[j] = x;
+	}
+}
+
+/*
+ * By start first, with a radix sort of one word a range (its start less
+ * the lowest, above; its place, below: ranges starting at one address keep
+ * their order), a byte at a time where the starts differ; then each run
+ * starting at one address sorted by inlidx_range_cmp(). glibc's qsort()
+ * (a merge sort calling the comparison) took ~2 % of the CPU of a C++
+ * DWARF export (35,615 ranges in 15 units, a quarter of them after one
+ * that starts later). The order is qsort()'s: inlidx_range_cmp() orders
+ * any two ranges that differ. Fewer than 64 ranges, more than 2^24, or
+ * starts more than 2^40 apart are left to qsort().
+ */
+#define RANGE_IDX_BITS 24
+
+void inlidx_range_sort(struct inl_range *r, size_t n)
+{
+	uint64_t *key = NULL, *tmp = NULL, lo = UINT64_MAX, diff = 0;
+	const uint64_t mask = (1ull << RANGE_IDX_BITS) - 1;
+	struct inl_range *out = NULL;
+	size_t i, j;
+
+	if (n < 2)
+		return;
+	for (i = 0; i < n; i++)
+		if (r[i].lo < lo)
+			lo = r[i].lo;
+	for (i = 0; i < n; i++)
+		diff |= r[i].lo - lo;
+	if (n < 64 || n > mask || diff >> (64 - RANGE_IDX_BITS) ||
+	    !(key = malloc(n * sizeof(*key))) || !(tmp = malloc(n * sizeof(*tmp))) ||
+	    !(out = malloc(n * sizeof(*out)))) {
+		free(tmp);
+		free(key);
+		qsort(r, n, sizeof(*r), inlidx_range_cmp);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		key[i] = (r[i].lo - lo) << RANGE_IDX_BITS | i;
+	/* the least significant byte first; bytes no two starts differ in
+	 * are skipped */
+	for (unsigned shift = RANGE_IDX_BITS; shift < 64; shift += 8) {
+		size_t at[256] = { 0 }, sum = 0;
+		uint64_t *swap;
+
+		if (!((diff << RANGE_IDX_BITS >> shift) & 0xff))
+			continue;
+		for (i = 0; i < n; i++)
+			at[(key[i] >> shift) & 0xff]++;
+		for (unsigned d = 0; d < 256; d++) {
+			size_t c = at[d];
+
+			at[d] = sum;
+			sum += c;
+		}
+		for (i = 0; i < n; i++)
+			tmp[at[(key[i] >> shift) & 0xff]++] = key[i];
+		swap = key;
+		key = tmp;
+		tmp = swap;
+	}
+	for (i = 0; i < n; i++)
+		out[i] = r[key[i] & mask];
+	for (i = 0; i < n; i = j) {
+		for (j = i + 1; j < n && out[j].lo == out[i].lo; j++)
+			;
+		if (j - i > 1)
+			range_sort_run(out + i, j - i);
+	}
+	memcpy(r, out, n * sizeof(*r));
+	free(out);
+	free(tmp);
+	free(key);
 }
 
 static void built_free(struct inl_built *b)
@@ -249,7 +332,7 @@ static bool seg_add(struct inl_built *b, size_t *cap, uint64_t lo, uint32_t entr
 /*
  * A unit's index from what was gathered of it (@g, whose arrays it takes;
  * out of memory or not, @g is emptied; @sorted: its ranges are in
- * cmp_range()'s order already): a sweep over the ranges sorted by start
+ * inlidx_range_cmp()'s order already): a sweep over the ranges sorted by start
  * (the outer first), with a stack of the ranges open: a range
  * starting makes a segment of its own entry, one ending gives the point
  * back to the range below it on the stack. Return: the index (free with
@@ -265,7 +348,7 @@ static struct inl_built *unit_sweep(struct gather *g, bool sorted)
 	if (!b)
 		goto out;
 	if (!sorted && g->nr)
-		qsort(g->r, g->nr, sizeof(*g->r), cmp_range);
+		inlidx_range_sort(g->r, g->nr);
 	if (!grow((void **)&stack, &cap_s, g->nr + 1, sizeof(*stack)))
 		goto out;
 	for (size_t i = 0; i <= g->nr; i++) {
@@ -457,7 +540,7 @@ static void part_take(struct sym_shared *sh, struct inl_job *j, Dwarf *dbg)
 	shared_unlock(sh);
 	part_gather(j, pt, dbg);
 	if (pt->g.nr)
-		qsort(pt->g.r, pt->g.nr, sizeof(*pt->g.r), cmp_range);
+		inlidx_range_sort(pt->g.r, pt->g.nr);
 	shared_lock(sh);
 	if (--j->left == 0)
 		shared_wake(sh);
@@ -493,7 +576,7 @@ static bool runs_merge(const struct inl_job *j, struct inl_range *r, size_t n)
 			size_t a = at[i], ae = at[i + 1], b = ae, be = i + 2 <= runs ? at[i + 2] : ae, o = a;
 
 			while (a < ae && b < be)
-				dst[o++] = cmp_range(&src[b], &src[a]) < 0 ? src[b++] : src[a++];
+				dst[o++] = inlidx_range_cmp(&src[b], &src[a]) < 0 ? src[b++] : src[a++];
 			while (a < ae)
 				dst[o++] = src[a++];
 			while (b < be)

@@ -59,6 +59,8 @@
 #define FRAME_CHUNK 4096u      /* result frames per chunk */
 #define MAX_OUT 32u            /* frames of one raw frame (inlined calls) */
 #define SPIN_NS 50000          /* spin this long before sleeping */
+#define SPIN_AHEAD 4u          /* the caller spins only this near what it waits for */
+#define WAIT_SLACK 64u         /* asleep, it waits for this many requests more */
 #define WAKE_BATCH 64u         /* wake a sleeping lane for this many of its requests */
 #define PIECE_SHIFT 12         /* a busy file's frames go to lanes by 4 KiB pages */
 #define SPREAD_AFTER 256u      /* frames of a file given to one lane before they spread */
@@ -124,6 +126,7 @@ struct namer {
 	pthread_mutex_t lock;
 	pthread_cond_t ready;
 	_Atomic uint32_t submitted;
+	_Atomic uint32_t wait_past;     /* the sleeping caller wakes when a lane scans past it */
 	atomic_bool waiting, quit;
 };
 
@@ -175,10 +178,14 @@ static void name_one(struct lane *l, struct nreq *q)
 	c->used += k;
 }
 
-/* Tell the caller, if it sleeps waiting, that something it waits for may be done. */
-static void notify(struct namer *n)
+/*
+ * Tell the caller, if it sleeps waiting, that a lane has scanned up to
+ * @scanned: only when that passes the request it waits for (one wake-up a
+ * wait, not one a result).
+ */
+static void notify(struct namer *n, uint32_t scanned)
 {
-	if (atomic_load(&n->waiting)) {
+	if (atomic_load(&n->waiting) && scanned > atomic_load(&n->wait_past)) {
 		pthread_mutex_lock(&n->lock);
 		pthread_cond_broadcast(&n->ready);
 		pthread_mutex_unlock(&n->lock);
@@ -209,9 +216,8 @@ static void *lane_main(void *arg)
 			}
 			atomic_store(&l->scanned, ++i);
 			/* what the caller waits for: a result, or every lane
-			 * through (the last of a run of others' requests) */
-			if (mine || i == sub)
-				notify(n);
+			 * through it */
+			notify(n, i);
 			idle_since = 0;
 			continue;
 		}
@@ -272,38 +278,66 @@ static bool all_done(struct namer *n, uint32_t t)
 	return true;
 }
 
+/* The fewest requests any lane has scanned. */
+static uint32_t scanned_min(struct namer *n)
+{
+	uint32_t m = UINT32_MAX;
+
+	for (unsigned i = 0; i < n->nr_lanes; i++) {
+		uint32_t s = atomic_load(&n->lanes[i].scanned);
+
+		if (s < m)
+			m = s;
+	}
+	return m;
+}
+
 /*
  * With threads: wait until @ready(@n, @t), having woken the lanes it waits
- * for: request @t's (is_done()), or all (all_done()).
+ * for: request @t's (is_done()), or all (all_done()). The caller spins
+ * first only when the lanes it waits for are within SPIN_AHEAD requests
+ * of @t. Otherwise, and once the spin is over, it sleeps until a lane has
+ * scanned past @t and WAIT_SLACK requests more (those submitted): a caller
+ * that waits for names waits for the lane that is behind, and its next
+ * requests come from that lane's backlog too; woken for each, it spent
+ * ~6 % of the -j 2 export of a C++ DWARF recording spinning here.
  */
 static void wait_until(struct namer *n, bool (*ready)(struct namer *, uint32_t), uint32_t t)
 {
-	uint64_t start = 0;
-	unsigned polls = 0;
+	struct lane *l = NULL;
+	uint32_t scanned, past;
 
 	if (ready(n, t))
 		return;
 	if (ready == is_done) {
-		wake(n, &n->lanes[req_at(n, t)->lane]);
+		l = &n->lanes[req_at(n, t)->lane];
+		wake(n, l);
+		scanned = atomic_load(&l->scanned);
 	} else {
 		for (unsigned i = 0; i < n->nr_lanes; i++)
 			wake(n, &n->lanes[i]);
+		scanned = scanned_min(n);
 	}
-	while (!ready(n, t)) {
-		if (!start) {
-			start = now_ns();
-			continue;
+	if (scanned + SPIN_AHEAD > t) {
+		uint64_t start = now_ns();
+		unsigned polls = 0;
+
+		while (!ready(n, t)) {
+			cpu_relax();
+			if (++polls % 64 == 0 && now_ns() - start >= SPIN_NS)
+				break;
 		}
-		cpu_relax();
-		if (++polls % 64 || now_ns() - start < SPIN_NS)
-			continue;
-		pthread_mutex_lock(&n->lock);
-		atomic_store(&n->waiting, true);
-		while (!ready(n, t))
-			pthread_cond_wait(&n->ready, &n->lock);
-		atomic_store(&n->waiting, false);
-		pthread_mutex_unlock(&n->lock);
+		if (ready(n, t))
+			return;
 	}
+	past = l && n->nr - 1 - t > WAIT_SLACK ? t + WAIT_SLACK : l ? n->nr - 1 : t;
+	pthread_mutex_lock(&n->lock);
+	atomic_store(&n->wait_past, past);
+	atomic_store(&n->waiting, true);
+	while (!ready(n, t) || (l && atomic_load(&l->scanned) <= past))
+		pthread_cond_wait(&n->ready, &n->lock);
+	atomic_store(&n->waiting, false);
+	pthread_mutex_unlock(&n->lock);
 }
 
 struct namer *namer_new(struct symbolizer *s, unsigned threads)
@@ -316,6 +350,7 @@ struct namer *namer_new(struct symbolizer *s, unsigned threads)
 	n->nr_lanes = 1;
 	atomic_init(&n->submitted, 0);
 	atomic_init(&n->waiting, false);
+	atomic_init(&n->wait_past, 0);
 	atomic_init(&n->quit, false);
 	if (!threads)
 		return n;

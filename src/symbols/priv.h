@@ -266,6 +266,23 @@ void shared_wake(struct sym_shared *sh);
 
 /* inlidx.c */
 struct inl_index;
+/* A range of an entry, as the sweep reads them. */
+struct inl_range {
+	uint64_t lo, hi;
+	uint32_t entry;             /* + 1 */
+	uint32_t depth;
+};
+/*
+ * inlidx_range_cmp() - the sweep's order of ranges (qsort()'s comparison):
+ * by start, the outer first, the longer first, then by entry.
+ */
+int inlidx_range_cmp(const void *a, const void *b);
+/*
+ * inlidx_range_sort() - @r (@n ranges) in inlidx_range_cmp()'s order, as
+ * qsort() puts them (a radix sort by start). Allocates scratch and frees
+ * it; out of memory it is qsort()'s.
+ */
+void inlidx_range_sort(struct inl_range *r, size_t n);
 /*
  * inlidx_chain() - the function and inlined calls around @addr (in the
  * unit's own addresses) of the unit @cu, innermost first into @out (at
@@ -405,11 +422,17 @@ int kallsyms_parse(struct symbolizer *s, const char *text, size_t len, uint64_t 
  * dwpages_drop() - let go of the pages of @dbg's file that this process
  * has mapped (read since it was opened, or since the last call), for
  * after a walk whose index now answers for what it read: a page read
- * again is mapped again from the page cache. Nothing is done where libelf
- * does not map the file's own bytes (its image read into memory, another
- * byte order, an ET_REL file).
+ * again is mapped again from the page cache. Only once the process's
+ * file-backed resident memory grew by dwpages_slack since the calling
+ * thread last let go (its first call always does). Nothing is done where
+ * libelf does not map the file's own bytes (its image read into memory,
+ * another byte order, an ET_REL file).
  */
 void dwpages_drop(Dwarf *dbg);
+/* For tests: dwpages_drop() lets go once the process's file-backed
+ * resident memory grew this much since the calling thread last did
+ * (4 MiB; 0: at every call). */
+extern size_t dwpages_slack;
 
 /* dwname.c */
 /*

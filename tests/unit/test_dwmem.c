@@ -103,6 +103,7 @@ static void test_debug_pages_dropped(void **state)
 	print_message("%zu of %zu pages of this binary's image mapped after reading its DIEs\n",
 		      before, (size + 4095) / 4096);
 	assert_true(before > 0);
+	dwpages_slack = 0; /* at every call */
 	dwpages_drop(dbg);
 	assert_int_equal(pages_present(base, size), 0);
 	assert_true(dies_digest(dbg) == sum);
@@ -110,10 +111,58 @@ static void test_debug_pages_dropped(void **state)
 	dwfl_end(dwfl);
 }
 
+/*
+ * dwpages_drop() lets go only once the process's file-backed resident
+ * memory grew by dwpages_slack since the thread last did: pages read
+ * again after a drop stay while that is not reached, and go at a call
+ * after it is (a slack of 0: at once).
+ */
+static void test_debug_pages_kept_within_slack(void **state)
+{
+	static const Dwfl_Callbacks cb = {
+		.find_debuginfo = dwfl_standard_find_debuginfo,
+		.section_address = dwfl_offline_section_address,
+	};
+	Dwfl *dwfl = dwfl_begin(&cb);
+	Dwfl_Module *mod;
+	Dwarf_Addr bias;
+	Dwarf *dbg;
+	size_t size = 0, again;
+	const char *base;
+	uint64_t sum;
+
+	(void)state;
+	assert_non_null(dwfl);
+	mod = dwfl_report_offline(dwfl, "self", "/proc/self/exe", -1);
+	assert_non_null(mod);
+	dwfl_report_end(dwfl, NULL, NULL);
+	dbg = dwfl_module_getdwarf(mod, &bias);
+	assert_non_null(dbg);
+	base = elf_rawfile(dwarf_getelf(dbg), &size);
+	assert_non_null(base);
+	sum = dies_digest(dbg);
+	dwpages_slack = 0;
+	dwpages_drop(dbg);          /* the thread's baseline: after a drop */
+	assert_int_equal(pages_present(base, size), 0);
+	assert_true(dies_digest(dbg) == sum);
+	again = pages_present(base, size);
+	assert_true(again > 0);
+	/* read again: far less than the slack */
+	dwpages_slack = (size_t)1 << 40;
+	dwpages_drop(dbg);
+	assert_true(pages_present(base, size) >= again); /* none let go (its header read) */
+	dwpages_slack = 0;
+	dwpages_drop(dbg);
+	assert_int_equal(pages_present(base, size), 0);
+	dwpages_slack = 4u << 20;
+	dwfl_end(dwfl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_debug_pages_dropped),
+		cmocka_unit_test(test_debug_pages_kept_within_slack),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
