@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "../util/log.h"
+#include "../util/radix.h"
 #include "priv.h"
 
 /* A function or an inlined call with code. */
@@ -254,28 +255,9 @@ void inlidx_range_sort(struct inl_range *r, size_t n)
 	}
 	for (i = 0; i < n; i++)
 		key[i] = (r[i].lo - lo) << RANGE_IDX_BITS | i;
-	/* the least significant byte first; bytes no two starts differ in
-	 * are skipped */
-	for (unsigned shift = RANGE_IDX_BITS; shift < 64; shift += 8) {
-		size_t at[256] = { 0 }, sum = 0;
-		uint64_t *swap;
-
-		if (!((diff << RANGE_IDX_BITS >> shift) & 0xff))
-			continue;
-		for (i = 0; i < n; i++)
-			at[(key[i] >> shift) & 0xff]++;
-		for (unsigned d = 0; d < 256; d++) {
-			size_t c = at[d];
-
-			at[d] = sum;
-			sum += c;
-		}
-		for (i = 0; i < n; i++)
-			tmp[at[(key[i] >> shift) & 0xff]++] = key[i];
-		swap = key;
-		key = tmp;
-		tmp = swap;
-	}
+	/* the least significant byte first; bytes no two keys differ in are
+	 * skipped */
+	radix_sort_words(&key, &tmp, n, RANGE_IDX_BITS, diff);
 	for (i = 0; i < n; i++)
 		out[i] = r[key[i] & mask];
 	for (i = 0; i < n; i = j) {

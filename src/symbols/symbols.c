@@ -37,6 +37,7 @@
 #include "../util/error.h"
 #include "../util/hash.h"
 #include "../util/log.h"
+#include "../util/radix.h"
 #include "filebus.h"
 #include "priv.h"
 #include "roots.h"
@@ -534,28 +535,9 @@ void fsym_sort(struct fsym *v, size_t n)
 	}
 	for (i = 0; i < n; i++)
 		key[i] = v[i].addr << FSYM_IDX_BITS | i;
-	/* least significant byte of the address first; bytes every address
-	 * shares are skipped */
-	for (unsigned shift = FSYM_IDX_BITS; shift < 64; shift += 8) {
-		size_t at[256] = { 0 }, sum = 0;
-		uint64_t *swap;
-
-		if (!((diff << FSYM_IDX_BITS >> shift) & 0xff))
-			continue;
-		for (i = 0; i < n; i++)
-			at[(key[i] >> shift) & 0xff]++;
-		for (unsigned d = 0; d < 256; d++) {
-			size_t c = at[d];
-
-			at[d] = sum;
-			sum += c;
-		}
-		for (i = 0; i < n; i++)
-			tmp[at[(key[i] >> shift) & 0xff]++] = key[i];
-		swap = key;
-		key = tmp;
-		tmp = swap;
-	}
+	/* the least significant byte first; bytes no two keys differ in are
+	 * skipped */
+	radix_sort_words(&key, &tmp, n, FSYM_IDX_BITS, diff);
 	/* in place, a cycle at a time: slot i takes the symbol at key[i]'s
 	 * index; a slot filled is marked by an index of its own */
 	for (i = 0; i < n; i++) {
