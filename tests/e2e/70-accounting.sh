@@ -15,8 +15,10 @@ ACHECK="$TOP/tests/e2e/lib/account_check.py"
 # per task, switch-ins from PERF_RECORD_SWITCH
 record "$WORK/pt.data" -e cpu-clock -e sched:sched_switch --switch-events -g -- "$SHAPE" 2 "$WORK"
 perf script -i "$WORK/pt.data" --show-task-events -F tid,time >"$WORK/pt.tasks" 2>/dev/null
+perf script -i "$WORK/pt.data" -F tid,event,ip,sym >"$WORK/pt.stacks" 2>/dev/null
 "$PERFPORT" report --json -i "$WORK/pt.data" >"$WORK/pt.json" || fail "report exit $?"
-$PY "$ACHECK" per-task "$WORK/pt.json" "$WORK/pt.tasks" || fail "per-task accounting"
+$PY "$ACHECK" per-task "$WORK/pt.json" "$WORK/pt.tasks" --stacks "$WORK/pt.stacks" ||
+	fail "per-task accounting"
 
 # the whole system, switch-ins from sched_switch's next_pid (some missing
 # here: a run in which every thread lost one has nothing to compare with

@@ -2,7 +2,7 @@
 """Check perfport report --json of the shape workload against what the
 workload is known to do and against perf's own records.
 
-usage: account_check.py MODE REPORT.json TASKS.txt [TIMEHIST.txt SCHED.txt]
+usage: account_check.py MODE REPORT.json TASKS.txt [TIMEHIST.txt SCHED.txt] [--stacks STACKS.txt]
        account_check.py switches REPORT.json SCRIPT.txt
        account_check.py released REPORT.json SCRIPT.txt PID
   MODE       per-task or system-wide (tolerance for lifetimes: 2% or 5%)
@@ -10,6 +10,8 @@ usage: account_check.py MODE REPORT.json TASKS.txt [TIMEHIST.txt SCHED.txt]
              names, forks and exits (an independent reading of the file)
   TIMEHIST   perf sched timehist output (system-wide only)
   SCHED      perf script -F tid,cpu,time,event,trace of the sched events
+  STACKS     perf script -F tid,event,ip,sym of the recording: heavy()'s
+             and light()'s on-CPU samples counted from perf's own stacks
 """
 import json
 import math
@@ -106,8 +108,10 @@ def released(report, script, pid):
     (perf script --show-task-events -F pid,tid,cpu,time,event,trace of
     cpu-clock and sched_switch): the task of the CPU's last sample, or the
     one its last sched_switch switched in, when that task is of the same
-    process and not the idle task; else it stays on tid -1 (a switch perf
-    throttled away leaves the CPU's task unknown). Per thread of process
+    process (or the sample's pid is -1 too: the kernel released the whole
+    process before its last switch) and not the idle task;
+    else it stays on tid -1 (a switch perf throttled away leaves the CPU's
+    task unknown). Per thread of process
     PID, perfport's on-CPU sample counts equal that reading's, and its
     thread of tid -1 holds the samples of any process left unknown.
     Exit 3: no cpu-clock sample with tid -1 was given to a thread."""
@@ -132,7 +136,11 @@ def released(report, script, pid):
             if tid == -1:
                 unknown += 1
                 cp, ct = cur.get(cpu, (None, -1))
-                if ct not in (-1, 0) and cp in (None, p):
+                # pid -1 too: the kernel has released the whole process,
+                # and there is no process to disagree with (a shell of
+                # another job, seen once: its -1/-1 sample, then its last
+                # sched_switch, prev_pid its pid, prev_state X)
+                if ct not in (-1, 0) and (p == -1 or cp in (None, p)):
                     tid = ct
                     given += 1
                 else:
@@ -165,33 +173,81 @@ def released(report, script, pid):
           "%d threads" % (given, unknown, pid, sum(want.values()), len(want)))
 
 
+def perf_counts(path):
+    """(function, "self" or "total") -> cpu-clock samples of heavy() and
+    light() in perf script -F tid,event,ip,sym output: the leaf frame's, and
+    those with the function anywhere in the stack."""
+    out = {(f, p): 0 for f in ("heavy", "light") for p in ("self", "total")}
+    for block in open(path).read().split("\n\n"):
+        lines = block.strip("\n").split("\n")
+        if not lines or "cpu-clock" not in lines[0]:
+            continue
+        syms = [(ln.split() + ["", ""])[1] for ln in lines[1:]]
+        for f in ("heavy", "light"):
+            if syms and syms[0] == f:
+                out[f, "self"] += 1
+            if f in syms:
+                out[f, "total"] += 1
+    return out
+
+
 def main():
     if sys.argv[1] == "switches":
         return switches(sys.argv[2], sys.argv[3])
     if sys.argv[1] == "released":
         return released(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+    stacks = None
+    if "--stacks" in sys.argv:
+        i = sys.argv.index("--stacks")
+        stacks = sys.argv[i + 1]
+        del sys.argv[i:i + 2]
     mode, report, task_file = sys.argv[1:4]
     tol = 0.02 if mode == "per-task" else 0.05
     rep = json.load(open(report))
     known = tasks(task_file)
 
-    # ON_CPU split of heavy() and light(): 3:1 within 5%, or within what
-    # the samples can tell (three standard errors of the ratio of two
-    # sample counts: the nice-19 thread of a loaded machine is sampled
-    # little - 3.165 of 3, from a few hundred samples, failed once)
-    total = {f["function"]: ns(f.get("total", {}), "on-cpu") for f in rep["frames"]}
-    count = {f["function"]: f.get("total", {}).get("on-cpu", {}).get("count", 0) for f in rep["frames"]}
-    heavy, light = total.get("heavy", 0), total.get("light", 0)
-    if not light:
-        fail("no on-CPU time under light()")
+    # ON_CPU split of heavy() and light(): 3:1 in the samples the timer
+    # took inside them (their self time), within 5% or within what the
+    # samples can tell (three standard errors of the ratio of two sample
+    # counts: the nice-19 thread of a loaded machine is sampled little -
+    # 3.165 of 3, from a few hundred samples, failed once). Not in their
+    # total: a thread preempted often is sampled again as it is switched
+    # back in (the timer ran out during the switch; the kernel restarts it
+    # 10 us on, in finish_task_switch()), with the stack where it was
+    # preempted, and where a nice-19 loop is preempted is not spread as its
+    # time is: with two busy loops per CPU 234 of light()'s 471 samples and
+    # 326 of heavy()'s 923 were such, a total of 1.960:1 and a self 2.930:1.
+    # The totals are held to perf's own count of the same samples instead.
+    def on_cpu(f, part):
+        return f.get(part, {}).get("on-cpu", {})
+    frames = {f["function"]: f for f in rep["frames"] if f["function"] in ("heavy", "light")}
+    if "light" not in frames or not on_cpu(frames["light"], "self").get("ns"):
+        fail("no on-CPU time in light()")
+    elif "heavy" not in frames:
+        fail("no on-CPU time in heavy()")
     else:
-        ratio = heavy / light
-        hn, ln = count.get("heavy", 0), count.get("light", 0)
+        h, l = on_cpu(frames["heavy"], "self"), on_cpu(frames["light"], "self")
+        ratio = h.get("ns", 0) / l["ns"]
+        hn, ln = h.get("count", 0), l["count"]
         tol = max(0.05, 3 * math.sqrt(1 / hn + 1 / ln)) if hn and ln else 0.05
-        print("on-cpu heavy:light = %.3f (want 3 +- %.1f%%, from %d and %d samples)" % (
-            ratio, 100 * tol, hn, ln))
+        print("on-cpu heavy:light = %.3f in their own code (want 3 +- %.1f%%, from %d and %d "
+              "samples); %.3f with what they called (%d and %d samples)" % (
+                  ratio, 100 * tol, hn, ln,
+                  on_cpu(frames["heavy"], "total").get("ns", 0) /
+                  max(1, on_cpu(frames["light"], "total").get("ns", 0)),
+                  on_cpu(frames["heavy"], "total").get("count", 0),
+                  on_cpu(frames["light"], "total").get("count", 0)))
         if abs(ratio - 3.0) > 3.0 * tol:
             fail("heavy:light is %.3f, not 3:1 within %.1f%%" % (ratio, 100 * tol))
+        if stacks:
+            want = perf_counts(stacks)
+            for fn in ("heavy", "light"):
+                for part in ("self", "total"):
+                    got = on_cpu(frames[fn], part).get("count", 0)
+                    print("  %s %s: %d samples, perf's stacks %d" % (fn, part, got, want[fn, part]))
+                    if got != want[fn, part]:
+                        fail("%s(): %d on-CPU samples (%s), perf's own stacks hold %d" %
+                             (fn, got, part, want[fn, part]))
 
     seen = set()
     for t in rep["threads"]:
