@@ -6,8 +6,9 @@ usage: account_check.py MODE REPORT.json TASKS.txt [TIMEHIST.txt SCHED.txt] [--s
        account_check.py switches REPORT.json SCRIPT.txt
        account_check.py released REPORT.json SCRIPT.txt PID
   MODE       per-task or system-wide (tolerance for lifetimes: 2% or 5%)
-  TASKS.txt  perf script --show-task-events -F tid,time output: thread
-             names, forks and exits (an independent reading of the file)
+  TASKS.txt  perf script --show-task-events --show-lost-events -F tid,time
+             output: thread names, forks and exits (an independent reading
+             of the file); exit 3 if perf lost records
   TIMEHIST   perf sched timehist output (system-wide only)
   SCHED      perf script -F tid,cpu,time,event,trace of the sched events
   STACKS     perf script -F tid,event,ip,sym of the recording: heavy()'s
@@ -47,6 +48,27 @@ def fail(msg):
 
 def ns(counters, name):
     return counters.get(name, {}).get("ns", 0)
+
+
+LOST = re.compile(r"PERF_RECORD_LOST lost (\d+)")
+
+
+def lost(path):
+    """Records perf lost, by the PERF_RECORD_LOST lines of perf script
+    --show-lost-events output."""
+    return sum(int(m.group(1)) for m in map(LOST.search, open(path)) if m)
+
+
+def complete(path):
+    """Exit 3 (record again) when perf lost records: the forks, exits and
+    switches the checks compare are then missing on both sides, each side
+    bridging the gap its own way (seen once with two busy loops per CPU:
+    30,846 lost, two threads without fork or exit, two others' off-CPU time
+    1.19 s more than perf sched timehist's, which had lost their intervals)."""
+    n = lost(path)
+    if n:
+        print("UNJUDGED: perf lost %d records of this recording" % n)
+        sys.exit(3)
 
 
 def tasks(path):
@@ -114,7 +136,9 @@ def released(report, script, pid):
     task unknown). Per thread of process
     PID, perfport's on-CPU sample counts equal that reading's, and its
     thread of tid -1 holds the samples of any process left unknown.
-    Exit 3: no cpu-clock sample with tid -1 was given to a thread."""
+    Exit 3: no cpu-clock sample with tid -1 was given to a thread, or perf
+    lost records."""
+    complete(script)
     line_re = re.compile(r"\s*(-?\d+)/(-?\d+)\s+\[(\d+)\]\s+[\d.]+:\s+(\S+):(.*)")
     task_re = re.compile(r"PERF_RECORD_FORK\((\d+):(\d+)\)|PERF_RECORD_COMM(?: exec)?: .*:(\d+)/(\d+)\s*$")
     cur, pid_of, want = {}, {}, {}
@@ -202,6 +226,7 @@ def main():
         stacks = sys.argv[i + 1]
         del sys.argv[i:i + 2]
     mode, report, task_file = sys.argv[1:4]
+    complete(task_file)
     tol = 0.02 if mode == "per-task" else 0.05
     rep = json.load(open(report))
     known = tasks(task_file)
@@ -284,7 +309,7 @@ def main():
     if missing:
         fail("threads missing from the report: " + ", ".join(sorted(missing)))
 
-    if len(sys.argv) > 5 and not timehist(rep, sys.argv[4], sys.argv[5]) and not failures:
+    if len(sys.argv) > 5 and not timehist(rep, sys.argv[4], sys.argv[5], known) and not failures:
         # every thread lost a switch-in (this VM drops some): nothing to
         # compare with timehist, which is not a fault of the accounting
         print("UNCOMPARED: no thread with complete switch records")
@@ -299,7 +324,7 @@ SWITCH = re.compile(r"^\s*(-?\d+)\s+\[\d+\]\s+([\d.]+): sched:sched_switch: .*pr
 WAKEUP = re.compile(r"^\s*-?\d+\s+\[\d+\]\s+([\d.]+): sched:sched_wakeup: .* pid=(\d+) ")
 
 
-def delays(path, tids):
+def delays(path, tids, exits):
     """Scheduling delay per thread from perf script's sched_switch and
     sched_wakeup lines: switch-in minus the first wakeup since the
     switch-out.
@@ -312,10 +337,18 @@ def delays(path, tids):
     timehist cannot attribute: it charges a run's delay at the thread's next
     switch-out, to that sample's tid, and while a thread exits its samples
     carry tid -1.
+
+    unseen: per thread, the waits (switch-out to switch-in) timehist cannot
+    attribute, for the same reason: those before a run whose switch-out
+    sample is not the thread's (as it exits: tid -1), or with no switch-out
+    after it; only those that end before the thread's exit record (exits:
+    tid -> ns), where its lifetime ends, for perfport as for the lifetime
+    check (released, it may still be preempted before its last switch-out).
     """
     out, pending = {}, {}
     ours = {t: 0.0 for t in tids}
     as_th = {t: 0.0 for t in tids}
+    unseen = {t: 0.0 for t in tids}
     for line in open(path):
         m = SWITCH.match(line)
         if m:
@@ -323,33 +356,45 @@ def delays(path, tids):
                                         m.group(4), int(m.group(5)))
             if prev in tids:
                 if prev in pending:
-                    d_ours, d_any = pending.pop(prev)
+                    d_ours, d_any, waited = pending.pop(prev)
                     ours[prev] += d_ours
                     if tid == prev:
                         as_th[prev] += d_any
-                out[prev] = (state, None)
+                    elif waited:
+                        unseen[prev] += waited[0]
+                out[prev] = (state, None, t)
             if nxt in tids and nxt in out:
-                state, woke = out.pop(nxt)
+                state, woke, left = out.pop(nxt)
                 d_any = t - woke if woke is not None else 0.0
-                pending[nxt] = (d_any if state[0] != "R" else 0.0, d_any)
+                alive = t * 1e9 <= exits.get(nxt, math.inf)
+                pending[nxt] = (d_any if state[0] != "R" else 0.0, d_any,
+                                (t - left,) if alive else ())
             continue
         m = WAKEUP.match(line)
         if m:
             pid = int(m.group(2))
             if pid in out and out[pid][1] is None:
-                out[pid] = (out[pid][0], float(m.group(1)))
-    for tid, (d_ours, _) in pending.items():  # a last run with no switch-out after it
+                out[pid] = (out[pid][0], float(m.group(1)), out[pid][2])
+    for tid, (d_ours, _, waited) in pending.items():  # a last run with no switch-out after it
         ours[tid] += d_ours
-    return ({t: v * 1e9 for t, v in ours.items()}, {t: v * 1e9 for t, v in as_th.items()})
+        unseen[tid] += sum(waited)
+    return tuple({t: v * 1e9 for t, v in d.items()} for d in (ours, as_th, unseen))
 
 
-def timehist(rep, path, sched_path):
+def timehist(rep, path, sched_path, known):
     """Per-thread off-CPU time and scheduling delay against perf sched
     timehist (an independent computation from the same records).
 
     timehist prints, at each switch-out, the wait before that run (switch-out
     to switch-in) and the scheduling delay (first wakeup to switch-in). Only
-    threads whose switch-ins were all recorded are compared. The delay is
+    threads whose switch-ins were all recorded are compared. The off-CPU
+    time is compared with timehist's waits plus those timehist cannot
+    attribute (delays()' unseen): a thread's last switch-out, as it exits,
+    is a sample of tid -1, which timehist charges to a task ":-1", with the
+    wait before that run; the shape's threads all exit at once, and on a
+    loaded machine three of them waited 28 ms each for that last run, 1.40 %
+    of their off-CPU time (a failure seen once before, four threads off by
+    the same 56 ms, 2.85 % against 2 %, is this). The delay is
     checked twice: perfport against a reference computed from perf script's
     lines (2%), and that reference, counted as timehist counts, against
     timehist (2%, plus the microsecond each printed value may lose).
@@ -364,7 +409,8 @@ def timehist(rep, path, sched_path):
             delay[tid] = delay.get(tid, 0) + float(m.group(4)) * 1e6
             lines[tid] = lines.get(tid, 0) + 1
     tids = {t["tid"] for t in rep["threads"] if t["comm"] in EXPECT and ours(t)}
-    ref, ref_th = delays(sched_path, tids)
+    ref, ref_th, unseen = delays(sched_path, tids,
+                                 {t: k["exit"] for t, k in known.items() if "exit" in k})
     compared = 0
     for t in rep["threads"]:
         tid = t["tid"]
@@ -375,17 +421,19 @@ def timehist(rep, path, sched_path):
         c = t["counters"]
         off = sum(ns(c, k) for k in OFF)
         woke = t["sched_delay_ns"] - ns(c, "preempted")
-        err = abs(off - wait[tid]) / wait[tid]
+        seen_wait = wait[tid] + unseen[tid]
+        err = abs(off - seen_wait) / seen_wait
         rerr = abs(woke - ref[tid]) / ref[tid] if ref[tid] else abs(woke) > 1e3
         terr = abs(ref_th[tid] - delay[tid]) / delay[tid] if delay[tid] else 0
-        print("%-7s off-CPU %.3f s vs timehist wait %.3f s (%.2f%%); sched delay %.3f ms vs "
-              "%.3f ms from the records (%.2f%%); as timehist counts it %.3f ms from the "
-              "records, %.3f ms by timehist (%.2f%%)" % (t["comm"], off / 1e9, wait[tid] / 1e9, 100 * err,
-                                    woke / 1e6, ref[tid] / 1e6, 100 * rerr, ref_th[tid] / 1e6,
-                                    delay[tid] / 1e6, 100 * terr))
+        print("%-7s off-CPU %.3f s vs timehist wait %.3f s + %.3f s it cannot attribute "
+              "(%.3f%%); sched delay %.3f ms vs %.3f ms from the records (%.2f%%); as timehist "
+              "counts it %.3f ms from the records, %.3f ms by timehist (%.2f%%)" % (
+                  t["comm"], off / 1e9, wait[tid] / 1e9, unseen[tid] / 1e9, 100 * err,
+                  woke / 1e6, ref[tid] / 1e6, 100 * rerr, ref_th[tid] / 1e6,
+                  delay[tid] / 1e6, 100 * terr))
         if err > 0.02:
-            fail("%s: off-CPU time differs from perf sched timehist by %.2f%%" %
-                 (t["comm"], 100 * err))
+            fail("%s: off-CPU time differs from perf sched timehist's (with the waits it "
+                 "cannot attribute) by %.2f%%" % (t["comm"], 100 * err))
         if rerr > 0.02:
             fail("%s: scheduling delay differs from the records' by %.2f%%" %
                  (t["comm"], 100 * rerr))
