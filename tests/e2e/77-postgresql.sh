@@ -33,7 +33,7 @@ PGH=(-h "$PG" -U postgres)
 PIN_PG= PIN_CL=
 if [ "$(nproc)" -ge 2 ]; then PIN_PG="taskset -c 0"; PIN_CL="taskset -c 1"; fi
 stop_pg() { $AS "$PGBIN/pg_ctl" -D "$PG/data" -m immediate stop >/dev/null 2>&1 || true; }
-trap 'rc=$?; stop_pg; [ -n "${KEEP:-}" ] || rm -rf "$WORK"; exit $rc' EXIT
+trap 'rc=$?; stop_pg; work_done $rc; exit $rc' EXIT
 $AS "$PGBIN/initdb" -D "$PG/data" -A trust -U postgres >"$WORK/initdb.log" 2>&1 ||
 	{ cat "$WORK/initdb.log"; fail "initdb"; }
 $AS $PIN_PG "$PGBIN/pg_ctl" -D "$PG/data" -l "$PG/log" -w \
