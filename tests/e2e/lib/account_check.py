@@ -254,16 +254,16 @@ def main():
         h, l = on_cpu(frames["heavy"], "self"), on_cpu(frames["light"], "self")
         ratio = h.get("ns", 0) / l["ns"]
         hn, ln = h.get("count", 0), l["count"]
-        tol = max(0.05, 3 * math.sqrt(1 / hn + 1 / ln)) if hn and ln else 0.05
+        rtol = max(0.05, 3 * math.sqrt(1 / hn + 1 / ln)) if hn and ln else 0.05
         print("on-cpu heavy:light = %.3f in their own code (want 3 +- %.1f%%, from %d and %d "
               "samples); %.3f with what they called (%d and %d samples)" % (
-                  ratio, 100 * tol, hn, ln,
+                  ratio, 100 * rtol, hn, ln,
                   on_cpu(frames["heavy"], "total").get("ns", 0) /
                   max(1, on_cpu(frames["light"], "total").get("ns", 0)),
                   on_cpu(frames["heavy"], "total").get("count", 0),
                   on_cpu(frames["light"], "total").get("count", 0)))
-        if abs(ratio - 3.0) > 3.0 * tol:
-            fail("heavy:light is %.3f, not 3:1 within %.1f%%" % (ratio, 100 * tol))
+        if abs(ratio - 3.0) > 3.0 * rtol:
+            fail("heavy:light is %.3f, not 3:1 within %.1f%%" % (ratio, 100 * rtol))
         if stacks:
             want = perf_counts(stacks)
             for fn in ("heavy", "light"):
