@@ -24,8 +24,8 @@ BUF=16M
 for try in 1 2 3; do
 	record "$WORK/pt.data" -m $BUF -e cpu-clock -e sched:sched_switch --switch-events -g -- \
 		"$SHAPE" 2 "$WORK"
-	perf script -i "$WORK/pt.data" --show-task-events --show-lost-events -F tid,time \
-		>"$WORK/pt.tasks" 2>/dev/null
+	perf script -i "$WORK/pt.data" --show-task-events --show-lost-events --show-switch-events \
+		-F tid,time,event,trace >"$WORK/pt.tasks" 2>/dev/null
 	perf script -i "$WORK/pt.data" -F tid,event,ip,sym >"$WORK/pt.stacks" 2>/dev/null
 	"$PERFPORT" report --json -i "$WORK/pt.data" >"$WORK/pt.json" || fail "report exit $?"
 	rc=0; $PY "$ACHECK" per-task "$WORK/pt.json" "$WORK/pt.tasks" --stacks "$WORK/pt.stacks" || rc=$?
