@@ -45,9 +45,10 @@ for try in 1 2 3; do
 		fail "perf sched timehist failed"
 	perf script -i "$WORK/sw.data" -F tid,cpu,time,event,trace 2>/dev/null |
 		grep -E 'sched:sched_(switch|wakeup):' >"$WORK/sw.sched"
+	perf script -i "$WORK/sw.data" -F tid,event,ip,sym >"$WORK/sw.stacks" 2>/dev/null
 	"$PERFPORT" report --json -i "$WORK/sw.data" >"$WORK/sw.json" || fail "report exit $?"
 	rc=0; SHAPE_PID=$(cat "$WORK/shape.pid") $PY "$ACHECK" system-wide "$WORK/sw.json" "$WORK/sw.tasks" "$WORK/sw.timehist" \
-		"$WORK/sw.sched" || rc=$?
+		"$WORK/sw.sched" --stacks "$WORK/sw.stacks" || rc=$?
 	[ $rc -eq 3 ] || break
 done
 [ $rc -eq 0 ] || fail "system-wide accounting (checker exit $rc, try $try)"

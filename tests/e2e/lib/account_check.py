@@ -284,6 +284,12 @@ def main():
     # time is: with two busy loops per CPU 234 of light()'s 471 samples and
     # 326 of heavy()'s 923 were such, a total of 1.960:1 and a self 2.930:1.
     # The totals are held to perf's own count of the same samples instead.
+    # Per task only: there cpu-clock runs on the thread's own CPU time, so
+    # its samples fall evenly through what it executes; system-wide it runs
+    # on each CPU's wall clock, in step with the tick that hands the nice-19
+    # thread its slices, and once gave 4.176:1 from 380 and 91 samples
+    # (three standard errors: 35 %). System-wide, the counts are held to
+    # perf's stacks alone.
     def on_cpu(f, part):
         return f.get(part, {}).get("on-cpu", {})
     frames = {f["function"]: f for f in rep["frames"] if f["function"] in ("heavy", "light")}
@@ -296,14 +302,14 @@ def main():
         ratio = h.get("ns", 0) / l["ns"]
         hn, ln = h.get("count", 0), l["count"]
         rtol = max(0.05, 3 * math.sqrt(1 / hn + 1 / ln)) if hn and ln else 0.05
-        print("on-cpu heavy:light = %.3f in their own code (want 3 +- %.1f%%, from %d and %d "
+        print("on-cpu heavy:light = %.3f in their own code (%s 3 +- %.1f%%, from %d and %d "
               "samples); %.3f with what they called (%d and %d samples)" % (
-                  ratio, 100 * rtol, hn, ln,
+                  ratio, "want" if mode == "per-task" else "not judged here:", 100 * rtol, hn, ln,
                   on_cpu(frames["heavy"], "total").get("ns", 0) /
                   max(1, on_cpu(frames["light"], "total").get("ns", 0)),
                   on_cpu(frames["heavy"], "total").get("count", 0),
                   on_cpu(frames["light"], "total").get("count", 0)))
-        if abs(ratio - 3.0) > 3.0 * rtol:
+        if mode == "per-task" and abs(ratio - 3.0) > 3.0 * rtol:
             fail("heavy:light is %.3f, not 3:1 within %.1f%%" % (ratio, 100 * rtol))
         if stacks:
             want = perf_counts(stacks)
