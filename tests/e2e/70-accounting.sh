@@ -28,7 +28,7 @@ for try in 1 2 3; do
 		-F tid,time,event,trace >"$WORK/pt.tasks" 2>/dev/null
 	perf script -i "$WORK/pt.data" -F tid,event,ip,sym >"$WORK/pt.stacks" 2>/dev/null
 	"$PERFPORT" report --json -i "$WORK/pt.data" >"$WORK/pt.json" || fail "report exit $?"
-	rc=0; $PY "$ACHECK" per-task "$WORK/pt.json" "$WORK/pt.tasks" --stacks "$WORK/pt.stacks" || rc=$?
+	rc=0; SHAPE=$SHAPE $PY "$ACHECK" per-task "$WORK/pt.json" "$WORK/pt.tasks" --stacks "$WORK/pt.stacks" || rc=$?
 	[ $rc -eq 3 ] || break
 done
 [ $rc -eq 0 ] || fail "per-task accounting (checker exit $rc, try $try)"
@@ -47,7 +47,7 @@ for try in 1 2 3; do
 		grep -E 'sched:sched_(switch|wakeup):' >"$WORK/sw.sched"
 	perf script -i "$WORK/sw.data" -F tid,event,ip,sym >"$WORK/sw.stacks" 2>/dev/null
 	"$PERFPORT" report --json -i "$WORK/sw.data" >"$WORK/sw.json" || fail "report exit $?"
-	rc=0; SHAPE_PID=$(cat "$WORK/shape.pid") $PY "$ACHECK" system-wide "$WORK/sw.json" "$WORK/sw.tasks" "$WORK/sw.timehist" \
+	rc=0; SHAPE=$SHAPE SHAPE_PID=$(cat "$WORK/shape.pid") $PY "$ACHECK" system-wide "$WORK/sw.json" "$WORK/sw.tasks" "$WORK/sw.timehist" \
 		"$WORK/sw.sched" --stacks "$WORK/sw.stacks" || rc=$?
 	[ $rc -eq 3 ] || break
 done
