@@ -212,8 +212,8 @@ check: all unit
 # tests (36-watch, 36, or globs), each run N times.
 N ?= 10
 stress: all
-	@[ -n "$(TESTS)" ] || { echo "make stress: say which tests, e.g. TESTS='36 31' N=10 BUSY=1"; exit 2; }
-	BUILD=$(BUILD) tests/run.sh -n $(N) $(if $(filter 1 yes,$(BUSY)),--busy) $(TESTS)
+	@[ -n "$(TESTS)" ] || { echo "make stress: say which tests, e.g. TESTS='36 31' N=10 BUSY=2 (busy loops per CPU)"; exit 2; }
+	BUILD=$(BUILD) tests/run.sh -n $(N) $(if $(filter-out 0 no,$(BUSY)),--busy=$(if $(filter yes,$(BUSY)),1,$(BUSY))) $(TESTS)
 
 stress-archive: all
 	PERFPORT=$(CURDIR)/$(BUILD)/perfport TOP=$(CURDIR) tests/stress/archive-sigterm.sh $(if $(filter command line,$(origin N)),$(N),200)

@@ -3,12 +3,13 @@
 # numbered end-to-end scripts. Ends with "N passed, N failed, N skipped".
 # An e2e script exits 0 (pass), 77 (skip, after printing why) or else (fail).
 #
-# tests/run.sh [-n N] [--busy] TEST... - the repeat runner: only the e2e
-# tests named (36-watch, 36, or a glob of names: '3*'), each N times (1),
-# in turn; --busy keeps every CPU busy meanwhile (a shell loop per CPU,
-# started before the first run and stopped after the last). Reports each
-# test's runs, failures and skips; a failed run's log is kept as
-# $TEST_OUT/NAME.runK.log and its tail printed. 'make stress' runs it.
+# tests/run.sh [-n N] [--busy[=K]] TEST... - the repeat runner: only the
+# e2e tests named (36-watch, 36, or a glob of names: '3*'), each N times
+# (1), in turn; --busy keeps every CPU busy meanwhile (K shell loops per
+# CPU, 1 unless said, started before the first run and stopped after the
+# last). Reports each test's runs, failures and skips; a failed run's log
+# is kept as $TEST_OUT/NAME.runK.log and its tail printed, its WORK
+# directory (recordings) as $TEST_OUT/NAME.work.PID. 'make stress' runs it.
 set -u
 cd "$(dirname "$0")/.."
 REPEAT=1 BUSY=0 CHOSEN=()
@@ -17,12 +18,14 @@ while [ $# -gt 0 ]; do
 	-n) REPEAT=${2:?-n takes a count}; shift 2;;
 	-n*) REPEAT=${1#-n}; shift;;
 	--busy) BUSY=1; shift;;
-	-h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0;;
-	-*) echo "run.sh: unknown option '$1' (-n N, --busy, then tests)" >&2; exit 2;;
+	--busy=*) BUSY=${1#--busy=}; shift;;
+	-h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0;;
+	-*) echo "run.sh: unknown option '$1' (-n N, --busy[=K], then tests)" >&2; exit 2;;
 	*) CHOSEN+=("$1"); shift;;
 	esac
 done
 case $REPEAT in ''|*[!0-9]*|0) echo "run.sh: -n takes a count of 1 or more, not '$REPEAT'" >&2; exit 2;; esac
+case $BUSY in ''|*[!0-9]*) echo "run.sh: --busy= takes a count of busy loops per CPU, not '$BUSY'" >&2; exit 2;; esac
 BUILD=${BUILD:-build}
 export PERFPORT=$PWD/$BUILD/perfport
 export TOP=$PWD
@@ -38,7 +41,7 @@ failed=()
 # checks, a null pointer given to qsort() among them, reporting and going on)
 export TSAN_OPTIONS="halt_on_error=1 exitcode=66 ${TSAN_OPTIONS:-}"
 export UBSAN_OPTIONS="halt_on_error=1 print_stacktrace=1 ${UBSAN_OPTIONS:-}"
-# busy_start, busy_stop: a busy loop per CPU, for --busy
+# busy_start, busy_stop: BUSY busy loops per CPU, for --busy
 BUSY_PIDS=()
 busy_stop() {
 	[ ${#BUSY_PIDS[@]} -eq 0 ] || kill "${BUSY_PIDS[@]}" 2>/dev/null
@@ -46,7 +49,7 @@ busy_stop() {
 	BUSY_PIDS=()
 }
 busy_start() {
-	for _ in $(seq "$(nproc)"); do
+	for _ in $(seq $((BUSY * $(nproc)))); do
 		( trap - TERM; while :; do :; done ) &
 		BUSY_PIDS+=($!)
 	done
@@ -95,7 +98,7 @@ if [ ${#CHOSEN[@]} -gt 0 ]; then
 		summary+=("$(printf '%-24s %3d runs %3d passed %3d failed %3d skipped' "$name" "$REPEAT" "$p" "$f" "$s")")
 		bad=$((bad + f))
 	done
-	echo "--- $REPEAT run(s) each$([ "$BUSY" = 1 ] && echo ", every CPU busy") ---"
+	echo "--- $REPEAT run(s) each$([ "$BUSY" = 0 ] || echo ", $BUSY busy loop(s) per CPU") ---"
 	printf '%s\n' "${summary[@]}"
 	[ "$bad" -eq 0 ]
 	exit

@@ -1069,10 +1069,14 @@ static void run_end(struct account *a, struct acct_thread *th, uint64_t t)
 }
 
 /*
- * @th is on CPU from @t: switched in, or exec'ing. After an off-CPU
- * interval, iv_close() starts the run; this covers a thread seen running
- * without having been seen leaving, as a new thread on its first run (its
- * fork is no switch-out) or perf record's workload at its exec.
+ * @th is on CPU from @t: switched in, exec'ing, or sampled on CPU. After an
+ * off-CPU interval, iv_close() starts the run; this covers a thread seen
+ * running without having been seen leaving, as a new thread on its first
+ * run (its fork is no switch-out), perf record's workload at its exec, or a
+ * thread whose switch-in its CPU did not record (its events were enabled
+ * later: measured once, a thread forked onto the second CPU of a system-wide
+ * recording ran 187 ms there before that CPU's first event), from its
+ * first on-CPU sample.
  */
 static void run_begin(struct acct_thread *th, uint64_t t)
 {
@@ -1308,10 +1312,13 @@ static void on_cpu_sample(struct account *a, struct acct_src *src, const struct 
 	enum counter c = s->tid == 0 ? CNT_IDLE : CNT_ON_CPU;
 	uint64_t w = sample_weight(src, s);
 
-	if (s->tid == 0)
+	if (s->tid == 0) {
 		a->system_wide = true;
-	else
+	} else {
 		iv_evidence(a, th, s->time, s->cpu);
+		/* on CPU now, whether or not its switch-in was recorded */
+		run_begin(th, s->time);
+	}
 	if (th->filtered || !in_time(a, s->time)) {
 		a->meta->samples_filtered++;
 		return;

@@ -33,7 +33,7 @@ PGH=(-h "$PG" -U postgres)
 PIN_PG= PIN_CL=
 if [ "$(nproc)" -ge 2 ]; then PIN_PG="taskset -c 0"; PIN_CL="taskset -c 1"; fi
 stop_pg() { $AS "$PGBIN/pg_ctl" -D "$PG/data" -m immediate stop >/dev/null 2>&1 || true; }
-trap 'rc=$?; stop_pg; [ -n "${KEEP:-}" ] || rm -rf "$WORK"; exit $rc' EXIT
+trap 'rc=$?; stop_pg; work_done $rc; exit $rc' EXIT
 $AS "$PGBIN/initdb" -D "$PG/data" -A trust -U postgres >"$WORK/initdb.log" 2>&1 ||
 	{ cat "$WORK/initdb.log"; fail "initdb"; }
 $AS $PIN_PG "$PGBIN/pg_ctl" -D "$PG/data" -l "$PG/log" -w \
@@ -42,14 +42,19 @@ $AS $PIN_PG "$PGBIN/pg_ctl" -D "$PG/data" -l "$PG/log" -w \
 $AS "$PGBIN/pgbench" "${PGH[@]}" -i -s 1 postgres >"$WORK/init.log" 2>&1 ||
 	{ cat "$WORK/init.log"; fail "pgbench -i"; }
 
-# run MODE CALL-GRAPH...: pgbench for a few seconds; perf records its 12
-# backends (and pgbench itself: its wakeups of them) for SECS while the
-# sampler reads pg_stat_activity
+# run MODE CALL-GRAPH...: pgbench until the sampler and perf are done,
+# stopped then (a pgbench -T 7 gave finding its backends and starting the
+# sampler 4 s before perf had to attach, a window the machine's load
+# decides; 0.8-1.0 s measured at load 10, printed in the log); perf records
+# its 12 backends (and pgbench itself: its wakeups of them) for SECS while
+# the sampler reads pg_stat_activity
 SECS=3
 run() {
 	local mode=$1; shift
-	local pids="" spid sampler bench n
-	$AS $PIN_CL "$PGBIN/pgbench" "${PGH[@]}" -c 12 -j 2 -T $((SECS + 4)) -n postgres \
+	local pids="" spid sampler bench bpid n t0
+	t0=$(date +%s%N)
+	# -T: only a bound, should the test die without stopping it
+	$AS $PIN_CL "$PGBIN/pgbench" "${PGH[@]}" -c 12 -j 2 -T 600 -n postgres \
 		>"$WORK/$mode.bench" 2>&1 &
 	bench=$!
 	for _ in $(seq 100); do
@@ -87,10 +92,16 @@ run() {
 	[ -z "$spid" ] || chrt -f -p 1 "$spid" 2>/dev/null || true
 	# pgbench: this run's (runuser's child), not every pgbench of the machine:
 	# another run's, beside this one, may end before perf attaches to it
+	bpid=$(pgrep -x pgbench -P "$bench") || { cat "$WORK/$mode.bench"; fail "$mode: pgbench is not running"; }
+	echo "$mode: perf attaches $(( ($(date +%s%N) - t0) / 1000000 )) ms after pgbench started"
 	record "$WORK/$mode.data" -m 8192 -e cpu-clock/freq=499/ -e sched:sched_switch \
-		-e sched:sched_waking --switch-events "$@" -p "$pids,$(pgrep -d, -x pgbench -P "$bench")" -- sleep $SECS
+		-e sched:sched_waking --switch-events "$@" -p "$pids,$bpid" -- sleep $SECS
 	wait "$sampler" || true
-	wait "$bench" || { cat "$WORK/$mode.bench"; fail "$mode: pgbench failed"; }
+	# pgbench ran throughout: stopped now, it must not have failed before
+	kill -0 "$bpid" 2>/dev/null || { cat "$WORK/$mode.bench"; fail "$mode: pgbench ended before it was stopped"; }
+	kill "$bpid"
+	wait "$bench" || true
+	! has -i 'error\|abort' "$WORK/$mode.bench" || { cat "$WORK/$mode.bench"; fail "$mode: pgbench failed"; }
 	grep -v '^PID\|^$\|^DO$\|^CREATE' "$WORK/$mode.raw" >"$WORK/$mode.samples" || true
 	[ "$(wc -l <"$WORK/$mode.samples")" -gt 600 ] ||
 		{ cat "$WORK/$mode.sampler.err"; fail "$mode: too few pg_stat_activity samples"; }

@@ -47,7 +47,7 @@ export PATH="$NODE24:$PATH" HOME="$WORK/home"
 mkdir -p "$HOME"
 pq() { timeout 120 "$PQ" "$@" --session perfport-test; }
 stop_pq() { timeout 30 "$PQ" stop --all >/dev/null 2>&1 || true; }
-trap 'stop_pq; [ -z "$SERVER_PID" ] || kill "$SERVER_PID" 2>/dev/null; rm -rf "$WORK"' EXIT
+trap '__rc=$?; stop_pq; [ -z "$SERVER_PID" ] || kill "$SERVER_PID" 2>/dev/null; work_done $__rc' EXIT
 
 for name in shape wide; do
 	f="$WORK/$name.json.gz"

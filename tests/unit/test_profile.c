@@ -642,6 +642,59 @@ static void test_offcpu_time(void **state)
 }
 
 /*
+ * A thread whose switch-in was not recorded (its CPU's events were enabled
+ * after it began to run there): its run starts at its first on-CPU sample,
+ * not at its first switch-out. Fork at 1000, samples at 1500 and 20000,
+ * out at 30000, in at 40000, exit at 50000.
+ */
+static void test_sampled_run(void **state)
+{
+	const uint64_t st = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+	static const struct { uint32_t type; uint16_t misc; uint64_t time; } rec[] = {
+		{ PERF_RECORD_FORK, 0, 1000 },
+		{ PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, 1500 },
+		{ PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, 20000 },
+		{ PERF_RECORD_SWITCH, PERF_MISC_SWITCH_OUT, 30000 },
+		{ PERF_RECORD_SWITCH, 0, 40000 },
+		{ PERF_RECORD_EXIT, 0, 50000 },
+	};
+	struct profile_opts o = { .jobs = 1, .sym.buildid_dir = "/nonexistent" };
+	const struct profile_thread *t = NULL;
+	struct profile *p = NULL;
+	struct pdw w = { 0 };
+	size_t data_off, at;
+
+	(void)state;
+	data_off = one_event_head(&w, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, 100000, st,
+				  PERF_ATTR_FLAG_SAMPLE_ID_ALL);
+	for (size_t i = 0; i < sizeof(rec) / sizeof(rec[0]); i++) {
+		at = pdw_begin(&w, rec[i].type, rec[i].misc);
+		if (rec[i].type == PERF_RECORD_FORK || rec[i].type == PERF_RECORD_EXIT) {
+			pdw_u32(&w, 100);       /* pid, ppid, tid, ptid, time */
+			pdw_u32(&w, 100);
+			pdw_u32(&w, 101);
+			pdw_u32(&w, 100);
+			pdw_u64(&w, rec[i].time);
+		}
+		pdw_u32(&w, 100);               /* sample (or sample_id): pid, tid, time */
+		pdw_u32(&w, 101);
+		pdw_u64(&w, rec[i].time);
+		pdw_end(&w, at);
+	}
+	one_event_data(&w, data_off, w.n);
+	assert_int_equal(profile_build_mem(w.b, w.n, "sampled", &o, &p), 0);
+	assert_non_null(p);
+	for (size_t i = 0; i < p->nr_threads; i++)
+		if (p->threads[i].tid == 101)
+			t = &p->threads[i];
+	assert_non_null(t);
+	assert_int_equal(t->run_ns, (30000 - 1500) + (50000 - 40000));
+	assert_int_equal(t->blocked_ns + t->delay_ns, 10000);
+	profile_free(p);
+	free(w.b);
+}
+
+/*
  * A thread's first run starts at its first switch-in, not at a switch-out
  * (its fork is none), and a task's at its exec (perf record enables the
  * workload's events there): a file with exec, fork, switches and exits,
@@ -1021,6 +1074,7 @@ int main(void)
 		cmocka_unit_test(test_counter_names),
 		cmocka_unit_test(test_offcpu_time),
 		cmocka_unit_test(test_first_run),
+		cmocka_unit_test(test_sampled_run),
 		cmocka_unit_test(test_state_per_switch),
 		cmocka_unit_test(test_released_task),
 		cmocka_unit_test(test_mode_key),

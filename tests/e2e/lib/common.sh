@@ -6,7 +6,20 @@ set -euo pipefail
 : "${CORPUS:=$TOP/../shared/corpus}"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/perfport-test.XXXXXX")
 SERVER_PID=
-trap '[ -z "$SERVER_PID" ] || kill "$SERVER_PID" 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$WORK"' EXIT
+# work_done STATUS - removes $WORK at the end (KEEP=1 keeps it); a failed
+# run's (STATUS neither 0 nor 77) is moved beside the runner's logs, as
+# $TEST_OUT/NAME.work.PID, with its recordings: a failure seen once under
+# load can be read afterwards
+work_done() {
+	[ -z "${KEEP:-}" ] || return 0
+	if [ "$1" -ne 0 ] && [ "$1" -ne 77 ] && [ -d "${TEST_OUT:-}" ]; then
+		local to
+		to="$TEST_OUT/$(basename "$0" .sh).work.$$"
+		if mv "$WORK" "$to" 2>/dev/null; then echo "kept: $to" >&2; return 0; fi
+	fi
+	rm -rf "$WORK"
+}
+trap '__rc=$?; [ -z "$SERVER_PID" ] || kill "$SERVER_PID" 2>/dev/null; work_done $__rc' EXIT
 PY=/usr/bin/python3
 CHECK="$TOP/tests/e2e/lib/check.py"
 
