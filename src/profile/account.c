@@ -1027,6 +1027,11 @@ static void iv_close(struct account *a, struct acct_thread *th, uint64_t end, en
 	}
 	th->c.count[th->out_cnt]++;
 	th->c.ns[th->out_cnt] += d;
+	if (th->out_no_stack) {
+		meta->iv_no_stack_ns += d;
+		th->no_stack.count[th->out_cnt]++;
+		th->no_stack.ns[th->out_cnt] += d;
+	}
 	if (th->out_node != TREE_NONE)
 		count_at(a, th->out_node, th->out_cnt, 1, d, out, end, th->tid);
 	if (wake && th->out_state != 'R' && th->out_node != TREE_NONE && th->waker_node != TREE_NONE)
@@ -1099,6 +1104,7 @@ static void iv_open(struct account *a, struct acct_thread *th, uint64_t t, uint3
 	th->wake_time = 0;
 	th->out_state = state;
 	th->out_node = node;
+	th->out_no_stack = ACCT_STACK_KNOWN;
 	th->waker_node = TREE_NONE;
 	acct_classify(a, th);
 }
@@ -1157,17 +1163,37 @@ static bool same_switch(const struct account *a, const struct acct_thread *th, u
 }
 
 /*
- * A switch-out record opened an interval without a stack: no sched_switch
- * sample of the same switch came first. Why, as far as the recording says:
- * records of its CPU were lost, or no sched_switch event was recorded.
+ * @th's interval, just opened on @cpu, has no stack: no sched_switch sample
+ * of the same switch came first (@other: one came, but of another task).
+ * Why, as far as the recording says: records of its CPU were lost, no
+ * sched_switch event was recorded, or neither (counted, and its time when
+ * it ends, iv_close()).
  */
-static void no_stack_why(struct account *a, uint32_t cpu)
+static void no_stack_why(struct account *a, struct acct_thread *th, uint32_t cpu, bool other)
 {
 	a->meta->iv_no_stack++;
-	if (cpu == UINT32_MAX ? a->lost_all : cpu_lost(a, cpu))
+	if (!other && (cpu == UINT32_MAX ? a->lost_all : cpu_lost(a, cpu))) {
 		a->meta->iv_no_stack_lost++;
-	else if (!a->switch_event)
+		th->out_no_stack = ACCT_NO_STACK_LOST;
+	} else if (!other && !a->switch_event) {
 		a->meta->iv_no_stack_unrecorded++;
+		th->out_no_stack = ACCT_NO_STACK_UNRECORDED;
+	} else {
+		th->out_no_stack = ACCT_NO_STACK_OTHER;
+	}
+}
+
+/* @th's open interval got its stack after all (its sample came second). */
+static void no_stack_found(struct account *a, struct acct_thread *th)
+{
+	if (!th->out_no_stack)
+		return;
+	a->meta->iv_no_stack--;
+	if (th->out_no_stack == ACCT_NO_STACK_LOST)
+		a->meta->iv_no_stack_lost--;
+	else if (th->out_no_stack == ACCT_NO_STACK_UNRECORDED)
+		a->meta->iv_no_stack_unrecorded--;
+	th->out_no_stack = ACCT_STACK_KNOWN;
 }
 
 /* A LOST record: what @ev's CPU (or, naming none, every CPU) wrote since
@@ -1371,8 +1397,12 @@ static void switch_sample(struct account *a, struct acct_src *src, const struct 
 			acct_classify(a, prev);
 			prev->verdict[STATE_BY_WAKEUP] = wake;
 			prev->out_from_record = false;
+			if (prev == th)
+				no_stack_found(a, prev);
 		} else {
 			iv_open(a, prev, s->time, s->cpu, state, node, false);
+			if (prev != th)
+				no_stack_why(a, prev, s->cpu, true);
 		}
 		if (prev == th && !prev->filtered)
 			acct_syscall_evidence(a, prev, s, node, state);
@@ -1592,7 +1622,7 @@ static void switch_record(struct account *a, const struct perf_event *ev)
 		iv_evidence(a, th, s->time, s->cpu);
 		iv_open(a, th, s->time, s->cpu, state,
 			th->filtered ? TREE_NONE : no_stack_node(a, th), true);
-		no_stack_why(a, s->cpu);
+		no_stack_why(a, th, s->cpu, false);
 	}
 	cpu_seen(a, s->cpu, s->time);
 }
@@ -1916,6 +1946,7 @@ struct acct_carried {
 	int8_t verdict[STATE_BY_COUNT];
 	uint16_t rule_prog, rule_wake;
 	bool woken;                        /* woken before the boundary */
+	uint8_t out_no_stack;              /* enum acct_no_stack */
 	size_t depth;                      /* the blocked stack, root first */
 	struct acct_carried_frame *frames;
 };
@@ -2017,6 +2048,7 @@ int acct_carry_take(const struct account *a, struct acct_carry **out)
 		o->rule_prog = th->rule_prog;
 		o->rule_wake = th->rule_wake;
 		o->woken = th->wake_time > th->out_time;
+		o->out_no_stack = th->out_no_stack;
 		if (th->out_node != TREE_NONE)
 			ret = carry_stack(a, th->out_node, o);
 	}
@@ -2071,6 +2103,7 @@ int acct_carry_put(struct account *a, const struct acct_carry *c, uint64_t t)
 		th->rule_prog = cf->rule_prog;
 		th->rule_wake = cf->rule_wake;
 		th->waker_node = TREE_NONE;
+		th->out_no_stack = cf->out_no_stack;
 		th->out_node = cf->depth ? carried_node(a, cf) : TREE_NONE;
 		if (cf->depth && th->out_node == TREE_NONE)
 			return PP_ENOMEM;

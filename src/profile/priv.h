@@ -35,6 +35,14 @@ struct acct_src {
 	uint64_t used;                     /* samples used */
 };
 
+/* Why an off-CPU interval has no stack (profile_meta.iv_no_stack*). */
+enum acct_no_stack {
+	ACCT_STACK_KNOWN,                  /* it has one */
+	ACCT_NO_STACK_LOST,                /* records of its CPU were lost */
+	ACCT_NO_STACK_UNRECORDED,          /* no sched_switch event was recorded */
+	ACCT_NO_STACK_OTHER,               /* its sched_switch sample was not recorded */
+};
+
 struct acct_thread {
 	uint32_t pid, tid;
 	const char *comm;                  /* interned in the tree's strings */
@@ -61,9 +69,12 @@ struct acct_thread {
 	uint16_t rule_prog, rule_wake;     /* the runtime (+1) of the program rule and
 					    * the wakeup rule that gave theirs; 0 none */
 	uint32_t out_node;                 /* TREE_NONE: not charged to the tree */
+	/* the open interval's stack was not recorded: why (enum acct_no_stack) */
+	uint8_t out_no_stack;
 	uint32_t waker_node;               /* the first waker's stack since out, TREE_NONE none */
 	uint64_t out_time, wake_time;
 	struct profile_counts c;
+	struct profile_counts no_stack;    /* of c, the intervals without their stack */
 	uint64_t in_time;                  /* its last switch-in, 0 if unknown or off */
 	uint64_t run_ns, blocked_ns, delay_ns, open_at_end, bounded;
 	bool filtered;                     /* left out by --pid/--tid/--comm (at its last check) */

@@ -769,6 +769,22 @@ static void test_state_per_switch(void **state)
 	assert_int_equal(t->c.ns[CNT_PREEMPTED], 3000 + 1000);
 	assert_int_equal(t->c.count[CNT_SLEEP], 1);
 	assert_int_equal(t->c.ns[CNT_SLEEP], 7000);
+	/* no sched_switch event: no interval has its stack, each counted
+	 * with its time, in all and for its thread by state */
+	assert_int_equal(p->meta.iv_no_stack, 3);
+	assert_int_equal(p->meta.iv_no_stack_unrecorded, 3);
+	assert_int_equal(p->meta.iv_no_stack_lost, 0);
+	assert_int_equal(p->meta.iv_no_stack_ns, 3000 + 1000 + 7000);
+	assert_int_equal(t->no_stack.count[CNT_PREEMPTED], 2);
+	assert_int_equal(t->no_stack.ns[CNT_PREEMPTED], 3000 + 1000);
+	assert_int_equal(t->no_stack.ns[CNT_SLEEP], 7000);
+	profile_free(p);
+	/* and counted the same without the samples' stacks (what info runs) */
+	o.no_stacks = true;
+	assert_int_equal(profile_build_mem(w.b, w.n, "switches", &o, &p), 0);
+	assert_int_equal(p->meta.iv_no_stack, 3);
+	assert_int_equal(p->meta.iv_no_stack_unrecorded, 3);
+	assert_int_equal(p->meta.iv_no_stack_ns, 3000 + 1000 + 7000);
 	profile_free(p);
 	free(w.b);
 }
