@@ -138,8 +138,11 @@ void advice_no_stack(const struct profile_meta *m, char *buf, size_t len)
 		buf += n;
 		len -= (size_t)n;
 	}
-	if (other)
-		snprintf(buf, len, "; record every sched_switch event (-c 1, not a frequency)");
+	if (other && m->freq_trap)
+		snprintf(buf, len, "; record every sched_switch event (-c 1, not at a frequency)");
+	else if (other)
+		snprintf(buf, len, "; a wait begun before perf enabled sched_switch (in a "
+			 "system-wide recording's first moments) has none");
 }
 
 /* Where stacks begin: below the root and any --group-by frames. */

@@ -961,6 +961,17 @@ static void offwake_add(struct account *a, uint32_t blocked, uint32_t waker, enu
 
 /* --- off-CPU intervals --- */
 
+/* @th's interval without a stack ends, charged: counted, with why (whether
+ * a sched_switch event was recorded at all is said at the end). */
+static void no_stack_count(struct account *a, const struct acct_thread *th)
+{
+	a->meta->iv_no_stack++;
+	if (th->out_no_stack == ACCT_NO_STACK_LOST)
+		a->meta->iv_no_stack_lost++;
+	else if (th->out_no_stack == ACCT_NO_STACK_UNPAIRED)
+		a->no_stack_unpaired++;
+}
+
 enum iv_end { IV_EXACT, IV_INFERRED, IV_APPROX, IV_AT_END };
 
 static void iv_close(struct account *a, struct acct_thread *th, uint64_t end, enum iv_end how)
@@ -1004,6 +1015,8 @@ static void iv_close(struct account *a, struct acct_thread *th, uint64_t end, en
 	if (!d && (end < window_start(a) ||
 		   (a->filter.has_time && (end < a->filter.t0 || out > a->filter.t1))))
 		return;
+	if (th->out_no_stack)
+		no_stack_count(a, th);
 	/* a timeout far longer than the wait (twice as long, or longer than
 	 * what the recording saw of it) did not end it: the wait was not
 	 * timed, whatever the call allowed */
@@ -1165,35 +1178,18 @@ static bool same_switch(const struct account *a, const struct acct_thread *th, u
 /*
  * @th's interval, just opened on @cpu, has no stack: no sched_switch sample
  * of the same switch came first (@other: one came, but of another task).
- * Why, as far as the recording says: records of its CPU were lost, no
- * sched_switch event was recorded, or neither (counted, and its time when
- * it ends, iv_close()).
+ * Why, as far as the recording says, is counted when it ends (iv_close()):
+ * records of its CPU were lost before it, no sched_switch event was
+ * recorded, or neither.
  */
 static void no_stack_why(struct account *a, struct acct_thread *th, uint32_t cpu, bool other)
 {
-	a->meta->iv_no_stack++;
-	if (!other && (cpu == UINT32_MAX ? a->lost_all : cpu_lost(a, cpu))) {
-		a->meta->iv_no_stack_lost++;
-		th->out_no_stack = ACCT_NO_STACK_LOST;
-	} else if (!other && !a->switch_event) {
-		a->meta->iv_no_stack_unrecorded++;
-		th->out_no_stack = ACCT_NO_STACK_UNRECORDED;
-	} else {
+	if (other)
 		th->out_no_stack = ACCT_NO_STACK_OTHER;
-	}
-}
-
-/* @th's open interval got its stack after all (its sample came second). */
-static void no_stack_found(struct account *a, struct acct_thread *th)
-{
-	if (!th->out_no_stack)
-		return;
-	a->meta->iv_no_stack--;
-	if (th->out_no_stack == ACCT_NO_STACK_LOST)
-		a->meta->iv_no_stack_lost--;
-	else if (th->out_no_stack == ACCT_NO_STACK_UNRECORDED)
-		a->meta->iv_no_stack_unrecorded--;
-	th->out_no_stack = ACCT_STACK_KNOWN;
+	else if (cpu == UINT32_MAX ? a->lost_all : cpu_lost(a, cpu))
+		th->out_no_stack = ACCT_NO_STACK_LOST;
+	else
+		th->out_no_stack = ACCT_NO_STACK_UNPAIRED;
 }
 
 /* A LOST record: what @ev's CPU (or, naming none, every CPU) wrote since
@@ -1397,8 +1393,8 @@ static void switch_sample(struct account *a, struct acct_src *src, const struct 
 			acct_classify(a, prev);
 			prev->verdict[STATE_BY_WAKEUP] = wake;
 			prev->out_from_record = false;
-			if (prev == th)
-				no_stack_found(a, prev);
+			if (prev == th) /* its stack after all */
+				prev->out_no_stack = ACCT_STACK_KNOWN;
 		} else {
 			iv_open(a, prev, s->time, s->cpu, state, node, false);
 			if (prev != th)
@@ -1605,18 +1601,23 @@ static void switch_record(struct account *a, const struct perf_event *ev)
 		cpu_running(a, s->cpu, ev->u.sw.next_prev_pid, ev->u.sw.next_prev_tid, NULL);
 	else
 		cpu_running(a, s->cpu, UINT32_MAX, UINT32_MAX, NULL);
-	if (!s->tid)
+	/* the idle task's, or a task released on its way out (-1, that no
+	 * running task explains): no wait */
+	if (!s->tid || s->tid == UINT32_MAX)
 		return;
 	note_time(a, s->time, false);
 	th = thread_get(a, s->pid, s->tid, s->time);
 	if (!th)
 		return;
-	if (s->time > th->end)
+	if (s->time > th->end && !th->exited)
 		th->end = s->time;
 	if (!ev->u.sw.out) {
 		iv_close(a, th, s->time, IV_EXACT);
 		run_begin(th, s->time);
-	} else if (!same_switch(a, th, s->cpu, true)) {
+	} else if (!th->exited && !same_switch(a, th, s->cpu, true)) {
+		/* (a task's last switch-out, after its exit, opens no wait: a
+		 * system-wide recording sees it, and charged each exited
+		 * thread a wait to the end of the recording) */
 		char state = ev->u.sw.preempt ? 'R' : 'S';
 
 		iv_evidence(a, th, s->time, s->cpu);
@@ -1705,6 +1706,8 @@ void acct_finish(struct account *a)
 		if (!th->exited && a->last_time > th->end)
 			th->end = a->last_time;
 	}
+	if (!a->switch_event)
+		a->meta->iv_no_stack_unrecorded += a->no_stack_unpaired;
 }
 
 /* --- set-up --- */

@@ -38,9 +38,13 @@ struct acct_src {
 /* Why an off-CPU interval has no stack (profile_meta.iv_no_stack*). */
 enum acct_no_stack {
 	ACCT_STACK_KNOWN,                  /* it has one */
-	ACCT_NO_STACK_LOST,                /* records of its CPU were lost */
-	ACCT_NO_STACK_UNRECORDED,          /* no sched_switch event was recorded */
-	ACCT_NO_STACK_OTHER,               /* its sched_switch sample was not recorded */
+	ACCT_NO_STACK_LOST,                /* records of its CPU were lost before it */
+	/* no sched_switch sample came first, nothing lost: no sched_switch
+	 * event was recorded, or its sample was not (told when it ends: the
+	 * events are known at the first sample, after a system-wide
+	 * recording's first switch records) */
+	ACCT_NO_STACK_UNPAIRED,
+	ACCT_NO_STACK_OTHER,               /* the sched_switch sample was another task's */
 };
 
 struct acct_thread {
@@ -204,6 +208,7 @@ struct account {
 	uint64_t lost_any;                 /* LOST records that name no CPU */
 	uint64_t lost_all;                 /* LOST records */
 	bool switch_event;                 /* a sched_switch event was recorded */
+	uint64_t no_stack_unpaired;        /* intervals of ACCT_NO_STACK_UNPAIRED, counted */
 
 	struct stack_entry *stacks;        /* open addressing */
 	size_t stacks_cap, nr_stacks;

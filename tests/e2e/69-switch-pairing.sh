@@ -96,6 +96,25 @@ else:
 PY
 done
 echo "ok: info counts the waits without their stack as report does"
+# system-wide, a task's last switch-out after its exit is recorded too: no
+# wait (it charged each exited thread one without a stack to the end of the
+# recording: 233 s of 368 s off CPU once), and no task released on its
+# way out (tid -1) waits
+record "$WORK/all.data" -a -e cpu-clock/freq=99/ -e sched:sched_switch --switch-events -m 1024 -g \
+	-- "$WORK/waits" 0.3 "$WORK"
+"$PERFPORT" -q report --json --no-tree -i "$WORK/all.data" >"$WORK/all.json" || fail "report of all.data: exit $?"
+$PY - "$WORK/all.json" <<'PY' || fail "an exited thread waits after its exit"
+import json, sys
+r = json.load(open(sys.argv[1]))
+ex = [t for t in r["threads"] if t["exited"]]
+bad = [(t["comm"], t["tid"], t["open_at_end"]) for t in ex if t["open_at_end"]]
+bad += [(t["comm"], t["tid"], "released") for t in r["threads"] if t["tid"] in (-1, 4294967295)]
+children = [t for t in ex if t["comm"] in ("waitpid_child", "vfork_child")]
+print("%d exited threads (%d of waits.c's children), %d with a wait open at the end" % (
+    len(ex), len(children), len(bad)))
+assert children and not bad, bad[:5]
+PY
+echo "ok: no wait after a thread's exit"
 # raw data cut before prev_state (prev_pid kept): the state is unknown
 $PY "$TOP/tests/e2e/lib/perfdata_edit.py" short-raw "$WORK/a.data" "$WORK/short.data" 28 ||
 	fail "perfdata_edit.py short-raw failed"

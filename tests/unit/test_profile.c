@@ -658,6 +658,9 @@ static struct pdw switch_file(void)
 		{ PERF_RECORD_SWITCH, PERF_MISC_SWITCH_OUT, 101, 52000 },   /* out */
 		{ PERF_RECORD_SWITCH, 0, 101, 60000 },                     /* in */
 		{ PERF_RECORD_EXIT, 0, 101, 100000 },
+		/* its last switch-out, after its exit (a system-wide
+		 * recording's): no wait */
+		{ PERF_RECORD_SWITCH, PERF_MISC_SWITCH_OUT, 101, 100200 },
 		{ PERF_RECORD_SWITCH, 0, 100, 100500 },                    /* in */
 		{ PERF_RECORD_EXIT, 0, 100, 101000 },
 	};
@@ -707,6 +710,7 @@ static void test_first_run(void **state)
 	assert_non_null(t);
 	assert_int_equal(t->run_ns, 50000 + 40000);
 	assert_int_equal(t->blocked_ns + t->delay_ns, 8000);
+	assert_int_equal(t->open_at_end, 0);
 	assert_int_equal(t->end - t->start, 99000);
 	assert_non_null(m);
 	assert_int_equal(m->run_ns, 3000 + 500);
