@@ -87,6 +87,64 @@ static bool recorded_dwarf(const char *cmdline)
 	return cmdline && strstr(cmdline, "dwarf");
 }
 
+uint64_t advice_offcpu_ns(const struct profile_meta *m)
+{
+	uint64_t ns = 0;
+
+	for (int l = 0; l < STATE_BY_COUNT; l++)
+		ns += m->decided_ns[l];
+	return ns;
+}
+
+void advice_no_stack(const struct profile_meta *m, char *buf, size_t len)
+{
+	uint64_t other = m->iv_no_stack - m->iv_no_stack_lost - m->iv_no_stack_unrecorded;
+	uint64_t off = advice_offcpu_ns(m);
+	char mm[32];
+	int n;
+
+	*buf = '\0';
+	if (!m->iv_no_stack)
+		return;
+	n = snprintf(buf, len, "%" PRIu64 " of %" PRIu64 " (%.3f s, %.2f%% of the off-CPU time; "
+		     "charged to [off-cpu: stack not recorded], their states decided without "
+		     "it): %" PRIu64 " after lost records of their CPU, %" PRIu64 " with no "
+		     "sched_switch event recorded, %" PRIu64 " whose sched_switch sample was not "
+		     "recorded", m->iv_no_stack, m->iv_exact + m->iv_inferred + m->iv_approx +
+		     m->iv_open_at_end, (double)m->iv_no_stack_ns / 1e9,
+		     pct(m->iv_no_stack_ns, off), m->iv_no_stack_lost, m->iv_no_stack_unrecorded,
+		     other);
+	if (n < 0 || (size_t)n >= len)
+		return;
+	buf += n;
+	len -= (size_t)n;
+	advice_mmap(m->cmdline, mm, sizeof(mm));
+	if (m->iv_no_stack_lost) {
+		n = snprintf(buf, len, "; perf lost them: record with a larger buffer (perf record "
+			     "%s)%s", mm, recorded_dwarf(m->cmdline) ?
+			     ", a dwarf call graph on sched_switch alone (-e sched:sched_switch/"
+			     "call-graph=dwarf/ and -g for the other events), or fewer events" :
+			     " or fewer events");
+		if (n < 0 || (size_t)n >= len)
+			return;
+		buf += n;
+		len -= (size_t)n;
+	}
+	if (m->iv_no_stack_unrecorded) {
+		n = snprintf(buf, len, "; record -e sched:sched_switch with a call graph (-g) "
+			     "beside --switch-events");
+		if (n < 0 || (size_t)n >= len)
+			return;
+		buf += n;
+		len -= (size_t)n;
+	}
+	if (other && m->freq_trap)
+		snprintf(buf, len, "; record every sched_switch event (-c 1, not at a frequency)");
+	else if (other)
+		snprintf(buf, len, "; a wait begun before perf enabled sched_switch (in a "
+			 "system-wide recording's first moments) has none");
+}
+
 /* Where stacks begin: below the root and any --group-by frames. */
 static bool stack_root(const struct profile *p, uint32_t node)
 {

@@ -41,4 +41,20 @@ void advice_of_profile(const struct profile *p, struct advice_list *out);
  */
 void advice_mmap(const char *cmdline, char *buf, size_t len);
 
+/**
+ * advice_no_stack() - the off-CPU waits of @m whose stack was not recorded
+ * (meta.iv_no_stack*), as one line into @buf: how many of how many, why,
+ * their time and its share of the off-CPU time, and what records them with their
+ * stacks (from @m's own perf record command line: its -m doubled; a call
+ * graph on sched_switch alone where dwarf copies every event's stack).
+ * Report and info say the same. "" when every wait has its stack.
+ */
+void advice_no_stack(const struct profile_meta *m, char *buf, size_t len);
+
+/**
+ * advice_offcpu_ns() - the off-CPU time of @m: every interval's (and
+ * offcpu-time sample's), as the layers that decided their states add up.
+ */
+uint64_t advice_offcpu_ns(const struct profile_meta *m);
+
 #endif /* CLI_ADVICE_H */

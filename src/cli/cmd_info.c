@@ -51,6 +51,9 @@ struct info_ctx {
 	uint64_t key[2048 + 8];
 	struct sym_stats repeats;     /* frames and causes of the repeats */
 	uint64_t outside;             /* stacks that left every mapping (FRAME_F_OUTSIDE) */
+	/* the off-CPU intervals counted as report counts them, without
+	 * stacks (offcpu_account()); NULL: no switches recorded, or a pipe */
+	struct profile *offcpu;
 };
 
 struct named_stack {
@@ -360,6 +363,42 @@ static void offcpu_evidence(struct perf_evsel *const *ev, size_t nr, const char 
 		 wake ? "yes (sched_wakeup: a remote wakeup's stack may be the woken CPU's interrupt; "
 			"-e sched:sched_waking records the waker's)" :
 		 "no (add -e sched:sched_waking -g)");
+}
+
+/*
+ * The off-CPU waits of the recording at @path (read once already: @r) that
+ * lost their stack, counted as report counts them: the accounting's pass
+ * without stacks (profile_opts.no_stacks), which pairs each switch-out
+ * record with its sched_switch sample as the profile does. Only where
+ * switches were recorded, and not on a pipe (read once). Into c->offcpu.
+ */
+static void offcpu_account(struct info_ctx *c, const char *path, const struct perf_reader *r,
+			   const struct cli_sym *so)
+{
+	const struct perf_stats *st = perf_reader_stats(r);
+	struct profile_opts po = { .sym = so->o, .jobs = symopts_jobs(so), .no_stacks = true };
+	struct perf_evsel *const *ev;
+	bool sw = st->records[PERF_RECORD_SWITCH] || st->records[PERF_RECORD_SWITCH_CPU_WIDE];
+	int level = pp_log_get_level(), ret;
+	struct profile *p = NULL;
+	size_t nr;
+
+	if (perf_reader_header(r)->pipe || !strcmp(path, "-"))
+		return;
+	ev = perf_reader_evsels(r, &nr);
+	for (size_t i = 0; i < nr && !sw; i++)
+		sw = ev[i]->name && !strcmp(ev[i]->name, "sched:sched_switch");
+	if (!sw)
+		return;
+	/* what the profile would warn of is not info's to say (its own
+	 * pass said what was read) */
+	pp_log_set_level(PP_LOG_ERROR);
+	ret = profile_build(path, &po, &p);
+	pp_log_set_level(level);
+	if (ret == PP_OK || ret == PP_EPARTIAL)
+		c->offcpu = p;
+	else
+		profile_free(p);
 }
 
 /* A warning about how the file was recorded, with the command that fixes it. */
@@ -729,6 +768,26 @@ static void print_json(const char *path, const struct perf_reader *r, const stru
 		if (*ev_buf)
 			add_str(root, "offcpu_evidence", ev_buf);
 	}
+	if (c->offcpu) {
+		const struct profile_meta *m = &c->offcpu->meta;
+		char line[1024];
+
+		/* as report's meta.offcpu_intervals.without_stack* */
+		o = json_object_new_object();
+		json_object_object_add(o, "intervals", json_object_new_uint64(
+			m->iv_exact + m->iv_inferred + m->iv_approx + m->iv_open_at_end));
+		json_object_object_add(o, "count", json_object_new_uint64(m->iv_no_stack));
+		json_object_object_add(o, "lost", json_object_new_uint64(m->iv_no_stack_lost));
+		json_object_object_add(o, "unrecorded",
+				       json_object_new_uint64(m->iv_no_stack_unrecorded));
+		json_object_object_add(o, "other", json_object_new_uint64(
+			m->iv_no_stack - m->iv_no_stack_lost - m->iv_no_stack_unrecorded));
+		json_object_object_add(o, "ns", json_object_new_uint64(m->iv_no_stack_ns));
+		json_object_object_add(o, "offcpu_ns", json_object_new_uint64(advice_offcpu_ns(m)));
+		advice_no_stack(m, line, sizeof(line));
+		add_str(o, "text", *line ? line : NULL);
+		json_object_object_add(root, "offcpu_without_stack", o);
+	}
 	json_object_object_add(root, "unknown_records", json_object_new_uint64(st->unknown_records));
 	json_object_object_add(root, "skipped_records", json_object_new_uint64(st->skipped_records));
 	json_object_object_add(root, "skipped_bytes", json_object_new_uint64(st->skipped_bytes));
@@ -823,6 +882,17 @@ static void print_text(const char *path, const struct perf_reader *r, const stru
 	offcpu_evidence(ev, nr, h->arch, buf, sizeof(buf));
 	if (*buf)
 		printf("off-CPU:       %s\n", buf);
+	if (c->offcpu) {
+		const struct profile_meta *m = &c->offcpu->meta;
+		char line[1024];
+
+		advice_no_stack(m, line, sizeof(line));
+		if (*line)
+			printf("               waits without their stack: %s\n", line);
+		else
+			printf("               waits without their stack: none of %" PRIu64 "\n",
+			       m->iv_exact + m->iv_inferred + m->iv_approx + m->iv_open_at_end);
+	}
 
 	printf("\nevents:\n");
 	for (size_t i = 0; i < nr; i++) {
@@ -935,9 +1005,10 @@ static void info_usage(FILE *out)
 		"\n"
 		"Describe a recording: host, OS release, arch, perf version, command line,\n"
 		"CPUs, clock, span; each event with its sample count; records by type;\n"
-		"threads and processes; lost and skipped data; how many frames could be\n"
-		"named and why the others could not; recording problems, each with the\n"
-		"perf command line that records it right.\n"
+		"threads and processes; lost and skipped data; the off-CPU waits whose\n"
+		"stack was not recorded, why, and their share of the off-CPU time; how\n"
+		"many frames could be named and why the others could not; recording\n"
+		"problems, each with the perf command line that records it right.\n"
 		"\n"
 		"options:\n"
 		"  -i, --input FILE        the recording: a perf.data file, a 'perf record\n"
@@ -1032,6 +1103,8 @@ int cmd_info(int argc, char **argv)
 		ctx.oom = true;
 	if (ctx.oom)
 		ret = PP_ENOMEM;
+	if (ret == PP_OK && !ctx.oom)
+		offcpu_account(&ctx, path, r, &sopts);
 	st = perf_reader_stats(r);
 	ev = perf_reader_evsels(r, &nr);
 	nadv = collect_advice(&ctx, st, ev, nr, perf_reader_header(r)->cmdline, adv,
@@ -1060,6 +1133,8 @@ int cmd_info(int argc, char **argv)
 			c = EXIT_NOTHING;
 	}
 	perf_reader_close(r);
+	profile_free(ctx.offcpu);
+	profile_settle();
 	free(ctx.threads);
 	wordmap_free(&ctx.seen);
 	free(ctx.named);

@@ -189,14 +189,10 @@ static void print_header(const struct profile *p, const char *path, enum inline_
 	print_decided(m);
 	print_thin(m);
 	if (m->iv_no_stack) {
-		uint64_t other = m->iv_no_stack - m->iv_no_stack_lost - m->iv_no_stack_unrecorded;
+		char line[1024];
 
-		printf("# off-CPU waits without their stack: %" PRIu64 " ([off-cpu: stack not "
-		       "recorded]; decided without it): %" PRIu64 " after lost records of their "
-		       "CPU, %" PRIu64 " with no sched_switch event recorded (add -e "
-		       "sched:sched_switch with a call graph), %" PRIu64 " whose sched_switch "
-		       "sample was not recorded\n", m->iv_no_stack, m->iv_no_stack_lost,
-		       m->iv_no_stack_unrecorded, other);
+		advice_no_stack(m, line, sizeof(line));
+		printf("# off-CPU waits without their stack: %s\n", line);
 	}
 	if (m->lost) {
 		char mm[32];
@@ -752,6 +748,7 @@ static json_object *meta_json(const struct profile *p)
 	json_object_object_add(iv, "without_stack_lost", json_object_new_uint64(m->iv_no_stack_lost));
 	json_object_object_add(iv, "without_stack_unrecorded",
 			       json_object_new_uint64(m->iv_no_stack_unrecorded));
+	json_object_object_add(iv, "without_stack_ns", json_object_new_uint64(m->iv_no_stack_ns));
 	json_object_object_add(iv, "state_by_syscall", json_object_new_uint64(m->iv_by_syscall));
 	json_object_object_add(iv, "syscall_without_regs",
 			       json_object_new_uint64(m->iv_syscall_no_regs));
@@ -853,6 +850,8 @@ static void print_json(const struct profile *p, const struct report_opts *ro)
 		json_object_object_add(e, "forked", json_object_new_boolean(t->forked));
 		json_object_object_add(e, "exited", json_object_new_boolean(t->exited));
 		json_object_object_add(e, "counters", counts_json(&t->c, ro->counters));
+		/* of them, the intervals without their stack */
+		json_object_object_add(e, "without_stack", counts_json(&t->no_stack, ro->counters));
 		json_object_object_add(e, "run_ns", t->run_known ? json_object_new_uint64(t->run_ns) : NULL);
 		json_object_object_add(e, "bounded", json_object_new_uint64(t->bounded));
 		json_object_object_add(e, "blocked_ns", json_object_new_uint64(t->blocked_ns));

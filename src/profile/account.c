@@ -961,6 +961,17 @@ static void offwake_add(struct account *a, uint32_t blocked, uint32_t waker, enu
 
 /* --- off-CPU intervals --- */
 
+/* @th's interval without a stack ends, charged: counted, with why (whether
+ * a sched_switch event was recorded at all is said at the end). */
+static void no_stack_count(struct account *a, const struct acct_thread *th)
+{
+	a->meta->iv_no_stack++;
+	if (th->out_no_stack == ACCT_NO_STACK_LOST)
+		a->meta->iv_no_stack_lost++;
+	else if (th->out_no_stack == ACCT_NO_STACK_UNPAIRED)
+		a->no_stack_unpaired++;
+}
+
 enum iv_end { IV_EXACT, IV_INFERRED, IV_APPROX, IV_AT_END };
 
 static void iv_close(struct account *a, struct acct_thread *th, uint64_t end, enum iv_end how)
@@ -1004,6 +1015,8 @@ static void iv_close(struct account *a, struct acct_thread *th, uint64_t end, en
 	if (!d && (end < window_start(a) ||
 		   (a->filter.has_time && (end < a->filter.t0 || out > a->filter.t1))))
 		return;
+	if (th->out_no_stack)
+		no_stack_count(a, th);
 	/* a timeout far longer than the wait (twice as long, or longer than
 	 * what the recording saw of it) did not end it: the wait was not
 	 * timed, whatever the call allowed */
@@ -1027,6 +1040,11 @@ static void iv_close(struct account *a, struct acct_thread *th, uint64_t end, en
 	}
 	th->c.count[th->out_cnt]++;
 	th->c.ns[th->out_cnt] += d;
+	if (th->out_no_stack) {
+		meta->iv_no_stack_ns += d;
+		th->no_stack.count[th->out_cnt]++;
+		th->no_stack.ns[th->out_cnt] += d;
+	}
 	if (th->out_node != TREE_NONE)
 		count_at(a, th->out_node, th->out_cnt, 1, d, out, end, th->tid);
 	if (wake && th->out_state != 'R' && th->out_node != TREE_NONE && th->waker_node != TREE_NONE)
@@ -1103,6 +1121,7 @@ static void iv_open(struct account *a, struct acct_thread *th, uint64_t t, uint3
 	th->wake_time = 0;
 	th->out_state = state;
 	th->out_node = node;
+	th->out_no_stack = ACCT_STACK_KNOWN;
 	th->waker_node = TREE_NONE;
 	acct_classify(a, th);
 }
@@ -1161,17 +1180,20 @@ static bool same_switch(const struct account *a, const struct acct_thread *th, u
 }
 
 /*
- * A switch-out record opened an interval without a stack: no sched_switch
- * sample of the same switch came first. Why, as far as the recording says:
- * records of its CPU were lost, or no sched_switch event was recorded.
+ * @th's interval, just opened on @cpu, has no stack: no sched_switch sample
+ * of the same switch came first (@other: one came, but of another task).
+ * Why, as far as the recording says, is counted when it ends (iv_close()):
+ * records of its CPU were lost before it, no sched_switch event was
+ * recorded, or neither.
  */
-static void no_stack_why(struct account *a, uint32_t cpu)
+static void no_stack_why(struct account *a, struct acct_thread *th, uint32_t cpu, bool other)
 {
-	a->meta->iv_no_stack++;
-	if (cpu == UINT32_MAX ? a->lost_all : cpu_lost(a, cpu))
-		a->meta->iv_no_stack_lost++;
-	else if (!a->switch_event)
-		a->meta->iv_no_stack_unrecorded++;
+	if (other)
+		th->out_no_stack = ACCT_NO_STACK_OTHER;
+	else if (cpu == UINT32_MAX ? a->lost_all : cpu_lost(a, cpu))
+		th->out_no_stack = ACCT_NO_STACK_LOST;
+	else
+		th->out_no_stack = ACCT_NO_STACK_UNPAIRED;
 }
 
 /* A LOST record: what @ev's CPU (or, naming none, every CPU) wrote since
@@ -1378,8 +1400,12 @@ static void switch_sample(struct account *a, struct acct_src *src, const struct 
 			acct_classify(a, prev);
 			prev->verdict[STATE_BY_WAKEUP] = wake;
 			prev->out_from_record = false;
+			if (prev == th) /* its stack after all */
+				prev->out_no_stack = ACCT_STACK_KNOWN;
 		} else {
 			iv_open(a, prev, s->time, s->cpu, state, node, false);
+			if (prev != th)
+				no_stack_why(a, prev, s->cpu, true);
 		}
 		if (prev == th && !prev->filtered)
 			acct_syscall_evidence(a, prev, s, node, state);
@@ -1582,24 +1608,29 @@ static void switch_record(struct account *a, const struct perf_event *ev)
 		cpu_running(a, s->cpu, ev->u.sw.next_prev_pid, ev->u.sw.next_prev_tid, NULL);
 	else
 		cpu_running(a, s->cpu, UINT32_MAX, UINT32_MAX, NULL);
-	if (!s->tid)
+	/* the idle task's, or a task released on its way out (-1, that no
+	 * running task explains): no wait */
+	if (!s->tid || s->tid == UINT32_MAX)
 		return;
 	note_time(a, s->time, false);
 	th = thread_get(a, s->pid, s->tid, s->time);
 	if (!th)
 		return;
-	if (s->time > th->end)
+	if (s->time > th->end && !th->exited)
 		th->end = s->time;
 	if (!ev->u.sw.out) {
 		iv_close(a, th, s->time, IV_EXACT);
 		run_begin(th, s->time);
-	} else if (!same_switch(a, th, s->cpu, true)) {
+	} else if (!th->exited && !same_switch(a, th, s->cpu, true)) {
+		/* (a task's last switch-out, after its exit, opens no wait: a
+		 * system-wide recording sees it, and charged each exited
+		 * thread a wait to the end of the recording) */
 		char state = ev->u.sw.preempt ? 'R' : 'S';
 
 		iv_evidence(a, th, s->time, s->cpu);
 		iv_open(a, th, s->time, s->cpu, state,
 			th->filtered ? TREE_NONE : no_stack_node(a, th), true);
-		no_stack_why(a, s->cpu);
+		no_stack_why(a, th, s->cpu, false);
 	}
 	cpu_seen(a, s->cpu, s->time);
 }
@@ -1682,6 +1713,8 @@ void acct_finish(struct account *a)
 		if (!th->exited && a->last_time > th->end)
 			th->end = a->last_time;
 	}
+	if (!a->switch_event)
+		a->meta->iv_no_stack_unrecorded += a->no_stack_unpaired;
 }
 
 /* --- set-up --- */
@@ -1923,6 +1956,7 @@ struct acct_carried {
 	int8_t verdict[STATE_BY_COUNT];
 	uint16_t rule_prog, rule_wake;
 	bool woken;                        /* woken before the boundary */
+	uint8_t out_no_stack;              /* enum acct_no_stack */
 	size_t depth;                      /* the blocked stack, root first */
 	struct acct_carried_frame *frames;
 };
@@ -2024,6 +2058,7 @@ int acct_carry_take(const struct account *a, struct acct_carry **out)
 		o->rule_prog = th->rule_prog;
 		o->rule_wake = th->rule_wake;
 		o->woken = th->wake_time > th->out_time;
+		o->out_no_stack = th->out_no_stack;
 		if (th->out_node != TREE_NONE)
 			ret = carry_stack(a, th->out_node, o);
 	}
@@ -2078,6 +2113,7 @@ int acct_carry_put(struct account *a, const struct acct_carry *c, uint64_t t)
 		th->rule_prog = cf->rule_prog;
 		th->rule_wake = cf->rule_wake;
 		th->waker_node = TREE_NONE;
+		th->out_no_stack = cf->out_no_stack;
 		th->out_node = cf->depth ? carried_node(a, cf) : TREE_NONE;
 		if (cf->depth && th->out_node == TREE_NONE)
 			return PP_ENOMEM;

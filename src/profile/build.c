@@ -287,6 +287,21 @@ static int on_event(void *ctx, const struct perf_event *ev)
 		}
 		acct_choose_sources(&c->acct, evs, nr);
 	}
+	if (ev->type == PERF_RECORD_SAMPLE && c->o->no_stacks) {
+		struct perf_event bare = *ev;  /* counted as a sample with no stack */
+
+		bare.sample.ip = 0;
+		bare.sample.callchain = NULL;
+		bare.sample.callchain_nr = 0;
+		bare.sample.branch = NULL;
+		bare.sample.branch_nr = 0;
+		bare.sample.user_stack = NULL;
+		bare.sample.user_stack_size = bare.sample.user_stack_dyn_size = 0;
+		ret = on_pooled(c, &bare, NULL, 0);
+		if (ret)
+			c->err = ret;
+		return ret;
+	}
 	switch (ev->type) {
 	case PERF_RECORD_SAMPLE:
 	case PERF_RECORD_SWITCH:
@@ -366,6 +381,7 @@ static int finish_threads(struct profile *p, struct profile_priv *pv, const stru
 		o->forked = t->forked;
 		o->exited = t->exited;
 		o->c = t->c;
+		o->no_stack = t->no_stack;
 		o->run_known = a->switches_seen;
 		o->run_ns = a->switches_seen ? t->run_ns : 0;
 		o->bounded = t->bounded;
@@ -1057,7 +1073,7 @@ static int build(struct perf_reader *r, const char *path, const struct profile_o
 	 * which then starts no thread: its unwinding threads and the
 	 * delivering one would only be started and stopped (1-4 ms of the
 	 * main thread's start on the -g bench file) */
-	c->unwinds = perf_reader_header(r)->pipe || unwinds(r);
+	c->unwinds = !o->no_stacks && (perf_reader_header(r)->pipe || unwinds(r));
 	/* with threads, the pass's accounting runs on one of the pool's (a
 	 * stream's windows are cut, read and sent by the reading thread) */
 	c->pool = c->m ? upool_new(c->unwinds && o->jobs ? o->jobs : 1, &o->sym,
@@ -1133,7 +1149,7 @@ int profile_build(const char *path, const struct profile_opts *o, struct profile
 	 * thread is the pass's bottleneck: not where the unwinding pool wants
 	 * every core (a C++ --call-graph dwarf export at -j 2 took 1.14-1.17x
 	 * as long with a cutting thread, on two cores) */
-	perf_reader_set_threaded(r, o->jobs > 1 && !unwinds(r));
+	perf_reader_set_threaded(r, o->jobs > 1 && (o->no_stacks || !unwinds(r)));
 	return build(r, path, o, 0, NULL, NULL, out, o->jobs > 1 && !o->sym_keep);
 }
 

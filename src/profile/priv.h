@@ -35,6 +35,18 @@ struct acct_src {
 	uint64_t used;                     /* samples used */
 };
 
+/* Why an off-CPU interval has no stack (profile_meta.iv_no_stack*). */
+enum acct_no_stack {
+	ACCT_STACK_KNOWN,                  /* it has one */
+	ACCT_NO_STACK_LOST,                /* records of its CPU were lost before it */
+	/* no sched_switch sample came first, nothing lost: no sched_switch
+	 * event was recorded, or its sample was not (told when it ends: the
+	 * events are known at the first sample, after a system-wide
+	 * recording's first switch records) */
+	ACCT_NO_STACK_UNPAIRED,
+	ACCT_NO_STACK_OTHER,               /* the sched_switch sample was another task's */
+};
+
 struct acct_thread {
 	uint32_t pid, tid;
 	const char *comm;                  /* interned in the tree's strings */
@@ -61,9 +73,12 @@ struct acct_thread {
 	uint16_t rule_prog, rule_wake;     /* the runtime (+1) of the program rule and
 					    * the wakeup rule that gave theirs; 0 none */
 	uint32_t out_node;                 /* TREE_NONE: not charged to the tree */
+	/* the open interval's stack was not recorded: why (enum acct_no_stack) */
+	uint8_t out_no_stack;
 	uint32_t waker_node;               /* the first waker's stack since out, TREE_NONE none */
 	uint64_t out_time, wake_time;
 	struct profile_counts c;
+	struct profile_counts no_stack;    /* of c, the intervals without their stack */
 	uint64_t in_time;                  /* its last switch-in, 0 if unknown or off */
 	uint64_t run_ns, blocked_ns, delay_ns, open_at_end, bounded;
 	bool filtered;                     /* left out by --pid/--tid/--comm (at its last check) */
@@ -193,6 +208,7 @@ struct account {
 	uint64_t lost_any;                 /* LOST records that name no CPU */
 	uint64_t lost_all;                 /* LOST records */
 	bool switch_event;                 /* a sched_switch event was recorded */
+	uint64_t no_stack_unpaired;        /* intervals of ACCT_NO_STACK_UNPAIRED, counted */
 
 	struct stack_entry *stacks;        /* open addressing */
 	size_t stacks_cap, nr_stacks;

@@ -139,6 +139,14 @@ struct profile_opts {
 	 * machine name the same files (sym_rebind() at the start, sym_trim()
 	 * at the end: its sym_opts.dwarf_max bounds it); @sym is then unused */
 	struct symbolizer *sym_keep;
+	/* count without stacks: no sample's stack is unwound or named (the
+	 * tree holds the group roots and the "[off-cpu: stack not recorded]"
+	 * placeholders alone), the rest counted as with them: the intervals
+	 * and their time, which switch-outs were paired with their
+	 * sched_switch sample (meta.iv_no_stack*), the threads; the states
+	 * are what the kernel's rules say of a stack-less wait. For what a
+	 * recording holds (info) */
+	bool no_stacks;
 };
 
 /* One sample or off-CPU interval as it was counted (profile_opts.timeline). */
@@ -221,6 +229,9 @@ struct profile_thread {
 	uint64_t delay_ns;          /* runnable but waiting: wakeup (or preemption) to switch-in */
 	uint64_t open_at_end;       /* intervals still open when the recording ended */
 	uint64_t bounded;           /* intervals whose switch-in was missing (bounded or approximated) */
+	/* of c's off-CPU intervals, those whose stack was not recorded (charged
+	 * to "[off-cpu: stack not recorded]"), by state */
+	struct profile_counts no_stack;
 };
 
 enum time_source {
@@ -251,6 +262,7 @@ struct profile_meta {
 	uint64_t iv_no_stack;       /* switch-outs without a sched_switch sample (stack unknown) */
 	uint64_t iv_no_stack_lost;  /* ... of them on a CPU whose records were lost */
 	uint64_t iv_no_stack_unrecorded; /* ... of them with no sched_switch event recorded */
+	uint64_t iv_no_stack_ns;    /* the time charged to them (of the off-CPU total) */
 	/* intervals whose state the evidence of their system call decided
 	 * (syscall.h), and switch-outs in a call with no user registers to read */
 	uint64_t iv_by_syscall, iv_syscall_no_regs;

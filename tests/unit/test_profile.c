@@ -711,6 +711,9 @@ static struct pdw switch_file(void)
 		{ PERF_RECORD_SWITCH, PERF_MISC_SWITCH_OUT, 101, 52000 },   /* out */
 		{ PERF_RECORD_SWITCH, 0, 101, 60000 },                     /* in */
 		{ PERF_RECORD_EXIT, 0, 101, 100000 },
+		/* its last switch-out, after its exit (a system-wide
+		 * recording's): no wait */
+		{ PERF_RECORD_SWITCH, PERF_MISC_SWITCH_OUT, 101, 100200 },
 		{ PERF_RECORD_SWITCH, 0, 100, 100500 },                    /* in */
 		{ PERF_RECORD_EXIT, 0, 100, 101000 },
 	};
@@ -760,6 +763,7 @@ static void test_first_run(void **state)
 	assert_non_null(t);
 	assert_int_equal(t->run_ns, 50000 + 40000);
 	assert_int_equal(t->blocked_ns + t->delay_ns, 8000);
+	assert_int_equal(t->open_at_end, 0);
 	assert_int_equal(t->end - t->start, 99000);
 	assert_non_null(m);
 	assert_int_equal(m->run_ns, 3000 + 500);
@@ -822,6 +826,22 @@ static void test_state_per_switch(void **state)
 	assert_int_equal(t->c.ns[CNT_PREEMPTED], 3000 + 1000);
 	assert_int_equal(t->c.count[CNT_SLEEP], 1);
 	assert_int_equal(t->c.ns[CNT_SLEEP], 7000);
+	/* no sched_switch event: no interval has its stack, each counted
+	 * with its time, in all and for its thread by state */
+	assert_int_equal(p->meta.iv_no_stack, 3);
+	assert_int_equal(p->meta.iv_no_stack_unrecorded, 3);
+	assert_int_equal(p->meta.iv_no_stack_lost, 0);
+	assert_int_equal(p->meta.iv_no_stack_ns, 3000 + 1000 + 7000);
+	assert_int_equal(t->no_stack.count[CNT_PREEMPTED], 2);
+	assert_int_equal(t->no_stack.ns[CNT_PREEMPTED], 3000 + 1000);
+	assert_int_equal(t->no_stack.ns[CNT_SLEEP], 7000);
+	profile_free(p);
+	/* and counted the same without the samples' stacks (what info runs) */
+	o.no_stacks = true;
+	assert_int_equal(profile_build_mem(w.b, w.n, "switches", &o, &p), 0);
+	assert_int_equal(p->meta.iv_no_stack, 3);
+	assert_int_equal(p->meta.iv_no_stack_unrecorded, 3);
+	assert_int_equal(p->meta.iv_no_stack_ns, 3000 + 1000 + 7000);
 	profile_free(p);
 	free(w.b);
 }
