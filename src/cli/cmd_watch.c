@@ -94,6 +94,8 @@ struct watch {
 	double cpu_last;              /* the reading thread's CPU at the last window */
 	size_t q_head, q_len;
 	bool q_done, q_waited;
+	unsigned q_made;              /* windows the stream was cut into */
+	bool q_partly;                /* one of them said it was read partly */
 };
 
 static volatile sig_atomic_t watch_stop;
@@ -994,6 +996,8 @@ static int queue_window(void *ctx, struct profile *p, bool partial)
 		pthread_cond_wait(&w->put, &w->mu);
 	at = (w->q_head + w->q_len) % WATCH_QUEUE;
 	w->q[at] = (struct queued){ p, partial, { 0, 0 }, now - w->cpu_last };
+	w->q_made++;
+	w->q_partly |= partial;
 	w->cpu_last = now;
 	clock_gettime(CLOCK_MONOTONIC, &w->q[at].built);
 	w->q_len++;
@@ -1032,6 +1036,13 @@ static int follow_stream(struct watch *w)
 	 * second signal stops the uploads: what is left is kept there) */
 	if (w->spool_pending)
 		resend_due(w, true);
+	/* what no window said: a stream cut short, or holding no sample,
+	 * ended with 3 or 0 and not a word (export says both) */
+	if (ret == PP_EPARTIAL && !w->q_partly)
+		pp_warn_status("'%s': read partly: records skipped or the data ends early%s",
+			       w->input, w->q_made ? ", after its last window" : "");
+	if ((ret == PP_OK || ret == PP_EPARTIAL || ret == PP_ESTOPPED) && !w->q_made)
+		pp_warn("'%s' held no sample to cut into windows: nothing sent", w->input);
 	if (ret == PP_EPARTIAL) {
 		w->status = exit_worst(w->status, EXIT_PARTIAL);
 		ret = 0;

@@ -76,3 +76,16 @@ last=$(sed -n '$s/^\(window [^ ]*\): .*/\1/p' "$WORK/cut.out")
 [ "$partly" = 1 ] && grep -q "^perfport: warning: $last: read partly: 1 records skipped, the data ends early" "$WORK/cut.err" ||
 	fail "a stream cut short: $partly of $n windows said they were read partly, not the last one alone ($last): $(grep 'read partly' "$WORK/cut.err" | head -3 | tr '\n' ' ')"
 echo "ok: a stream cut short: only its last of $n windows read partly, exit 3"
+
+# A stream cut short before its first sample: no window to say it, so the
+# watcher says the stream was read partly and held no sample, and ends
+# with 3. The build before ended with 3 and not a word.
+head -c 5000 "$WORK/dwarf.pipe" >"$WORK/head.pipe"
+rc=0
+"$PERFPORT" watch -j 2 -i - --window 100ms -f pyroscope -O server="$URL" \
+	--spool "$WORK/spool-head" <"$WORK/head.pipe" >"$WORK/head.out" 2>"$WORK/head.err" || rc=$?
+[ "$rc" = 3 ] || fail "a stream cut before its first sample: watch -i - ended with $rc, not 3: $(said "$WORK/head.err")"
+grep -q "^perfport: warning: '-': read partly: records skipped or the data ends early$" "$WORK/head.err" &&
+	grep -q "^perfport: warning: '-' held no sample to cut into windows: nothing sent$" "$WORK/head.err" ||
+	fail "a stream cut before its first sample: not said: $(said "$WORK/head.err")"
+echo "ok: a stream cut before its first sample: said so, exit 3"
