@@ -94,9 +94,12 @@ struct watch {
 	double cpu_last;              /* the reading thread's CPU at the last window */
 	size_t q_head, q_len;
 	bool q_done, q_waited;
+	unsigned q_made;              /* windows the stream was cut into */
+	bool q_partly;                /* one of them said it was read partly */
 };
 
 static volatile sig_atomic_t watch_stop;
+static volatile sig_atomic_t watch_stream; /* -i: a stream's windows, read once */
 static sigset_t watch_sigs;           /* SIGHUP, SIGINT, SIGTERM */
 static atomic_int watch_hup;          /* read by the sending thread too */
 static pthread_t watch_main;
@@ -107,7 +110,8 @@ static pthread_t watch_main;
  * directory or an output's temporary, never replaces it): SIGHUP is a
  * reload; the first SIGINT or SIGTERM lets the window or file being sent
  * finish; a second one is left to end the run at once, after the
- * cleanups (the archive's directory removed).
+ * cleanups (the archive's directory removed), but for a stream's, which
+ * stops the uploads first (net_stop(): what is not delivered is kept).
  */
 static bool take_signal(int sig)
 {
@@ -118,6 +122,14 @@ static bool take_signal(int sig)
 	if (!pthread_equal(pthread_self(), watch_main)) {
 		/* the main thread's read() is the one to interrupt */
 		pthread_kill(watch_main, sig);
+		return true;
+	}
+	if (watch_stop && watch_stream && !net_stopped()) {
+		/* a stream's second one: its windows are nowhere else, so the
+		 * upload in flight ends and it and the windows read are kept
+		 * in the spool, then the run ends by the signal (a third one
+		 * ends it at once) */
+		net_stop(sig);
 		return true;
 	}
 	if (watch_stop)
@@ -984,6 +996,8 @@ static int queue_window(void *ctx, struct profile *p, bool partial)
 		pthread_cond_wait(&w->put, &w->mu);
 	at = (w->q_head + w->q_len) % WATCH_QUEUE;
 	w->q[at] = (struct queued){ p, partial, { 0, 0 }, now - w->cpu_last };
+	w->q_made++;
+	w->q_partly |= partial;
 	w->cpu_last = now;
 	clock_gettime(CLOCK_MONOTONIC, &w->q[at].built);
 	w->q_len++;
@@ -1019,9 +1033,16 @@ static int follow_stream(struct watch *w)
 	/* the stream ended, at its end or at SIGINT/SIGTERM (which let the
 	 * windows read be sent, as its end does): what waits is sent now,
 	 * once; the windows put off behind a slow backend are among it (a
-	 * second signal ends this at once, the spool as it was) */
+	 * second signal stops the uploads: what is left is kept there) */
 	if (w->spool_pending)
 		resend_due(w, true);
+	/* what no window said: a stream cut short, or holding no sample,
+	 * ended with 3 or 0 and not a word (export says both) */
+	if (ret == PP_EPARTIAL && !w->q_partly)
+		pp_warn_status("'%s': read partly: records skipped or the data ends early%s",
+			       w->input, w->q_made ? ", after its last window" : "");
+	if ((ret == PP_OK || ret == PP_EPARTIAL || ret == PP_ESTOPPED) && !w->q_made)
+		pp_warn("'%s' held no sample to cut into windows: nothing sent", w->input);
 	if (ret == PP_EPARTIAL) {
 		w->status = exit_worst(w->status, EXIT_PARTIAL);
 		ret = 0;
@@ -1082,7 +1103,8 @@ static void watch_usage(FILE *out)
 		"behind, they go to the spool in order and are resent from there (a\n"
 		"failure after a backoff, windows put off as soon as the sender is\n"
 		"free). At the stream's end, and at SIGINT/SIGTERM, the spool is tried\n"
-		"once more.\n"
+		"once more; a second SIGINT/SIGTERM ends the upload in flight and keeps\n"
+		"it and every window read in the spool, and perfport ends by the signal.\n"
 		"\n"
 		"options:\n"
 		"  -i, --input FILE        a stream to cut into windows (- for stdin)\n"
@@ -1328,6 +1350,7 @@ int cmd_watch(int argc, char **argv)
 	w.backoff_s = w.resend_s;
 	w.next_resend = time(NULL);
 	watch_main = pthread_self();
+	watch_stream = w.input != NULL;
 	/* SIGINT and SIGTERM end a stream's blocked read at once */
 	cleanup_take_signals(take_signal);
 	/* handled from now on: what came while a SIGHUP's exec ran (blocked
@@ -1359,6 +1382,7 @@ int cmd_watch(int argc, char **argv)
 	if (watch_stop)
 		pp_info("stopped by %s after %u %s%s", strsignal(watch_stop), w.windows,
 			w.input ? "window" : "file", w.windows == 1 ? "" : "s");
+	exporters_end_if_signalled(); /* a stream's second signal: ended by it */
 out:
 	sym_free(w.po.o.sym_keep);
 	exporters_free(&w.ex);

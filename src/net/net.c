@@ -504,6 +504,12 @@ int net_stopped(void)
 	return stop_signal;
 }
 
+void net_stop(int sig)
+{
+	if (!stop_signal)
+		stop_signal = sig;
+}
+
 /* libcurl's progress callback: a stop signal ends the transfer. */
 static int on_progress(void *ctx, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
 		       curl_off_t ulnow)

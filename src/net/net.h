@@ -121,6 +121,14 @@ bool net_deferring(void);
 /** net_stopped() - the signal that stopped the uploads, 0 none. */
 int net_stopped(void);
 
+/**
+ * net_stop() - stop the uploads by @sig, as a signal does while they are
+ * guarded (net_guard()): the request in flight ends, it and every later
+ * one are kept in the spool, not sent. Async-signal-safe: for a signal
+ * taker of the caller's own. The caller ends the process with the signal.
+ */
+void net_stop(int sig);
+
 /** net_spooled() - how many requests were kept in the spool so far. */
 unsigned net_spooled(void);
 

@@ -50,6 +50,7 @@ struct build_ctx {
 	struct profile *p;                 /* being built (acct counts into its meta) */
 	/* profile_build_windows(): the current window ends at window_hi */
 	uint64_t window_ns, window_hi;
+	uint64_t skipped_told;             /* records skipped, told in a window before */
 	profile_window_fn fn;
 	void *fn_ctx;
 	bool time_warned;
@@ -901,6 +902,30 @@ static bool pass_partial(struct build_ctx *c, int ret)
 }
 
 /*
+ * What of the reading @p, a stream's window, says is its own: the records
+ * skipped since the window before (each told once), and, in a window cut
+ * before the stream's end (@last false), no end found early: the record
+ * that cut it was read whole after every one of its own, and a stream
+ * read ahead had often met its cut end already (each window after then
+ * said 'the data ends early'). Return: whether @p was read partly.
+ */
+static bool window_read(struct build_ctx *c, struct profile *p, bool last)
+{
+	uint64_t seen = p->read.skipped_records;
+
+	if (!last && !p->read.unfinished && p->read.truncated) {
+		/* the end cut inside a record is the reader's last skip: the
+		 * last window's */
+		if (seen > c->skipped_told)
+			seen--;
+		p->read.truncated = false;
+	}
+	p->read.skipped_records = seen - c->skipped_told;
+	c->skipped_told = seen;
+	return p->read.skipped_records || p->read.truncated;
+}
+
+/*
  * Before accounting @ev: when it is at or past the current window's end,
  * that window is finished and handed on, and the one @ev falls in begins.
  */
@@ -948,7 +973,7 @@ static int window_cut(struct build_ctx *c, const struct perf_event *ev)
 	empty = empty || !p->meta.counters_present;
 	if (empty)
 		profile_free(p);
-	else if ((ret = c->fn(c->fn_ctx, p, pass_partial(c, PP_OK))))
+	else if ((ret = c->fn(c->fn_ctx, p, window_read(c, p, false))))
 		goto out;
 	c->window_hi = lo + c->window_ns;
 	ret = profile_open(c, lo);
@@ -1101,7 +1126,8 @@ static int build(struct perf_reader *r, const char *path, const struct profile_o
 	    (window_ns && c->err && c->err != PP_ESTOPPED))
 		goto out;
 	{
-		bool partial = pass_partial(c, window_ns && ret == PP_ESTOPPED ? PP_OK : ret);
+		int rr = window_ns && ret == PP_ESTOPPED ? PP_OK : ret;
+		bool partial = pass_partial(c, rr), partial_ret = rr != PP_OK;
 		struct profile *p;
 
 		ret = profile_close(c, 0);
@@ -1114,7 +1140,7 @@ static int build(struct perf_reader *r, const char *path, const struct profile_o
 			check_left_out(p, path);
 			*out = p;
 		} else if (p->meta.counters_present) {
-			ret = fn(fn_ctx, p, partial);
+			ret = fn(fn_ctx, p, window_read(c, p, true) || partial_ret);
 			if (ret)
 				goto out;
 		} else {

@@ -75,6 +75,47 @@ reqs=$(find "$WORK/srv" -name 'got-*' | wc -l)
 [ "$(spooled "$WORK/s.spool")" -eq 0 ] || fail "the spool still holds $(spooled "$WORK/s.spool") windows"
 echo "ok: SIGTERM during a stream's upload: $n windows, each delivered, exit 0"
 
+# --- a stream: a second SIGTERM while the upload is still held ---
+# the stream's windows are nowhere but in the watcher: the upload in
+# flight ends, it and every window read are kept in the spool, and the
+# watcher ends by the signal (143), saying so; 'perfport resend' then
+# delivers them all. The build before ended at once with nothing kept
+# (16 windows of a dwarf stream lost, no spool made).
+rm -f "$WORK/eof"
+base=$(find "$WORK/srv" -name 'done-*' | wc -l)
+touch "$WORK/srv/hold"
+( cat "$WORK/s.pipe"; until [ -f "$WORK/eof" ]; do sleep 0.05; done ) >"$WORK/fifo" &
+FEED=$!
+XDG_STATE_HOME="$WORK/state" "$PERFPORT" -v watch -i "$WORK/fifo" --window 200ms -f pyroscope \
+	-O server="$URL" --spool "$WORK/s2.spool" >"$WORK/w.out" 2>"$WORK/w.err" &
+W=$!
+until_true got $((base + 1))
+until_true filled
+kill -TERM "$W"
+until_true taken 15
+kill -TERM "$W"
+rc=0; wait "$W" || rc=$?
+touch "$WORK/eof"
+wait "$FEED" || true
+answered=$(find "$WORK/srv" -name 'done-*' | wc -l)
+rm "$WORK/srv/hold"
+[ $rc -eq 143 ] || fail "watch -i: a second SIGTERM during an upload: exit $rc, want 143: $(said "$WORK/w.err")"
+has -F "interrupted by Terminated: what was not delivered is kept in the spool" "$WORK/w.err" ||
+	fail "watch -i: a second SIGTERM: no word of the spool: $(said "$WORK/w.err")"
+n=$(grep -c '^window ' "$WORK/w.out") || true
+# a request kept is a directory of the spool's
+entries() { find "$1" -mindepth 1 -maxdepth 1 -type d ! -name '.*' 2>/dev/null | wc -l; }
+kept=$(entries "$WORK/s2.spool")
+[ "$n" -ge 2 ] && [ "$kept" -ge "$n" ] ||
+	fail "watch -i: a second SIGTERM: $n windows read, $kept requests kept in the spool"
+[ "$answered" -eq "$base" ] || fail "an upload was answered while the backend held it"
+"$PERFPORT" resend "$WORK/s2.spool" >"$WORK/r.out" 2>"$WORK/r.err" ||
+	fail "perfport resend after the second SIGTERM: exit $?: $(said "$WORK/r.err")"
+[ "$(entries "$WORK/s2.spool")" -eq 0 ] || fail "the resend left $(entries "$WORK/s2.spool") requests in the spool"
+done=$(($(find "$WORK/srv" -name 'done-*' | wc -l) - base))
+[ "$done" -ge "$kept" ] || fail "$kept requests kept, $done answered after the resend"
+echo "ok: a second SIGTERM during a stream's upload: exit 143, $n windows' $kept requests kept in the spool, then resent"
+
 # --- --archive into a private directory, and the signals ---
 mkdir -p "$WORK/t/.build-id/ab" "$WORK/tmp" "$WORK/rot"
 head -c 4096 /dev/urandom >"$WORK/t/.build-id/ab/cdef0123456789abcdef0123456789abcdef01"

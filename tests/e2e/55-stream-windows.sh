@@ -57,3 +57,35 @@ for mode in dwarf fp; do
 	done
 	echo "ok: $mode: $(wc -l <"$WORK/$mode.want") windows of 100 ms, each holding perf script's samples, at -j 1, 2 and 3"
 done
+
+# A stream cut short inside a record: only its last window says it was
+# read partly (the record skipped, the data ending early), and the watcher
+# ends with 3. The build before read the stream ahead of its windows, met
+# the cut end, and said every window cut after then was read partly, each
+# with that same record skipped (6 of 19 windows of 100 ms here).
+size=$(wc -c <"$WORK/dwarf.pipe")
+head -c $((size * 2 / 3 + 7)) "$WORK/dwarf.pipe" >"$WORK/cut.pipe"
+rc=0
+"$PERFPORT" watch -j 2 -i - --window 100ms -f pyroscope -O server="$URL" \
+	--spool "$WORK/spool-cut" <"$WORK/cut.pipe" >"$WORK/cut.out" 2>"$WORK/cut.err" || rc=$?
+[ "$rc" = 3 ] || fail "a stream cut short: watch -i - ended with $rc, not 3: $(said "$WORK/cut.err")"
+n=$(grep -c '^window ' "$WORK/cut.out") || true
+[ "$n" -ge 5 ] || fail "a stream cut short: $n windows sent: $(said "$WORK/cut.err")"
+partly=$(grep -c 'read partly' "$WORK/cut.err") || true
+last=$(sed -n '$s/^\(window [^ ]*\): .*/\1/p' "$WORK/cut.out")
+[ "$partly" = 1 ] && grep -q "^perfport: warning: $last: read partly: 1 records skipped, the data ends early" "$WORK/cut.err" ||
+	fail "a stream cut short: $partly of $n windows said they were read partly, not the last one alone ($last): $(grep 'read partly' "$WORK/cut.err" | head -3 | tr '\n' ' ')"
+echo "ok: a stream cut short: only its last of $n windows read partly, exit 3"
+
+# A stream cut short before its first sample: no window to say it, so the
+# watcher says the stream was read partly and held no sample, and ends
+# with 3. The build before ended with 3 and not a word.
+head -c 5000 "$WORK/dwarf.pipe" >"$WORK/head.pipe"
+rc=0
+"$PERFPORT" watch -j 2 -i - --window 100ms -f pyroscope -O server="$URL" \
+	--spool "$WORK/spool-head" <"$WORK/head.pipe" >"$WORK/head.out" 2>"$WORK/head.err" || rc=$?
+[ "$rc" = 3 ] || fail "a stream cut before its first sample: watch -i - ended with $rc, not 3: $(said "$WORK/head.err")"
+grep -q "^perfport: warning: '-': read partly: records skipped or the data ends early$" "$WORK/head.err" &&
+	grep -q "^perfport: warning: '-' held no sample to cut into windows: nothing sent$" "$WORK/head.err" ||
+	fail "a stream cut before its first sample: not said: $(said "$WORK/head.err")"
+echo "ok: a stream cut before its first sample: said so, exit 3"
