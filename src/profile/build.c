@@ -925,6 +925,13 @@ static bool window_read(struct build_ctx *c, struct profile *p, bool last)
 	return p->read.skipped_records || p->read.truncated;
 }
 
+/* The end of a window that begins at @lo and lasts @len: the clock's
+ * last value when that is past its range. */
+static uint64_t window_end(uint64_t lo, uint64_t len)
+{
+	return lo > UINT64_MAX - len ? UINT64_MAX : lo + len;
+}
+
 /*
  * Before accounting @ev: when it is at or past the current window's end,
  * that window is finished and handed on, and the one @ev falls in begins.
@@ -943,10 +950,12 @@ static int window_cut(struct build_ctx *c, const struct perf_event *ev)
 	if (!c->window_hi) {
 		if (ev->type != PERF_RECORD_SAMPLE)
 			return 0;
-		c->window_hi = t + c->window_ns; /* windows count from the first sample */
+		/* windows count from the first sample; one that would end past
+		 * the clock's range lasts to its end (window_hi 0 is "none yet") */
+		c->window_hi = window_end(t, c->window_ns);
 		return 0;
 	}
-	if (t < c->window_hi)
+	if (t < c->window_hi || c->window_hi == UINT64_MAX)
 		return 0;
 	lo = c->window_hi + (t - c->window_hi) / c->window_ns * c->window_ns;
 	/* every record before @ev was accounted (the pool delivers in
@@ -975,7 +984,7 @@ static int window_cut(struct build_ctx *c, const struct perf_event *ev)
 		profile_free(p);
 	else if ((ret = c->fn(c->fn_ctx, p, window_read(c, p, false))))
 		goto out;
-	c->window_hi = lo + c->window_ns;
+	c->window_hi = window_end(lo, c->window_ns);
 	ret = profile_open(c, lo);
 	if (!ret)
 		ret = acct_carry_put(&c->acct, carry, lo);
