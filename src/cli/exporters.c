@@ -251,11 +251,17 @@ void exporters_profile_opts(const struct exporters *ex, bool upload, bool group_
 void exporters_end_if_signalled(void)
 {
 	int sig = net_stopped();
+	unsigned untried = net_kept_unsent();
+	char more[96] = "";
 
 	if (!sig)
 		return;
-	pp_error("interrupted by %s: what was not delivered is kept in the spool '%s' "
-		 "('perfport resend %s' sends it)", strsignal(sig), net_spool_dir(), net_spool_dir());
+	if (untried)
+		snprintf(more, sizeof(more), ", %u request%s of it not tried after the signal",
+			 untried, untried == 1 ? "" : "s");
+	pp_error("interrupted by %s: what was not delivered is kept in the spool '%s'%s "
+		 "('perfport resend %s' sends it)", strsignal(sig), net_spool_dir(), more,
+		 net_spool_dir());
 	fflush(stdout);
 	cleanup_run();
 	signal(sig, SIG_DFL);

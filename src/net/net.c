@@ -36,6 +36,7 @@ static volatile sig_atomic_t stop_signal;
 static cleanup_taker stop_old;       /* the taker there was before net_guard() */
 static bool guarded;
 static unsigned spooled;
+static unsigned kept_unsent;         /* of them, not tried: a stop had come (net_stop()) */
 static unsigned lost;                /* requests that failed and were not kept */
 static unsigned delivered_requests;  /* answered with success, and their bodies' bytes */
 static uint64_t delivered_bytes;
@@ -43,6 +44,11 @@ static uint64_t delivered_bytes;
 unsigned net_spooled(void)
 {
 	return spooled;
+}
+
+unsigned net_kept_unsent(void)
+{
+	return kept_unsent;
 }
 
 unsigned net_lost(void)
@@ -531,7 +537,7 @@ static unsigned jitter(unsigned max)
 	return r % max;
 }
 
-static int spool(const struct net_request *rq);
+static int spool(const struct net_request *rq, bool quiet);
 
 unsigned net_attempts(void)
 {
@@ -743,7 +749,7 @@ int net_send(const struct net_request *rq, struct net_response *rs)
 	unsigned long timeout_ms = (unsigned long)(config.timeout_s ? config.timeout_s : 60L) * 1000;
 	struct aws_creds cr = { 0 };
 	char msg[256] = "", *secret = NULL;
-	bool own_fault = false;
+	bool own_fault = false, untried = false;
 	int r;
 
 	memset(rs, 0, sizeof(*rs));
@@ -759,8 +765,11 @@ int net_send(const struct net_request *rq, struct net_response *rs)
 			return PP_EIO;
 		}
 	}
+	/* after a stop each request is kept untried: the stop's one line
+	 * (exporters_end_if_signalled()) says how many, not a line each */
 	if (stop_signal) {
 		snprintf(msg, sizeof(msg), "not sent: interrupted by %s", strsignal(stop_signal));
+		untried = true;
 		goto failed;
 	}
 	if (deferred) {
@@ -879,12 +888,14 @@ int net_send(const struct net_request *rq, struct net_response *rs)
 failed:
 	explicit_bzero(&cr, sizeof(cr));
 	secret_free(secret);
-	if (*msg)
+	if (*msg && !untried)
 		pp_error("%s %s: %s", rq->method, rq->url, msg);
-	if (rq->spool_tag && !own_fault && spool(rq) == PP_OK)
-		rs->spooled = true;
-	else
+	rs->spooled = rq->spool_tag && !own_fault && spool(rq, untried) == PP_OK;
+	if (untried && !rs->spooled)
+		pp_error("%s %s: %s", rq->method, rq->url, msg);
+	if (!rs->spooled)
 		lost++;
+	kept_unsent += untried && rs->spooled;
 	return PP_EIO;
 }
 
@@ -989,7 +1000,7 @@ static void remove_entry(const char *entry)
  * so a kill or a full disk leaves no half entry that a resend would take;
  * "end" and the size tell a damaged one.
  */
-static int spool(const struct net_request *rq)
+static int spool(const struct net_request *rq, bool quiet)
 {
 	const char *dir = net_spool_dir();
 	char path[PATH_MAX], tmp[PATH_MAX], file[PATH_MAX + 16], *text = NULL;
@@ -1051,8 +1062,9 @@ static int spool(const struct net_request *rq)
 	} while (rename(tmp, path) && (errno == EEXIST || errno == ENOTEMPTY) && ++tries < 16);
 	if (tries == 16 || access(path, F_OK))
 		goto fail;
-	/* deferred on purpose: its caller resends it and says so */
-	if (deferred)
+	/* deferred on purpose: its caller resends it and says so; quiet:
+	 * its caller counts it */
+	if (deferred || quiet)
 		pp_debug("the request was kept in '%s'", path);
 	else if (config.spool_dir)  /* not the spool a plain 'perfport resend' reads */
 		pp_warn("the request was kept in '%s'; 'perfport resend %s' sends it again", path, dir);
@@ -1384,6 +1396,13 @@ int net_resend(const char *dir, struct net_resend_stats *st)
 		int r;
 
 		if (name[0] == '.' || !strncmp(name, "damaged-", 8)) {
+			free(list[i]);
+			continue;
+		}
+		/* after a stop (net_stop()) the rest stay kept, untried */
+		if (stop_signal) {
+			st->kept++;
+			ret = PP_EIO;
 			free(list[i]);
 			continue;
 		}

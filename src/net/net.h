@@ -132,6 +132,12 @@ void net_stop(int sig);
 /** net_spooled() - how many requests were kept in the spool so far. */
 unsigned net_spooled(void);
 
+/**
+ * net_kept_unsent() - how many of net_spooled() were kept without being
+ * tried, a stop having come (net_stop()): each said nothing of its own.
+ */
+unsigned net_kept_unsent(void);
+
 /** net_lost() - how many requests failed and were not kept in the spool. */
 unsigned net_lost(void);
 
