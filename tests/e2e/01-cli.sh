@@ -4,11 +4,11 @@
 
 "$PERFPORT" --help | has '^usage: perfport' || fail "--help has no usage line"
 "$PERFPORT" --version | grep -Eq '^perfport [0-9]+\.[0-9]+\.[0-9]+$' || fail "--version"
-rc=0; "$PERFPORT" 2>/dev/null || rc=$?; [ $rc -eq 1 ] || fail "no command: exit $rc, want 1"
+rc=0; "$PERFPORT" 2>"$WORK/stderr.txt" || rc=$?; [ $rc -eq 1 ] || fail "no command: exit $rc, want 1: $(said "$WORK/stderr.txt")"
 rc=0; "$PERFPORT" frobnicate 2>"$WORK/err" || rc=$?
 [ $rc -eq 1 ] || fail "unknown command: exit $rc, want 1"
 grep -q "'frobnicate' is not a command" "$WORK/err" || fail "unknown command message"
-rc=0; "$PERFPORT" info --bogus 2>/dev/null || rc=$?; [ $rc -eq 1 ] || fail "bad option: exit $rc"
+rc=0; "$PERFPORT" info --bogus 2>"$WORK/stderr.txt" || rc=$?; [ $rc -eq 1 ] || fail "bad option: exit $rc: $(said "$WORK/stderr.txt")"
 
 # a refused option is named once, with what was wrong (getopt's own message off)
 bad_option() {
@@ -55,7 +55,7 @@ S="$TOP/samples/oncpu.perf.data"
 [ -z "$("$PERFPORT" report -i "$S" --time 0,0.000001 --no-threads -q 2>&1 >/dev/null)" ] ||
 	fail "report ... -q still warns"
 "$PERFPORT" info -i "$S" --verbose -v 2>"$WORK/v.err" >/dev/null; grep -q "^perfport: debug: " "$WORK/v.err" ||
-	fail "info ... --verbose -v says nothing more"
+	fail "info ... --verbose -v says nothing more: $(said "$WORK/v.err")"
 [ "$("$PERFPORT" -q report -i "$S" --top 1 | md5sum)" = "$("$PERFPORT" report -q -i "$S" --top 1 | md5sum)" ] ||
 	fail "-q before and after the command differ"
 echo "ok: -v and -q anywhere"
@@ -72,8 +72,8 @@ echo "ok: a missing required upload option exits 1, said once"
 # -j is --jobs everywhere (it once turned on info's --json)
 "$PERFPORT" info -j 1 -i "$TOP/samples/oncpu.perf.data" 2>/dev/null | has '^{' &&
 	fail "info -j 1 printed JSON"
-"$PERFPORT" info --json -j 1 -i "$TOP/samples/oncpu.perf.data" 2>/dev/null | has '^{' ||
-	fail "info --json -j 1 printed no JSON"
+"$PERFPORT" info --json -j 1 -i "$TOP/samples/oncpu.perf.data" 2>"$WORK/stderr.txt" | has '^{' ||
+	fail "info --json -j 1 printed no JSON: $(said "$WORK/stderr.txt")"
 
 # Every command in --help has its own --help, and every option named in any
 # --help appears in the man page (and the other way round for commands).

@@ -23,20 +23,20 @@ grep -q '^samples: ' "$WORK/oncpu.txt" && grep -q '^events:' "$WORK/oncpu.txt" |
 # not compared); one that does (otlp: a backend's time axis) warns and says
 # how to record them exactly.
 "$PERFPORT" report -i "$TOP/samples/offcpu.perf.data" --top 1 >"$WORK/report.txt" 2>"$WORK/report.err" ||
-	fail "report: exit $?"
+	fail "report: exit $?: $(said "$WORK/report.err")"
 grep -q '^# time .*, estimated)$' "$WORK/report.txt" || fail "report does not mark its times estimated"
 [ ! -s "$WORK/report.err" ] || fail "report warned: $(cat "$WORK/report.err")"
 "$PERFPORT" export -i "$TOP/samples/offcpu.perf.data" -f pprof,folded,flamegraph -o "$WORK/x" \
-	2>"$WORK/export.err" || fail "export: exit $?"
+	2>"$WORK/export.err" || fail "export: exit $?: $(said "$WORK/export.err")"
 [ ! -s "$WORK/export.err" ] || fail "export to pprof, folded, flamegraph warned: $(cat "$WORK/export.err")"
 "$PERFPORT" export -i "$TOP/samples/offcpu.perf.data" -f otlp -o "$WORK/x.otlp" 2>"$WORK/export.err" ||
-	fail "export: exit $?"
+	fail "export: exit $?: $(said "$WORK/export.err")"
 grep -q "holds no wall-clock reference.*perf record -k CLOCK_MONOTONIC" "$WORK/export.err" ||
 	fail "export -f otlp does not warn about estimated times: $(cat "$WORK/export.err")"
 # --top N lists N functions, the process and thread frames of --group-by
 # thread not counted among them (they are not functions)
 "$PERFPORT" report -i "$TOP/samples/offcpu.perf.data" --top 3 --group-by thread \
-	>"$WORK/top.txt" 2>/dev/null || fail "report --top 3: exit $?"
+	>"$WORK/top.txt" 2>"$WORK/stderr.txt" || fail "report --top 3: exit $?: $(said "$WORK/stderr.txt")"
 counts=$(awk '/^## /{h = ($0 ~ /top functions by total/); next}
 	h && /^ *[0-9.]+%/{n[NR] = 1; c++} /^$/{if (c) print c; c = 0} END{if (c) print c}' "$WORK/top.txt" |
 	sort -u | tr '\n' ' ')

@@ -172,7 +172,7 @@ PY
 # (all of it was "preempted", silently); the off-CPU total stays the same
 patch_format "$WORK/noprev.data" "field:long prev_state;" "prev_state;" "prev_stat_;"
 "$PERFPORT" report -i "$WORK/noprev.data" --json --no-tree >"$WORK/noprev.json" 2>"$WORK/noprev.err" ||
-	fail "report without prev_state: exit $?"
+	fail "report without prev_state: exit $?: $(said "$WORK/noprev.err")"
 has "has no prev_state field.*states are unknown" "$WORK/noprev.err" ||
 	fail "no warning without prev_state: $(cat "$WORK/noprev.err")"
 $PY - "$WORK/noprev.json" "$WORK/goodfmt.json" <<'PY' || fail "without prev_state"

@@ -25,7 +25,7 @@ has -F "(inlined)" "$WORK/stacks" || skip "no inlined frames named in this pytho
 "$PERFPORT" -q report -i "$WORK/py.data" --no-tree --no-threads --top 12 --inlined own >"$WORK/own" ||
 	fail "report --inlined own: exit $?"
 perf report -i "$WORK/py.data" --no-children --sort dso,sym -g none --stdio --percent-limit 0 \
-	>"$WORK/perf" 2>/dev/null || fail "perf report: exit $?"
+	>"$WORK/perf" 2>"$WORK/stderr.txt" || fail "perf report: exit $?: $(said "$WORK/stderr.txt")"
 
 $PY - "$WORK/ours" "$WORK/own" "$WORK/perf" <<'PY' || { grep -v '^$' "$WORK/ours" "$WORK/perf" | head -60; fail "report's top functions are not perf report --no-children's"; }
 import re, sys
@@ -84,7 +84,7 @@ rc=0; "$PERFPORT" report --inlined mine -i "$WORK/py.data" 2>"$WORK/err" || rc=$
 [ $rc -eq 1 ] && has -F "takes caller or own" "$WORK/err" || fail "--inlined mine: exit $rc, $(cat "$WORK/err")"
 # --wakers on a recording without wakeups: said first (stderr, and above the
 # tables), not after the whole report
-"$PERFPORT" report --wakers -i "$WORK/py.data" >"$WORK/wakers.txt" 2>"$WORK/wakers.err" || fail "report --wakers: exit $?"
+"$PERFPORT" report --wakers -i "$WORK/py.data" >"$WORK/wakers.txt" 2>"$WORK/wakers.err" || fail "report --wakers: exit $?: $(said "$WORK/wakers.err")"
 has -F "no wakeups with stacks recorded (record with -e sched:sched_waking" "$WORK/wakers.err" ||
 	fail "report --wakers: no warning: $(cat "$WORK/wakers.err")"
 w=$(grep -n '^## wakers: none recorded' "$WORK/wakers.txt" | cut -d: -f1)

@@ -47,7 +47,7 @@ record "$WORK/deep.data" --call-graph fp -F 999 -e cpu-clock -- "$WORK/deep" 400
 $PY -c 'print(1)' >/dev/null
 record "$WORK/py.data" -g -F 999 -e cpu-clock -- $PY -c 'import json; [json.dumps(list(range(300))) for _ in range(40000)]'
 "$PERFPORT" -q report -i "$WORK/py.data" --no-tree --no-threads --top 1 >"$WORK/py.txt" || fail "report: exit $?"
-"$PERFPORT" export -i "$WORK/py.data" -f flamegraph -o "$WORK/py.html" 2>"$WORK/py.err" || fail "export: exit $?"
+"$PERFPORT" export -i "$WORK/py.data" -f flamegraph -o "$WORK/py.html" 2>"$WORK/py.err" || fail "export: exit $?: $(said "$WORK/py.err")"
 broken=$(sed -n 's/^# warning: broken stacks: \([0-9.]*\)%.*/\1/p' "$WORK/py.txt")
 ART=${TEST_OUT:-$WORK}
 mkdir -p "$ART"

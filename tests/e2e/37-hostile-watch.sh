@@ -150,7 +150,7 @@ bounded "$PERFPORT" watch "$D" --once "${W[@]}" >"$WORK/w2b.out" 2>"$WORK/w2b.er
 	{ cat "$WORK/w2b.err"; fail "2: watch --once again: exit $?"; }
 grep -q '^perf\.data\.2026112816069999: ' "$WORK/w2b.out" ||
 	fail "2: perf.data.2026112816069999 was not sent after the restart: $(cat "$WORK/w2b.out" "$WORK/w2b.err")"
-bounded "$PERFPORT" watch "$D" --once "${W[@]}" >"$WORK/w2c.out" 2>"$WORK/w2c.err" || fail "2: a third run: exit $?"
+bounded "$PERFPORT" watch "$D" --once "${W[@]}" >"$WORK/w2c.out" 2>"$WORK/w2c.err" || fail "2: a third run: exit $?: $(said "$WORK/w2c.err")"
 [ ! -s "$WORK/w2c.out" ] || fail "2: a third run sent again: $(cat "$WORK/w2c.out")"
 echo "ok 2: a name with a line break is one name in the state"
 fi

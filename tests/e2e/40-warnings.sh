@@ -82,7 +82,7 @@ if [ "${lost:-0}" -gt 0 ]; then
 		fail "report does not say $lost samples were lost: $(grep '^#' "$WORK/lost.txt")"
 	# export says it too, with the same advice (its -m 2 doubled is under 4096)
 	"$PERFPORT" export -i "$WORK/lost.data" -f folded -o "$WORK/lost.folded" 2>"$WORK/lost.err" ||
-		fail "export: exit $?"
+		fail "export: exit $?: $(said "$WORK/lost.err")"
 	has "lost samples: the kernel lost $lost samples .*perf record -m 4096" "$WORK/lost.err" ||
 		fail "export does not say $lost samples were lost: $(cat "$WORK/lost.err")"
 	echo "ok: $lost lost samples said by info, report and export"
@@ -125,7 +125,7 @@ echo "ok: sched_switch recorded without stacks beside sampled stacks"
 # an empty profile says why: nothing sampled, or no sample of the event asked for
 record "$WORK/none.data" -e cpu-clock -c 1000000000 -- true
 "$PERFPORT" export -f folded -o "$WORK/none.folded" -i "$WORK/none.data" 2>"$WORK/none.err" ||
-	fail "export of a recording without samples: exit $?"
+	fail "export of a recording without samples: exit $?: $(said "$WORK/none.err")"
 grep -q "none.data' holds nothing a profile counts.*the profile is empty" "$WORK/none.err" ||
 	fail "no empty-profile warning: $(cat "$WORK/none.err")"
 "$PERFPORT" export -f folded -o "$WORK/none.folded" --event cpu-clock -i "$WORK/flat.data" 2>"$WORK/ok.err"
@@ -146,7 +146,7 @@ aux = struct.pack("<IHHQQQIIII", 71, 0, 56, len(payload), 0, 1, 0, 0, 0, 0) + pa
 open(sys.argv[2], "wb").write(d + info + aux)
 PY
 for cmd in "info" "report" "stacks" "export -f folded -o $WORK/pt.folded"; do
-	"$PERFPORT" $cmd -i - <"$WORK/pt.data" >/dev/null 2>"$WORK/pt.err" || fail "$cmd of a trace: exit $?"
+	"$PERFPORT" $cmd -i - <"$WORK/pt.data" >/dev/null 2>"$WORK/pt.err" || fail "$cmd of a trace: exit $?: $(said "$WORK/pt.err")"
 	has "holds a hardware trace .* that perfport does not decode.*perf inject -i .* --itrace=" "$WORK/pt.err" ||
 		fail "$cmd: no warning that the trace is not decoded: $(cat "$WORK/pt.err")"
 done

@@ -40,7 +40,7 @@ record "$WORK/s.data" -e cpu-clock -F 2000 -e sched:sched_switch --switch-events
 cmp -s "$WORK/both/profile.folded" "$WORK/h.folded" ||
 	fail "-f explorer,folded's folded output is not -f folded's"
 perf report -i "$WORK/h.data" --stdio --no-children --sort srcline -F sample,srcline -g none \
-	>"$WORK/srcline.txt" 2>/dev/null || fail "perf report --sort srcline: exit $?"
+	>"$WORK/srcline.txt" 2>"$WORK/stderr.txt" || fail "perf report --sort srcline: exit $?: $(said "$WORK/stderr.txt")"
 HOT=$(grep -n '/\* HOT \*/' "$TOP/tests/e2e/progs/hotline.c" | cut -d: -f1)
 CALL=$(grep -n '/\* CALL \*/' "$TOP/tests/e2e/progs/hotline.c" | cut -d: -f1)
 SLEEP=$(grep -n '/\* SLEEP \*/' "$TOP/tests/e2e/progs/hotline.c" | cut -d: -f1)

@@ -118,8 +118,8 @@ echo "ok: a timeline format and per-thread trees: -j 2 and -j 6 equal -j 1"
 # Off-CPU: the switch's stack needs its tree node when the interval opens.
 same "off-CPU sample" folded,pprof -i "$TOP/samples/offcpu.perf.data"
 for j in 1 2; do
-	"$PERFPORT" report --json -j $j -i "$TOP/samples/offcpu.perf.data" >"$WORK/r$j.json" 2>/dev/null ||
-		fail "report -j $j"
+	"$PERFPORT" report --json -j $j -i "$TOP/samples/offcpu.perf.data" >"$WORK/r$j.json" 2>"$WORK/stderr.txt" ||
+		fail "report -j $j: $(said "$WORK/stderr.txt")"
 done
 cmp -s "$WORK/r1.json" "$WORK/r2.json" || fail "report --json differs between -j 1 and -j 2"
 echo "ok: off-CPU: export and report of -j 2 equal -j 1"
@@ -134,11 +134,11 @@ views_same() {
 	local what=$1; shift
 	for j in 1 2; do
 		"$PERFPORT" report --json --wakers -j $j "$@" <"${SAME_STDIN:-/dev/null}" \
-			>"$WORK/rep$j.json" 2>/dev/null || fail "$what: report -j $j"
-		"$PERFPORT" stacks -j $j "$@" <"${SAME_STDIN:-/dev/null}" >"$WORK/st$j.txt" 2>/dev/null ||
-			fail "$what: stacks -j $j"
+			>"$WORK/rep$j.json" 2>"$WORK/stderr.txt" || fail "$what: report -j $j: $(said "$WORK/stderr.txt")"
+		"$PERFPORT" stacks -j $j "$@" <"${SAME_STDIN:-/dev/null}" >"$WORK/st$j.txt" 2>"$WORK/stderr.txt" ||
+			fail "$what: stacks -j $j: $(said "$WORK/stderr.txt")"
 		"$PERFPORT" info --json -j $j "$@" <"${SAME_STDIN:-/dev/null}" >"$WORK/in$j.json" \
-			2>/dev/null || fail "$what: info -j $j"
+			2>"$WORK/stderr.txt" || fail "$what: info -j $j: $(said "$WORK/stderr.txt")"
 	done
 	cmp -s "$WORK/rep1.json" "$WORK/rep2.json" || fail "$what: report --json differs with -j 2"
 	cmp -s "$WORK/st1.txt" "$WORK/st2.txt" || fail "$what: stacks differs with -j 2"

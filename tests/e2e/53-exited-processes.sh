@@ -15,8 +15,8 @@ build_workload
 n=60
 record "$WORK/many.data" --call-graph dwarf,4096 -F 999 -e cpu-clock -- \
 	sh -c "for i in \$(seq $n); do '$WORKLOAD' 0.03 cpu; done"
-perf script -i "$WORK/many.data" --show-task-events -F pid,tid 2>/dev/null >"$WORK/script" ||
-	fail "perf script: exit $?"
+perf script -i "$WORK/many.data" --show-task-events -F pid,tid 2>"$WORK/stderr.txt" >"$WORK/script" ||
+	fail "perf script: exit $?: $(said "$WORK/stderr.txt")"
 for j in 1 2; do
 	"$PERFPORT" info --json -j "$j" -i "$WORK/many.data" >"$WORK/info.$j.json" ||
 		fail "info -j $j: exit $?"

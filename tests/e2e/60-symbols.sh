@@ -243,8 +243,8 @@ if [ -n "$lid" ] && [ -f "$ldbg" ] && readelf -SW "$ldbg" 2>/dev/null | has ' \.
 	dc "$WORK/dcache" 2
 	grep -q "from perfport's uncompressed copy" "$WORK/dc.err" || fail "debug cache: the copy was not used"
 	cmp -s "$WORK/dc.0" "$WORK/dc.2" || fail "debug cache: the copy names otherwise: $(diff "$WORK/dc.0" "$WORK/dc.2" | head -3)"
-	XDG_CACHE_HOME="$WORK/dcache" "$PERFPORT" info -i "$WORK/dc.data" 2>/dev/null | has "debug info $ldbg" ||
-		fail "debug cache: info does not name the original debug file"
+	XDG_CACHE_HOME="$WORK/dcache" "$PERFPORT" info -i "$WORK/dc.data" 2>"$WORK/stderr.txt" | has "debug info $ldbg" ||
+		fail "debug cache: info does not name the original debug file: $(said "$WORK/stderr.txt")"
 	size=$(stat -c %s "$copy")
 	truncate -s $((size / 3)) "$copy"
 	dc "$WORK/dcache" 3

@@ -40,7 +40,7 @@ $PY "$CHECK" frames "$WORK/away.ours" "$WORK/away.perf" 99 k=99 || fail "names w
 # arprog's (gone from here) and the kernel's, not libc's (here, the same
 # build id)
 HOME="$WORK/empty" TMPDIR="$WORK/tmp" "$PERFPORT" stacks -i "$WORK/away/perf.data" >"$WORK/away2.ours" \
-	2>"$WORK/away2.err" || fail "stacks again: exit $?"
+	2>"$WORK/away2.err" || fail "stacks again: exit $?: $(said "$WORK/away2.err")"
 cmp -s "$WORK/away.ours" "$WORK/away2.ours" || fail "the cached archive names otherwise"
 ! has "unpacking" "$WORK/away2.err" || fail "the archive was unpacked again: $(cat "$WORK/away2.err")"
 cache=$(ls -d "$WORK/empty/.cache/perfport/archives/"*/ 2>/dev/null | head -1)
@@ -49,7 +49,7 @@ find "$cache" -path '*arprog/*/elf' | has . || fail "arprog not in the cache"
 find "$cache" -name kallsyms | has . || fail "the kernel's names not in the cache"
 ! find "$cache" -path '*libc.so*' | has . || fail "libc (here, the same build id) was unpacked"
 rm -rf "$WORK/empty/.cache"
-HOME="$WORK/empty" "$PERFPORT" stacks -i "$WORK/away/perf.data" >/dev/null 2>"$WORK/away3.err" || fail "stacks: exit $?"
+HOME="$WORK/empty" "$PERFPORT" stacks -i "$WORK/away/perf.data" >/dev/null 2>"$WORK/away3.err" || fail "stacks: exit $?: $(said "$WORK/away3.err")"
 has "unpacking the perf archive '$WORK/away/perf.data.tar.bz2' into perfport's cache" "$WORK/away3.err" ||
 	fail "the first run does not say it unpacks: $(cat "$WORK/away3.err")"
 echo "ok: the archive unpacked once into the cache, only what the recording needs"

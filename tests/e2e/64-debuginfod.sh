@@ -74,7 +74,7 @@ DOWN=$($PY -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); pri
 for url in "http://127.0.0.1:$DOWN" "http://127.0.0.1:$(cat "$WORK/slowport")"; do
 	t0=$(date +%s)
 	HOME="$WORK/home" DEBUGINFOD_URLS="$url" DEBUGINFOD_CACHE_PATH="$WORK/cache2" \
-		"$PERFPORT" stacks -i "$WORK/run/perf.data" >"$WORK/bad.ours" 2>"$WORK/bad.err" || fail "stacks: exit $?"
+		"$PERFPORT" stacks -i "$WORK/run/perf.data" >"$WORK/bad.ours" 2>"$WORK/bad.err" || fail "stacks: exit $?: $(said "$WORK/bad.err")"
 	t=$(( $(date +%s) - t0 ))
 	[ "$t" -le 10 ] || fail "$url cost $t s"
 	[ "$(grep -c "debuginfod" "$WORK/bad.err")" -eq 1 ] || fail "$url: $(cat "$WORK/bad.err")"

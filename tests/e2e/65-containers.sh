@@ -265,7 +265,7 @@ done
 for f in plain ns; do
 	for j in 1 2 3; do
 		HOME=$WORK "$PERFPORT" export -j $j -f folded -o "$WORK/$f.j$j.folded" \
-			-i "$WORK/$f.data" 2>/dev/null || fail "$f: export -j $j exit $?"
+			-i "$WORK/$f.data" 2>"$WORK/stderr.txt" || fail "$f: export -j $j exit $?: $(said "$WORK/stderr.txt")"
 	done
 	for j in 2 3; do
 		cmp -s "$WORK/$f.j1.folded" "$WORK/$f.j$j.folded" ||

@@ -55,7 +55,7 @@ same_as_oracle "$WORK/nolink/perf.data" "no debuglink, .debug/dwl.debug"
 # nowhere: nothing named from DWARF, and the debuginfod client not loaded
 rm -rf "$WORK/nolink/.debug" "$WORK/link/.debug"
 LD_DEBUG=files HOME="$WORK/home" "$PERFPORT" -q stacks -i "$WORK/link/perf.data" \
-	>"$WORK/bare.out" 2>"$WORK/ld.log" || fail "stacks with no debug file: exit $?"
+	>"$WORK/bare.out" 2>"$WORK/ld.log" || fail "stacks with no debug file: exit $?: $(said "$WORK/ld.log")"
 grep -q "hot_inner" "$WORK/bare.out" && fail "named without debug info"
 grep -q "file=.*dwl" "$WORK/ld.log" && fail "LD_DEBUG output is not the loader's"
 grep -q "libdw" "$WORK/ld.log" || fail "LD_DEBUG=files shows no libdw: $(head -3 "$WORK/ld.log")"

@@ -41,8 +41,8 @@ for try in 1 2 3; do
 		"$SHAPE" 2 "$WORK"
 	perf script -i "$WORK/sw.data" --show-task-events --show-lost-events -F tid,time \
 		>"$WORK/sw.tasks" 2>/dev/null
-	perf sched timehist -i "$WORK/sw.data" >"$WORK/sw.timehist" 2>/dev/null ||
-		fail "perf sched timehist failed"
+	perf sched timehist -i "$WORK/sw.data" >"$WORK/sw.timehist" 2>"$WORK/stderr.txt" ||
+		fail "perf sched timehist failed: $(said "$WORK/stderr.txt")"
 	perf script -i "$WORK/sw.data" -F tid,cpu,time,event,trace 2>/dev/null |
 		grep -E 'sched:sched_(switch|wakeup):' >"$WORK/sw.sched"
 	perf script -i "$WORK/sw.data" -F tid,event,ip,sym >"$WORK/sw.stacks" 2>/dev/null

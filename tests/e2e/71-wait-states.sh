@@ -279,8 +279,8 @@ echo "ok: the same states without the kernel's names"
 "$PERFPORT" -q report -i "$WORK/wake.data" --wakers --no-tree --no-threads >"$WORK/wake.txt" ||
 	fail "report --wakers: exit $?"
 grep -q "blocked time by who ended it" "$WORK/wake.txt" || fail "report --wakers prints no waker table"
-perf script -i "$WORK/wake.data" -F tid,event,trace,ip,sym 2>/dev/null >"$WORK/wake.script" ||
-	fail "perf script on the wakeup recording"
+perf script -i "$WORK/wake.data" -F tid,event,trace,ip,sym 2>"$WORK/stderr.txt" >"$WORK/wake.script" ||
+	fail "perf script on the wakeup recording: $(said "$WORK/stderr.txt")"
 LOST=$("$PERFPORT" -q info -i "$WORK/wake.data" | sed -n 's/^lost: *\([0-9]*\) samples.*/\1/p')
 $PY - "$WORK" "${LOST:-0}" <<'PY' || fail "wakers"
 import collections, json, re, sys

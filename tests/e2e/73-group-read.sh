@@ -36,8 +36,8 @@ record_group "$WORK/dwarf.data" 0.3 --call-graph dwarf,4096
 for mode in task cpu dwarf; do
 	data="$WORK/$mode.data"
 	jobs=1; [ $mode = dwarf ] && jobs=2
-	perf script -i "$data" -F event,period >"$WORK/$mode.script" 2>/dev/null ||
-		fail "perf script cannot read $mode.data"
+	perf script -i "$data" -F event,period >"$WORK/$mode.script" 2>"$WORK/stderr.txt" ||
+		fail "perf script cannot read $mode.data: $(said "$WORK/stderr.txt")"
 	"$PERFPORT" -q info --json -i "$data" >"$WORK/$mode.info.json" ||
 		fail "info $mode: exit $?"
 	# perfport stacks prints a sample per counter read, as perf script does

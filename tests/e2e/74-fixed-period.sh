@@ -20,8 +20,8 @@ done
 i=0
 for data in $files; do
 	i=$((i + 1))
-	perf script -i "$data" -F event,period >"$WORK/$i.script" 2>/dev/null ||
-		fail "perf script cannot read $data"
+	perf script -i "$data" -F event,period >"$WORK/$i.script" 2>"$WORK/stderr.txt" ||
+		fail "perf script cannot read $data: $(said "$WORK/stderr.txt")"
 	"$PERFPORT" -q info --json -i "$data" >"$WORK/$i.info.json" || fail "info $data: exit $?"
 	for ev in $($PY -c 'import json,sys; print(" ".join(e["name"] for e in json.load(open(sys.argv[1]))["events"] if e["samples"]))' "$WORK/$i.info.json"); do
 		for v in ns samples; do

@@ -23,7 +23,7 @@ weigh() {
 	local name=$1 data=$2 value=$3
 	shift 3
 	"$PERFPORT" export -i "$data" -f folded -O value="$value" "$@" -o "$WORK/$name.folded" \
-		2>"$WORK/$name.err" || fail "export $name: exit $?"
+		2>"$WORK/$name.err" || fail "export $name: exit $?: $(said "$WORK/$name.err")"
 	TOTAL=$(awk '{ s += $NF } END { printf "%d\n", s }' "$WORK/$name.folded")
 }
 
@@ -37,7 +37,7 @@ weigh pf "$WORK/pf.data" samples
 [ "$TOTAL" = "$clk_n" ] || fail "default profile: $TOTAL samples, perf script has $clk_n of cpu-clock"
 grep "leaves out 'page-faults' ($pf_n)" "$WORK/pf.err" >/dev/null ||
 	fail "no warning naming page-faults as left out: $(cat "$WORK/pf.err")"
-"$PERFPORT" report --json -i "$WORK/pf.data" >"$WORK/pf.json" 2>/dev/null || fail "report --json: exit $?"
+"$PERFPORT" report --json -i "$WORK/pf.data" >"$WORK/pf.json" 2>"$WORK/stderr.txt" || fail "report --json: exit $?: $(said "$WORK/stderr.txt")"
 $PY - "$WORK/pf.json" "$pf_n" <<'PY' || fail "report --json's events"
 import json, sys
 ev = {e["name"]: e for e in json.load(open(sys.argv[1]))["meta"]["events"]}
@@ -46,7 +46,7 @@ assert pf["left_out"] and pf["recorded"] == int(sys.argv[2]) and pf["samples"] =
 assert pf["unit"] == "events", pf
 assert not clk["left_out"] and clk["samples"] == clk["recorded"] and clk["unit"] == "ns", clk
 PY
-"$PERFPORT" report -i "$WORK/pf.data" >"$WORK/pf.report" 2>/dev/null || fail "report: exit $?"
+"$PERFPORT" report -i "$WORK/pf.data" >"$WORK/pf.report" 2>"$WORK/stderr.txt" || fail "report: exit $?: $(said "$WORK/stderr.txt")"
 grep -q "^# event page-faults: left out, $pf_n samples recorded" "$WORK/pf.report" ||
 	fail "report's header does not say page-faults is left out: $(grep '^# event' "$WORK/pf.report")"
 # --event picks it; its weight is its period (faults), not time
@@ -70,7 +70,7 @@ read -r n p < <(totals "$WORK/pfo.script" page-faults)
 weigh pfo "$WORK/pfo.data" ns
 [ "$TOTAL" = "$p" ] || fail "page-faults -F 2000 weighs $TOTAL, perf script's periods $p"
 ! grep -q "several events" "$WORK/pfo.err" || fail "one event, yet: $(cat "$WORK/pfo.err")"
-"$PERFPORT" report -i "$WORK/pfo.data" >"$WORK/pfo.report" 2>/dev/null || fail "report: exit $?"
+"$PERFPORT" report -i "$WORK/pfo.data" >"$WORK/pfo.report" 2>"$WORK/stderr.txt" || fail "report: exit $?: $(said "$WORK/stderr.txt")"
 grep -q "^# event page-faults: on-cpu, $n samples, frequency 2000 Hz, weight in events" "$WORK/pfo.report" ||
 	fail "report does not weigh page-faults in events: $(grep '^# event' "$WORK/pfo.report")"
 echo "ok: page-faults at 2000 Hz weighs its period ($p faults in $n samples)"

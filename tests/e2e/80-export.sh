@@ -28,8 +28,8 @@ done
 	>"$WORK/lockio.folded" || fail "export to stdout: exit $?"
 "$PERFPORT" -q export -i "$WORK/pt.data" -f folded -o "$WORK/oncpu.folded" -O counter=on-cpu \
 	-O value=samples || fail "export counter=on-cpu value=samples: exit $?"
-perf script -i "$WORK/pt.data" -F event,ip,sym >"$WORK/script.txt" 2>/dev/null ||
-	fail "perf script failed"
+perf script -i "$WORK/pt.data" -F event,ip,sym >"$WORK/script.txt" 2>"$WORK/stderr.txt" ||
+	fail "perf script failed: $(said "$WORK/stderr.txt")"
 "$PERFPORT" -q export -i "$WORK/pt.data" -f folded -o "$WORK/mod.folded" -O module=true \
 	-O annotate=false || fail "export module=true: exit $?"
 
@@ -104,7 +104,7 @@ record "$WORK/sched.data" -e sched:sched_switch -g -- "$SHAPE" 1 "$WORK"
 "$PERFPORT" -q export -i "$WORK/sched.data" -f folded -o "$WORK/sched.folded" ||
 	fail "export folded of a sched_switch recording: exit $?"
 "$PERFPORT" export -i "$WORK/sched.data" -f folded -O counter=on-cpu -o "$WORK/sched-cpu.folded" \
-	2>"$WORK/sched-cpu.err" || fail "export folded counter=on-cpu of sched.data: exit $?"
+	2>"$WORK/sched-cpu.err" || fail "export folded counter=on-cpu of sched.data: exit $?: $(said "$WORK/sched-cpu.err")"
 [ -s "$WORK/sched-cpu.folded" ] && fail "counter=on-cpu of a sched_switch recording wrote lines"
 has "counters asked for hold nothing" <"$WORK/sched-cpu.err" ||
 	fail "no warning for an empty counter=on-cpu: $(cat "$WORK/sched-cpu.err")"
@@ -153,8 +153,8 @@ if command -v go >/dev/null && go tool pprof -h >/dev/null 2>&1; then
 	go tool pprof -raw "$WORK/go.pb.gz" >"$WORK/go.raw" 2>"$WORK/go.err" || fail "go tool pprof -raw: $(cat "$WORK/go.err")"
 	[ ! -s "$WORK/go.err" ] || fail "go tool pprof warns: $(head -3 "$WORK/go.err")"
 	readelf -lW "$SHAPE" >"$WORK/shape.phdr" && nm -n --defined-only "$SHAPE" >"$WORK/shape.nm" &&
-		objdump -d -j .plt -j .plt.sec -j .plt.got "$SHAPE" >"$WORK/shape.plt" 2>/dev/null ||
-		fail "readelf/nm/objdump on $SHAPE"
+		objdump -d -j .plt -j .plt.sec -j .plt.got "$SHAPE" >"$WORK/shape.plt" 2>"$WORK/stderr.txt" ||
+		fail "readelf/nm/objdump on $SHAPE: $(said "$WORK/stderr.txt")"
 	$PY - "$WORK" "$SHAPE" <<'PY' || fail "go tool pprof's reading"
 import json, re, sys
 w, shape = sys.argv[1], sys.argv[2]

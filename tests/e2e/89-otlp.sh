@@ -42,8 +42,8 @@ echo "ok: protobuf, OTLP/JSON and aggregated values read back as the tree"
 
 # a recording of another kind: the bundled off-CPU sample, and a DWARF one
 prepare_tree "$TOP/samples/offcpu.perf.data" sample
-"$PERFPORT" -q export -i "$TOP/samples/offcpu.perf.data" -f otlp -o "$WORK/sample.pb" 2>/dev/null ||
-	fail "export otlp of the sample: exit $?"
+"$PERFPORT" -q export -i "$TOP/samples/offcpu.perf.data" -f otlp -o "$WORK/sample.pb" 2>"$WORK/stderr.txt" ||
+	fail "export otlp of the sample: exit $?: $(said "$WORK/stderr.txt")"
 check_file "$WORK/sample.pb" protobuf sample
 build_workload
 record "$WORK/dwarf.data" -e cpu-clock --call-graph dwarf,16384 -- "$WORKLOAD" 0.3

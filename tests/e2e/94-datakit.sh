@@ -26,7 +26,7 @@ record_shape "$WORK/sw.data"
 SVC=$'my svc,a=b "q" \\x\nline2'
 "$PERFPORT" export -i "$WORK/sw.data" -f datakit -o "$WORK/dk" --label "service=$SVC" \
 	--label 'env=prod test' --label 'team=a,b=c' --label 'version=1.2' --label 'k8s:app=web' 2>"$WORK/dk.err" ||
-	fail "export datakit: exit $?"
+	fail "export datakit: exit $?: $(said "$WORK/dk.err")"
 grep -q "line break" "$WORK/dk.err" || fail "no warning for the newline in a tag"
 "$PERFPORT" -q export -i "$WORK/sw.data" -f datakit -o "$WORK/dkns" -O time_unit=ns \
 	--label service=plain || fail "export datakit time_unit=ns: exit $?"
