@@ -171,8 +171,12 @@ if [ -n "$kid" ] && command -v as >/dev/null && command -v ld >/dev/null &&
 	"$PERFPORT" stacks -i "$WORK/fp.data" | grep -E '^	ffff' >"$WORK/k.kallsyms"
 	"$PERFPORT" stacks --vmlinux "$WORK/vmlinux" -i "$WORK/fp.data" | grep -E '^	ffff' >"$WORK/k.vmlinux"
 	# (an unnamed frame is MODULE+0xOFFSET+0x0)
+	# as many as kallsyms names (how many the workload's samples hold
+	# depends on the machine's load: 80 once, at load 12)
 	n=$(grep -Evc ' (\[unknown\]|\S+\+0x[0-9a-f]+\+0x0) ' "$WORK/k.vmlinux" || true)
-	[ "$n" -gt 100 ] || fail "vmlinux: only $n kernel frames named"
+	nk=$(grep -Evc ' (\[unknown\]|\S+\+0x[0-9a-f]+\+0x0) ' "$WORK/k.kallsyms" || true)
+	[ "$nk" -ge 10 ] || fail "kallsyms: only $nk kernel frames named in $(wc -l <"$WORK/k.kallsyms")"
+	[ $((n * 100)) -ge $((nk * 99)) ] || fail "vmlinux: only $n kernel frames named, kallsyms $nk"
 	# The stand-in image holds one symbol per name (kallsyms repeats static
 	# names), so a few frames may differ; 99% must not.
 	d=$(diff "$WORK/k.kallsyms" "$WORK/k.vmlinux" | grep -c '^<' || true)

@@ -171,8 +171,10 @@ bad = [t for t in j["threads"] if (t["end"] - t["start"]) / 1e9 > span + 1e-6 or
 if bad:
     sys.exit("threads with a lifetime past the %.3f s recording or a run time: %s" % (span, bad[:2]))
 rows = [l for l in open(sys.argv[2]) if re.match(r"\s+\d+\s+\d+ ", l)]
-if not rows or any(l.split()[4] != "-" for l in rows):
-    sys.exit("run column not '-': %s" % rows[:2])
+# the run column, counted from the end: a comm may hold spaces ("C1 CompilerThre")
+odd = [l for l in rows if l.split()[-10] != "-"]
+if not rows or odd:
+    sys.exit("run column not '-': %s" % (odd or "no rows")[:2])
 print("%d threads within the %.3f s recording, run unknown" % (len(j["threads"]), span))
 PY
 echo "ok: system-wide thread table"
