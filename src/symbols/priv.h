@@ -219,8 +219,50 @@ struct symbolizer {
 	} ns;
 };
 
-/* symbols.c */
+/* files.c */
+/*
+ * sym_load_dso() - find @d's file and load it into @st: its path (interned
+ * in @s), a Dwfl of its own (st->dwfl, st->mod) and its PT_LOAD segments.
+ * Return: 1 loaded, else an enum sym_cause saying why not.
+ */
 int sym_load_dso(struct symbolizer *s, struct dso_state *st, const struct dso *d);
+/* dso_report() - @st's file (st->path) reported to a Dwfl of its own
+ * (st->dwfl, owned by @st) as @module, at bias 0. NULL: it could not be. */
+Dwfl_Module *dso_report(struct dso_state *st, const char *module);
+
+/* symtab.c */
+/* symtab_find() - the function of @st's table containing @addr (a module
+ * address): the last at or below it, within its size; NULL none. */
+struct fsym *symtab_find(const struct dso_state *st, uint64_t addr);
+/* symtab_name() - @f's name made clean, once (interned in @s); NULL out
+ * of memory. */
+const char *symtab_name(struct symbolizer *s, struct fsym *f);
+/* symtab_clean_name() - @name without its version suffix (or Go ABI
+ * suffix), demangled unless raw names were asked for; interned in @s. */
+const char *symtab_clean_name(struct symbolizer *s, const char *name);
+/* symtab_in_plt() - whether @addr (a module address) is in one of @st's
+ * PLT sections. */
+bool symtab_in_plt(const struct dso_state *st, uint64_t addr);
+/*
+ * symtab_detach() - copy the names of @st's table not yet made clean out
+ * of its module into st->sym_names (owned by @st), before the Dwfl that
+ * holds them ends. Return: 0, or PP_ENOMEM (the table is then let go).
+ */
+int symtab_detach(struct dso_state *st);
+
+/* trim.c */
+/* dw_account() - count what a lookup in unit @cu (NULL: none) makes libdw
+ * keep for @st: the unit, once a Dwfl, and @rows line rows parsed. */
+void dw_account(struct dso_state *st, Dwarf_Die *cu, size_t rows);
+/* dso_dwarf_release() - end what libdw holds for @st (its Dwfl); what was
+ * named and the indexes made stay. */
+void dso_dwarf_release(struct dso_state *st);
+/* dso_index_release() - let go of the indexes made from @st's units (its
+ * Dwfl released first). */
+void dso_index_release(struct dso_state *st);
+/* dso_reopen() - open @st's file again (as @module) after sym_trim() ended
+ * its Dwfl. Return: 0, else non-zero (the file is then not named). */
+int dso_reopen(struct dso_state *st, const char *module);
 /* shared.c */
 struct sym_shared;
 enum shared_kind { SHARED_INLINES, SHARED_LINES };
