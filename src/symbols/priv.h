@@ -377,6 +377,10 @@ void lineidx_end_dwarf(struct line_index *x);
 /* For tests: false, a unit's line program is parsed in its module's Dwarf,
  * which keeps libdw's table (else in a Dwarf of its own, ended after). */
 extern bool lineidx_own_dwarf;
+/* For tests: the bytes of libdw's tables (48 a row) a line index parses
+ * in its module's Dwarf, which keeps them, before it parses in a Dwarf of
+ * its own (1 MiB; 0: none there). */
+extern size_t lineidx_module_max;
 void lineidx_free(struct line_index *x);
 void sym_build_symtab(struct symbolizer *s, struct dso_state *st);
 void sym_dso_release(struct dso_state *st);
