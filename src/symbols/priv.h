@@ -128,6 +128,10 @@ struct dso_state {
 	struct cu_range *cu_ranges;
 	size_t nr_cu_ranges;
 	bool cu_ranges_built;
+	/* its units by address from .debug_aranges (aranges.c), read at the
+	 * first lookup; NULL with aranges_tried: libdwfl's to look up */
+	struct aranges *aranges;
+	bool aranges_tried;
 	/* the linker's PLT sections (module addresses, as syms): stubs it
 	 * wrote, which no unit describes, so no unit is searched for them */
 	struct { uint64_t lo, hi; } plt[4];
@@ -249,6 +253,38 @@ bool symtab_in_plt(const struct dso_state *st, uint64_t addr);
  * holds them ends. Return: 0, or PP_ENOMEM (the table is then let go).
  */
 int symtab_detach(struct dso_state *st);
+
+/* aranges.c */
+struct aranges;
+/*
+ * aranges_read() - @dw's .debug_aranges read into a table of its own
+ * (aranges_free() it), without finding any unit. NULL where libdw would
+ * read the section otherwise (see aranges.c), or out of memory: the file
+ * is libdwfl's to look up then. An absent section gives an empty table.
+ */
+struct aranges *aranges_read(Dwarf *dw);
+/* aranges_parse() - aranges_read() of the section's bytes @buf (@size),
+ * for a .debug_info of @info_size bytes. */
+struct aranges *aranges_parse(const void *buf, size_t size, uint64_t info_size);
+/* aranges_unit() - whether @a has a unit at @addr: its header's offset
+ * in .debug_info into *@cu. */
+bool aranges_unit(const struct aranges *a, uint64_t addr, uint64_t *cu);
+/*
+ * aranges_find() - the unit at @addr (a debug file address: the module's
+ * less its Dwarf's bias) as dwfl_module_addrdie() finds it, into *@die
+ * (NULL: none), its DIE found in @dw at its first lookup and kept in @a.
+ * Return: 0, or -1 where libdwfl is to look it up (no table, or a unit
+ * libdw cannot read: libdwfl then says why).
+ */
+int aranges_find(struct aranges *a, Dwarf *dw, uint64_t addr, Dwarf_Die **die);
+/* aranges_of() - @st's table, read from @dw (its module's Dwarf) the first
+ * time (NULL: libdwfl's to look up); owned by @st. */
+struct aranges *aranges_of(struct dso_state *st, Dwarf *dw);
+/* aranges_count() - the ranges @a read (NULL: 0); aranges_bytes() - what
+ * it holds. */
+size_t aranges_count(const struct aranges *a);
+size_t aranges_bytes(const struct aranges *a);
+void aranges_free(struct aranges *a);
 
 /* trim.c */
 /* dw_account() - count what a lookup in unit @cu (NULL: none) makes libdw

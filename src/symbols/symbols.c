@@ -441,6 +441,18 @@ static Dwarf_Die *unit_by_ranges(struct dso_state *st, Dwarf_Addr addr, Dwarf_Ad
 	return &st->cu_ranges[lo - 1].die;
 }
 
+/* The unit at @addr (a module address) as dwfl_module_addrdie() finds it:
+ * from @st's own table of .debug_aranges where it has one, else libdwfl's. */
+static Dwarf_Die *unit_at(struct dso_state *st, uint64_t addr, Dwarf_Addr *dbias)
+{
+	Dwarf *dw = dwfl_module_getdwarf(st->mod, dbias);
+	Dwarf_Die *die;
+
+	if (dw && aranges_find(aranges_of(st, dw), dw, addr - *dbias, &die) == 0)
+		return die;
+	return dwfl_module_addrdie(st->mod, addr, dbias);
+}
+
 static void lookup_user(struct symbolizer *s, struct dso_state *st, const char *module,
 			uint64_t off, bool ret, struct cached *c)
 {
@@ -501,7 +513,7 @@ static void lookup_user(struct symbolizer *s, struct dso_state *st, const char *
 	}
 	/* the unit around it, found once: its line, the inlined calls, and
 	 * what sym_trim() counts */
-	if (st->mod && !symtab_in_plt(st, addr) && !(cu = dwfl_module_addrdie(st->mod, addr, &dbias)))
+	if (st->mod && !symtab_in_plt(st, addr) && !(cu = unit_at(st, addr, &dbias)))
 		cu = unit_by_ranges(st, addr, &dbias);
 	if (cu) {
 		const char *file = NULL;

@@ -44,7 +44,10 @@ void dw_account(struct dso_state *st, Dwarf_Die *cu, size_t rows)
 		size_t nar = 0;
 
 		st->dw_bytes = DW_UNIT_BYTES;
-		if (dw && dwarf_getaranges(dw, &ar, &nar) == 0)
+		/* as many as libdw's table would hold, without making it */
+		if (dw && aranges_of(st, dw))
+			st->dw_bytes += aranges_count(st->aranges) * DW_ARANGE_BYTES;
+		else if (dw && dwarf_getaranges(dw, &ar, &nar) == 0)
 			st->dw_bytes += nar * DW_ARANGE_BYTES;
 	}
 	st->dw_bytes += rows * DW_LINE_BYTES;
@@ -73,6 +76,9 @@ void dso_dwarf_release(struct dso_state *st)
 	st->cu_ranges = NULL;
 	st->nr_cu_ranges = 0;
 	st->cu_ranges_built = false;
+	aranges_free(st->aranges); /* its units' DIEs are the Dwarf's */
+	st->aranges = NULL;
+	st->aranges_tried = false;
 	/* qualified names are keyed by their units, which are gone */
 	free(st->dwn);
 	st->dwn = NULL;
