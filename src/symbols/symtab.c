@@ -301,6 +301,28 @@ bool symtab_in_plt(const struct dso_state *st, uint64_t addr)
  * frame more than the naming did, and kept every name of every file a
  * long stream saw.
  */
+static size_t go_abi_suffix(const char *name);
+
+/*
+ * Is @name its own clean name (symtab_clean_name() would intern it as it
+ * is): no version suffix, no Go ABI suffix or mangled name to change
+ * (unless raw names are asked for), no control byte?
+ */
+static bool clean_as_is(const struct symbolizer *s, const char *name)
+{
+	const char *at = strchr(name, '@');
+
+	if (at && at != name)
+		return false;
+	if (!s->opts.raw_names &&
+	    (go_abi_suffix(name) || (name[0] == '_' && (name[1] == 'Z' || name[1] == 'R'))))
+		return false;
+	for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+		if (*c < 0x20 || *c == 0x7f)
+			return false;
+	return true;
+}
+
 void sym_build_symtab(struct symbolizer *s, struct dso_state *st)
 {
 	int n = dwfl_module_getsymtab(st->mod);
@@ -344,11 +366,18 @@ void sym_build_symtab(struct symbolizer *s, struct dso_state *st)
 	fsym_sort(st->syms, k);
 	/* aliases at one address are ordered by their clean names (those are
 	 * the names compared since perfport's first symbol tables): they are
-	 * made clean now, the few of them, and ordered again */
+	 * made clean now, the few of them, and ordered again - unless each is
+	 * clean as it is, when fsym_sort() ordered them by those names */
 	for (size_t i = 0, j; i < k; i = j) {
+		bool as_is = true;
+
 		for (j = i + 1; j < k && st->syms[j].addr == st->syms[i].addr; j++)
 			;
 		if (j - i < 2)
+			continue;
+		for (size_t a = i; a < j && as_is; a++)
+			as_is = clean_as_is(s, st->syms[a].name);
+		if (as_is)
 			continue;
 		for (size_t a = i; a < j; a++)
 			if (!symtab_name(s, &st->syms[a]))
