@@ -128,6 +128,10 @@ struct dso_state {
 	struct cu_range *cu_ranges;
 	size_t nr_cu_ranges;
 	bool cu_ranges_built;
+	/* its units by address from .debug_aranges (aranges.c), read at the
+	 * first lookup; NULL with aranges_tried: libdwfl's to look up */
+	struct aranges *aranges;
+	bool aranges_tried;
 	/* the linker's PLT sections (module addresses, as syms): stubs it
 	 * wrote, which no unit describes, so no unit is searched for them */
 	struct { uint64_t lo, hi; } plt[4];
@@ -219,8 +223,82 @@ struct symbolizer {
 	} ns;
 };
 
-/* symbols.c */
+/* files.c */
+/*
+ * sym_load_dso() - find @d's file and load it into @st: its path (interned
+ * in @s), a Dwfl of its own (st->dwfl, st->mod) and its PT_LOAD segments.
+ * Return: 1 loaded, else an enum sym_cause saying why not.
+ */
 int sym_load_dso(struct symbolizer *s, struct dso_state *st, const struct dso *d);
+/* dso_report() - @st's file (st->path) reported to a Dwfl of its own
+ * (st->dwfl, owned by @st) as @module, at bias 0. NULL: it could not be. */
+Dwfl_Module *dso_report(struct dso_state *st, const char *module);
+
+/* symtab.c */
+/* symtab_find() - the function of @st's table containing @addr (a module
+ * address): the last at or below it, within its size; NULL none. */
+struct fsym *symtab_find(const struct dso_state *st, uint64_t addr);
+/* symtab_name() - @f's name made clean, once (interned in @s); NULL out
+ * of memory. */
+const char *symtab_name(struct symbolizer *s, struct fsym *f);
+/* symtab_clean_name() - @name without its version suffix (or Go ABI
+ * suffix), demangled unless raw names were asked for; interned in @s. */
+const char *symtab_clean_name(struct symbolizer *s, const char *name);
+/* symtab_in_plt() - whether @addr (a module address) is in one of @st's
+ * PLT sections. */
+bool symtab_in_plt(const struct dso_state *st, uint64_t addr);
+/*
+ * symtab_detach() - copy the names of @st's table not yet made clean out
+ * of its module into st->sym_names (owned by @st), before the Dwfl that
+ * holds them ends. Return: 0, or PP_ENOMEM (the table is then let go).
+ */
+int symtab_detach(struct dso_state *st);
+
+/* aranges.c */
+struct aranges;
+/*
+ * aranges_read() - @dw's .debug_aranges read into a table of its own
+ * (aranges_free() it), without finding any unit. NULL where libdw would
+ * read the section otherwise (see aranges.c), or out of memory: the file
+ * is libdwfl's to look up then. An absent section gives an empty table.
+ */
+struct aranges *aranges_read(Dwarf *dw);
+/* aranges_parse() - aranges_read() of the section's bytes @buf (@size),
+ * for a .debug_info of @info_size bytes. */
+struct aranges *aranges_parse(const void *buf, size_t size, uint64_t info_size);
+/* aranges_unit() - whether @a has a unit at @addr: its header's offset
+ * in .debug_info into *@cu. */
+bool aranges_unit(const struct aranges *a, uint64_t addr, uint64_t *cu);
+/*
+ * aranges_find() - the unit at @addr (a debug file address: the module's
+ * less its Dwarf's bias) as dwfl_module_addrdie() finds it, into *@die
+ * (NULL: none), its DIE found in @dw at its first lookup and kept in @a.
+ * Return: 0, or -1 where libdwfl is to look it up (no table, or a unit
+ * libdw cannot read: libdwfl then says why).
+ */
+int aranges_find(struct aranges *a, Dwarf *dw, uint64_t addr, Dwarf_Die **die);
+/* aranges_of() - @st's table, read from @dw (its module's Dwarf) the first
+ * time (NULL: libdwfl's to look up); owned by @st. */
+struct aranges *aranges_of(struct dso_state *st, Dwarf *dw);
+/* aranges_count() - the ranges @a read (NULL: 0); aranges_bytes() - what
+ * it holds. */
+size_t aranges_count(const struct aranges *a);
+size_t aranges_bytes(const struct aranges *a);
+void aranges_free(struct aranges *a);
+
+/* trim.c */
+/* dw_account() - count what a lookup in unit @cu (NULL: none) makes libdw
+ * keep for @st: the unit, once a Dwfl, and @rows line rows parsed. */
+void dw_account(struct dso_state *st, Dwarf_Die *cu, size_t rows);
+/* dso_dwarf_release() - end what libdw holds for @st (its Dwfl); what was
+ * named and the indexes made stay. */
+void dso_dwarf_release(struct dso_state *st);
+/* dso_index_release() - let go of the indexes made from @st's units (its
+ * Dwfl released first). */
+void dso_index_release(struct dso_state *st);
+/* dso_reopen() - open @st's file again (as @module) after sym_trim() ended
+ * its Dwfl. Return: 0, else non-zero (the file is then not named). */
+int dso_reopen(struct dso_state *st, const char *module);
 /* shared.c */
 struct sym_shared;
 enum shared_kind { SHARED_INLINES, SHARED_LINES };
@@ -335,6 +413,10 @@ void lineidx_end_dwarf(struct line_index *x);
 /* For tests: false, a unit's line program is parsed in its module's Dwarf,
  * which keeps libdw's table (else in a Dwarf of its own, ended after). */
 extern bool lineidx_own_dwarf;
+/* For tests: the bytes of libdw's tables (48 a row) a line index parses
+ * in its module's Dwarf, which keeps them, before it parses in a Dwarf of
+ * its own (1 MiB; 0: none there). */
+extern size_t lineidx_module_max;
 void lineidx_free(struct line_index *x);
 void sym_build_symtab(struct symbolizer *s, struct dso_state *st);
 void sym_dso_release(struct dso_state *st);

@@ -1,0 +1,330 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * trim.c - what naming in a file holds (libdw's units and line tables, the
+ * indexes made from them, the names made, the symbol table), counted, and
+ * let go of by sym_trim(), least recently used file first, cheapest to
+ * make again first.
+ */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <inttypes.h>
+#include <malloc.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../util/log.h"
+#include "priv.h"
+
+/*
+ * What libdw keeps per unit looked up, as measured with valgrind's massif
+ * on libdw 0.188 (a window stream naming libc and a C++ program): its line
+ * table (Dwarf_Line, and libdwfl's index of it) and the unit itself.
+ */
+#define DW_LINE_BYTES 64u
+#define DW_UNIT_BYTES 1024u
+#define DW_ARANGE_BYTES 48u
+#define DW_RELEASE_MIN (64u << 10) /* sym_trim() lets go of files holding more */
+
+/*
+ * Count what a lookup in unit @cu (NULL: none) makes libdw keep: the unit,
+ * once a Dwfl, and the line table it parsed for lineidx (@rows, 0: none).
+ */
+void dw_account(struct dso_state *st, Dwarf_Die *cu, size_t rows)
+{
+	uint64_t key;
+	bool fresh = false;
+
+	if (!st->dw_bytes) {
+		/* the module's address ranges, read with its first lookup */
+		Dwarf_Addr dbias;
+		Dwarf *dw = dwfl_module_getdwarf(st->mod, &dbias);
+		Dwarf_Aranges *ar;
+		size_t nar = 0;
+
+		st->dw_bytes = DW_UNIT_BYTES;
+		/* as many as libdw's table would hold, without making it */
+		if (dw && aranges_of(st, dw))
+			st->dw_bytes += aranges_count(st->aranges) * DW_ARANGE_BYTES;
+		else if (dw && dwarf_getaranges(dw, &ar, &nar) == 0)
+			st->dw_bytes += nar * DW_ARANGE_BYTES;
+	}
+	st->dw_bytes += rows * DW_LINE_BYTES;
+	if (!cu)
+		return;
+	key = (uint64_t)(uintptr_t)cu->cu;
+	if (!st->dw_units_next)
+		st->dw_units_next = 1;
+	if (wordmap_get(&st->dw_units, &key, 1, &st->dw_units_next, &fresh) && fresh)
+		st->dw_bytes += DW_UNIT_BYTES;
+}
+
+/*
+ * End what libdw holds for @st. What was named stays (the caches), and so
+ * do the indexes made from its units: opened again, the module names a
+ * unit seen before without libdw parsing it again.
+ */
+void dso_dwarf_release(struct dso_state *st)
+{
+	lineidx_end_dwarf(st->lineidx); /* on the module's Elf */
+	if (st->dwfl)
+		dwfl_end(st->dwfl);
+	st->dwfl = NULL;
+	st->mod = NULL;
+	free(st->cu_ranges);
+	st->cu_ranges = NULL;
+	st->nr_cu_ranges = 0;
+	st->cu_ranges_built = false;
+	aranges_free(st->aranges); /* its units' DIEs are the Dwarf's */
+	st->aranges = NULL;
+	st->aranges_tried = false;
+	/* qualified names are keyed by their units, which are gone */
+	free(st->dwn);
+	st->dwn = NULL;
+	st->dwn_cap = st->dwn_nr = 0;
+	wordmap_free(&st->dw_units);
+	st->dw_units_next = 1;
+	st->dw_bytes = 0;
+}
+
+/* Let go of the indexes made from @st's units (its Dwfl released first). */
+void dso_index_release(struct dso_state *st)
+{
+	inlidx_free(st->inlidx);
+	st->inlidx = NULL;
+	lineidx_free(st->lineidx);
+	st->lineidx = NULL;
+}
+
+static uint64_t dso_index_bytes(const struct dso_state *st)
+{
+	return inlidx_bytes(st->inlidx) + lineidx_bytes(st->lineidx);
+}
+
+/* What the names made in @st hold: its address cache and inlined chains. */
+static uint64_t dso_names_bytes(const struct dso_state *st)
+{
+	return st->cache_cap * sizeof(*st->cache) + st->cap_inl * sizeof(*st->inl);
+}
+
+/* Forget the names made in @st (made again from the indexes when asked). */
+static void dso_names_release(struct dso_state *st)
+{
+	free(st->cache);
+	st->cache = NULL;
+	st->cache_cap = st->cache_nr = 0;
+	free(st->inl);
+	st->inl = NULL;
+	st->nr_inl = st->cap_inl = 0;
+}
+
+/*
+ * Open @st's file again after sym_trim() released it, as sym_load_dso()
+ * found it (@module: the name it is reported under). Return: 0, or -1
+ * when it cannot be (a container's root gone, the file replaced): said
+ * once, and its new frames are named from the symbol table alone.
+ */
+int dso_reopen(struct dso_state *st, const char *module)
+{
+	GElf_Addr bias;
+
+	st->dw_released = false;
+	if (!dso_report(st, module) || !dwfl_module_getelf(st->mod, &bias) || bias != st->bias) {
+		pp_warn("'%s': cannot be opened again for naming: %s", st->path,
+			st->mod ? "it changed" : dwfl_errmsg(-1));
+		if (st->dwfl)
+			dwfl_end(st->dwfl);
+		st->dwfl = NULL;
+		st->mod = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * What a file's symbol table holds: its sorted table and the names not
+ * yet made clean, and the module's .symtab and .strtab pages it read
+ * (mapped: resident while the Dwfl is open; ~24 bytes an entry and ~32 a
+ * name, estimated). A file without debug information holds little else,
+ * but a big program's table is megabytes.
+ */
+#define SYMTAB_FILE_BYTES 56u
+
+static uint64_t dso_symtab_bytes(const struct dso_state *st)
+{
+	uint64_t b = st->nr_syms * (sizeof(*st->syms) + (uint64_t)SYMTAB_FILE_BYTES);
+
+	return b + st->nr_fde_starts * sizeof(*st->fde_starts);
+}
+
+/* Let go of @st's symbol table (its Dwfl ended first): built again when
+ * the file is opened again. */
+static void dso_symtab_release(struct dso_state *st)
+{
+	free(st->syms);
+	st->syms = NULL;
+	st->nr_syms = 0;
+	st->syms_built = false;
+	free(st->sym_names);
+	st->sym_names = NULL;
+	free(st->fde_starts);
+	st->fde_starts = NULL;
+	st->nr_fde_starts = 0;
+	st->fde_built = false;
+}
+
+/* What sym_trim() lets go of in a file, cheapest to make again first. */
+enum trim_pass {
+	TRIM_DWARF,   /* libdw's part: the indexes make it cheap to open again */
+	TRIM_NAMES,   /* the names made: looked up again in the indexes */
+	TRIM_INDEXES, /* the indexes: libdw parses the units again */
+	TRIM_FILE,    /* all of it, its symbol table too: the file is opened anew */
+};
+
+/* What letting go of @st at @pass frees (what earlier passes would have). */
+static uint64_t trim_bytes(const struct dso_state *st, enum trim_pass pass)
+{
+	uint64_t b = st->dw_bytes;
+
+	if (pass >= TRIM_NAMES)
+		b += dso_names_bytes(st);
+	if (pass >= TRIM_INDEXES)
+		b += dso_index_bytes(st);
+	if (pass >= TRIM_FILE)
+		b += dso_symtab_bytes(st);
+	return b;
+}
+
+/* Let go of what @pass lets go of in @st (and what earlier passes do). */
+static void dso_trim(struct dso_state *st, enum trim_pass pass)
+{
+	if (pass >= TRIM_FILE)
+		dso_symtab_release(st);
+	if (st->dwfl) {
+		/* what is left of its symbol table's names lives in the module */
+		symtab_detach(st);
+		dso_dwarf_release(st);
+		st->dw_released = true;
+	}
+	if (pass >= TRIM_NAMES)
+		dso_names_release(st);
+	if (pass >= TRIM_INDEXES)
+		dso_index_release(st);
+}
+
+/* The least recently used file holding at least DW_RELEASE_MIN of what
+ * @pass lets go of (libdw's part: only an open Dwfl holds any); NULL none. */
+static struct dso_state *trim_candidate(struct symbolizer *s, enum trim_pass pass)
+{
+	struct dso_state *lru = NULL;
+
+	for (size_t i = 0; i < s->nr_states; i++) {
+		struct dso_state *st = &s->states[i];
+		uint64_t b = pass == TRIM_DWARF ? st->dw_bytes :
+			     pass == TRIM_NAMES ? dso_names_bytes(st) :
+			     pass == TRIM_INDEXES ? dso_index_bytes(st) : dso_symtab_bytes(st);
+
+		/* a file without debug information holds next to nothing:
+		 * opening it again would cost more */
+		if (b >= DW_RELEASE_MIN && (!lru || st->dw_used < lru->dw_used))
+			lru = st;
+	}
+	return lru;
+}
+
+/*
+ * Files no frame was named in for sym_opts.idle_s: let go altogether, and
+ * the memory handed back. A program that ran once (a compiler, a cron job)
+ * would else keep what naming made of it while it fits the budget - for
+ * days. A file's last use is the time of the first sym_trim() after it.
+ * Return: how many were let go.
+ */
+static size_t trim_idle(struct symbolizer *s)
+{
+	struct timespec ts;
+	uint64_t now;
+	size_t n = 0;
+
+	if (!s->opts.idle_s)
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec;
+	for (size_t i = 0; i < s->states_used; i++) {
+		struct dso_state *st = &s->states[i];
+
+		if (st->status != 1)
+			continue;
+		if (st->dw_used > s->trim_clock || !st->used_at) {
+			st->used_at = now;
+			continue;
+		}
+		if (now - st->used_at < s->opts.idle_s || !trim_bytes(st, TRIM_FILE))
+			continue;
+		pp_debug("'%s': not named from for %" PRIu64 " s: let go (~%" PRIu64 " KiB)",
+			 st->path, now - st->used_at, trim_bytes(st, TRIM_FILE) >> 10);
+		dso_trim(st, TRIM_FILE);
+		n++;
+	}
+	s->trim_clock = s->dw_clock;
+#ifdef __GLIBC__
+	if (n)
+		malloc_trim(0); /* what they held goes back to the system */
+#endif
+	return n;
+}
+
+void sym_held(const struct symbolizer *s, uint64_t *dwarf, uint64_t *indexes, uint64_t *names,
+	      uint64_t *symtabs)
+{
+	*dwarf = *indexes = *names = *symtabs = 0;
+	for (size_t i = 0; i < s->nr_states; i++) {
+		*dwarf += s->states[i].dw_bytes;
+		*indexes += dso_index_bytes(&s->states[i]);
+		*names += dso_names_bytes(&s->states[i]);
+		*symtabs += dso_symtab_bytes(&s->states[i]);
+	}
+}
+
+size_t sym_trim(struct symbolizer *s)
+{
+	static const char *const what[] = {
+		[TRIM_DWARF] = "", [TRIM_NAMES] = ", names made too",
+		[TRIM_INDEXES] = ", names made and indexes too",
+		[TRIM_FILE] = ", and its symbol table: all of it",
+	};
+	uint64_t held, dw, idx, names, symtabs, budget = s->opts.dwarf_max;
+	size_t released = 0;
+
+	if (!budget)
+		return 0;
+	released = trim_idle(s);
+	sym_held(s, &dw, &idx, &names, &symtabs);
+	held = dw + idx + names + symtabs;
+	pp_debug("naming holds ~%" PRIu64 " KiB (libdw ~%" PRIu64 ", indexes %" PRIu64
+		 ", names %" PRIu64 ", symbol tables ~%" PRIu64 "; --dwarf-max %zu KiB)",
+		 held >> 10, dw >> 10, idx >> 10, names >> 10, symtabs >> 10,
+		 (size_t)(budget >> 10));
+	if (held <= budget)
+		return released;
+	/* the least recently used first, down to three quarters of the budget
+	 * (a module in use is not released at every window), what is
+	 * cheapest to make again first */
+	for (enum trim_pass pass = TRIM_DWARF; pass <= TRIM_FILE; pass++) {
+		struct dso_state *lru;
+
+		while (held > budget / 4 * 3 && (lru = trim_candidate(s, pass))) {
+			uint64_t b = trim_bytes(lru, pass);
+
+			held -= b;
+			pp_debug("'%s': its debug information let go (~%" PRIu64 " KiB%s)", lru->path,
+				 b >> 10, what[pass]);
+			dso_trim(lru, pass);
+			released++;
+		}
+	}
+	/* what libdw freed stays with malloc, for what is named next: the
+	 * memory is flat rather than handed back and faulted in again */
+	return released;
+}
+
