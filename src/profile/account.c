@@ -1004,7 +1004,9 @@ static void iv_close(struct account *a, struct acct_thread *th, uint64_t end, en
 		meta->iv_open_ns += d;
 		th->open_at_end++;
 	}
-	if (th->out_state == 'R') {
+	/* runnable from the switch-out (preempted, or yielding): waiting for
+	 * a CPU all along, whatever its state is judged for */
+	if (th->out_runnable) {
 		th->delay_ns += d;
 	} else if (wake) {
 		th->blocked_ns += clip(a, out, wake);
@@ -1119,7 +1121,8 @@ static void iv_open(struct account *a, struct acct_thread *th, uint64_t t, uint3
 	th->out_lost_all = a->lost_all;
 	th->out_time = t;
 	th->wake_time = 0;
-	th->out_state = state;
+	th->out_runnable = state == 'R';
+	th->out_state = acct_switch_state(a, state, node);
 	th->out_node = node;
 	th->out_no_stack = ACCT_STACK_KNOWN;
 	th->waker_node = TREE_NONE;
@@ -1395,7 +1398,8 @@ static void switch_sample(struct account *a, struct acct_src *src, const struct 
 		if (same) {          /* the switch record came first: give it the stack */
 			int8_t wake = prev->verdict[STATE_BY_WAKEUP];
 
-			prev->out_state = state;
+			prev->out_runnable = state == 'R';
+			prev->out_state = acct_switch_state(a, state, node);
 			prev->out_node = node;
 			acct_classify(a, prev);
 			prev->verdict[STATE_BY_WAKEUP] = wake;
@@ -1408,7 +1412,7 @@ static void switch_sample(struct account *a, struct acct_src *src, const struct 
 				no_stack_why(a, prev, s->cpu, true);
 		}
 		if (prev == th && !prev->filtered)
-			acct_syscall_evidence(a, prev, s, node, state);
+			acct_syscall_evidence(a, prev, s, node, prev->out_state);
 	}
 	if (next_pid < UINT32_MAX) {
 		next = next_pid ? thread_find(a, (uint32_t)next_pid) : NULL;
@@ -1951,7 +1955,7 @@ struct acct_carried_frame {
 
 struct acct_carried {
 	uint32_t pid, tid;
-	bool off, out_from_record, running;
+	bool off, out_from_record, running, out_runnable;
 	char out_state;
 	int8_t verdict[STATE_BY_COUNT];
 	uint16_t rule_prog, rule_wake;
@@ -2054,6 +2058,7 @@ int acct_carry_take(const struct account *a, struct acct_carry **out)
 			continue;
 		o->out_from_record = th->out_from_record;
 		o->out_state = th->out_state;
+		o->out_runnable = th->out_runnable;
 		memcpy(o->verdict, th->verdict, sizeof(o->verdict));
 		o->rule_prog = th->rule_prog;
 		o->rule_wake = th->rule_wake;
@@ -2106,6 +2111,7 @@ int acct_carry_put(struct account *a, const struct acct_carry *c, uint64_t t)
 		th->off = true;
 		th->out_from_record = cf->out_from_record;
 		th->out_state = cf->out_state;
+		th->out_runnable = cf->out_runnable;
 		th->out_time = t;
 		/* woken before the boundary: what is left is the wait for a CPU */
 		th->wake_time = cf->woken ? t : 0;
