@@ -854,6 +854,20 @@ static uint32_t no_stack_node(struct account *a, struct acct_thread *th)
 	return f == TREE_NONE ? TREE_NONE : tree_child(&a->tree, root, f);
 }
 
+/* The node for a new thread's wait for its first run (its fork is no
+ * switch-out: no stack of its own). */
+static uint32_t fork_wait_node(struct account *a, struct acct_thread *th)
+{
+	uint32_t root = group_root(a, th), f;
+	const char *name = tree_intern(&a->tree, "[off-cpu: new thread, before its first run]",
+				       &a->err);
+
+	if (root == TREE_NONE || !name)
+		return TREE_NONE;
+	f = tree_frame(&a->tree, name, NULL, NULL, 0, FRAME_F_SYNTHETIC);
+	return f == TREE_NONE ? TREE_NONE : tree_child(&a->tree, root, f);
+}
+
 /* @src's prev_state letters (the format's, else default_flags), *@n of them. */
 static const struct perf_tp_flag *state_flags(const struct acct_src *src, size_t *n)
 {
@@ -984,6 +998,13 @@ static void iv_close(struct account *a, struct acct_thread *th, uint64_t end, en
 	if (!th->off)
 		return;
 	th->off = false;
+	/* a new thread's wait for its first run, at the end of a recording
+	 * with no switch at all: no switch-in could have ended it */
+	if (th->out_fork && how == IV_AT_END && !a->switches_seen) {
+		th->out_fork = false;
+		return;
+	}
+	th->out_fork = false;
 	if (end < out)
 		end = out;
 	th->in_time = how == IV_AT_END ? 0 : end;
@@ -1067,6 +1088,14 @@ static void iv_evidence(struct account *a, struct acct_thread *th, uint64_t t, u
 
 	if (!th->off)
 		return;
+	/* a new thread runs, its first switch-in not recorded (its CPU's
+	 * events enabled after, or no switches recorded): when it began to
+	 * run is unknown, and its wait for that is not charged */
+	if (th->out_fork) {
+		th->off = false;
+		th->out_fork = false;
+		return;
+	}
 	if (th->wake_time > th->out_time && th->wake_time <= t) {
 		end = th->wake_time;
 		how = IV_INFERRED;
@@ -1115,6 +1144,7 @@ static void iv_open(struct account *a, struct acct_thread *th, uint64_t t, uint3
 {
 	run_end(a, th, t);
 	th->off = true;
+	th->out_fork = false;
 	th->out_from_record = from_record;
 	th->out_cpu = cpu;
 	th->out_lost = cpu_lost(a, cpu);
@@ -1175,7 +1205,7 @@ static inline struct acct_cpu *cpu_at(struct account *a, uint32_t cpu)
 static bool same_switch(const struct account *a, const struct acct_thread *th, uint32_t cpu,
 			bool from_record)
 {
-	if (!th->off || th->out_from_record == from_record)
+	if (!th->off || th->out_fork || th->out_from_record == from_record)
 		return false;
 	if (cpu != UINT32_MAX && th->out_cpu != UINT32_MAX)
 		return th->out_cpu == cpu && th->out_lost == cpu_lost(a, cpu);
@@ -1665,6 +1695,14 @@ int acct_event(struct account *a, const struct perf_event *ev, const uint64_t *p
 			return a->err = PP_ENOMEM;
 		th->forked = ev->u.task.time != 0; /* perf's synthesized tasks have no time */
 		thread_refresh(a, th);
+		/* runnable from its fork until its first switch-in: waiting for a
+		 * CPU (320 ms of two threads' once, with two busy loops per CPU) */
+		if (th->forked) {
+			iv_open(a, th, ev->u.task.time,
+				ev->has_sample_id ? ev->sample.cpu : UINT32_MAX, 'R',
+				th->filtered ? TREE_NONE : fork_wait_node(a, th), false);
+			th->out_fork = true;
+		}
 		break;
 	case PERF_RECORD_EXIT:
 		note_time(a, ev->u.task.time, false);
@@ -1955,7 +1993,7 @@ struct acct_carried_frame {
 
 struct acct_carried {
 	uint32_t pid, tid;
-	bool off, out_from_record, running, out_runnable;
+	bool off, out_from_record, running, out_runnable, out_fork;
 	char out_state;
 	int8_t verdict[STATE_BY_COUNT];
 	uint16_t rule_prog, rule_wake;
@@ -2059,6 +2097,7 @@ int acct_carry_take(const struct account *a, struct acct_carry **out)
 		o->out_from_record = th->out_from_record;
 		o->out_state = th->out_state;
 		o->out_runnable = th->out_runnable;
+		o->out_fork = th->out_fork;
 		memcpy(o->verdict, th->verdict, sizeof(o->verdict));
 		o->rule_prog = th->rule_prog;
 		o->rule_wake = th->rule_wake;
@@ -2112,6 +2151,7 @@ int acct_carry_put(struct account *a, const struct acct_carry *c, uint64_t t)
 		th->out_from_record = cf->out_from_record;
 		th->out_state = cf->out_state;
 		th->out_runnable = cf->out_runnable;
+		th->out_fork = cf->out_fork;
 		th->out_time = t;
 		/* woken before the boundary: what is left is the wait for a CPU */
 		th->wake_time = cf->woken ? t : 0;

@@ -59,6 +59,9 @@ struct acct_thread {
 	 * from the start, by preemption or by its own yield */
 	char out_state;
 	bool out_runnable;
+	/* the open interval is a new thread's wait for its first run, from
+	 * its fork: charged only where a switch-in ends it */
+	bool out_fork;
 	/* where the open interval's switch-out was seen: its CPU, and that
 	 * CPU's count of lost records then (a switch-out record and its
 	 * sched_switch sample are one switch when nothing was lost between) */

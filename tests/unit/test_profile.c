@@ -762,7 +762,9 @@ static void test_first_run(void **state)
 	}
 	assert_non_null(t);
 	assert_int_equal(t->run_ns, 50000 + 40000);
-	assert_int_equal(t->blocked_ns + t->delay_ns, 8000);
+	/* from its fork to its first switch-in it waited for a CPU */
+	assert_int_equal(t->blocked_ns + t->delay_ns, 1000 + 8000);
+	assert_int_equal(t->c.ns[CNT_PREEMPTED], 1000);
 	assert_int_equal(t->open_at_end, 0);
 	assert_int_equal(t->end - t->start, 99000);
 	assert_non_null(m);
@@ -822,8 +824,10 @@ static void test_state_per_switch(void **state)
 		if (p->threads[i].tid == 101)
 			t = &p->threads[i];
 	assert_non_null(t);
-	assert_int_equal(t->c.count[CNT_PREEMPTED], 2);
-	assert_int_equal(t->c.ns[CNT_PREEMPTED], 3000 + 1000);
+	/* (and its wait for its first run, from its fork: no stack was
+	 * lost there, and none is counted missing) */
+	assert_int_equal(t->c.count[CNT_PREEMPTED], 1 + 2);
+	assert_int_equal(t->c.ns[CNT_PREEMPTED], 1000 + 3000 + 1000);
 	assert_int_equal(t->c.count[CNT_SLEEP], 1);
 	assert_int_equal(t->c.ns[CNT_SLEEP], 7000);
 	/* no sched_switch event: no interval has its stack, each counted
@@ -1243,6 +1247,59 @@ static struct profile *sw_profile(const struct sw_rec *rec, size_t n, uint32_t t
 }
 
 /*
+ * A new thread is runnable from its fork until its first switch-in: that
+ * wait for a CPU is charged to it as preempted, under its own frame (no
+ * switch-out made it: no stack). Thread 102, forked at 500, first in at
+ * 2500 (a sched_switch's next_pid), out asleep at 3000, in at 4000 (and
+ * running to the end, 5000). Thread
+ * 103, forked at 600, is first seen switching out at 3500 (its switch-in
+ * was not recorded): when it began to run is unknown, and nothing is
+ * charged for its fork; in at 4500.
+ */
+static void test_fork_wait(void **state)
+{
+	static const struct sw_rec rec[] = {
+		{ PERF_RECORD_SAMPLE, 100, 0, 0, 'R', { KF(0) } },  /* the profile's start */
+		{ PERF_RECORD_FORK, 500, 102, 0, 0, { 0 } },
+		{ PERF_RECORD_FORK, 600, 103, 0, 0, { 0 } },
+		{ PERF_RECORD_SAMPLE, 2500, 0, 102, 'R', { KF(0) } },
+		{ PERF_RECORD_SAMPLE, 3000, 102, 0, 'S', { KF(0), KF(5) } },
+		{ PERF_RECORD_SAMPLE, 3500, 103, 0, 'S', { KF(0), KF(5) } },
+		{ PERF_RECORD_SAMPLE, 4000, 0, 102, 'R', { KF(0) } },
+		{ PERF_RECORD_SAMPLE, 4500, 0, 103, 'R', { KF(0) } },
+		{ PERF_RECORD_SAMPLE, 5000, 0, 0, 'R', { KF(0) } },
+	};
+	const struct profile_thread *t, *u = NULL;
+	struct profile *p = sw_profile(rec, sizeof(rec) / sizeof(rec[0]), 102, &t);
+	bool framed = false;
+
+	(void)state;
+	assert_int_equal(t->c.ns[CNT_PREEMPTED], 2000);
+	assert_int_equal(t->c.count[CNT_PREEMPTED], 1);
+	assert_int_equal(t->delay_ns, 2000);
+	assert_int_equal(t->c.ns[CNT_SLEEP], 1000);
+	assert_int_equal(t->run_ns, 500 + 1000);
+	assert_int_equal(t->no_stack.count[CNT_PREEMPTED], 0);
+	for (size_t i = 0; i < p->nr_threads; i++)
+		if (p->threads[i].tid == 103)
+			u = &p->threads[i];
+	assert_non_null(u);
+	assert_int_equal(u->c.ns[CNT_PREEMPTED], 0);
+	assert_int_equal(u->c.ns[CNT_SLEEP], 1000);
+	/* its own frame, under its thread */
+	for (uint32_t i = 1; i < p->nr_nodes; i++) {
+		const struct profile_frame *f = &p->frames[p->nodes[i].frame];
+
+		if (p->self[i].ns[CNT_PREEMPTED] == 2000 && f->function &&
+		    !strcmp(f->function, "[off-cpu: new thread, before its first run]"))
+			framed = true;
+	}
+	assert_true(framed);
+	assert_int_equal(p->meta.iv_no_stack, 0);
+	profile_free(p);
+}
+
+/*
  * A thread that yields its CPU (sched_yield: libstdc++'s atomic waits,
  * spin locks) is switched out runnable, R, as a preempted one is: its
  * stack says it chose to wait, and the evidence decides what for as for a
@@ -1299,6 +1356,7 @@ int main(void)
 		cmocka_unit_test(test_sampled_run),
 		cmocka_unit_test(test_state_per_switch),
 		cmocka_unit_test(test_yield_is_a_wait),
+		cmocka_unit_test(test_fork_wait),
 		cmocka_unit_test(test_released_task),
 		cmocka_unit_test(test_mode_key),
 		cmocka_unit_test(test_syscall_evidence),
