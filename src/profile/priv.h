@@ -62,6 +62,11 @@ struct acct_thread {
 	/* the open interval is a new thread's wait for its first run, from
 	 * its fork: charged only where a switch-in ends it */
 	bool out_fork;
+	/* records were lost while it was open (of its CPU, or of one not
+	 * named): what the thread did from lost_end (its CPU's last record
+	 * before the loss) to its next event is unknown, and not charged */
+	bool lost_cut;
+	uint64_t lost_end;
 	/* where the open interval's switch-out was seen: its CPU, and that
 	 * CPU's count of lost records then (a switch-out record and its
 	 * sched_switch sample are one switch when nothing was lost between) */

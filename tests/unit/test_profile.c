@@ -1300,6 +1300,39 @@ static void test_fork_wait(void **state)
 }
 
 /*
+ * Records lost while a thread is off CPU may have held its switch-in, a
+ * run and another switch-out: only its time up to its CPU's last record
+ * before the loss is known to be the wait it switched out for. Thread 101,
+ * preempted at 1000 on CPU 0, whose last record is at 1500; 5 records lost
+ * there (the LOST record at 3000); in at 5000: 500 ns preempted, not 4000.
+ * Asleep at 6000, in at 7000, nothing lost: 1000 ns of sleep.
+ */
+static void test_lost_cut(void **state)
+{
+	static const struct sw_rec rec[] = {
+		{ PERF_RECORD_SAMPLE, 100, 0, 0, 'R', { KF(0) } },
+		{ PERF_RECORD_SAMPLE, 1000, 101, 0, 'R', { KF(0), KF(3) } },
+		{ PERF_RECORD_SAMPLE, 1500, 0, 0, 'R', { KF(0) } },
+		{ PERF_RECORD_LOST, 3000, 5, 0, 0, { 0 } },
+		{ PERF_RECORD_SAMPLE, 5000, 0, 101, 'R', { KF(0) } },
+		{ PERF_RECORD_SAMPLE, 6000, 101, 0, 'S', { KF(0), KF(5) } },
+		{ PERF_RECORD_SAMPLE, 7000, 0, 101, 'R', { KF(0) } },
+		{ PERF_RECORD_SAMPLE, 8000, 0, 0, 'R', { KF(0) } },
+	};
+	const struct profile_thread *t;
+	struct profile *p = sw_profile(rec, sizeof(rec) / sizeof(rec[0]), 101, &t);
+
+	(void)state;
+	assert_int_equal(t->c.ns[CNT_PREEMPTED], 500);
+	assert_int_equal(t->c.count[CNT_PREEMPTED], 1);
+	assert_int_equal(t->delay_ns, 500);
+	assert_int_equal(t->c.ns[CNT_SLEEP], 1000);
+	assert_int_equal(t->run_ns, 1000 + 1000);
+	assert_int_equal(p->meta.lost, 5);
+	profile_free(p);
+}
+
+/*
  * A thread that yields its CPU (sched_yield: libstdc++'s atomic waits,
  * spin locks) is switched out runnable, R, as a preempted one is: its
  * stack says it chose to wait, and the evidence decides what for as for a
@@ -1357,6 +1390,7 @@ int main(void)
 		cmocka_unit_test(test_state_per_switch),
 		cmocka_unit_test(test_yield_is_a_wait),
 		cmocka_unit_test(test_fork_wait),
+		cmocka_unit_test(test_lost_cut),
 		cmocka_unit_test(test_released_task),
 		cmocka_unit_test(test_mode_key),
 		cmocka_unit_test(test_syscall_evidence),
