@@ -1125,9 +1125,9 @@ struct sw_rec {
 
 /* The records @rec (@n) as a file-mode recording of thread 101.. of
  * process 100, one CPU, sched_switch with stacks and states. */
-static struct pdw sw_file(const struct sw_rec *rec, size_t n)
+static struct pdw sw_file(const struct sw_rec *rec, size_t n, bool cpu)
 {
-	const uint64_t st = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+	const uint64_t st = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | (cpu ? PERF_SAMPLE_CPU : 0) |
 			    PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW;
 	struct pdw w = { 0 };
 	size_t data_off, data_end, feat_off, fs, at;
@@ -1149,8 +1149,10 @@ static struct pdw sw_file(const struct sw_rec *rec, size_t n)
 			pdw_u32(&w, pid);
 			pdw_u32(&w, r->prev);
 			pdw_u64(&w, r->time);
-			pdw_u32(&w, 0);                 /* cpu */
-			pdw_u32(&w, 0);
+			if (cpu) {
+				pdw_u32(&w, 0);         /* cpu */
+				pdw_u32(&w, 0);
+			}
 			pdw_u64(&w, 1);                 /* period */
 			pdw_u64(&w, nk + 1);
 			pdw_u64(&w, PERF_CONTEXT_KERNEL);
@@ -1180,8 +1182,10 @@ static struct pdw sw_file(const struct sw_rec *rec, size_t n)
 		pdw_u32(&w, 100);                       /* sample_id: pid, tid, time, cpu */
 		pdw_u32(&w, r->type == PERF_RECORD_LOST ? 100 : r->prev);
 		pdw_u64(&w, r->time);
-		pdw_u32(&w, 0);
-		pdw_u32(&w, 0);
+		if (cpu) {
+			pdw_u32(&w, 0);
+			pdw_u32(&w, 0);
+		}
 		pdw_end(&w, at);
 	}
 	data_end = w.n;
@@ -1214,13 +1218,13 @@ static struct pdw sw_file(const struct sw_rec *rec, size_t n)
 
 /* The profile of @rec, its kernel frames named by a kallsyms of
  * sw_kfuncs; *@t: thread @tid's entry. */
-static struct profile *sw_profile(const struct sw_rec *rec, size_t n, uint32_t tid,
-				  const struct profile_thread **t)
+static struct profile *sw_profile_cpu(const struct sw_rec *rec, size_t n, bool cpu,
+				      uint32_t tid, const struct profile_thread **t)
 {
 	char path[] = "/tmp/perfport-test-kallsyms-XXXXXX";
 	struct profile_opts o = { .jobs = 1, .sym.buildid_dir = "/nonexistent",
 				  .sym.kallsyms = path };
-	struct pdw w = sw_file(rec, n);
+	struct pdw w = sw_file(rec, n, cpu);
 	struct profile *p = NULL;
 	int fd = mkstemp(path);
 	FILE *f;
@@ -1244,6 +1248,12 @@ static struct profile *sw_profile(const struct sw_rec *rec, size_t n, uint32_t t
 			*t = &p->threads[i];
 	assert_non_null(*t);
 	return p;
+}
+
+static struct profile *sw_profile(const struct sw_rec *rec, size_t n, uint32_t tid,
+				  const struct profile_thread **t)
+{
+	return sw_profile_cpu(rec, n, true, tid, t);
 }
 
 /*
@@ -1333,6 +1343,39 @@ static void test_lost_cut(void **state)
 }
 
 /*
+ * A loss that names no CPU (records without PERF_SAMPLE_CPU) may have held
+ * any thread's events: a runnable thread runs again soon, and its interval
+ * is charged up to the last record before the loss; a blocked one writes
+ * nothing until woken, and its wait is kept whole. Thread 101 preempted at
+ * 1000, 102 asleep at 1200, the last record at 1500, a loss (at 3000); 101
+ * in at 5000, 102 at 6000.
+ */
+static void test_lost_cut_no_cpu(void **state)
+{
+	static const struct sw_rec rec[] = {
+		{ PERF_RECORD_SAMPLE, 100, 0, 0, 'R', { KF(0) } },
+		{ PERF_RECORD_SAMPLE, 1000, 101, 0, 'R', { KF(0), KF(3) } },
+		{ PERF_RECORD_SAMPLE, 1200, 102, 0, 'S', { KF(0), KF(5) } },
+		{ PERF_RECORD_SAMPLE, 1500, 0, 0, 'R', { KF(0) } },
+		{ PERF_RECORD_LOST, 3000, 5, 0, 0, { 0 } },
+		{ PERF_RECORD_SAMPLE, 5000, 0, 101, 'R', { KF(0) } },
+		{ PERF_RECORD_SAMPLE, 6000, 0, 102, 'R', { KF(0) } },
+		{ PERF_RECORD_SAMPLE, 7000, 0, 0, 'R', { KF(0) } },
+	};
+	const struct profile_thread *t, *u = NULL;
+	struct profile *p = sw_profile_cpu(rec, sizeof(rec) / sizeof(rec[0]), false, 101, &t);
+
+	(void)state;
+	assert_int_equal(t->c.ns[CNT_PREEMPTED], 500);
+	for (size_t i = 0; i < p->nr_threads; i++)
+		if (p->threads[i].tid == 102)
+			u = &p->threads[i];
+	assert_non_null(u);
+	assert_int_equal(u->c.ns[CNT_SLEEP], 6000 - 1200);
+	profile_free(p);
+}
+
+/*
  * A thread that yields its CPU (sched_yield: libstdc++'s atomic waits,
  * spin locks) is switched out runnable, R, as a preempted one is: its
  * stack says it chose to wait, and the evidence decides what for as for a
@@ -1391,6 +1434,7 @@ int main(void)
 		cmocka_unit_test(test_yield_is_a_wait),
 		cmocka_unit_test(test_fork_wait),
 		cmocka_unit_test(test_lost_cut),
+		cmocka_unit_test(test_lost_cut_no_cpu),
 		cmocka_unit_test(test_released_task),
 		cmocka_unit_test(test_mode_key),
 		cmocka_unit_test(test_syscall_evidence),
