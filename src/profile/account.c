@@ -1013,8 +1013,15 @@ static void iv_close(struct account *a, struct acct_thread *th, uint64_t end, en
 	/* records were lost meanwhile: it may have run (and waited again)
 	 * where they were, so only its time up to the loss is known to be
 	 * this wait's, in its state; the rest is not charged */
-	if (th->lost_cut && th->lost_end < end)
+	if (th->lost_cut && th->lost_end < end) {
 		end = th->lost_end;
+		/* a waking after the loss may be of a later wait */
+		if (th->wake_time > end) {
+			th->verdict[STATE_BY_WAKEUP] = -1;
+			th->rule_wake = 0;
+			th->wake_generic = false;
+		}
+	}
 	th->lost_cut = false;
 	if (wake < out || wake > end)
 		wake = 0;
@@ -1242,24 +1249,22 @@ static void lost_record(struct account *a, const struct perf_event *ev)
 {
 	struct acct_cpu *c = ev->has_sample_id && ev->sample.cpu != UINT32_MAX ?
 				     cpu_at(a, ev->sample.cpu) : NULL;
-	uint32_t cpu = c ? (uint32_t)(c - a->cpus) : UINT32_MAX;
 
 	/*
-	 * The open intervals the lost records may have ended, each then
-	 * charged up to that CPU's last record (of a loss naming no CPU, the
-	 * last of any): those opened on that CPU (a thread mostly runs again
-	 * where it last ran); of a loss naming none (a per-task recording's
-	 * records may carry no CPU), the runnable ones, which run again soon
-	 * wherever the loss was - a blocked thread writes nothing until it is
-	 * woken, and mostly slept through it. Not of a LOST_SAMPLES record:
-	 * samples the kernel could not take, or perf record's count of them
-	 * at the end (of time 0), which says nothing of when or where.
+	 * The open intervals the lost records may have ended: any thread off
+	 * CPU may have been switched in on that CPU (a woken thread runs
+	 * where it is sent), run and switched out again there, its records
+	 * lost; where that CPU's records are whole it cannot have. Each is
+	 * charged up to that CPU's last record before the loss (of a loss
+	 * naming no CPU - a per-task recording's records may carry none - the
+	 * last record of any). Not of a LOST_SAMPLES record: samples the
+	 * kernel could not take, or perf record's count of them at the end
+	 * (of time 0), which says nothing of when or where.
 	 */
 	for (size_t i = 0; ev->type == PERF_RECORD_LOST && i < a->nr_threads; i++) {
 		struct acct_thread *th = &a->threads[i];
 
-		if (!th->off || th->lost_cut ||
-		    (c ? th->out_cpu != cpu && th->out_cpu != UINT32_MAX : !th->out_runnable))
+		if (!th->off || th->lost_cut)
 			continue;
 		th->lost_cut = true;
 		th->lost_end = c ? c->last : a->rec_last;
