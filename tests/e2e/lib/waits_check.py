@@ -119,10 +119,10 @@ for v in variants:
             # the I/O threads also wait for kernel locks they contend on
             # (the journal, the process's mmap lock, which the page_fault
             # thread takes to map and unmap): lock waits, rightly, where
-            # the stack is in a kernel lock's slow path. How much of their
-            # time that is depends on the machine's load, not on perfport:
-            # with two busy loops per CPU, a lock holder preempted, msync's
-            # and read_direct's were once 80 % of their waiting
+            # the stack is in a kernel lock's slow path, however much of
+            # their time the machine's load makes that. Any other lock is
+            # wrong: a disk flush's 275 ms wait charged lock (it ran across
+            # lost records to a fork's up_write) passed as io + lock
             share = (tot["io"] + tot["kernel-lock"]) / t if t else 0
         print("%-6s %-15s %-12s %5.1f%%  (%s)" % (v, name, want, 100 * share,
               ", ".join("%s %.0f ms" % (c, n / 1e6) for c, n in tot.most_common())))
