@@ -854,6 +854,20 @@ static uint32_t no_stack_node(struct account *a, struct acct_thread *th)
 	return f == TREE_NONE ? TREE_NONE : tree_child(&a->tree, root, f);
 }
 
+/* The node for a new thread's wait for its first run (its fork is no
+ * switch-out: no stack of its own). */
+static uint32_t fork_wait_node(struct account *a, struct acct_thread *th)
+{
+	uint32_t root = group_root(a, th), f;
+	const char *name = tree_intern(&a->tree, "[off-cpu: new thread, before its first run]",
+				       &a->err);
+
+	if (root == TREE_NONE || !name)
+		return TREE_NONE;
+	f = tree_frame(&a->tree, name, NULL, NULL, 0, FRAME_F_SYNTHETIC);
+	return f == TREE_NONE ? TREE_NONE : tree_child(&a->tree, root, f);
+}
+
 /* @src's prev_state letters (the format's, else default_flags), *@n of them. */
 static const struct perf_tp_flag *state_flags(const struct acct_src *src, size_t *n)
 {
@@ -984,11 +998,31 @@ static void iv_close(struct account *a, struct acct_thread *th, uint64_t end, en
 	if (!th->off)
 		return;
 	th->off = false;
+	/* a new thread's wait for its first run, at the end of a recording
+	 * with no switch at all: no switch-in could have ended it */
+	if (th->out_fork && how == IV_AT_END && !a->switches_seen) {
+		th->out_fork = false;
+		return;
+	}
+	th->out_fork = false;
 	if (end < out)
 		end = out;
 	th->in_time = how == IV_AT_END ? 0 : end;
 	if (how == IV_INFERRED || how == IV_APPROX)
 		th->bounded++;
+	/* records were lost meanwhile: it may have run (and waited again)
+	 * where they were, so only its time up to the loss is known to be
+	 * this wait's, in its state; the rest is not charged */
+	if (th->lost_cut && th->lost_end < end) {
+		end = th->lost_end;
+		/* a waking after the loss may be of a later wait */
+		if (th->wake_time > end) {
+			th->verdict[STATE_BY_WAKEUP] = -1;
+			th->rule_wake = 0;
+			th->wake_generic = false;
+		}
+	}
+	th->lost_cut = false;
 	if (wake < out || wake > end)
 		wake = 0;
 	switch (how) {
@@ -1004,7 +1038,9 @@ static void iv_close(struct account *a, struct acct_thread *th, uint64_t end, en
 		meta->iv_open_ns += d;
 		th->open_at_end++;
 	}
-	if (th->out_state == 'R') {
+	/* runnable from the switch-out (preempted, or yielding): waiting for
+	 * a CPU all along, whatever its state is judged for */
+	if (th->out_runnable) {
 		th->delay_ns += d;
 	} else if (wake) {
 		th->blocked_ns += clip(a, out, wake);
@@ -1065,6 +1101,14 @@ static void iv_evidence(struct account *a, struct acct_thread *th, uint64_t t, u
 
 	if (!th->off)
 		return;
+	/* a new thread runs, its first switch-in not recorded (its CPU's
+	 * events enabled after, or no switches recorded): when it began to
+	 * run is unknown, and its wait for that is not charged */
+	if (th->out_fork) {
+		th->off = false;
+		th->out_fork = false;
+		return;
+	}
 	if (th->wake_time > th->out_time && th->wake_time <= t) {
 		end = th->wake_time;
 		how = IV_INFERRED;
@@ -1113,13 +1157,16 @@ static void iv_open(struct account *a, struct acct_thread *th, uint64_t t, uint3
 {
 	run_end(a, th, t);
 	th->off = true;
+	th->out_fork = false;
+	th->lost_cut = false;
 	th->out_from_record = from_record;
 	th->out_cpu = cpu;
 	th->out_lost = cpu_lost(a, cpu);
 	th->out_lost_all = a->lost_all;
 	th->out_time = t;
 	th->wake_time = 0;
-	th->out_state = state;
+	th->out_runnable = state == 'R';
+	th->out_state = acct_switch_state(a, state, node);
 	th->out_node = node;
 	th->out_no_stack = ACCT_STACK_KNOWN;
 	th->waker_node = TREE_NONE;
@@ -1172,7 +1219,7 @@ static inline struct acct_cpu *cpu_at(struct account *a, uint32_t cpu)
 static bool same_switch(const struct account *a, const struct acct_thread *th, uint32_t cpu,
 			bool from_record)
 {
-	if (!th->off || th->out_from_record == from_record)
+	if (!th->off || th->out_fork || th->out_from_record == from_record)
 		return false;
 	if (cpu != UINT32_MAX && th->out_cpu != UINT32_MAX)
 		return th->out_cpu == cpu && th->out_lost == cpu_lost(a, cpu);
@@ -1203,6 +1250,27 @@ static void lost_record(struct account *a, const struct perf_event *ev)
 	struct acct_cpu *c = ev->has_sample_id && ev->sample.cpu != UINT32_MAX ?
 				     cpu_at(a, ev->sample.cpu) : NULL;
 
+	/*
+	 * The open intervals the lost records may have ended: any thread off
+	 * CPU may have been switched in on that CPU (a woken thread runs
+	 * where it is sent), run and switched out again there, its records
+	 * lost; where that CPU's records are whole it cannot have. Each is
+	 * charged up to that CPU's last record before the loss (of a loss
+	 * naming no CPU - a per-task recording's records may carry none - the
+	 * last record of any). Not of a LOST_SAMPLES record: samples the
+	 * kernel could not take, or perf record's count of them at the end
+	 * (of time 0), which says nothing of when or where.
+	 */
+	for (size_t i = 0; ev->type == PERF_RECORD_LOST && i < a->nr_threads; i++) {
+		struct acct_thread *th = &a->threads[i];
+
+		if (!th->off || th->lost_cut)
+			continue;
+		th->lost_cut = true;
+		th->lost_end = c ? c->last : a->rec_last;
+		if (th->lost_end < th->out_time)
+			th->lost_end = th->out_time;
+	}
 	a->lost_all++;
 	if (c)
 		c->lost++;
@@ -1395,7 +1463,8 @@ static void switch_sample(struct account *a, struct acct_src *src, const struct 
 		if (same) {          /* the switch record came first: give it the stack */
 			int8_t wake = prev->verdict[STATE_BY_WAKEUP];
 
-			prev->out_state = state;
+			prev->out_runnable = state == 'R';
+			prev->out_state = acct_switch_state(a, state, node);
 			prev->out_node = node;
 			acct_classify(a, prev);
 			prev->verdict[STATE_BY_WAKEUP] = wake;
@@ -1408,7 +1477,7 @@ static void switch_sample(struct account *a, struct acct_src *src, const struct 
 				no_stack_why(a, prev, s->cpu, true);
 		}
 		if (prev == th && !prev->filtered)
-			acct_syscall_evidence(a, prev, s, node, state);
+			acct_syscall_evidence(a, prev, s, node, prev->out_state);
 	}
 	if (next_pid < UINT32_MAX) {
 		next = next_pid ? thread_find(a, (uint32_t)next_pid) : NULL;
@@ -1661,6 +1730,14 @@ int acct_event(struct account *a, const struct perf_event *ev, const uint64_t *p
 			return a->err = PP_ENOMEM;
 		th->forked = ev->u.task.time != 0; /* perf's synthesized tasks have no time */
 		thread_refresh(a, th);
+		/* runnable from its fork until its first switch-in: waiting for a
+		 * CPU (320 ms of two threads' once, with two busy loops per CPU) */
+		if (th->forked) {
+			iv_open(a, th, ev->u.task.time,
+				ev->has_sample_id ? ev->sample.cpu : UINT32_MAX, 'R',
+				th->filtered ? TREE_NONE : fork_wait_node(a, th), false);
+			th->out_fork = true;
+		}
 		break;
 	case PERF_RECORD_EXIT:
 		note_time(a, ev->u.task.time, false);
@@ -1951,7 +2028,7 @@ struct acct_carried_frame {
 
 struct acct_carried {
 	uint32_t pid, tid;
-	bool off, out_from_record, running;
+	bool off, out_from_record, running, out_runnable, out_fork;
 	char out_state;
 	int8_t verdict[STATE_BY_COUNT];
 	uint16_t rule_prog, rule_wake;
@@ -2054,6 +2131,8 @@ int acct_carry_take(const struct account *a, struct acct_carry **out)
 			continue;
 		o->out_from_record = th->out_from_record;
 		o->out_state = th->out_state;
+		o->out_runnable = th->out_runnable;
+		o->out_fork = th->out_fork;
 		memcpy(o->verdict, th->verdict, sizeof(o->verdict));
 		o->rule_prog = th->rule_prog;
 		o->rule_wake = th->rule_wake;
@@ -2106,6 +2185,8 @@ int acct_carry_put(struct account *a, const struct acct_carry *c, uint64_t t)
 		th->off = true;
 		th->out_from_record = cf->out_from_record;
 		th->out_state = cf->out_state;
+		th->out_runnable = cf->out_runnable;
+		th->out_fork = cf->out_fork;
 		th->out_time = t;
 		/* woken before the boundary: what is left is the wait for a CPU */
 		th->wake_time = cf->woken ? t : 0;

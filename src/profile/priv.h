@@ -54,7 +54,19 @@ struct acct_thread {
 	bool forked, exited, seen;
 	/* the open off-CPU interval */
 	bool off, out_from_record;
+	/* the state its evidence is judged in (a yield's R is judged as S);
+	 * out_runnable: the switch-out left it runnable (R), waiting for a CPU
+	 * from the start, by preemption or by its own yield */
 	char out_state;
+	bool out_runnable;
+	/* the open interval is a new thread's wait for its first run, from
+	 * its fork: charged only where a switch-in ends it */
+	bool out_fork;
+	/* records were lost while it was open (of its CPU, or of one not
+	 * named): what the thread did from lost_end (its CPU's last record
+	 * before the loss) to its next event is unknown, and not charged */
+	bool lost_cut;
+	uint64_t lost_end;
 	/* where the open interval's switch-out was seen: its CPU, and that
 	 * CPU's count of lost records then (a switch-out record and its
 	 * sched_switch sample are one switch when nothing was lost between) */
@@ -153,6 +165,7 @@ struct acct_frame_rules {
 	uint16_t n;
 	uint8_t known;
 	uint8_t interrupt;                 /* a kernel frame of interrupt handling */
+	uint8_t yield;                     /* a function that yields the CPU by choice */
 };
 
 struct acct_span {
@@ -167,6 +180,7 @@ struct acct_blocked {
 	bool kernel_any;                   /* the kernel's word came from its catch-all */
 	int32_t prog_rule;                 /* the program rule that gave its word, -1 none */
 	int16_t sys;                       /* node_syscall() + 1; 0 not asked yet */
+	int8_t yields;                     /* acct_switch_state(): 0 not asked, 1 no, 2 yes */
 };
 
 /* What is known of one CPU at the current point of the pass. */
@@ -336,6 +350,14 @@ void acct_blocked_verdicts(struct account *a, char state, uint32_t node,
 
 /** acct_decide() - the counter @v's words decide, in decide_order; its layer in *@by. */
 enum counter acct_decide(const int8_t v[STATE_BY_COUNT], enum state_layer *by);
+
+/**
+ * acct_switch_state() - the state the evidence of a switch-out in @state
+ * with stack @node is judged in: a runnable thread (R) whose stack holds a
+ * yielding function (sched_yield: the "yield" lines of the rules) chose to
+ * wait, and is judged as one that blocked (S); else @state. Kept per stack.
+ */
+char acct_switch_state(struct account *a, char state, uint32_t node);
 
 /** acct_classify() - give @th's open interval its blocked stack's words. */
 void acct_classify(struct account *a, struct acct_thread *th);

@@ -279,6 +279,25 @@ static int parse_syscall(struct rules *rs, char **tok, size_t nt, enum rule_set 
 	return 0;
 }
 
+/* "interrupt PATTERN..." or "yield PATTERN...": the patterns, into @l. */
+static int parse_patterns(struct rule_patterns *l, char **tok, size_t nt, const char *name,
+			  unsigned lineno)
+{
+	if (nt < 2) {
+		pp_error("'%s' line %u: a%s %s line is '%s PATTERN...'", name, lineno,
+			 tok[0][0] == 'i' ? "n" : "", tok[0], tok[0]);
+		return PP_ERULES;
+	}
+	for (size_t i = 1; i < nt; i++) {
+		if (grow((void **)&l->p, &l->cap, l->n + 1, sizeof(*l->p)))
+			return PP_ENOMEM;
+		if (!(l->p[l->n] = strdup(tok[i])))
+			return PP_ENOMEM;
+		l->n++;
+	}
+	return 0;
+}
+
 static int parse_line(struct rules *rs, char *line, enum rule_set set, const char *name,
 		      unsigned lineno)
 {
@@ -312,22 +331,10 @@ static int parse_line(struct rules *rs, char *line, enum rule_set set, const cha
 	}
 	if (strcmp(tok[0], "syscall") == 0)
 		return parse_syscall(rs, tok, nt, set, name, lineno);
-	if (strcmp(tok[0], "interrupt") == 0) {
-		if (nt < 2) {
-			pp_error("'%s' line %u: an interrupt line is 'interrupt PATTERN...'", name,
-				 lineno);
-			return PP_ERULES;
-		}
-		for (size_t i = 1; i < nt; i++) {
-			if (grow((void **)&rs->interrupts, &rs->cap_interrupts,
-				 rs->nr_interrupts + 1, sizeof(*rs->interrupts)))
-				return PP_ENOMEM;
-			if (!(rs->interrupts[rs->nr_interrupts] = strdup(tok[i])))
-				return PP_ENOMEM;
-			rs->nr_interrupts++;
-		}
-		return 0;
-	}
+	if (strcmp(tok[0], "interrupt") == 0)
+		return parse_patterns(&rs->interrupts, tok, nt, name, lineno);
+	if (strcmp(tok[0], "yield") == 0)
+		return parse_patterns(&rs->yields, tok, nt, name, lineno);
 	return parse_rule(rs, tok, nt, set, name, lineno);
 }
 
@@ -439,6 +446,13 @@ int rules_setup(struct rules *rs, const char *user_path)
 	return 0;
 }
 
+static void patterns_free(struct rule_patterns *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->p[i]);
+	free(l->p);
+}
+
 void rules_free(struct rules *rs)
 {
 	for (size_t i = 0; i < rs->n; i++)
@@ -454,9 +468,8 @@ void rules_free(struct rules *rs)
 	for (size_t i = 0; i < rs->nr_sys; i++)
 		free(rs->sys[i].pattern);
 	free(rs->sys);
-	for (size_t i = 0; i < rs->nr_interrupts; i++)
-		free(rs->interrupts[i]);
-	free(rs->interrupts);
+	patterns_free(&rs->interrupts);
+	patterns_free(&rs->yields);
 	free(rs->rt);
 	free(rs->r);
 	memset(rs, 0, sizeof(*rs));
@@ -478,14 +491,24 @@ size_t rules_frame_matches(const struct rules *rs, const char *function, uint32_
 	return n;
 }
 
-bool rules_is_interrupt(const struct rules *rs, const char *function)
+static bool patterns_match(const struct rule_patterns *l, const char *function)
 {
 	if (!function)
 		return false;
-	for (size_t i = 0; i < rs->nr_interrupts; i++)
-		if (fnmatch(rs->interrupts[i], function, 0) == 0)
+	for (size_t i = 0; i < l->n; i++)
+		if (fnmatch(l->p[i], function, 0) == 0)
 			return true;
 	return false;
+}
+
+bool rules_is_interrupt(const struct rules *rs, const char *function)
+{
+	return patterns_match(&rs->interrupts, function);
+}
+
+bool rules_is_yield(const struct rules *rs, const char *function)
+{
+	return patterns_match(&rs->yields, function);
 }
 
 static int rules_cmp_id(const void *x, const void *y)

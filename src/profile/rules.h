@@ -83,6 +83,12 @@ struct rule_syscall {
 	uint16_t runtime;       /* runtimes[runtime - 1] it is for; 0 none */
 };
 
+/* The patterns of "interrupt" or "yield" lines (fnmatch, on a function's name). */
+struct rule_patterns {
+	char **p;
+	size_t n, cap;
+};
+
 struct rules {
 	struct rule *r;         /* in order: user, program, kernel rules */
 	size_t n, cap;
@@ -90,8 +96,8 @@ struct rules {
 	size_t nrt, cap_rt;
 	struct rule_syscall *sys;  /* "syscall" lines, in order */
 	size_t nr_sys, cap_sys;
-	char **interrupts;      /* "interrupt" patterns: kernel frames of interrupt handling */
-	size_t nr_interrupts, cap_interrupts;
+	struct rule_patterns interrupts; /* "interrupt": kernel frames of interrupt handling */
+	struct rule_patterns yields;     /* "yield": functions giving up the CPU by choice */
 	/* per set, side and state letter: the first rule without a pattern,
 	 * SIZE_MAX none (rules_setup() fills it) */
 	size_t any_first[RULE_SETS][RULE_SIDES][64];
@@ -122,7 +128,8 @@ extern const struct rules_text profile_program_rules[];
  * system calls: where a program waits is its innermost frame outside
  * them), "syscall FUNCTION CALL" (NAME's function FUNCTION makes system
  * call CALL), "interrupt PATTERN..." (kernel functions of interrupt
- * handling).
+ * handling), "yield PATTERN..." (functions, user or kernel, by which a
+ * thread gives up its CPU and stays runnable).
  * # starts a comment. A text holds at least one rule or runtime.
  * Return: 0, PP_ERULES (the line and the problem were logged) or PP_ENOMEM.
  */
@@ -162,6 +169,13 @@ int rules_wrapper_call(const struct rules *rs, const char *function, const char 
 
 /** rules_is_interrupt() - whether @function is a kernel frame of interrupt handling. */
 bool rules_is_interrupt(const struct rules *rs, const char *function);
+
+/**
+ * rules_is_yield() - whether @function (user or kernel) gives up the CPU by
+ * the thread's own choice, leaving it runnable ("yield" lines: sched_yield
+ * and the kernel's entry to it).
+ */
+bool rules_is_yield(const struct rules *rs, const char *function);
 
 /**
  * rules_first() - the rule of @set and @side that decides a stack.

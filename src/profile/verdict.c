@@ -98,6 +98,7 @@ static size_t frame_rules(struct account *a, uint32_t f, const uint32_t **ids)
 			return 0;
 		fr->interrupt = (pf->flags & FRAME_F_KERNEL) &&
 				rules_is_interrupt(&a->rules, pf->function);
+		fr->yield = rules_is_yield(&a->rules, pf->function);
 		n = rules_frame_matches(&a->rules, pf->function, buf, sizeof(buf) / sizeof(buf[0]));
 		if (n > sizeof(buf) / sizeof(buf[0]))
 			n = sizeof(buf) / sizeof(buf[0]);
@@ -323,6 +324,32 @@ enum counter acct_decide(const int8_t v[STATE_BY_COUNT], enum state_layer *by)
 	}
 	*by = STATE_BY_KERNEL;
 	return CNT_SLEEP;
+}
+
+char acct_switch_state(struct account *a, char state, uint32_t node)
+{
+	struct acct_blocked *b;
+	const uint32_t *ids;
+	bool yields = false;
+
+	if (state != 'R' || node == TREE_NONE || node == TREE_ROOT || a->opts->offcpu_simple ||
+	    !blocked_room(a, node))
+		return state;
+	b = &a->blocked[node];
+	if (!b->yields) {
+		for (uint32_t at = node, depth = 0;
+		     at != TREE_ROOT && at != TREE_NONE && depth < ACCT_MAX_FRAMES * 8 && !yields;
+		     depth++, at = a->tree.nodes[at].parent) {
+			uint32_t f = a->tree.nodes[at].frame;
+
+			frame_rules(a, f, &ids);
+			if (a->err)
+				return state;
+			yields = a->frame_rules[f].yield;
+		}
+		b->yields = yields ? 2 : 1;
+	}
+	return b->yields == 2 ? 'S' : state;
 }
 
 /* Give @th's open interval its blocked stack's verdicts. */

@@ -243,7 +243,12 @@ echo "ok: --no-kernel changes no state"
 # recv_timeout: no argument holds its timeout, only its waker's kernel
 # frames (the timer) do, and those are unnamed here - where the timer's
 # waking was recorded (a busy CPU fires it, not an idle one) the named
-# report says timed-sleep and the unnamed one cannot.
+# report says timed-sleep and the unnamed one cannot. And the children of
+# vfork and waitpid, helpers each living one 10 ms nanosleep (under the 50
+# ms judged here), unless load stretches one: with two busy loops per CPU
+# a vfork child's sleep lasted 616 ms once, its sample with no user stack
+# (perf script shows none either), so nothing named its call without the
+# kernel's names.
 printf 'ffffffff81000000 T _stext\n' >"$WORK/one.kallsyms"
 for v in dwarf regs; do
 	"$PERFPORT" -q report -i "$WORK/$v.data" --kallsyms "$WORK/one.kallsyms" --json --no-tree \
@@ -261,7 +266,7 @@ def states(r):
             out[t["comm"]] = max(c, key=c.get)
     return out
 a, b = states(named), states(hidden)
-skip = {"uring_timed", "uring_untimed", "recv_timeout"}
+skip = {"uring_timed", "uring_untimed", "recv_timeout", "vfork_child", "waitpid_child"}
 bad = ["%s %s -> %s" % (k, a[k], b.get(k)) for k in sorted(a) if k not in skip and a[k] != b.get(k)]
 print("%s: %d of %d threads in the same state without kernel names" % (
     sys.argv[3], len([k for k in a if k not in skip]) - len(bad), len([k for k in a if k not in skip])))

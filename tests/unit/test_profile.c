@@ -762,7 +762,9 @@ static void test_first_run(void **state)
 	}
 	assert_non_null(t);
 	assert_int_equal(t->run_ns, 50000 + 40000);
-	assert_int_equal(t->blocked_ns + t->delay_ns, 8000);
+	/* from its fork to its first switch-in it waited for a CPU */
+	assert_int_equal(t->blocked_ns + t->delay_ns, 1000 + 8000);
+	assert_int_equal(t->c.ns[CNT_PREEMPTED], 1000);
 	assert_int_equal(t->open_at_end, 0);
 	assert_int_equal(t->end - t->start, 99000);
 	assert_non_null(m);
@@ -822,8 +824,10 @@ static void test_state_per_switch(void **state)
 		if (p->threads[i].tid == 101)
 			t = &p->threads[i];
 	assert_non_null(t);
-	assert_int_equal(t->c.count[CNT_PREEMPTED], 2);
-	assert_int_equal(t->c.ns[CNT_PREEMPTED], 3000 + 1000);
+	/* (and its wait for its first run, from its fork: no stack was
+	 * lost there, and none is counted missing) */
+	assert_int_equal(t->c.count[CNT_PREEMPTED], 1 + 2);
+	assert_int_equal(t->c.ns[CNT_PREEMPTED], 1000 + 3000 + 1000);
 	assert_int_equal(t->c.count[CNT_SLEEP], 1);
 	assert_int_equal(t->c.ns[CNT_SLEEP], 7000);
 	/* no sched_switch event: no interval has its stack, each counted
@@ -1083,6 +1087,336 @@ static void test_syscall_uring(void **state)
 	assert_int_equal(sys_counter(uring, ext_far, 'S', &mem), -1);
 }
 
+/* --- sched_switch recordings, written here --- */
+
+#define SW_ID 300               /* the sched_switch format's id */
+#define SW_KTEXT 0xffffffff81000000ULL
+
+static const char sw_format[] =
+	"name: sched_switch\nID: 300\nformat:\n"
+	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
+	"\tfield:char prev_comm[16];\toffset:8;\tsize:16;\tsigned:0;\n"
+	"\tfield:pid_t prev_pid;\toffset:24;\tsize:4;\tsigned:1;\n"
+	"\tfield:int prev_prio;\toffset:28;\tsize:4;\tsigned:1;\n"
+	"\tfield:long prev_state;\toffset:32;\tsize:8;\tsigned:1;\n"
+	"\tfield:char next_comm[16];\toffset:40;\tsize:16;\tsigned:0;\n"
+	"\tfield:pid_t next_pid;\toffset:56;\tsize:4;\tsigned:1;\n"
+	"\tfield:int next_prio;\toffset:60;\tsize:4;\tsigned:1;\n\n"
+	"print fmt: \"prev_pid=%d next_pid=%d\", REC->prev_pid, REC->next_pid\n";
+
+/* Kernel functions at SW_KTEXT + 0x100 * (i + 1), for the stacks below. */
+static const char *const sw_kfuncs[] = { "__schedule", "do_sched_yield", "__x64_sys_sched_yield",
+					 "irqentry_exit", "do_nanosleep", "futex_wait" };
+#define KF(i) (SW_KTEXT + 0x100 * ((i) + 1) + 0x10)
+
+/* One record of a sched_switch recording: a sched_switch sample (@prev
+ * switched out in @state, its kernel stack @chain, @next in), or a
+ * task's FORK or EXIT, or LOST (@prev: lost records). */
+struct sw_rec {
+	uint32_t type;
+	uint64_t time;
+	uint32_t prev, next;
+	char state;
+	uint64_t chain[4];      /* kernel functions (KF()), 0-ended */
+};
+
+/* The records @rec (@n) as a file-mode recording of thread 101.. of
+ * process 100, one CPU, sched_switch with stacks and states. */
+static struct pdw sw_file(const struct sw_rec *rec, size_t n, bool cpu)
+{
+	const uint64_t st = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | (cpu ? PERF_SAMPLE_CPU : 0) |
+			    PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW;
+	struct pdw w = { 0 };
+	size_t data_off, data_end, feat_off, fs, at;
+
+	data_off = one_event_head(&w, PERF_TYPE_TRACEPOINT, SW_ID, 1, st,
+				  PERF_ATTR_FLAG_SAMPLE_ID_ALL);
+	for (size_t i = 0; i < n; i++) {
+		const struct sw_rec *r = &rec[i];
+		uint32_t pid = r->prev ? 100 : 0;
+
+		if (r->type == PERF_RECORD_SAMPLE) {
+			uint8_t raw[68] = { 0 };
+			long st_bits = r->state == 'R' ? 0 : r->state == 'S' ? 1 : 2;
+			size_t nk = 0;
+
+			while (nk < 4 && r->chain[nk])
+				nk++;
+			at = pdw_begin(&w, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL);
+			pdw_u32(&w, pid);
+			pdw_u32(&w, r->prev);
+			pdw_u64(&w, r->time);
+			if (cpu) {
+				pdw_u32(&w, 0);         /* cpu */
+				pdw_u32(&w, 0);
+			}
+			pdw_u64(&w, 1);                 /* period */
+			pdw_u64(&w, nk + 1);
+			pdw_u64(&w, PERF_CONTEXT_KERNEL);
+			for (size_t k = 0; k < nk; k++)
+				pdw_u64(&w, r->chain[k]);
+			raw[0] = SW_ID & 0xff;
+			raw[1] = SW_ID >> 8;
+			memcpy(raw + 24, &r->prev, 4);
+			memcpy(raw + 32, &st_bits, 8);
+			memcpy(raw + 56, &r->next, 4);
+			pdw_u32(&w, sizeof(raw));
+			pdw_bytes(&w, raw, sizeof(raw));
+			pdw_end(&w, at);
+			continue;
+		}
+		at = pdw_begin(&w, r->type, 0);
+		if (r->type == PERF_RECORD_LOST) {
+			pdw_u64(&w, 1);                 /* id, lost */
+			pdw_u64(&w, r->prev);
+		} else {
+			pdw_u32(&w, 100);               /* pid, ppid, tid, ptid, time */
+			pdw_u32(&w, 100);
+			pdw_u32(&w, r->prev);
+			pdw_u32(&w, 100);
+			pdw_u64(&w, r->time);
+		}
+		pdw_u32(&w, 100);                       /* sample_id: pid, tid, time, cpu */
+		pdw_u32(&w, r->type == PERF_RECORD_LOST ? 100 : r->prev);
+		pdw_u64(&w, r->time);
+		if (cpu) {
+			pdw_u32(&w, 0);
+			pdw_u32(&w, 0);
+		}
+		pdw_end(&w, at);
+	}
+	data_end = w.n;
+	feat_off = w.n;                 /* TRACING_DATA (1): sched_switch's format */
+	pdw_u64(&w, 0);
+	pdw_u64(&w, 0);
+	fs = w.n;
+	pdw_bytes(&w, "\x17\x08\x44tracing0.6", 14);     /* magic, version */
+	pdw_u8(&w, 0);                  /* little-endian */
+	pdw_u8(&w, 8);                  /* long size */
+	pdw_u32(&w, 4096);
+	pdw_bytes(&w, "header_page", 12);
+	pdw_u64(&w, 0);
+	pdw_bytes(&w, "header_event", 13);
+	pdw_u64(&w, 0);
+	pdw_u32(&w, 0);                 /* ftrace formats */
+	pdw_u32(&w, 1);                 /* systems */
+	pdw_bytes(&w, "sched", 6);
+	pdw_u32(&w, 1);
+	pdw_u64(&w, sizeof(sw_format) - 1);
+	pdw_bytes(&w, sw_format, sizeof(sw_format) - 1);
+	pdw_u32(&w, 0);                 /* kallsyms */
+	pdw_u32(&w, 0);                 /* printk */
+	pdw_patch_u64(&w, feat_off, fs);
+	pdw_patch_u64(&w, feat_off + 8, w.n - fs);
+	one_event_data(&w, data_off, data_end);
+	pdw_patch_u64(&w, 72, 1ULL << 1);
+	return w;
+}
+
+/* The profile of @rec, its kernel frames named by a kallsyms of
+ * sw_kfuncs; *@t: thread @tid's entry. */
+static struct profile *sw_profile_cpu(const struct sw_rec *rec, size_t n, bool cpu,
+				      uint32_t tid, const struct profile_thread **t)
+{
+	char path[] = "/tmp/perfport-test-kallsyms-XXXXXX";
+	struct profile_opts o = { .jobs = 1, .sym.buildid_dir = "/nonexistent",
+				  .sym.kallsyms = path };
+	struct pdw w = sw_file(rec, n, cpu);
+	struct profile *p = NULL;
+	int fd = mkstemp(path);
+	FILE *f;
+
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	assert_non_null(f);
+	fprintf(f, "%llx T _text\n", (unsigned long long)SW_KTEXT);
+	for (size_t i = 0; i < sizeof(sw_kfuncs) / sizeof(sw_kfuncs[0]); i++)
+		fprintf(f, "%llx T %s\n", (unsigned long long)(SW_KTEXT + 0x100 * (i + 1)),
+			sw_kfuncs[i]);
+	fprintf(f, "%llx T _etext\n", (unsigned long long)(SW_KTEXT + 0x10000));
+	fclose(f);
+	assert_int_equal(profile_build_mem(w.b, w.n, "switches", &o, &p), 0);
+	unlink(path);
+	free(w.b);
+	assert_non_null(p);
+	*t = NULL;
+	for (size_t i = 0; i < p->nr_threads; i++)
+		if (p->threads[i].tid == tid)
+			*t = &p->threads[i];
+	assert_non_null(*t);
+	return p;
+}
+
+static struct profile *sw_profile(const struct sw_rec *rec, size_t n, uint32_t tid,
+				  const struct profile_thread **t)
+{
+	return sw_profile_cpu(rec, n, true, tid, t);
+}
+
+/*
+ * A new thread is runnable from its fork until its first switch-in: that
+ * wait for a CPU is charged to it as preempted, under its own frame (no
+ * switch-out made it: no stack). Thread 102, forked at 500, first in at
+ * 2500 (a sched_switch's next_pid), out asleep at 3000, in at 4000 (and
+ * running to the end, 5000). Thread
+ * 103, forked at 600, is first seen switching out at 3500 (its switch-in
+ * was not recorded): when it began to run is unknown, and nothing is
+ * charged for its fork; in at 4500.
+ */
+static void test_fork_wait(void **state)
+{
+	static const struct sw_rec rec[] = {
+		{ PERF_RECORD_SAMPLE, 100, 0, 0, 'R', { KF(0) } },  /* the profile's start */
+		{ PERF_RECORD_FORK, 500, 102, 0, 0, { 0 } },
+		{ PERF_RECORD_FORK, 600, 103, 0, 0, { 0 } },
+		{ PERF_RECORD_SAMPLE, 2500, 0, 102, 'R', { KF(0) } },
+		{ PERF_RECORD_SAMPLE, 3000, 102, 0, 'S', { KF(0), KF(5) } },
+		{ PERF_RECORD_SAMPLE, 3500, 103, 0, 'S', { KF(0), KF(5) } },
+		{ PERF_RECORD_SAMPLE, 4000, 0, 102, 'R', { KF(0) } },
+		{ PERF_RECORD_SAMPLE, 4500, 0, 103, 'R', { KF(0) } },
+		{ PERF_RECORD_SAMPLE, 5000, 0, 0, 'R', { KF(0) } },
+	};
+	const struct profile_thread *t, *u = NULL;
+	struct profile *p = sw_profile(rec, sizeof(rec) / sizeof(rec[0]), 102, &t);
+	bool framed = false;
+
+	(void)state;
+	assert_int_equal(t->c.ns[CNT_PREEMPTED], 2000);
+	assert_int_equal(t->c.count[CNT_PREEMPTED], 1);
+	assert_int_equal(t->delay_ns, 2000);
+	assert_int_equal(t->c.ns[CNT_SLEEP], 1000);
+	assert_int_equal(t->run_ns, 500 + 1000);
+	assert_int_equal(t->no_stack.count[CNT_PREEMPTED], 0);
+	for (size_t i = 0; i < p->nr_threads; i++)
+		if (p->threads[i].tid == 103)
+			u = &p->threads[i];
+	assert_non_null(u);
+	assert_int_equal(u->c.ns[CNT_PREEMPTED], 0);
+	assert_int_equal(u->c.ns[CNT_SLEEP], 1000);
+	/* its own frame, under its thread */
+	for (uint32_t i = 1; i < p->nr_nodes; i++) {
+		const struct profile_frame *f = &p->frames[p->nodes[i].frame];
+
+		if (p->self[i].ns[CNT_PREEMPTED] == 2000 && f->function &&
+		    !strcmp(f->function, "[off-cpu: new thread, before its first run]"))
+			framed = true;
+	}
+	assert_true(framed);
+	assert_int_equal(p->meta.iv_no_stack, 0);
+	profile_free(p);
+}
+
+/*
+ * Records lost while a thread is off CPU may have held its switch-in, a
+ * run and another switch-out: only its time up to its CPU's last record
+ * before the loss is known to be the wait it switched out for. Thread 101,
+ * preempted at 1000 on CPU 0, whose last record is at 1500; 5 records lost
+ * there (the LOST record at 3000); in at 5000: 500 ns preempted, not 4000.
+ * Asleep at 6000, in at 7000, nothing lost: 1000 ns of sleep.
+ */
+static void test_lost_cut(void **state)
+{
+	static const struct sw_rec rec[] = {
+		{ PERF_RECORD_SAMPLE, 100, 0, 0, 'R', { KF(0) } },
+		{ PERF_RECORD_SAMPLE, 1000, 101, 0, 'R', { KF(0), KF(3) } },
+		{ PERF_RECORD_SAMPLE, 1500, 0, 0, 'R', { KF(0) } },
+		{ PERF_RECORD_LOST, 3000, 5, 0, 0, { 0 } },
+		{ PERF_RECORD_SAMPLE, 5000, 0, 101, 'R', { KF(0) } },
+		{ PERF_RECORD_SAMPLE, 6000, 101, 0, 'S', { KF(0), KF(5) } },
+		{ PERF_RECORD_SAMPLE, 7000, 0, 101, 'R', { KF(0) } },
+		{ PERF_RECORD_SAMPLE, 8000, 0, 0, 'R', { KF(0) } },
+	};
+	const struct profile_thread *t;
+	struct profile *p = sw_profile(rec, sizeof(rec) / sizeof(rec[0]), 101, &t);
+
+	(void)state;
+	assert_int_equal(t->c.ns[CNT_PREEMPTED], 500);
+	assert_int_equal(t->c.count[CNT_PREEMPTED], 1);
+	assert_int_equal(t->delay_ns, 500);
+	assert_int_equal(t->c.ns[CNT_SLEEP], 1000);
+	assert_int_equal(t->run_ns, 1000 + 1000);
+	assert_int_equal(p->meta.lost, 5);
+	profile_free(p);
+}
+
+/*
+ * A loss that names no CPU (records without PERF_SAMPLE_CPU) may have held
+ * any thread's events: each interval open then, preempted or blocked, is
+ * charged up to the last record before the loss. Thread 101 preempted at
+ * 1000, 102 asleep at 1200, the last record at 1500, a loss (at 3000); 101
+ * in at 5000, 102 at 6000.
+ */
+static void test_lost_cut_no_cpu(void **state)
+{
+	static const struct sw_rec rec[] = {
+		{ PERF_RECORD_SAMPLE, 100, 0, 0, 'R', { KF(0) } },
+		{ PERF_RECORD_SAMPLE, 1000, 101, 0, 'R', { KF(0), KF(3) } },
+		{ PERF_RECORD_SAMPLE, 1200, 102, 0, 'S', { KF(0), KF(5) } },
+		{ PERF_RECORD_SAMPLE, 1500, 0, 0, 'R', { KF(0) } },
+		{ PERF_RECORD_LOST, 3000, 5, 0, 0, { 0 } },
+		{ PERF_RECORD_SAMPLE, 5000, 0, 101, 'R', { KF(0) } },
+		{ PERF_RECORD_SAMPLE, 6000, 0, 102, 'R', { KF(0) } },
+		{ PERF_RECORD_SAMPLE, 7000, 0, 0, 'R', { KF(0) } },
+	};
+	const struct profile_thread *t, *u = NULL;
+	struct profile *p = sw_profile_cpu(rec, sizeof(rec) / sizeof(rec[0]), false, 101, &t);
+
+	(void)state;
+	assert_int_equal(t->c.ns[CNT_PREEMPTED], 500);
+	for (size_t i = 0; i < p->nr_threads; i++)
+		if (p->threads[i].tid == 102)
+			u = &p->threads[i];
+	assert_non_null(u);
+	assert_int_equal(u->c.ns[CNT_SLEEP], 1500 - 1200);
+	profile_free(p);
+}
+
+/*
+ * A thread that yields its CPU (sched_yield: libstdc++'s atomic waits,
+ * spin locks) is switched out runnable, R, as a preempted one is: its
+ * stack says it chose to wait, and the evidence decides what for as for a
+ * wait in S (here the kernel's catch-all: sleep). Its time off CPU is
+ * still waiting for a CPU (delay), not blocked. Out yielding at 1000, in
+ * at 5000; preempted at 6000, in at 8000; a nanosleep at 9000, in at 12000.
+ */
+static void test_yield_is_a_wait(void **state)
+{
+	static const struct sw_rec rec[] = {
+		{ PERF_RECORD_SAMPLE, 1000, 101, 0, 'R', { KF(0), KF(1), KF(2) } },
+		{ PERF_RECORD_SAMPLE, 5000, 0, 101, 'R', { KF(0) } },
+		{ PERF_RECORD_SAMPLE, 6000, 101, 0, 'R', { KF(0), KF(3) } },
+		{ PERF_RECORD_SAMPLE, 8000, 0, 101, 'R', { KF(0) } },
+		{ PERF_RECORD_SAMPLE, 9000, 101, 0, 'S', { KF(0), KF(4) } },
+		{ PERF_RECORD_SAMPLE, 12000, 0, 101, 'R', { KF(0) } },
+		{ PERF_RECORD_SAMPLE, 13000, 101, 0, 'R', { KF(0), KF(3) } },
+		{ PERF_RECORD_SAMPLE, 14000, 0, 101, 'R', { KF(0) } },
+	};
+	const struct profile_thread *t;
+	struct profile *p = sw_profile(rec, sizeof(rec) / sizeof(rec[0]), 101, &t);
+	struct rules rs;
+
+	(void)state;
+	assert_int_equal(t->c.ns[CNT_SLEEP], 4000);
+	assert_int_equal(t->c.count[CNT_SLEEP], 1);
+	assert_int_equal(t->c.ns[CNT_PREEMPTED], 2000 + 1000);
+	assert_int_equal(t->c.ns[CNT_TIMED_SLEEP], 3000);
+	assert_int_equal(t->delay_ns, 4000 + 2000 + 1000);
+	assert_int_equal(t->blocked_ns, 3000);
+	profile_free(p);
+	/* the "yield" lines: the C library's and the kernel's names */
+	assert_int_equal(rules_setup(&rs, NULL), 0);
+	assert_true(rules_is_yield(&rs, "__sched_yield"));
+	assert_true(rules_is_yield(&rs, "sched_yield"));
+	assert_true(rules_is_yield(&rs, "do_sched_yield"));
+	assert_true(rules_is_yield(&rs, "__arm64_sys_sched_yield"));
+	assert_false(rules_is_yield(&rs, "__schedule"));
+	assert_false(rules_is_yield(&rs, "yield_to"));
+	rules_free(&rs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1096,6 +1430,10 @@ int main(void)
 		cmocka_unit_test(test_first_run),
 		cmocka_unit_test(test_sampled_run),
 		cmocka_unit_test(test_state_per_switch),
+		cmocka_unit_test(test_yield_is_a_wait),
+		cmocka_unit_test(test_fork_wait),
+		cmocka_unit_test(test_lost_cut),
+		cmocka_unit_test(test_lost_cut_no_cpu),
 		cmocka_unit_test(test_released_task),
 		cmocka_unit_test(test_mode_key),
 		cmocka_unit_test(test_syscall_evidence),

@@ -238,6 +238,32 @@ def preempted(path, exits):
     return got
 
 
+def fork_waits(known, path):
+    """tid -> (fork, first switch-in) in ns: a new thread's wait for its
+    first run, which perfport charges as preempted where the switch-in is
+    the thread's first event after its fork (a per-task recording's SWITCH
+    IN record; a system-wide one's sched_switch to it, before any sample
+    of its own; path: perf script's switch lines). Not for the workload's
+    main thread (its exec starts it)."""
+    first_in = {}
+    for line in open(path):
+        m = SWITCH_ANY.match(line)
+        if m:
+            first_in.setdefault(int(m.group(5)), int(round(float(m.group(2)) * 1e9)))
+            continue
+        m = SWITCH_REC.match(line)
+        if m and m.group(3) == "IN":
+            first_in.setdefault(int(m.group(1)), int(round(float(m.group(2)) * 1e9)))
+    out = {}
+    for tid, k in known.items():
+        if "fork" not in k or "exec" in k or "first" not in k:
+            continue
+        t = first_in.get(tid)
+        if t is not None and k["fork"] <= t <= k["first"]:
+            out[tid] = (k["fork"], t)
+    return out
+
+
 def perf_counts(path, tids):
     """(function, "self" or "total") -> cpu-clock samples of heavy() and
     light() in perf script -F tid,event,ip,sym output, of threads tids: the
@@ -333,6 +359,12 @@ def main():
     # thread's exit record
     exits = {tid: k["exit"] for tid, k in known.items() if "exit" in k}
     pre_ref = preempted(sched if sched else task_file, exits)
+    # and a new thread's wait for its first run, from its fork
+    forked = fork_waits(known, sched if sched else task_file)
+    for tid, (f, t_in) in forked.items():
+        if t_in <= exits.get(tid, math.inf):
+            ns_, n = pre_ref.get(tid, (0, 0))
+            pre_ref[tid] = (ns_ + t_in - f, n + 1)
     seen = set()
     for t in rep["threads"]:
         name = t["comm"]
@@ -364,15 +396,18 @@ def main():
         if "fork" not in k or "exit" not in k:
             fail("%s [%d]: no fork/exit in perf script's task events" % (name, t["tid"]))
             continue
-        # perfport's thread lives from its exec or its first switch-in or
-        # sample, not from its fork (a fork is no switch-out: the wait for
-        # a new thread's first run is not accounted; 320 ms for the napper
-        # and the waiter once, with two busy loops per CPU at load 17). For
-        # the workload's main thread of a system-wide recording, that is
-        # perf's child before it execs the workload (once on a loaded
-        # machine: 2.293 s covered, 2.068 s from the exec, 10.9 %)
+        # perfport's thread lives from its fork where its first run's
+        # switch-in was recorded (its wait for that run is charged: 320 ms
+        # for the napper and the waiter once, with two busy loops per CPU
+        # at load 17), else from its first switch-in or sample; the
+        # workload's main thread from its exec or its first sample (of a
+        # system-wide recording, perf's child before it execs the
+        # workload: once on a loaded machine 2.293 s covered, 2.068 s from
+        # the exec, 10.9 %)
         if "exec" in k:
             start = min(k["exec"], k.get("first", k["exec"]))
+        elif t["tid"] in forked:
+            start = k["fork"]
         else:
             start = max(k["fork"], k.get("first", k["fork"]))
         life = k["exit"] - start
@@ -388,7 +423,8 @@ def main():
     if missing:
         fail("threads missing from the report: " + ", ".join(sorted(missing)))
 
-    if len(sys.argv) > 5 and not timehist(rep, sys.argv[4], sys.argv[5], known) and not failures:
+    if len(sys.argv) > 5 and not timehist(rep, sys.argv[4], sys.argv[5], known, forked) and \
+            not failures:
         # every thread lost a switch-in (this VM drops some): nothing to
         # compare with timehist, which is not a fault of the accounting
         print("UNCOMPARED: no thread with complete switch records")
@@ -460,7 +496,7 @@ def delays(path, tids, exits):
     return tuple({t: v * 1e9 for t, v in d.items()} for d in (ours, as_th, unseen))
 
 
-def timehist(rep, path, sched_path, known):
+def timehist(rep, path, sched_path, known, forked):
     """Per-thread off-CPU time and scheduling delay against perf sched
     timehist (an independent computation from the same records).
 
@@ -470,7 +506,8 @@ def timehist(rep, path, sched_path, known):
     time is compared with timehist's waits plus those timehist cannot
     attribute (delays()' unseen): a thread's last switch-out, as it exits,
     is a sample of tid -1, which timehist charges to a task ":-1", with the
-    wait before that run; the shape's threads all exit at once, and on a
+    wait before that run; and a new thread's wait for its first run, from
+    its fork (forked: fork_waits()), which no switch-out opens; the shape's threads all exit at once, and on a
     loaded machine three of them waited 28 ms each for that last run, 1.40 %
     of their off-CPU time (a failure seen once before, four threads off by
     the same 56 ms, 2.85 % against 2 %, is this). The delay is
@@ -490,6 +527,8 @@ def timehist(rep, path, sched_path, known):
     tids = {t["tid"] for t in rep["threads"] if t["comm"] in EXPECT and ours(t)}
     ref, ref_th, unseen = delays(sched_path, tids,
                                  {t: k["exit"] for t, k in known.items() if "exit" in k})
+    for tid, (f, t_in) in forked.items():
+        unseen[tid] = unseen.get(tid, 0) + t_in - f
     compared = 0
     for t in rep["threads"]:
         tid = t["tid"]
