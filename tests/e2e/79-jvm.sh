@@ -64,8 +64,10 @@ echo "ok: info names the JIT code a perf map would name"
 # Unsafe_Park, so the JIT's frames above it decide (the JVM's own perf
 # map, written at exit; -Xcomp with C1 so that the JUC methods are compiled
 # in a 2 s run; -XX:+PreserveFramePointer so that the unwinding goes
-# through the JIT's frames). Each thread's time in its state is within 5%
-# of its parked time by JFR's parkedClass.
+# through the JIT's frames). Each thread's parks (its waits in Unsafe_Park)
+# are in its state within 5% of its parked time by JFR's parkedClass: its
+# other waits are no parks (-Xcomp's waits for a method's compile, long
+# on a loaded machine), which JFR does not count.
 command -v jfr >/dev/null || skip "the JDK's jfr tool is missing (JucWaits not checked)"
 javac -d "$WORK" "$TOP/tests/e2e/progs/JucWaits.java" || fail "javac JucWaits"
 rm -f "$WORK/juc.jfr"
@@ -75,7 +77,9 @@ record "$WORK/juc.data" -m 2048 -e sched:sched_switch -e sched:sched_waking --sw
 	"-XX:StartFlightRecording=filename=$WORK/juc.jfr,jdk.ThreadPark#threshold=0ms" \
 	-cp "$WORK" JucWaits 2
 jfr print --json --events jdk.ThreadPark "$WORK/juc.jfr" >"$WORK/park.json" || fail "jfr print: exit $?"
-"$PERFPORT" -q report -i "$WORK/juc.data" --json --no-tree >"$WORK/juc.json" || fail "report JucWaits: exit $?"
+# each thread's waits by stack: its parks are the waits in Unsafe_Park
+"$PERFPORT" -q report -i "$WORK/juc.data" --json --group-by thread --min-percent 0 \
+	>"$WORK/juc.json" || fail "report JucWaits: exit $?"
 $PY "$TOP/tests/e2e/lib/jfr_park.py" "$WORK/juc.json" "$WORK/park.json" latch=sleep condition=sleep \
 	queue=sleep rlock-0=lock rlock-1=lock reader=lock || fail "java.util.concurrent's waits against JFR"
 echo "ok: java.util.concurrent's latch, condition and queue sleep, its locks lock, as JFR's parks say"

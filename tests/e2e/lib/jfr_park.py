@@ -1,9 +1,18 @@
 #!/usr/bin/python3
-"""Compare perfport's off-CPU states of a JVM's threads with JDK Flight
-Recorder's own count of their parks (jdk.ThreadPark, every park: recorded
-with jdk.ThreadPark#threshold=0ms).
+"""Compare perfport's off-CPU states of a JVM's parks with JDK Flight
+Recorder's own count of them (jdk.ThreadPark, every park: recorded with
+jdk.ThreadPark#threshold=0ms).
 
     jfr_park.py REPORT.json PARKS.json THREAD=STATE...
+
+REPORT.json is `perfport report --json --group-by thread --min-percent 0`:
+its nodes give each thread's waits by stack, and perfport's side is the
+time of the waits whose stack goes through Unsafe_Park (LockSupport.park,
+what jdk.ThreadPark counts). A thread's other waits are no parks and JFR
+does not count them: with -Xcomp a thread waits for the compiler to
+compile each method it calls first (CompileBroker::wait_for_completion),
+for another thread's class initialisation (InstanceKlass::initialize_impl),
+and a loaded machine makes those waits long (110-126 ms of a 2 s thread).
 
 PARKS.json is `jfr print --json --events jdk.ThreadPark`. A park is a lock
 wait when the object it parked on (parkedClass) is a lock's synchronizer
@@ -27,6 +36,31 @@ def seconds(iso):
     return (int(m.group(1) or 0) * 60 + float(m.group(2))) if m else 0.0
 
 
+def parks(report):
+    """{comm: {state: seconds}} of the waits in Unsafe_Park, by thread (the
+    root frame --group-by thread gives each: "COMM [TID]", below its
+    process's)."""
+    frames, nodes = report["frames"], report["nodes"]
+    if not nodes:
+        sys.exit("jfr_park.py: the report has no nodes (report --json without --no-tree)")
+    out = collections.defaultdict(collections.Counter)
+    where = [None] * len(nodes)     # (thread, in a park) of each node
+    for i, n in enumerate(nodes):   # pre-order: a parent before its children
+        if n["parent"] is None:
+            where[i] = (None, False)
+            continue
+        thread, parked = where[n["parent"]]
+        f = frames[n["frame"]]
+        if thread is None and f["flags"] & 512:     # the thread's root frame
+            thread = re.sub(r" \[\d+\]$", "", f["function"])
+        parked = parked or f["function"].startswith("Unsafe_Park")
+        where[i] = (thread, parked)
+        if thread is not None and parked:
+            for c, x in n["self"].items():
+                out[thread][c] += x["ns"] / 1e9
+    return out
+
+
 def main():
     report = json.load(open(sys.argv[1]))
     events = json.load(open(sys.argv[2]))["recording"]["events"]
@@ -41,12 +75,12 @@ def main():
             bool(re.match(r"\d{4}-", str(v.get("until"))))
         state = "lock" if LOCKS.search(cls) else "timed-sleep" if timed else "sleep"
         jfr[name][state] += seconds(v["duration"])
-    pp = {t["comm"]: {c: x["ns"] / 1e9 for c, x in t["counters"].items()} for t in report["threads"]}
+    pp = parks(report)
     bad = []
     for name, state in want.items():
         parked = sum(jfr[name].values())
         mine = pp.get(name, {})
-        print("%-10s %-12s JFR parked %.3f s (%s); perfport %s" % (
+        print("%-10s %-12s JFR parked %.3f s (%s); perfport's parks %s" % (
             name, state, parked, ", ".join("%s %.3f" % kv for kv in sorted(jfr[name].items())),
             ", ".join("%s %.3f" % kv for kv in sorted(mine.items()))))
         if parked < 0.3:
