@@ -45,6 +45,22 @@ public class Waits {
 		sink += x;
 	}
 
+	/* contend-ME's loop; ME -1: one round, in the main thread */
+	static void contend(int me) {
+		/* the thread's blocked time before its loop (its start) left out */
+		long born = System.nanoTime(), before = blocked(born);
+		for (int k = 1; me < 0 ? k == 1 : !stop; k++) {
+			synchronized (LOCK) {
+				work(me < 0 ? 1000 : 2000000);
+			}
+			work(me < 0 ? 1000 : 500000);
+			if (me >= 0 && k % 8 == 0)
+				blockedNanos[me] = before == Long.MAX_VALUE ? before : blocked(born) - before;
+		}
+		if (me < 0)
+			blocked(born);
+	}
+
 	static Thread named(String name, Runnable r) {
 		Thread t = new Thread(r, name);
 		t.start();
@@ -56,20 +72,14 @@ public class Waits {
 		long start = System.nanoTime();
 		long end = start + (long) (secs * 1e9), last = start + (long) (secs * 20e9);
 		java.util.List<Thread> all = new java.util.ArrayList<>(), contenders = new java.util.ArrayList<>();
+		/* once here first, so that the contenders find every class they use
+		 * loaded and initialised: else, started together on a loaded
+		 * machine, they wait for each other's loading of them (0.06-0.10 s
+		 * of a contender's 1 s of waits) and not only for the monitor */
+		contend(-1);
 		for (int i = 0; i < 4; i++) {
 			final int me = i;
-			contenders.add(named("contend-" + i, () -> {
-				/* the thread's blocked time before its loop (its start) left out */
-				long born = System.nanoTime(), before = blocked(born);
-				for (int k = 1; !stop; k++) {
-					synchronized (LOCK) {
-						work(2000000);
-					}
-					work(500000);
-					if (k % 8 == 0)
-						blockedNanos[me] = before == Long.MAX_VALUE ? before : blocked(born) - before;
-				}
-			}));
+			contenders.add(named("contend-" + i, () -> contend(me)));
 		}
 		all.addAll(contenders);
 		all.add(named("sleeper", () -> {
