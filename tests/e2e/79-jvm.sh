@@ -9,10 +9,13 @@
 # be judged, by its own count (each contender 0.6 s blocked in its loop by
 # the kernel's schedstat, 20 sleeps and notified waits): on a loaded
 # machine 2 s may hold almost none of it. Each thread is judged by the
-# waits of its Java code (below JavaThread::thread_main_inner): a new
-# thread also waits to be started by its creator (sleep, 0.40 s of a
-# contender's 1.97 s on a starved machine) and at its exit. Recorded with --call-graph dwarf (glibc between
-# the JVM's frames and the futex breaks -g's frame-pointer chain);
+# waits of its Java code (below JavaThread::thread_main_inner), less the
+# JVM's stopping it for a safepoint (SafepointSynchronize::block, a wait
+# for the VM thread: sleep; 0.40 s of the sleeper's and the notifier's
+# 2.5 s once on a loaded machine): a new thread also waits to be started
+# by its creator (sleep, 0.40 s of a contender's 1.97 s on a starved
+# machine) and at its exit. Recorded with --call-graph dwarf (glibc
+# between the JVM's frames and the futex breaks -g's frame-pointer chain);
 # openjdk-17-dbg names libjvm's functions.
 . "$(dirname "$0")/lib/common.sh"
 need_python
@@ -41,32 +44,39 @@ import collections, json, re, sys
 r = json.load(open(sys.argv[1]))
 program = json.load(open(sys.argv[2]))
 # of each thread the waits of its Java code, below thread_main_inner (a
-# wait whose sched_switch sample perf lost has no stack, so none of them)
+# wait whose sched_switch sample perf lost has no stack, so none of them),
+# but a safepoint's
 frames, nodes = r["frames"], r["nodes"]
 by = collections.defaultdict(collections.Counter)
-where = [None] * len(nodes)         # (thread, in its Java code) of each node
+stopped = collections.Counter()
+where = [None] * len(nodes)         # (thread, in its Java code, at a safepoint) of each node
 for i, n in enumerate(nodes):       # pre-order: a parent before its children
     if n["parent"] is None:
-        where[i] = (None, False)
+        where[i] = (None, False, False)
         continue
-    thread, inside = where[n["parent"]]
+    thread, inside, safepoint = where[n["parent"]]
     f = frames[n["frame"]]
     if thread is None and f["flags"] & 512:      # the thread's root frame: "COMM [TID]"
         thread = re.sub(r" \[\d+\]$", "", f["function"])
     inside = inside or f["function"].startswith("JavaThread::thread_main_inner")
-    where[i] = (thread, inside)
+    safepoint = safepoint or f["function"].startswith("SafepointSynchronize::block")
+    where[i] = (thread, inside, safepoint)
     if thread is not None and inside:
         for c, x in n["self"].items():
-            by[thread][c] += x["ns"] / 1e9
+            if not safepoint:
+                by[thread][c] += x["ns"] / 1e9
+            elif c not in ("on-cpu", "preempted"):
+                stopped[thread] += x["ns"] / 1e9
 WANT = {"contend-0": "lock", "contend-1": "lock", "contend-2": "lock", "contend-3": "lock",
         "sleeper": "timed-sleep", "waiter": "sleep", "notifier": "timed-sleep"}
 bad = []
 for name, want in WANT.items():
     c = by.get(name, {})
     waits = sum(v for k, v in c.items() if k not in ("on-cpu", "preempted"))
-    print("%-10s %-12s %5.1f%% of %.3f s waiting (%s)" % (name, want,
+    print("%-10s %-12s %5.1f%% of %.3f s waiting (%s)%s" % (name, want,
           100 * c.get(want, 0) / waits if waits else 0, waits,
-          ", ".join("%s %.3f s" % (k, v) for k, v in sorted(c.items()))))
+          ", ".join("%s %.3f s" % (k, v) for k, v in sorted(c.items())),
+          "; %.3f s at a safepoint left out" % stopped[name] if stopped[name] else ""))
     if waits < 0.5 or c.get(want, 0) < 0.95 * waits:
         bad.append(name)
 for i in range(4):
