@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * priv.h - what the files of src/profile share: the accounting state that
- * turns ordered records into tree counts (account.c), driven by build.c.
+ * turns ordered records into tree counts (account.c and the account-*.c
+ * files beside it, verdict.c), driven by build.c.
  */
 #ifndef PROFILE_PRIV_H
 #define PROFILE_PRIV_H
@@ -72,7 +73,7 @@ struct acct_thread {
 	 * sched_switch sample are one switch when nothing was lost between) */
 	uint32_t out_cpu;
 	uint64_t out_lost, out_lost_all;
-	enum counter out_cnt;              /* decided when it ends (iv_close()) */
+	enum counter out_cnt;              /* decided when it ends (acct_iv_close()) */
 	/* each layer's word on the open interval, enum counter or -1 none */
 	int8_t verdict[STATE_BY_COUNT];
 	/* the relative timeout the system call was given (0: none known), and
@@ -292,11 +293,20 @@ int acct_init(struct account *a, const struct profile_opts *opts, const struct m
  */
 void acct_choose_sources(struct account *a, struct perf_evsel *const *ev, size_t nr);
 
+/** acct_src_make() - acct_src() the first time: room for @e's source, set up. */
+struct acct_src *acct_src_make(struct account *a, const struct perf_evsel *e);
+
 /**
  * acct_src() - how the event @e is used, decided on first sight (pipe-mode
  * streams announce events as they go). Return: NULL for no event.
  */
-struct acct_src *acct_src(struct account *a, const struct perf_evsel *e);
+static inline struct acct_src *acct_src(struct account *a, const struct perf_evsel *e)
+{
+	/* per sample: set up already, mostly */
+	if (e && e->idx < a->nr_srcs && a->srcs[e->idx].ready)
+		return &a->srcs[e->idx];
+	return acct_src_make(a, e);
+}
 
 /** acct_event() - account one record, in time order, with its unwound user stack. */
 int acct_event(struct account *a, const struct perf_event *ev, const uint64_t *pcs, size_t n);
@@ -335,6 +345,213 @@ void acct_carry_free(struct acct_carry *c);
 /** acct_filter_parse() - parse the filter options; 0 or PP_EUSAGE (logged). */
 int acct_filter_parse(struct acct_filter *f, const struct profile_opts *o,
 		      const struct perf_header_info *hdr);
+
+/*
+ * account-threads.c: threads by tid, and what each CPU runs. What every
+ * sample asks (its source, its CPU's thread, the CPU's last event, a run's
+ * start) is inline here, as it was in one file: called across files it
+ * cost 64 instructions more per sample (callgrind, a -g recording).
+ */
+
+/** acct_thread_find() - the newest entry of thread @tid; NULL if none. */
+struct acct_thread *acct_thread_find(struct account *a, uint32_t tid);
+
+/**
+ * acct_thread_new() - a new entry for thread @tid of process @pid, seen
+ * first at @t, replacing any older one with that tid (a CPU's task that
+ * was the older one is looked up again). Return: it, in a->threads (valid
+ * until the next new thread), or NULL out of memory.
+ */
+struct acct_thread *acct_thread_new(struct account *a, uint32_t pid, uint32_t tid,
+				    uint64_t t);
+
+/** acct_thread_refresh() - take @th's comm from the machine and check the filters again. */
+void acct_thread_refresh(struct account *a, struct acct_thread *th);
+
+/**
+ * acct_thread_get() - the entry of thread @tid, made (at @t) if there is
+ * none; its pid is filled in from @pid (UINT32_MAX: unknown) if unknown.
+ * Return: NULL out of memory (a->err set).
+ */
+struct acct_thread *acct_thread_get(struct account *a, uint32_t pid, uint32_t tid,
+				    uint64_t t);
+
+/**
+ * acct_sample_task() - @ev, or @fixed (the caller's) holding a copy of @ev
+ * with its task filled in where the kernel wrote tid -1 (a task released
+ * on its way out): the sched_switch's prev_pid (@src may be NULL), else
+ * the task last running on the sample's CPU.
+ */
+const struct perf_event *acct_sample_task(struct account *a, const struct acct_src *src,
+					  const struct perf_event *ev, struct perf_event *fixed);
+
+/** acct_cpu_grow() - room for CPU @cpu's state; NULL for an absurd number or no memory. */
+struct acct_cpu *acct_cpu_grow(struct account *a, uint32_t cpu);
+
+/**
+ * acct_cpu_at() - the state of @cpu, NULL when the number is unknown or
+ * absurd (or memory ran out). Unknown is every sample of a recording
+ * without -a (no PERF_SAMPLE_CPU): said here, not in a call per sample to
+ * acct_cpu_grow().
+ */
+static inline struct acct_cpu *acct_cpu_at(struct account *a, uint32_t cpu)
+{
+	if (cpu < a->nr_cpus)
+		return &a->cpus[cpu];
+	return cpu < 4096 ? acct_cpu_grow(a, cpu) : NULL;
+}
+
+/** acct_cpu_seen() - @cpu had an event at @t. */
+static inline void acct_cpu_seen(struct account *a, uint32_t cpu, uint64_t t)
+{
+	struct acct_cpu *c = acct_cpu_at(a, cpu);
+
+	if (c && t > c->last)
+		c->last = t;
+}
+
+/**
+ * acct_cpu_running() - task @pid/@tid (UINT32_MAX: unknown) runs on @cpu
+ * from now; @th is its entry if known, else NULL.
+ */
+void acct_cpu_running(struct account *a, uint32_t cpu, uint32_t pid, uint32_t tid,
+		      const struct acct_thread *th);
+
+/**
+ * acct_thread_on_cpu() - acct_thread_get() for the task of a sample taken
+ * on @cpu, which is running there from now: consecutive samples on a CPU
+ * are mostly of one task.
+ */
+static inline struct acct_thread *acct_thread_on_cpu(struct account *a, uint32_t cpu,
+						     uint32_t pid, uint32_t tid, uint64_t t)
+{
+	struct acct_thread *th;
+
+	if (cpu < a->nr_cpus && a->cpus[cpu].thread && a->cpus[cpu].tid == tid) {
+		th = &a->threads[a->cpus[cpu].thread - 1];
+		if (pid != UINT32_MAX) {
+			a->cpus[cpu].pid = pid;
+			if (th->pid == UINT32_MAX)
+				th->pid = pid;
+		}
+		return th;
+	}
+	th = acct_thread_get(a, pid, tid, t);
+	acct_cpu_running(a, cpu, pid, tid, th);
+	return th;
+}
+
+/* account-stacks.c: a sample's stack as a tree node, and counting on nodes */
+
+/**
+ * acct_stack_node() - the leaf node of the stack of @ev (its user part
+ * unwound into @pcs, @n of them, or none) in @th's group, made now if it
+ * waits for names. Return: TREE_NONE on error (a->err set).
+ */
+uint32_t acct_stack_node(struct account *a, const struct perf_event *ev, const uint64_t *pcs,
+			 size_t n, struct acct_thread *th);
+
+/**
+ * acct_stack_count() - count one on-CPU sample of @c weighing @w on the
+ * stack of @ev (as acct_stack_node()); summed per stack until
+ * acct_stack_flush_all(), unless time slices or a timeline are kept.
+ */
+void acct_stack_count(struct account *a, const struct perf_event *ev, const uint64_t *pcs,
+		      size_t n, struct acct_thread *th, enum counter c, uint64_t w);
+
+/**
+ * acct_count_at() - count @count and @ns of @c on @node, and by time slice
+ * and in the timeline when they are kept: a sample's at @b (= @e), an
+ * off-CPU interval's over [@b, @e) of thread @tid.
+ */
+void acct_count_at(struct account *a, uint32_t node, enum counter c, uint64_t count, uint64_t ns,
+		   uint64_t b, uint64_t e, uint32_t tid);
+
+/** acct_no_stack_node() - the node of @th's off-CPU interval whose stack is unknown. */
+uint32_t acct_no_stack_node(struct account *a, struct acct_thread *th);
+
+/** acct_fork_wait_node() - the node of new thread @th's wait for its first run. */
+uint32_t acct_fork_wait_node(struct account *a, struct acct_thread *th);
+
+/** acct_pend_make_all() - make every pending stack's node, in the order seen. */
+void acct_pend_make_all(struct account *a);
+
+/** acct_stack_flush_all() - count what every stack has summed (after acct_pend_make_all()). */
+void acct_stack_flush_all(struct account *a);
+
+/* account-intervals.c: off-CPU intervals, and the runs between them */
+
+/* How an off-CPU interval's end is known (profile_meta's iv_* counts). */
+enum acct_iv_end { ACCT_IV_EXACT, ACCT_IV_INFERRED, ACCT_IV_APPROX, ACCT_IV_AT_END };
+
+/**
+ * acct_iv_open() - @th switches out at @t on @cpu (UINT32_MAX: unknown)
+ * in @state, its stack @node (TREE_NONE: not charged to the tree); seen
+ * as a switch record (@from_record) or a sched_switch sample. Its run
+ * ends, and its interval is given its stack's words.
+ */
+void acct_iv_open(struct account *a, struct acct_thread *th, uint64_t t, uint32_t cpu,
+		  char state, uint32_t node, bool from_record);
+
+/**
+ * acct_iv_close() - @th's open off-CPU interval, if any, ends at @end
+ * (known @how): its time charged, cut at a loss, under the counter its
+ * evidence decides; its run begins at @end.
+ */
+void acct_iv_close(struct account *a, struct acct_thread *th, uint64_t end,
+		   enum acct_iv_end how);
+
+/**
+ * acct_iv_evidence() - @th ran at @t on @cpu while thought off CPU: its
+ * open interval ends where the evidence says (its waking, the CPU's last
+ * event before, or @t).
+ */
+void acct_iv_evidence(struct account *a, struct acct_thread *th, uint64_t t, uint32_t cpu);
+
+/**
+ * acct_run_begin() - @th is on CPU from @t: switched in, exec'ing, or
+ * sampled on CPU. After an off-CPU interval, acct_iv_close() starts the
+ * run; this covers a thread seen running without having been seen
+ * leaving, as a new thread on its first run (its fork is no switch-out),
+ * perf record's workload at its exec, or a thread whose switch-in its CPU
+ * did not record (its events were enabled later: measured once, a thread
+ * forked onto the second CPU of a system-wide recording ran 187 ms there
+ * before that CPU's first event), from its first on-CPU sample.
+ */
+static inline void acct_run_begin(struct acct_thread *th, uint64_t t)
+{
+	if (!th->off && !th->in_time && !th->exited)
+		th->in_time = t;
+}
+
+/** acct_run_end() - @th leaves the CPU at @t: its run since its switch-in is measured. */
+void acct_run_end(struct account *a, struct acct_thread *th, uint64_t t);
+
+/**
+ * acct_same_switch() - whether a switch-out of @th on @cpu, seen as a
+ * switch record (@from_record) or a sched_switch sample, is the switch
+ * that opened its interval, seen the other way (nothing lost between).
+ */
+bool acct_same_switch(const struct account *a, const struct acct_thread *th, uint32_t cpu,
+		      bool from_record);
+
+/**
+ * acct_no_stack_why() - @th's interval, just opened on @cpu, has no stack
+ * (@other: the sched_switch sample was another task's): note why.
+ */
+void acct_no_stack_why(struct account *a, struct acct_thread *th, uint32_t cpu, bool other);
+
+/**
+ * acct_lost_record() - a LOST or LOST_SAMPLES record @ev: counted for its
+ * CPU (or none), and a LOST record cuts the open intervals at the lost
+ * CPU's last record before it.
+ */
+void acct_lost_record(struct account *a, const struct perf_event *ev);
+
+/* account-setup.c: what each event is for */
+
+/** acct_state_letter() - the state letter of @src's prev_state value @st ('R' none set). */
+char acct_state_letter(const struct acct_src *src, uint64_t st);
 
 /* verdict.c: what each layer of evidence says of an off-CPU interval */
 

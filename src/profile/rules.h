@@ -9,7 +9,7 @@
  * or server waits for, by its own wait functions) or the kernel's (the
  * thread state and kernel paths). Within a set and a side the first rule
  * whose states and pattern match decides; which set is asked first is the
- * accounting's business (account.c, docs/wait-states.md).
+ * accounting's business (verdict.c, docs/wait-states.md).
  */
 #ifndef PROFILE_RULES_H
 #define PROFILE_RULES_H

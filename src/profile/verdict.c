@@ -4,8 +4,8 @@
  * state rules over its blocked stack (the user's, the programs' - each
  * runtime's on its own frames - the kernel's), over the stack that woke
  * it, the system call it waits in and its arguments; and the order their
- * words are taken in (docs/wait-states.md). The accounting (account.c)
- * asks at each switch-out, waking and interval's end.
+ * words are taken in (docs/wait-states.md). The accounting (account.c,
+ * account-intervals.c) asks at each switch-out, waking and interval's end.
  */
 #include "priv.h"
 #include "syscall.h"
