@@ -17,6 +17,7 @@
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,6 +56,8 @@ struct line_index {
 	Dwarf_CU *own_last;         /* the last unit it found (own_find()), NULL none */
 	Dwarf_Off own_at;           /* that unit's offset */
 	bool own_done;              /* no unit after it */
+	Elf *zip_elf;               /* the last Elf asked of (elf_zipped()) */
+	bool zip;                   /* whether it has compressed debug sections */
 };
 
 /* @u's file names as @files has them (@nf), copied into one block of its
@@ -142,6 +145,34 @@ static void own_find(struct line_index *x, Dwarf *dbg, Dwarf_Off start)
 	}
 }
 
+/*
+ * Whether @elf holds compressed debug sections (SHF_COMPRESSED, or GNU's
+ * .zdebug_*): a second Dwarf on it decompresses them again, and libelf
+ * frees the data the module's Dwarf reads (Go's binaries compress theirs:
+ * report of every Go program aborted, a double free in elf_end).
+ */
+static bool elf_zipped(struct line_index *x, Elf *elf)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf == x->zip_elf)
+		return x->zip;
+	x->zip_elf = elf;
+	x->zip = true;          /* unreadable: as compressed, no second Dwarf */
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return true;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
+		const char *name = sh ? elf_strptr(elf, shstrndx, sh->sh_name) : NULL;
+
+		if (!sh || (sh->sh_flags & SHF_COMPRESSED) || (name && !strncmp(name, ".zdebug", 7)))
+			return true;
+	}
+	x->zip = false;
+	return false;
+}
+
 static Dwarf *scratch_get(struct line_index *x, Dwarf_Die *cu, Dwarf_Die *scu)
 {
 	Dwarf *dbg = dwarf_cu_getdwarf(cu->cu), *alt;
@@ -154,6 +185,8 @@ static Dwarf *scratch_get(struct line_index *x, Dwarf_Die *cu, Dwarf_Die *scu)
 	    (type != DW_UT_compile && type != DW_UT_partial))
 		return NULL;
 	if (!x->own && x->module_rows * OWN_ROW_BYTES < lineidx_module_max)
+		return NULL;
+	if (elf_zipped(x, elf))
 		return NULL;
 	if (x->own && (x->own_elf != elf || (held > OWN_MIN && held > copies / 4)))
 		lineidx_end_dwarf(x);
@@ -175,6 +208,8 @@ static Dwarf *scratch_get(struct line_index *x, Dwarf_Die *cu, Dwarf_Die *scu)
 
 void lineidx_end_dwarf(struct line_index *x)
 {
+	if (x)
+		x->zip_elf = NULL;  /* the module's Elf ends with it */
 	if (!x || !x->own)
 		return;
 	dwarf_end(x->own);
