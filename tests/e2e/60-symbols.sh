@@ -268,6 +268,7 @@ mkdir -p "$WORK/empty-cache"
 "$PERFPORT" stacks --buildid-dir "$WORK/empty-cache" -i "$WORK/rebuilt.data" >"$WORK/rebuilt.ours"
 n=$(grep -c "($WORK/rebuilt)" "$WORK/rebuilt.ours" || true)
 [ "$n" -gt 10 ] || fail "rebuilt: only $n frames in the rebuilt binary"
+rebuilt_frames=$n
 # an unnamed frame is named by its module and file offset, one name an address
 named=$(grep "($WORK/rebuilt)" "$WORK/rebuilt.ours" | grep -Evc ' rebuilt\+0x[0-9a-f]+\+0x0 ' || true)
 [ "$named" -eq 0 ] || fail "rebuilt: $named frames named from a binary with another build id"
@@ -424,12 +425,20 @@ for line in open(sys.argv[2]):
         n += 1  # the ip alone
         continue
     n += sum(int(a, 16) < 0xfffffffffffff000 for a in line[i + 7:].split()[0].split(","))
-assert info["frames"] == n, f"info counts {info['frames']} frames, the callchains hold {n}"
-assert info["named"] + sum(info["unknown"].values()) == n, f"named + unknown != {n}: {info}"
-print(f"ok: info counts all {n} frames of {samples} samples")
+# (a stack that leaves every mapping - a frame-pointer chain past its
+# root, a sample at a thread's start - is counted up to there, as a
+# profile draws it: info says how many did)
+out = info.get("stacks_outside_mappings", 0)
+assert info["frames"] == n or (out and info["frames"] < n), \
+    f"info counts {info['frames']} frames, the callchains hold {n} ({out} stacks left every mapping)"
+assert info["named"] + sum(info["unknown"].values()) == info["frames"], f"named + unknown != frames: {info}"
+print(f"ok: info counts {info['frames']} of the {n} frames of {samples} samples "
+      f"({out} stacks left every mapping)")
 PY
 "$PERFPORT" info --json --buildid-dir "$WORK/empty-cache" -i "$WORK/rebuilt.data" >"$WORK/rb.json"
-$PY "$CHECK" json "$WORK/rb.json" "symbols.unknown.build-id mismatch=>100"
+# every frame of the rebuilt binary, as many as the stacks hold (194 here;
+# a loaded machine's 0.3 s may give fewer than the 100 once wanted)
+$PY "$CHECK" json "$WORK/rb.json" "symbols.unknown.build-id mismatch=$rebuilt_frames"
 "$PERFPORT" info --json --no-symbols -i "$WORK/fp.data" >"$WORK/nosym.json"
 $PY - "$WORK/nosym.json" <<'PY' || fail "--no-symbols still symbolized"
 import json, sys
