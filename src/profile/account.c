@@ -200,7 +200,9 @@ static void sample_one(struct account *a, const struct perf_event *ev, const uin
 	}
 	if (!th)
 		return;
-	if (s->time > th->end)
+	/* its lifetime ends at its exit record: a sample of its teardown
+	 * (its last switch-out) does not move the end past it */
+	if (s->time > th->end && !th->exited)
 		th->end = s->time;
 	switch (src->role) {
 	case ROLE_ON_CPU:

@@ -1310,6 +1310,40 @@ static void test_fork_wait(void **state)
 }
 
 /*
+ * A thread's lifetime ends at its exit record: what it does after (its
+ * exit's teardown, even a preemption there, and its last switch-out) is
+ * not charged to it, and its end is not moved past it. Thread 102, forked
+ * at 500, in at 1000, exits at 2000, is preempted in its teardown at 2600,
+ * in again at 3000 and switches out at 3200 for the last time: it ends at
+ * 2000 (3200 before), run 1000 + preempted 500 = its lifetime.
+ */
+static void test_exit_end(void **state)
+{
+	static const struct sw_rec rec[] = {
+		{ PERF_RECORD_SAMPLE, 100, 0, 0, 'R', { KF(0) } },
+		{ PERF_RECORD_FORK, 500, 102, 0, 0, { 0 } },
+		{ PERF_RECORD_SAMPLE, 1000, 0, 102, 'R', { KF(0) } },
+		{ PERF_RECORD_EXIT, 2000, 102, 0, 0, { 0 } },
+		{ PERF_RECORD_SAMPLE, 2600, 102, 0, 'R', { KF(0) } },
+		{ PERF_RECORD_SAMPLE, 3000, 0, 102, 'R', { KF(0) } },
+		{ PERF_RECORD_SAMPLE, 3200, 102, 0, 'D', { KF(0) } },
+		{ PERF_RECORD_SAMPLE, 5000, 0, 0, 'R', { KF(0) } },
+	};
+	const struct profile_thread *t;
+	struct profile *p = sw_profile(rec, sizeof(rec) / sizeof(rec[0]), 102, &t);
+
+	(void)state;
+	assert_true(t->exited);
+	assert_int_equal(t->start, 500);
+	assert_int_equal(t->end, 2000);
+	assert_int_equal(t->run_ns, 1000);
+	assert_int_equal(t->c.ns[CNT_PREEMPTED], 500);
+	assert_int_equal(t->c.count[CNT_PREEMPTED], 1);
+	assert_int_equal(t->run_ns + t->c.ns[CNT_PREEMPTED], t->end - t->start);
+	profile_free(p);
+}
+
+/*
  * Records lost while a thread is off CPU may have held its switch-in, a
  * run and another switch-out: only its time up to its CPU's last record
  * before the loss is known to be the wait it switched out for. Thread 101,
@@ -1432,6 +1466,7 @@ int main(void)
 		cmocka_unit_test(test_state_per_switch),
 		cmocka_unit_test(test_yield_is_a_wait),
 		cmocka_unit_test(test_fork_wait),
+		cmocka_unit_test(test_exit_end),
 		cmocka_unit_test(test_lost_cut),
 		cmocka_unit_test(test_lost_cut_no_cpu),
 		cmocka_unit_test(test_released_task),
