@@ -68,13 +68,13 @@ struct perf_reader {
 
 	struct rstream in;
 	bool ra_wanted;       /* opts.read_ahead, and the input is a regular file */
-	struct read_ahead *ra; /* reading ahead (reader.c), once the data is reached */
+	struct read_ahead *ra; /* reading ahead (source.c), once the data is reached */
 	bool map_wanted;      /* a regular file's data, read from a mapping of it */
-	const uint8_t *map;   /* the file mapped whole, read-only (reader.c), once the
+	const uint8_t *map;   /* the file mapped whole, read-only (source.c), once the
 			       * data is reached; unmapped at perf_reader_close() */
 	size_t map_len;
 	int map_watch;        /* its bus_watch() slot: pages cut short under us */
-	struct dl_pipe *dl;   /* cutting on a thread of its own (reader.c), while it runs */
+	struct dl_pipe *dl;   /* cutting on a thread of its own (reader-cutter.c), while it runs */
 	struct rstream z;     /* decompressed bytes */
 	ZSTD_DStream *zd;
 	uint8_t *scratch;     /* an aligned copy of a misaligned record */
@@ -89,7 +89,7 @@ struct perf_reader {
 	int err;              /* why delivery stopped, when it was not the consumer */
 
 	/* Delivery, on cache lines of their own: with a cutting thread
-	 * (reader.c) the consumer's thread alone uses these, for every
+	 * (reader-cutter.c) the consumer's thread alone uses these, for every
 	 * record, while the cutter writes the rest (the struct is allocated
 	 * aligned: reader_alloc()). */
 	_Alignas(64) perf_event_fn fn;
@@ -141,5 +141,116 @@ int perf_record_native(struct perf_reader *r, uint8_t *rec, uint32_t size,
 		       struct perf_evsel **evsel, uint64_t *time, bool *timed);
 int perf_record_decode(const struct perf_reader *r, uint8_t *rec, uint32_t size,
 		       struct perf_evsel *evsel, struct perf_event *ev);
+
+
+/* reader-loop.c: the record loop, ordering and delivery */
+
+/**
+ * perf_read_values() - the counters the sample @ev read, each as its
+ * event's count since the last sample that read it, into ev->reads (the
+ * reader's array, valid until the next sample is delivered).
+ * Return: 0, or PP_ENOMEM.
+ */
+int perf_read_values(struct perf_reader *r, struct perf_event *ev);
+
+/**
+ * perf_flush_until() - deliver the queued records timed @limit or before,
+ * oldest first, until delivery stops.
+ */
+void perf_flush_until(struct perf_reader *r, uint64_t limit);
+
+/**
+ * perf_cut_all() - cut every record of the input (and of a directory's
+ * streams), deliver it, and flush the ordering queue: what
+ * perf_reader_run() does, on the caller's thread or the cutter's.
+ * Return: PP_OK, or why reading stopped (r->stop and r->err say the rest).
+ */
+int perf_cut_all(struct perf_reader *r);
+
+/* reader-tool.c */
+
+/**
+ * perf_user_record() - a record of the perf tool (type at or above
+ * PERF_REC_KERNEL_MAX) at @rec, @size bytes (its payload, if any, right
+ * after it), at stream offset @offset: takes effect now; a malformed one
+ * is skipped and said. Return: PP_OK, or PP_ENOMEM.
+ */
+int perf_user_record(struct perf_reader *r, uint8_t *rec, uint32_t size, uint64_t offset);
+
+/* reader-cutter.c: cutting on a thread of the reader's (opts.threaded) */
+
+/**
+ * perf_dl_run() - run the cutter (perf_cut_all() on a thread of its own)
+ * and deliver what it cuts on this thread, to its end.
+ * Return: the cutter's result; r->stop and r->err as without it. -1: no
+ * thread could be started (nothing was read).
+ */
+int perf_dl_run(struct perf_reader *r);
+
+/**
+ * perf_dl_add() - on the cutter, the record at @rec (in @buf, which the
+ * batch then holds; NULL: copied into the batch) into the batch being
+ * filled, published once full: what delivery is while the cutter runs.
+ */
+void perf_dl_add(struct perf_reader *r, const uint8_t *rec, uint32_t size, uint64_t offset,
+		 struct perf_evsel *evsel, struct oq_buf *buf);
+
+/**
+ * perf_dl_barrier() - on the cutter, wait until everything cut before was
+ * delivered: the caller's thread reads nothing of the reader meanwhile.
+ */
+void perf_dl_barrier(struct perf_reader *r);
+
+/**
+ * perf_dl_free() - free the cutter's pipe and its batches (r->dl), once no
+ * cutter runs and nothing is held: at close, or when it could not start.
+ */
+void perf_dl_free(struct perf_reader *r);
+
+/* What delivery does with each record, on whichever thread delivers. */
+
+/* Event @e delivered the sample @s: counted, and its first and last times. */
+static inline void perf_evsel_saw(struct perf_evsel *e, const struct perf_sample *s)
+{
+	e->nr_samples++;
+	if (e->attr.sample_type & PERF_SAMPLE_TIME) {
+		if (!e->first_time || s->time < e->first_time)
+			e->first_time = s->time;
+		if (s->time > e->last_time)
+			e->last_time = s->time;
+	}
+}
+
+/*
+ * perf_deliver_one() - decode the record at @rec and call the consumer
+ * with it, unless @stopped; @hold keeps the record (ev->hold). Return: 0;
+ * 1 when it does not decode (not delivered: the caller says so, *@why);
+ * -1 when delivery ends (the consumer asked, or *@err was set).
+ */
+static inline __attribute__((always_inline)) int
+perf_deliver_one(struct perf_reader *r, uint8_t *rec, uint32_t size, uint64_t offset,
+		 struct perf_evsel *evsel, void *hold, bool stopped, int *err, const char **why)
+{
+	struct perf_event ev;
+
+	if (perf_record_decode(r, rec, size, evsel, &ev)) {
+		*why = ev.type == PERF_RECORD_SAMPLE ? "sample does not fit its event's layout"
+						     : "record body too short for its type";
+		return 1;
+	}
+	ev.offset = offset;
+	ev.hold = hold;
+	if (ev.type == PERF_RECORD_SAMPLE) {
+		r->st.samples++;
+		perf_evsel_saw((struct perf_evsel *)ev.evsel, &ev.sample);
+		if ((ev.evsel->attr.sample_type & PERF_SAMPLE_READ) && perf_read_values(r, &ev)) {
+			*err = PP_ENOMEM;
+			return -1;
+		}
+	}
+	if (r->fn && !stopped && r->fn(r->ctx, &ev))
+		return -1;
+	return 0;
+}
 
 #endif /* PERF_PRIV_H */

@@ -4,7 +4,7 @@
  * rstream) refilled by read() from a pipe or a file, by a thread reading a
  * file ahead, or as views of a mapping of the file (PERFPORT_MMAP=1); a
  * record that straddles the window's end is moved to the front, or comes
- * whole in the next buffer. The record loop (reader.c) cuts from it.
+ * whole in the next buffer. The record loop (reader-loop.c) cuts from it.
  */
 #include "priv.h"
 
