@@ -24,6 +24,7 @@ struct acct_carried {
 	int8_t verdict[STATE_BY_COUNT];
 	uint16_t rule_prog, rule_wake;
 	bool woken;                        /* woken before the boundary */
+	bool lost_cut;                     /* cut at a loss before it: nothing more is charged */
 	uint8_t out_no_stack;              /* enum acct_no_stack */
 	size_t depth;                      /* the blocked stack, root first */
 	struct acct_carried_frame *frames;
@@ -128,6 +129,7 @@ int acct_carry_take(const struct account *a, struct acct_carry **out)
 		o->rule_prog = th->rule_prog;
 		o->rule_wake = th->rule_wake;
 		o->woken = th->wake_time > th->out_time;
+		o->lost_cut = th->lost_cut;
 		o->out_no_stack = th->out_no_stack;
 		if (th->out_node != TREE_NONE)
 			ret = carry_stack(a, th->out_node, o);
@@ -181,6 +183,10 @@ int acct_carry_put(struct account *a, const struct acct_carry *c, uint64_t t)
 		th->out_time = t;
 		/* woken before the boundary: what is left is the wait for a CPU */
 		th->wake_time = cf->woken ? t : 0;
+		/* cut at a loss in an earlier window: charged up to it there,
+		 * as the whole stream charges it, and no further here */
+		th->lost_cut = cf->lost_cut;
+		th->lost_end = t;
 		memcpy(th->verdict, cf->verdict, sizeof(th->verdict));
 		th->rule_prog = cf->rule_prog;
 		th->rule_wake = cf->rule_wake;

@@ -1408,6 +1408,72 @@ static void test_lost_cut_no_cpu(void **state)
 	profile_free(p);
 }
 
+/* profile_build_windows()'s consumer: thread sw_window_tid's preempted ns. */
+static uint32_t sw_window_tid;
+
+static int sw_window_sum(void *ctx, struct profile *p, bool partial)
+{
+	uint64_t *sum = ctx;
+
+	(void)partial;
+	for (size_t i = 0; i < p->nr_threads; i++)
+		if (p->threads[i].tid == sw_window_tid)
+			*sum += p->threads[i].c.ns[CNT_PREEMPTED];
+	profile_free(p);
+	return 0;
+}
+
+/*
+ * Windows charge what the whole recording charges: an interval cut at a
+ * loss in one window (preempted at 1000 on CPU 0, its last record at 1500,
+ * the loss at 1800) and still open at the window's end (2100: windows of
+ * 2000 ns from the first record, 100) is charged no further in the next
+ * (in at 5000): 500 ns in all, as test_lost_cut's stream; it was charged
+ * again from the next window's start (4100 to 5000: 1400 ns in all).
+ */
+static void test_lost_cut_windows(void **state)
+{
+	static const struct sw_rec rec[] = {
+		{ PERF_RECORD_SAMPLE, 100, 0, 0, 'R', { KF(0) } },
+		{ PERF_RECORD_SAMPLE, 1000, 101, 0, 'R', { KF(0), KF(3) } },
+		{ PERF_RECORD_SAMPLE, 1500, 0, 0, 'R', { KF(0) } },
+		{ PERF_RECORD_LOST, 1800, 5, 0, 0, { 0 } },
+		{ PERF_RECORD_SAMPLE, 5000, 0, 101, 'R', { KF(0) } },
+		{ PERF_RECORD_SAMPLE, 6000, 0, 0, 'R', { KF(0) } },
+	};
+	char ks[] = "/tmp/perfport-test-kallsyms-XXXXXX", data[] = "/tmp/perfport-test-win-XXXXXX";
+	struct profile_opts o = { .jobs = 1, .sym.buildid_dir = "/nonexistent", .sym.kallsyms = ks };
+	struct pdw w = sw_file(rec, sizeof(rec) / sizeof(rec[0]), true);
+	const struct profile_thread *t;
+	struct profile *whole;
+	uint64_t sum = 0;
+	int fd = mkstemp(ks), dfd = mkstemp(data);
+	FILE *f;
+
+	(void)state;
+	assert_true(fd >= 0 && dfd >= 0);
+	f = fdopen(fd, "w");
+	assert_non_null(f);
+	fprintf(f, "%llx T _text\n", (unsigned long long)SW_KTEXT);
+	for (size_t i = 0; i < sizeof(sw_kfuncs) / sizeof(sw_kfuncs[0]); i++)
+		fprintf(f, "%llx T %s\n", (unsigned long long)(SW_KTEXT + 0x100 * (i + 1)),
+			sw_kfuncs[i]);
+	fprintf(f, "%llx T _etext\n", (unsigned long long)(SW_KTEXT + 0x10000));
+	fclose(f);
+	assert_int_equal(write(dfd, w.b, w.n), (ssize_t)w.n);
+	close(dfd);
+	sw_window_tid = 101;
+	assert_int_equal(profile_build_windows(data, &o, 2000, sw_window_sum, &sum), 0);
+	profile_settle();
+	unlink(data);
+	unlink(ks);
+	free(w.b);
+	whole = sw_profile(rec, sizeof(rec) / sizeof(rec[0]), 101, &t);
+	assert_int_equal(t->c.ns[CNT_PREEMPTED], 500);
+	assert_int_equal(sum, t->c.ns[CNT_PREEMPTED]);
+	profile_free(whole);
+}
+
 /*
  * A thread that yields its CPU (sched_yield: libstdc++'s atomic waits,
  * spin locks) is switched out runnable, R, as a preempted one is: its
@@ -1469,6 +1535,7 @@ int main(void)
 		cmocka_unit_test(test_exit_end),
 		cmocka_unit_test(test_lost_cut),
 		cmocka_unit_test(test_lost_cut_no_cpu),
+		cmocka_unit_test(test_lost_cut_windows),
 		cmocka_unit_test(test_released_task),
 		cmocka_unit_test(test_mode_key),
 		cmocka_unit_test(test_syscall_evidence),
