@@ -107,7 +107,7 @@ static size_t frame_rules(struct account *a, uint32_t f, const uint32_t **ids)
 			return 0;
 		fr->n = (uint16_t)n;
 	}
-	*ids = a->rule_ids + fr->first;
+	*ids = fr->n ? a->rule_ids + fr->first : NULL;
 	return fr->n;
 }
 
@@ -144,7 +144,7 @@ static size_t stack_rules(struct account *a, uint32_t node, enum rule_side side,
 		return 0;
 	}
 	if (!fresh) {
-		*ids = a->rule_ids + a->stack_rules[id].first;
+		*ids = a->stack_rules[id].n ? a->rule_ids + a->stack_rules[id].first : NULL;
 		return a->stack_rules[id].n;
 	}
 	if (id >= a->stack_rules_cap) {
@@ -195,7 +195,7 @@ static size_t stack_rules(struct account *a, uint32_t node, enum rule_side side,
 	if (!rule_ids_append(a, m, k, &a->stack_rules[id].first))
 		return 0;
 	a->stack_rules[id].n = (uint32_t)k;
-	*ids = a->rule_ids + a->stack_rules[id].first;
+	*ids = a->stack_rules[id].n ? a->rule_ids + a->stack_rules[id].first : NULL;
 	return k;
 }
 

@@ -1218,12 +1218,15 @@ static struct pdw sw_file(const struct sw_rec *rec, size_t n, bool cpu)
 
 /* The profile of @rec, its kernel frames named by a kallsyms of
  * sw_kfuncs; *@t: thread @tid's entry. */
+/* A user's rules file for sw_profile_cpu(), NULL none. */
+static const char *sw_state_rules;
+
 static struct profile *sw_profile_cpu(const struct sw_rec *rec, size_t n, bool cpu,
 				      uint32_t tid, const struct profile_thread **t)
 {
 	char path[] = "/tmp/perfport-test-kallsyms-XXXXXX";
 	struct profile_opts o = { .jobs = 1, .sym.buildid_dir = "/nonexistent",
-				  .sym.kallsyms = path };
+				  .sym.kallsyms = path, .state_rules = sw_state_rules };
 	struct pdw w = sw_file(rec, n, cpu);
 	struct profile *p = NULL;
 	int fd = mkstemp(path);
@@ -1478,9 +1481,12 @@ static void test_lost_cut_windows(void **state)
  * A thread that yields its CPU (sched_yield: libstdc++'s atomic waits,
  * spin locks) is switched out runnable, R, as a preempted one is: its
  * stack says it chose to wait, and the evidence decides what for as for a
- * wait in S (here the kernel's catch-all: sleep). Its time off CPU is
- * still waiting for a CPU (delay), not blocked. Out yielding at 1000, in
- * at 5000; preempted at 6000, in at 8000; a nanosleep at 9000, in at 12000.
+ * wait in S - here none but the kernel's rules, whose word for a yield no
+ * program's rule names is a wait for a CPU, preempted (a cooperative
+ * scheduler's yield; e2e 71 checks libstdc++'s semaphore and barrier
+ * spins, which its rules call sleep). Its time off CPU is still waiting
+ * for a CPU (delay), not blocked. Out yielding at 1000, in at 5000;
+ * preempted at 6000, in at 8000; a nanosleep at 9000, in at 12000.
  */
 static void test_yield_is_a_wait(void **state)
 {
@@ -1499,13 +1505,32 @@ static void test_yield_is_a_wait(void **state)
 	struct rules rs;
 
 	(void)state;
-	assert_int_equal(t->c.ns[CNT_SLEEP], 4000);
-	assert_int_equal(t->c.count[CNT_SLEEP], 1);
-	assert_int_equal(t->c.ns[CNT_PREEMPTED], 2000 + 1000);
+	assert_int_equal(t->c.ns[CNT_SLEEP], 0);
+	assert_int_equal(t->c.ns[CNT_PREEMPTED], 4000 + 2000 + 1000);
+	assert_int_equal(t->c.count[CNT_PREEMPTED], 3);
 	assert_int_equal(t->c.ns[CNT_TIMED_SLEEP], 3000);
 	assert_int_equal(t->delay_ns, 4000 + 2000 + 1000);
 	assert_int_equal(t->blocked_ns, 3000);
 	profile_free(p);
+	/* judged as a wait in S: a rule for S that names the yield decides
+	 * it (as libstdc++'s do its atomic waits' spins), not the preemption */
+	{
+		char rules[] = "/tmp/perfport-test-rules-XXXXXX";
+		int fd = mkstemp(rules);
+		static const char text[] = "S do_sched_yield* lock\n";
+
+		assert_true(fd >= 0);
+		assert_int_equal(write(fd, text, sizeof(text) - 1), (ssize_t)sizeof(text) - 1);
+		close(fd);
+		sw_state_rules = rules;
+		p = sw_profile(rec, sizeof(rec) / sizeof(rec[0]), 101, &t);
+		sw_state_rules = NULL;
+		unlink(rules);
+		assert_int_equal(t->c.ns[CNT_LOCK], 4000);
+		assert_int_equal(t->c.ns[CNT_PREEMPTED], 2000 + 1000);
+		assert_int_equal(t->delay_ns, 4000 + 2000 + 1000);
+		profile_free(p);
+	}
 	/* the "yield" lines: the C library's and the kernel's names */
 	assert_int_equal(rules_setup(&rs, NULL), 0);
 	assert_true(rules_is_yield(&rs, "__sched_yield"));
