@@ -200,7 +200,12 @@ static void print_header(const struct profile *p, const char *path, enum inline_
 		advice_mmap(m->cmdline, mm, sizeof(mm));
 		printf("# lost: %" PRIu64 " samples the kernel could not write (its buffer was "
 		       "full): their on-CPU time is missing, and the switches among them were "
-		       "charged without their stacks (record with %s, %s)\n", m->lost, mm,
+		       "charged without their stacks", m->lost);
+		if (m->iv_lost_cut)
+			printf("; %.3f s of %" PRIu64 " waits open across a loss is charged to no "
+			       "state (the thread may have run where the records were lost)",
+			       (double)m->iv_lost_cut_ns / 1e9, m->iv_lost_cut);
+		printf(" (record with %s, %s)\n", mm,
 		       m->cmdline && strstr(m->cmdline, "dwarf") ? "a lower -F or fewer events" :
 		       "or fewer events");
 	}
@@ -746,6 +751,8 @@ static json_object *meta_json(const struct profile *p)
 	json_object_object_add(iv, "open_at_end_ns", json_object_new_uint64(m->iv_open_ns));
 	json_object_object_add(iv, "without_stack", json_object_new_uint64(m->iv_no_stack));
 	json_object_object_add(iv, "without_stack_lost", json_object_new_uint64(m->iv_no_stack_lost));
+	json_object_object_add(iv, "lost_cut", json_object_new_uint64(m->iv_lost_cut));
+	json_object_object_add(iv, "lost_cut_ns", json_object_new_uint64(m->iv_lost_cut_ns));
 	json_object_object_add(iv, "without_stack_unrecorded",
 			       json_object_new_uint64(m->iv_no_stack_unrecorded));
 	json_object_object_add(iv, "without_stack_ns", json_object_new_uint64(m->iv_no_stack_ns));

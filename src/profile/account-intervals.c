@@ -150,6 +150,10 @@ void acct_iv_close(struct account *a, struct acct_thread *th, uint64_t end,
 	 * where they were, so only its time up to the loss is known to be
 	 * this wait's, in its state; the rest is not charged */
 	if (th->lost_cut && th->lost_end < end) {
+		if (!th->filtered) {
+			meta->iv_lost_cut++;
+			meta->iv_lost_cut_ns += clip(a, th->lost_end, end);
+		}
 		end = th->lost_end;
 		/* a waking after the loss may be of a later wait */
 		if (th->wake_time > end) {

@@ -1376,6 +1376,9 @@ static void test_lost_cut(void **state)
 	assert_int_equal(t->c.ns[CNT_SLEEP], 1000);
 	assert_int_equal(t->run_ns, 1000 + 1000);
 	assert_int_equal(p->meta.lost, 5);
+	/* what the cut left uncharged is counted, for report to say */
+	assert_int_equal(p->meta.iv_lost_cut, 1);
+	assert_int_equal(p->meta.iv_lost_cut_ns, 5000 - 1500);
 	profile_free(p);
 }
 
