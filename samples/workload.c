@@ -4,12 +4,15 @@
  * perfport tells apart: on CPU, waiting for a lock, in I/O, sleeping on a
  * pipe, and in a timed sleep. Used by `make demo`, the samples and the tests.
  *
- * usage: workload [SECONDS] [cpu|lock|io|sleep|deep|all]   (default: 1 all)
- * (deep: CPU time 60 calls down, for unwinding benchmarks; not in all)
+ * usage: workload [SECONDS] [cpu|lock|io|sleep|deep|main|all]   (default: 1 all)
+ * (deep: CPU time 60 calls down, for unwinding benchmarks; main: the main
+ * thread alone computes, faults pages in and sleeps, for a recording that
+ * follows one thread; neither in all)
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
+#include <sys/mman.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,6 +145,34 @@ static void *cpu_worker(void *arg)
 	return NULL;
 }
 
+/* The main thread alone, for @seconds: CPU, a page faulted in, a short sleep. */
+__attribute__((noinline)) static double main_alone(double seconds)
+{
+	struct timespec now, end, nap = { 0, 200000 };
+	double x = 1.0;
+
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += (time_t)seconds;
+	end.tv_nsec += (long)((seconds - (double)(time_t)seconds) * 1e9);
+	if (end.tv_nsec >= 1000000000L) {
+		end.tv_sec++;
+		end.tv_nsec -= 1000000000L;
+	}
+	do {
+		char *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		for (int i = 0; i < 200; i++)
+			x = hot_inner(x);
+		if (page != MAP_FAILED) {
+			page[0] = (char)x;
+			munmap(page, 4096);
+		}
+		nanosleep(&nap, NULL);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	} while (now.tv_sec < end.tv_sec || (now.tv_sec == end.tv_sec && now.tv_nsec < end.tv_nsec));
+	return x;
+}
+
 int main(int argc, char **argv)
 {
 	double seconds = argc > 1 ? atof(argv[1]) : 1.0;
@@ -167,12 +198,15 @@ int main(int argc, char **argv)
 		pthread_create(&th[n++], NULL, sleeper, NULL);
 		pthread_create(&th[n++], NULL, napper, NULL);
 	}
+	if (strcmp(what, "main") == 0) {
+		return main_alone(seconds) < 0;
+	}
 	if (strcmp(what, "deep") == 0) {
 		pthread_create(&th[n++], NULL, deep_worker, NULL);
 		pthread_create(&th[n++], NULL, deep_worker, NULL);
 	}
 	if (!n) {
-		fprintf(stderr, "usage: workload [SECONDS] [cpu|lock|io|sleep|deep|all]\n");
+		fprintf(stderr, "usage: workload [SECONDS] [cpu|lock|io|sleep|deep|main|all]\n");
 		return 1;
 	}
 	ts.tv_sec = (time_t)seconds;

@@ -14,24 +14,28 @@ need_python
 need_perf
 build_workload
 GROUP='{cpu-clock,page-faults,context-switches}:S'
-# record_group OUT SECONDS PERF-ARGS...: the workload under the group, until
-# perf script shows a sample of every counter in it - a counter that never
-# moved between two of the leader's samples has none, and on a quiet run
-# the task's context switches may not - at most four tries, each twice as
-# long
+# record_group OUT SECONDS WHAT PERF-ARGS...: the workload (WHAT: its mode)
+# under the group, until perf script shows a sample of every counter in it
+# - a counter that never moved between two of the leader's samples has
+# none - at most four tries, each twice as long. perf record follows only
+# the task it starts with a group read by its leader's samples (no
+# inherit): per task, the workload's main thread does the work itself
+# (main: it computes, faults a page in and sleeps, each round); with "all"
+# its main thread only started the others, and on a loaded machine its few
+# samples at the start held no context switch in all four tries
 record_group() {
-	local out=$1 secs=$2 try; shift 2
+	local out=$1 secs=$2 what=$3 try; shift 3
 	for try in 1 2 3 4; do
-		record "$out" -e "$GROUP" "$@" -- "$WORKLOAD" "$secs" all
+		record "$out" -e "$GROUP" "$@" -- "$WORKLOAD" "$secs" "$what"
 		[ "$(perf script -i "$out" -F event 2>/dev/null | sort -u |
 			grep -c -E '^ *(cpu-clock|page-faults|context-switches): *$')" -eq 3 ] && return 0
 		secs=$(awk -v s="$secs" 'BEGIN { print s * 2 }')
 	done
 	fail "$out: after four recordings, perf script still shows a counter of the group without samples"
 }
-record_group "$WORK/task.data" 0.5 -g
-record_group "$WORK/cpu.data" 0.5 -a -g
-record_group "$WORK/dwarf.data" 0.3 --call-graph dwarf,4096
+record_group "$WORK/task.data" 0.5 main -g
+record_group "$WORK/cpu.data" 0.5 all -a -g
+record_group "$WORK/dwarf.data" 0.3 main --call-graph dwarf,4096
 
 for mode in task cpu dwarf; do
 	data="$WORK/$mode.data"
