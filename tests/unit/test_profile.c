@@ -1218,17 +1218,10 @@ static struct pdw sw_file(const struct sw_rec *rec, size_t n, bool cpu)
 
 /* The profile of @rec, its kernel frames named by a kallsyms of
  * sw_kfuncs; *@t: thread @tid's entry. */
-/* A user's rules file for sw_profile_cpu(), NULL none. */
-static const char *sw_state_rules;
-
-static struct profile *sw_profile_cpu(const struct sw_rec *rec, size_t n, bool cpu,
-				      uint32_t tid, const struct profile_thread **t)
+/* Write the kernel's symbols of sw_kfuncs to a new file at @path (a
+ * mkstemp() template). */
+static void sw_kallsyms(char *path)
 {
-	char path[] = "/tmp/perfport-test-kallsyms-XXXXXX";
-	struct profile_opts o = { .jobs = 1, .sym.buildid_dir = "/nonexistent",
-				  .sym.kallsyms = path, .state_rules = sw_state_rules };
-	struct pdw w = sw_file(rec, n, cpu);
-	struct profile *p = NULL;
 	int fd = mkstemp(path);
 	FILE *f;
 
@@ -1241,6 +1234,21 @@ static struct profile *sw_profile_cpu(const struct sw_rec *rec, size_t n, bool c
 			sw_kfuncs[i]);
 	fprintf(f, "%llx T _etext\n", (unsigned long long)(SW_KTEXT + 0x10000));
 	fclose(f);
+}
+
+/* A user's rules file for sw_profile_cpu(), NULL none. */
+static const char *sw_state_rules;
+
+static struct profile *sw_profile_cpu(const struct sw_rec *rec, size_t n, bool cpu,
+				      uint32_t tid, const struct profile_thread **t)
+{
+	char path[] = "/tmp/perfport-test-kallsyms-XXXXXX";
+	struct profile_opts o = { .jobs = 1, .sym.buildid_dir = "/nonexistent",
+				  .sym.kallsyms = path, .state_rules = sw_state_rules };
+	struct pdw w = sw_file(rec, n, cpu);
+	struct profile *p = NULL;
+
+	sw_kallsyms(path);
 	assert_int_equal(profile_build_mem(w.b, w.n, "switches", &o, &p), 0);
 	unlink(path);
 	free(w.b);
@@ -1453,19 +1461,11 @@ static void test_lost_cut_windows(void **state)
 	const struct profile_thread *t;
 	struct profile *whole;
 	uint64_t sum = 0;
-	int fd = mkstemp(ks), dfd = mkstemp(data);
-	FILE *f;
+	int dfd = mkstemp(data);
 
 	(void)state;
-	assert_true(fd >= 0 && dfd >= 0);
-	f = fdopen(fd, "w");
-	assert_non_null(f);
-	fprintf(f, "%llx T _text\n", (unsigned long long)SW_KTEXT);
-	for (size_t i = 0; i < sizeof(sw_kfuncs) / sizeof(sw_kfuncs[0]); i++)
-		fprintf(f, "%llx T %s\n", (unsigned long long)(SW_KTEXT + 0x100 * (i + 1)),
-			sw_kfuncs[i]);
-	fprintf(f, "%llx T _etext\n", (unsigned long long)(SW_KTEXT + 0x10000));
-	fclose(f);
+	assert_true(dfd >= 0);
+	sw_kallsyms(ks);
 	assert_int_equal(write(dfd, w.b, w.n), (ssize_t)w.n);
 	close(dfd);
 	sw_window_tid = 101;
