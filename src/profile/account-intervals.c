@@ -8,6 +8,9 @@
  */
 #include "priv.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 #include "../util/error.h"
 
 /*
@@ -23,21 +26,6 @@ static uint64_t window_start(const struct account *a)
 	return a->hdr_first ? a->hdr_first : a->first_time;
 }
 
-/* The part of [b, e] inside the --time window. */
-static uint64_t clip(const struct account *a, uint64_t b, uint64_t e)
-{
-	uint64_t lo = window_start(a);
-
-	if (b < lo)
-		b = lo;
-	if (a->filter.has_time) {
-		if (b < a->filter.t0)
-			b = a->filter.t0;
-		if (e > a->filter.t1)
-			e = a->filter.t1;
-	}
-	return e > b ? e - b : 0;
-}
 
 /* --- off-wake stacks --- */
 
@@ -112,24 +100,224 @@ static void offwake_add(struct account *a, uint32_t blocked, uint32_t waker, enu
 
 /* --- off-CPU intervals --- */
 
+/*
+ * An off-CPU interval closed, as it was then: what its charge reads. Its
+ * charge may wait (acct_iv_close()) while a loss still to be reported may
+ * cut it, and the thread's entry goes on meanwhile.
+ */
+struct acct_closed {
+	uint64_t out, end;                 /* charged from out to end */
+	uint64_t ended;                    /* where it ended (its switch-in) */
+	uint64_t wake;                     /* its waking, 0 none */
+	uint64_t lo;                       /* the recording's start then (window_start()) */
+	uint64_t timeout_ns;
+	uint32_t thread;                   /* index in a->threads */
+	uint32_t node, waker_node;
+	int8_t verdict[STATE_BY_COUNT];
+	int8_t untimed;
+	uint16_t rule_prog, rule_wake;
+	char state;
+	uint8_t how;                       /* enum acct_iv_end */
+	uint8_t no_stack;                  /* enum acct_no_stack */
+	bool runnable, kernel_any, wake_generic;
+	bool cut;                          /* end is before ended: records were lost */
+};
+
+/* the closed intervals held at most: beyond, the oldest is charged as cut so far */
+#define ACCT_CLOSED_MAX 8192
+
+/* The part of [b, e] inside the --time window and from @lo. */
+static uint64_t clip_from(const struct account *a, uint64_t lo, uint64_t b, uint64_t e)
+{
+	if (b < lo)
+		b = lo;
+	if (a->filter.has_time) {
+		if (b < a->filter.t0)
+			b = a->filter.t0;
+		if (e > a->filter.t1)
+			e = a->filter.t1;
+	}
+	return e > b ? e - b : 0;
+}
+
+/* Whether an interval [@out, @end] charging @d is outside what is
+ * profiled (before the recording's start @lo, or the --time window),
+ * charged to no stack. */
+static bool iv_outside(const struct account *a, uint64_t lo, uint64_t out, uint64_t end,
+		       uint64_t d)
+{
+	return !d && (end < lo || (a->filter.has_time && (end < a->filter.t0 || out > a->filter.t1)));
+}
+
 /* @th's interval without a stack ends, charged: counted, with why (whether
  * a sched_switch event was recorded at all is said at the end). */
-static void no_stack_count(struct account *a, const struct acct_thread *th)
+static void no_stack_count(struct account *a, uint8_t why)
 {
 	a->meta->iv_no_stack++;
-	if (th->out_no_stack == ACCT_NO_STACK_LOST)
+	if (why == ACCT_NO_STACK_LOST)
 		a->meta->iv_no_stack_lost++;
-	else if (th->out_no_stack == ACCT_NO_STACK_UNPAIRED)
+	else if (why == ACCT_NO_STACK_UNPAIRED)
 		a->no_stack_unpaired++;
+}
+
+/* Charge the closed interval @e (its thread's entry in a->threads), in
+ * the state its evidence decides, up to where a loss cut it. */
+static void iv_charge(struct account *a, struct acct_closed *e)
+{
+	struct acct_thread *th = &a->threads[e->thread];
+	uint64_t out = e->out, end = e->end, wake = e->wake, d;
+	struct profile_meta *meta = a->meta;
+	enum state_layer by;
+	enum counter cnt;
+	unsigned rt;
+
+	/* records were lost meanwhile: it may have run (and waited again)
+	 * where they were, so only its time up to the loss is known to be
+	 * this wait's, in its state; the rest is not charged */
+	if (e->cut) {
+		meta->iv_lost_cut++;
+		meta->iv_lost_cut_ns += clip_from(a, e->lo, end, e->ended);
+		/* a waking after the loss may be of a later wait */
+		if (wake > end) {
+			e->verdict[STATE_BY_WAKEUP] = -1;
+			e->rule_wake = 0;
+			e->wake_generic = false;
+		}
+	}
+	if (wake < out || wake > end)
+		wake = 0;
+	d = clip_from(a, e->lo, out, end);
+	if (e->how == ACCT_IV_AT_END) {
+		meta->iv_open_ns += d;
+		th->open_at_end++;
+	}
+	/* runnable from the switch-out (preempted, or yielding): waiting for
+	 * a CPU all along, whatever its state is judged for */
+	if (e->runnable) {
+		th->delay_ns += d;
+	} else if (wake) {
+		th->blocked_ns += clip_from(a, e->lo, out, wake);
+		th->delay_ns += clip_from(a, e->lo, wake, end);
+	} else {
+		th->blocked_ns += d;
+	}
+	if (iv_outside(a, e->lo, out, end, d))
+		return;
+	if (e->no_stack)
+		no_stack_count(a, e->no_stack);
+	/* a timeout far longer than the wait (twice as long, or longer than
+	 * what the recording saw of it) did not end it: the wait was not
+	 * timed, whatever the call allowed */
+	if (e->verdict[STATE_BY_ARGS] == CNT_TIMED_SLEEP && e->timeout_ns &&
+	    e->timeout_ns / 2 > (wake ? wake : end) - out)
+		e->verdict[STATE_BY_ARGS] = e->untimed;
+	cnt = acct_decide(e->verdict, &by);
+	th->out_cnt = cnt;
+	meta->decided_count[by]++;
+	meta->decided_ns[by] += d;
+	if (e->state != 'R' && ((by == STATE_BY_KERNEL && e->kernel_any) ||
+				(by == STATE_BY_WAKEUP && e->wake_generic))) {
+		meta->thin_count[cnt]++;
+		meta->thin_ns[cnt] += d;
+	}
+	if (by == STATE_BY_ARGS)
+		meta->iv_by_syscall++;
+	rt = by == STATE_BY_PROGRAM ? e->rule_prog : by == STATE_BY_WAKEUP ? e->rule_wake : 0;
+	if (rt && rt <= a->rules.nrt) {
+		a->rt_count[rt - 1]++;
+		a->rt_ns[rt - 1] += d;
+	}
+	th->c.count[cnt]++;
+	th->c.ns[cnt] += d;
+	if (e->no_stack) {
+		meta->iv_no_stack_ns += d;
+		th->no_stack.count[cnt]++;
+		th->no_stack.ns[cnt] += d;
+	}
+	if (e->node != TREE_NONE)
+		acct_count_at(a, e->node, cnt, 1, d, out, end, th->tid);
+	if (wake && e->state != 'R' && e->node != TREE_NONE && e->waker_node != TREE_NONE)
+		offwake_add(a, e->node, e->waker_node, cnt, clip_from(a, e->lo, out, wake), out,
+			    th->tid);
+}
+
+/*
+ * Where a LOST record still to come could cut an interval at the earliest:
+ * the earliest last record of the CPUs seen (a LOST record cuts at its
+ * CPU's last record before it, and each CPU's comes later). A CPU not seen
+ * yet is not waited for: its first record comes after all that was taken.
+ */
+static uint64_t cpus_seen_from(const struct account *a)
+{
+	uint64_t lo = UINT64_MAX;
+
+	for (size_t i = 0; i < a->nr_cpus; i++)
+		if (a->cpus[i].last && a->cpus[i].last < lo)
+			lo = a->cpus[i].last;
+	return lo;
+}
+
+/* The held interval @i places after the oldest. */
+static struct acct_closed *held(const struct account *a, size_t i)
+{
+	return &a->closed[(a->closed_head + i) & (a->cap_closed - 1)];
+}
+
+void acct_iv_settle(struct account *a, bool all)
+{
+	while (a->nr_closed) {
+		struct acct_closed *e = held(a, 0);
+
+		if (!all && e->end > a->closed_safe) {
+			a->closed_safe = cpus_seen_from(a);
+			if (e->end > a->closed_safe)
+				break;
+		}
+		iv_charge(a, e);
+		a->closed_head = (a->closed_head + 1) & (a->cap_closed - 1);
+		a->nr_closed--;
+	}
+	if (all) {
+		free(a->closed);
+		a->closed = NULL;
+		a->cap_closed = a->closed_head = 0;
+	}
+}
+
+/*
+ * Hold @e's charge: a loss reported later may cut it. Return: false where
+ * it cannot be held (no memory), and is to be charged now.
+ */
+static bool iv_hold(struct account *a, const struct acct_closed *e)
+{
+	if (a->nr_closed == a->cap_closed && a->cap_closed < ACCT_CLOSED_MAX) {
+		size_t cap = a->cap_closed ? a->cap_closed * 2 : 64;
+		struct acct_closed *n = malloc(cap * sizeof(*n));
+
+		if (!n)
+			return false;
+		for (size_t i = 0; i < a->nr_closed; i++)
+			n[i] = *held(a, i);
+		free(a->closed);
+		a->closed = n;
+		a->cap_closed = cap;
+		a->closed_head = 0;
+	}
+	/* as many held as allowed: the oldest is charged as cut so far */
+	if (a->nr_closed == a->cap_closed) {
+		iv_charge(a, held(a, 0));
+		a->closed_head = (a->closed_head + 1) & (a->cap_closed - 1);
+		a->nr_closed--;
+	}
+	*held(a, a->nr_closed++) = *e;
+	return true;
 }
 
 void acct_iv_close(struct account *a, struct acct_thread *th, uint64_t end,
 		   enum acct_iv_end how)
 {
-	uint64_t out = th->out_time, wake = th->wake_time, d;
 	struct profile_meta *meta = a->meta;
-	enum state_layer by;
-	unsigned rt;
+	struct acct_closed e;
 
 	if (!th->off)
 		return;
@@ -141,91 +329,60 @@ void acct_iv_close(struct account *a, struct acct_thread *th, uint64_t end,
 		return;
 	}
 	th->out_fork = false;
-	if (end < out)
-		end = out;
+	if (end < th->out_time)
+		end = th->out_time;
 	th->in_time = how == ACCT_IV_AT_END ? 0 : end;
 	if (how == ACCT_IV_INFERRED || how == ACCT_IV_APPROX)
 		th->bounded++;
-	/* records were lost meanwhile: it may have run (and waited again)
-	 * where they were, so only its time up to the loss is known to be
-	 * this wait's, in its state; the rest is not charged */
-	if (th->lost_cut && th->lost_end < end) {
-		if (!th->filtered) {
-			meta->iv_lost_cut++;
-			meta->iv_lost_cut_ns += clip(a, th->lost_end, end);
-		}
-		end = th->lost_end;
-		/* a waking after the loss may be of a later wait */
-		if (th->wake_time > end) {
-			th->verdict[STATE_BY_WAKEUP] = -1;
-			th->rule_wake = 0;
-			th->wake_generic = false;
-		}
-	}
-	th->lost_cut = false;
-	if (wake < out || wake > end)
-		wake = 0;
 	switch (how) {
 	case ACCT_IV_EXACT: meta->iv_exact++; break;
 	case ACCT_IV_INFERRED: meta->iv_inferred++; break;
 	case ACCT_IV_APPROX: meta->iv_approx++; break;
 	case ACCT_IV_AT_END: meta->iv_open_at_end++; break;
 	}
-	if (th->filtered)
+	if (th->filtered) {
+		th->lost_cut = false;
 		return;
-	d = clip(a, out, end);
-	if (how == ACCT_IV_AT_END) {
-		meta->iv_open_ns += d;
-		th->open_at_end++;
 	}
-	/* runnable from the switch-out (preempted, or yielding): waiting for
-	 * a CPU all along, whatever its state is judged for */
-	if (th->out_runnable) {
-		th->delay_ns += d;
-	} else if (wake) {
-		th->blocked_ns += clip(a, out, wake);
-		th->delay_ns += clip(a, wake, end);
-	} else {
-		th->blocked_ns += d;
+	e = (struct acct_closed){
+		.out = th->out_time, .end = end, .ended = end, .wake = th->wake_time,
+		.lo = window_start(a), .timeout_ns = th->timeout_ns,
+		.thread = (uint32_t)(th - a->threads), .node = th->out_node,
+		.waker_node = th->waker_node, .untimed = th->untimed,
+		.rule_prog = th->rule_prog, .rule_wake = th->rule_wake, .state = th->out_state,
+		.how = (uint8_t)how, .no_stack = th->out_no_stack, .runnable = th->out_runnable,
+		.kernel_any = th->kernel_any, .wake_generic = th->wake_generic,
+	};
+	memcpy(e.verdict, th->verdict, sizeof(e.verdict));
+	/* records were lost while it was open: charged up to the loss */
+	if (th->lost_cut && th->lost_end < end) {
+		e.end = th->lost_end;
+		e.cut = true;
 	}
-	if (!d && (end < window_start(a) ||
-		   (a->filter.has_time && (end < a->filter.t0 || out > a->filter.t1))))
-		return;
-	if (th->out_no_stack)
-		no_stack_count(a, th);
-	/* a timeout far longer than the wait (twice as long, or longer than
-	 * what the recording saw of it) did not end it: the wait was not
-	 * timed, whatever the call allowed */
-	if (th->verdict[STATE_BY_ARGS] == CNT_TIMED_SLEEP && th->timeout_ns &&
-	    th->timeout_ns / 2 > (wake ? wake : end) - out)
-		th->verdict[STATE_BY_ARGS] = th->untimed;
-	th->out_cnt = acct_decide(th->verdict, &by);
-	meta->decided_count[by]++;
-	meta->decided_ns[by] += d;
-	if (th->out_state != 'R' && ((by == STATE_BY_KERNEL && th->kernel_any) ||
-				     (by == STATE_BY_WAKEUP && th->wake_generic))) {
-		meta->thin_count[th->out_cnt]++;
-		meta->thin_ns[th->out_cnt] += d;
+	th->lost_cut = false;
+	/*
+	 * A loss reported later may still cut it: a LOST record is its CPU's
+	 * first record after the records it lost, and that CPU's last record
+	 * before them may be earlier than this switch-in - the thread may
+	 * have run there meanwhile. Its charge waits until every CPU seen has
+	 * a record from its end on (none can report a loss before then any
+	 * more); at the end, all is charged.
+	 */
+	if (how != ACCT_IV_AT_END && a->nr_cpus) {
+		if (e.end > a->closed_safe)
+			a->closed_safe = cpus_seen_from(a);
+		if (e.end > a->closed_safe) {
+			/* the first charge sets slice 0's start, as it would have now */
+			if (a->opts->slice_ns && !a->slice_origin && e.node != TREE_NONE &&
+			    !iv_outside(a, e.lo, e.out, e.end, clip_from(a, e.lo, e.out, e.end)))
+				a->slice_origin = a->first_time ? a->first_time : e.out;
+			if (iv_hold(a, &e)) {
+				acct_iv_settle(a, false);
+				return;
+			}
+		}
 	}
-	if (by == STATE_BY_ARGS)
-		meta->iv_by_syscall++;
-	rt = by == STATE_BY_PROGRAM ? th->rule_prog : by == STATE_BY_WAKEUP ? th->rule_wake : 0;
-	if (rt && rt <= a->rules.nrt) {
-		a->rt_count[rt - 1]++;
-		a->rt_ns[rt - 1] += d;
-	}
-	th->c.count[th->out_cnt]++;
-	th->c.ns[th->out_cnt] += d;
-	if (th->out_no_stack) {
-		meta->iv_no_stack_ns += d;
-		th->no_stack.count[th->out_cnt]++;
-		th->no_stack.ns[th->out_cnt] += d;
-	}
-	if (th->out_node != TREE_NONE)
-		acct_count_at(a, th->out_node, th->out_cnt, 1, d, out, end, th->tid);
-	if (wake && th->out_state != 'R' && th->out_node != TREE_NONE && th->waker_node != TREE_NONE)
-		offwake_add(a, th->out_node, th->waker_node, th->out_cnt, clip(a, out, wake), out,
-			    th->tid);
+	iv_charge(a, &e);
 }
 
 /*
@@ -266,7 +423,7 @@ void acct_iv_evidence(struct account *a, struct acct_thread *th, uint64_t t, uin
 void acct_run_end(struct account *a, struct acct_thread *th, uint64_t t)
 {
 	if (th->in_time && t > th->in_time && !th->filtered)
-		th->run_ns += clip(a, th->in_time, t);
+		th->run_ns += clip_from(a, window_start(a), th->in_time, t);
 	th->in_time = 0;
 }
 
@@ -343,17 +500,21 @@ void acct_lost_record(struct account *a, const struct perf_event *ev)
 {
 	struct acct_cpu *c = ev->has_sample_id && ev->sample.cpu != UINT32_MAX ?
 				     acct_cpu_at(a, ev->sample.cpu) : NULL;
+	uint64_t from = c ? c->last : a->rec_last;
 
 	/*
-	 * The open intervals the lost records may have ended: any thread off
-	 * CPU may have been switched in on that CPU (a woken thread runs
-	 * where it is sent), run and switched out again there, its records
-	 * lost; where that CPU's records are whole it cannot have. Each is
-	 * charged up to that CPU's last record before the loss (of a loss
-	 * naming no CPU - a per-task recording's records may carry none - the
-	 * last record of any). Not of a LOST_SAMPLES record: samples the
-	 * kernel could not take, or perf record's count of them at the end
-	 * (of time 0), which says nothing of when or where.
+	 * The intervals the lost records may have ended: any thread off CPU
+	 * since before that CPU's last record may have been switched in on
+	 * it (a woken thread runs where it is sent), run and switched out
+	 * again there, its records lost; where that CPU's records are whole
+	 * it cannot have. Each is charged up to that CPU's last record before
+	 * the loss (of a loss naming no CPU - a per-task recording's records
+	 * may carry none - the last record of any): those open now, and those
+	 * closed since then (switched in on another CPU while these records
+	 * were being lost: the LOST record comes after them in time), whose
+	 * charge waits for it (acct_iv_close()). Not of a LOST_SAMPLES
+	 * record: samples the kernel could not take, or perf record's count
+	 * of them at the end (of time 0), which says nothing of when or where.
 	 */
 	for (size_t i = 0; ev->type == PERF_RECORD_LOST && i < a->nr_threads; i++) {
 		struct acct_thread *th = &a->threads[i];
@@ -361,9 +522,18 @@ void acct_lost_record(struct account *a, const struct perf_event *ev)
 		if (!th->off || th->lost_cut)
 			continue;
 		th->lost_cut = true;
-		th->lost_end = c ? c->last : a->rec_last;
+		th->lost_end = from;
 		if (th->lost_end < th->out_time)
 			th->lost_end = th->out_time;
+	}
+	for (size_t i = 0; ev->type == PERF_RECORD_LOST && i < a->nr_closed; i++) {
+		struct acct_closed *e = held(a, i);
+		uint64_t to = from > e->out ? from : e->out;
+
+		if (to < e->end) {
+			e->end = to;
+			e->cut = true;
+		}
 	}
 	a->lost_all++;
 	if (c)

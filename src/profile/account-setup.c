@@ -315,4 +315,5 @@ void acct_release(struct account *a)
 	free(a->blocked);
 	free(a->rt_count);
 	free(a->rt_ns);
+	free(a->closed);
 }

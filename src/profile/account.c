@@ -392,6 +392,8 @@ void acct_finish(struct account *a)
 	}
 	acct_pend_make_all(a);
 	acct_stack_flush_all(a);
+	/* no loss can be reported any more: what was held for one is charged */
+	acct_iv_settle(a, true);
 	for (size_t i = 0; i < a->nr_threads; i++) {
 		struct acct_thread *th = &a->threads[i];
 

@@ -192,6 +192,8 @@ struct acct_cpu {
 	uint64_t lost;                     /* LOST records seen for it */
 };
 
+struct acct_closed;
+
 struct account {
 	const struct profile_opts *opts;
 	const struct machine *m;
@@ -271,6 +273,12 @@ struct account {
 	uint64_t hdr_first;                /* the first sample's, as the header says; 0 unknown */
 	uint64_t slice_origin;             /* perf clock of slice 0 (opts->slice_ns), 0 unset */
 	struct profile_meta *meta;         /* counts go here */
+	/* off-CPU intervals closed whose charge waits until no LOST record
+	 * can cut them any more (account-intervals.c), oldest first from
+	 * closed_head; closed_safe: no CPU seen has its last record before it */
+	struct acct_closed *closed;
+	size_t closed_head, nr_closed, cap_closed;
+	uint64_t closed_safe;
 };
 
 /**
@@ -526,6 +534,14 @@ static inline void acct_run_begin(struct acct_thread *th, uint64_t t)
 
 /** acct_run_end() - @th leaves the CPU at @t: its run since its switch-in is measured. */
 void acct_run_end(struct account *a, struct acct_thread *th, uint64_t t);
+
+/**
+ * acct_iv_settle() - charge the closed intervals held for a loss that may
+ * still cut them (acct_iv_close()): those no LOST record can cut any
+ * more, or, @all (at the end of the recording or of a window), every one,
+ * as cut so far; the held list is freed then.
+ */
+void acct_iv_settle(struct account *a, bool all);
 
 /**
  * acct_same_switch() - whether a switch-out of @th on @cpu, seen as a

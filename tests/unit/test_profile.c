@@ -1123,6 +1123,10 @@ struct sw_rec {
 	uint64_t chain[4];      /* kernel functions (KF()), 0-ended */
 };
 
+/* The CPU of each record the next sw_file() writes, by index (for that
+ * one recording); NULL: all CPU 0. */
+static const uint32_t *sw_cpus;
+
 /* The records @rec (@n) as a file-mode recording of thread 101.. of
  * process 100, one CPU, sched_switch with stacks and states. */
 static struct pdw sw_file(const struct sw_rec *rec, size_t n, bool cpu)
@@ -1136,7 +1140,7 @@ static struct pdw sw_file(const struct sw_rec *rec, size_t n, bool cpu)
 				  PERF_ATTR_FLAG_SAMPLE_ID_ALL);
 	for (size_t i = 0; i < n; i++) {
 		const struct sw_rec *r = &rec[i];
-		uint32_t pid = r->prev ? 100 : 0;
+		uint32_t pid = r->prev ? 100 : 0, rcpu = sw_cpus ? sw_cpus[i] : 0;
 
 		if (r->type == PERF_RECORD_SAMPLE) {
 			uint8_t raw[68] = { 0 };
@@ -1150,7 +1154,7 @@ static struct pdw sw_file(const struct sw_rec *rec, size_t n, bool cpu)
 			pdw_u32(&w, r->prev);
 			pdw_u64(&w, r->time);
 			if (cpu) {
-				pdw_u32(&w, 0);         /* cpu */
+				pdw_u32(&w, rcpu);      /* cpu */
 				pdw_u32(&w, 0);
 			}
 			pdw_u64(&w, 1);                 /* period */
@@ -1183,7 +1187,7 @@ static struct pdw sw_file(const struct sw_rec *rec, size_t n, bool cpu)
 		pdw_u32(&w, r->type == PERF_RECORD_LOST ? 100 : r->prev);
 		pdw_u64(&w, r->time);
 		if (cpu) {
-			pdw_u32(&w, 0);
+			pdw_u32(&w, rcpu);
 			pdw_u32(&w, 0);
 		}
 		pdw_end(&w, at);
@@ -1213,6 +1217,7 @@ static struct pdw sw_file(const struct sw_rec *rec, size_t n, bool cpu)
 	pdw_patch_u64(&w, feat_off + 8, w.n - fs);
 	one_event_data(&w, data_off, data_end);
 	pdw_patch_u64(&w, 72, 1ULL << 1);
+	sw_cpus = NULL;
 	return w;
 }
 
@@ -1422,6 +1427,79 @@ static void test_lost_cut_no_cpu(void **state)
 	profile_free(p);
 }
 
+/*
+ * A loss cuts the intervals that closed while the records were being lost
+ * too: CPU 0's last record before its loss is at 1500, and its LOST record
+ * (its next record) at 4000. Thread 101, asleep from 1000 (CPU 0), is
+ * switched in at 3000 on CPU 1: it may have run on CPU 0 after 1500 and
+ * slept again there, so only 1000-1500 is known to be this wait's (2000
+ * charged before). Thread 102 on CPU 1: asleep 1100-1400, before the
+ * loss, charged whole; preempted 2000-2500, within it, charged nothing
+ * (500 before); asleep from 2800 to the end, open at the loss, nothing.
+ * Without the loss, everything is charged whole, as it always was.
+ */
+static void test_lost_cut_closed(void **state)
+{
+	static const struct sw_rec rec[] = {
+		{ PERF_RECORD_SAMPLE, 100, 0, 0, 'R', { KF(0) } },
+		{ PERF_RECORD_SAMPLE, 150, 0, 0, 'R', { KF(0) } },
+		{ PERF_RECORD_SAMPLE, 1000, 101, 0, 'S', { KF(0), KF(5) } },
+		{ PERF_RECORD_SAMPLE, 1100, 102, 0, 'S', { KF(0), KF(5) } },
+		{ PERF_RECORD_SAMPLE, 1400, 0, 102, 'R', { KF(0) } },
+		{ PERF_RECORD_SAMPLE, 1500, 0, 0, 'R', { KF(0) } },
+		{ PERF_RECORD_SAMPLE, 2000, 102, 0, 'R', { KF(0), KF(3) } },
+		{ PERF_RECORD_SAMPLE, 2500, 0, 102, 'R', { KF(0) } },
+		{ PERF_RECORD_SAMPLE, 2800, 102, 0, 'S', { KF(0), KF(5) } },
+		{ PERF_RECORD_SAMPLE, 3000, 0, 101, 'R', { KF(0) } },
+		{ PERF_RECORD_LOST, 4000, 5, 0, 0, { 0 } },
+		{ PERF_RECORD_SAMPLE, 4000, 0, 0, 'R', { KF(0) } },
+		{ PERF_RECORD_SAMPLE, 7000, 0, 0, 'R', { KF(0) } },
+	};
+	static const uint32_t cpus[] = { 0, 1, 0, 1, 1, 0, 1, 1, 1, 1, 0, 0, 0 };
+	const size_t n = sizeof(rec) / sizeof(rec[0]);
+	struct sw_rec whole[sizeof(rec) / sizeof(rec[0])];
+	uint32_t whole_cpus[sizeof(rec) / sizeof(rec[0])];
+	const struct profile_thread *t, *u = NULL;
+	struct profile *p;
+	size_t k = 0;
+
+	(void)state;
+	sw_cpus = cpus;
+	p = sw_profile(rec, n, 101, &t);
+	assert_int_equal(t->c.ns[CNT_SLEEP], 1500 - 1000);
+	assert_int_equal(t->c.count[CNT_SLEEP], 1);
+	assert_int_equal(t->blocked_ns, 500);
+	for (size_t i = 0; i < p->nr_threads; i++)
+		if (p->threads[i].tid == 102)
+			u = &p->threads[i];
+	assert_non_null(u);
+	assert_int_equal(u->c.ns[CNT_SLEEP], 1400 - 1100);
+	assert_int_equal(u->c.count[CNT_SLEEP], 2);
+	assert_int_equal(u->c.ns[CNT_PREEMPTED], 0);
+	assert_int_equal(u->c.count[CNT_PREEMPTED], 1);
+	assert_int_equal(p->meta.iv_lost_cut, 3);
+	assert_int_equal(p->meta.iv_lost_cut_ns, (3000 - 1500) + (2500 - 2000) + (7000 - 2800));
+	profile_free(p);
+	/* the same recording without its loss */
+	for (size_t i = 0; i < n; i++)
+		if (rec[i].type != PERF_RECORD_LOST) {
+			whole_cpus[k] = cpus[i];
+			whole[k++] = rec[i];
+		}
+	sw_cpus = whole_cpus;
+	p = sw_profile(whole, k, 101, &t);
+	assert_int_equal(t->c.ns[CNT_SLEEP], 3000 - 1000);
+	for (size_t i = 0; i < p->nr_threads; i++)
+		if (p->threads[i].tid == 102)
+			u = &p->threads[i];
+	assert_int_equal(u->c.ns[CNT_SLEEP], (1400 - 1100) + (7000 - 2800));
+	assert_int_equal(u->c.ns[CNT_PREEMPTED], 2500 - 2000);
+	assert_int_equal(p->meta.iv_lost_cut, 0);
+	assert_int_equal(p->meta.iv_lost_cut_ns, 0);
+	assert_int_equal(p->meta.iv_exact, 3);
+	profile_free(p);
+}
+
 /* profile_build_windows()'s consumer: thread sw_window_tid's preempted ns. */
 static uint32_t sw_window_tid;
 
@@ -1563,6 +1641,7 @@ int main(void)
 		cmocka_unit_test(test_exit_end),
 		cmocka_unit_test(test_lost_cut),
 		cmocka_unit_test(test_lost_cut_no_cpu),
+		cmocka_unit_test(test_lost_cut_closed),
 		cmocka_unit_test(test_lost_cut_windows),
 		cmocka_unit_test(test_released_task),
 		cmocka_unit_test(test_mode_key),
