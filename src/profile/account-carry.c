@@ -3,7 +3,7 @@
  * account-carry.c - from one window's accounting to the next
  * (profile_build_windows()): each live thread's open off-CPU interval, or
  * that it is running, copied out at a window's end and opened again in
- * the next window's accounting.
+ * the next window's accounting; and each CPU's last record.
  */
 #include "priv.h"
 
@@ -33,6 +33,12 @@ struct acct_carried {
 struct acct_carry {
 	struct acct_carried *t;
 	size_t n;
+	/* each CPU's last record's time (0: none): a loss a CPU reports in
+	 * the next window reaches back to it, and the waits closed there are
+	 * held until each of these CPUs has a record after them, as in the
+	 * whole recording (acct_iv_close()) */
+	uint64_t *cpu_last;
+	size_t nr_cpus;
 };
 
 void acct_carry_free(struct acct_carry *c)
@@ -48,6 +54,7 @@ void acct_carry_free(struct acct_carry *c)
 		free(c->t[i].frames);
 	}
 	free(c->t);
+	free(c->cpu_last);
 	free(c);
 }
 
@@ -101,10 +108,14 @@ int acct_carry_take(const struct account *a, struct acct_carry **out)
 	if (!c)
 		return PP_ENOMEM;
 	c->t = calloc(a->nr_threads ? a->nr_threads : 1, sizeof(*c->t));
-	if (!c->t) {
-		free(c);
+	c->cpu_last = calloc(a->nr_cpus ? a->nr_cpus : 1, sizeof(*c->cpu_last));
+	if (!c->t || !c->cpu_last) {
+		acct_carry_free(c);
 		return PP_ENOMEM;
 	}
+	c->nr_cpus = a->nr_cpus;
+	for (size_t i = 0; i < a->nr_cpus; i++)
+		c->cpu_last[i] = a->cpus[i].last;
 	for (size_t i = 0; i < a->nr_threads && !ret; i++) {
 		const struct acct_thread *th = &a->threads[i];
 		struct acct_carried *o;
@@ -165,6 +176,17 @@ static uint32_t carried_node(struct account *a, const struct acct_carried *cf)
 
 int acct_carry_put(struct account *a, const struct acct_carry *c, uint64_t t)
 {
+	for (size_t i = 0; c && i < c->nr_cpus; i++) {
+		struct acct_cpu *cpu;
+
+		if (!c->cpu_last[i])
+			continue;
+		cpu = acct_cpu_at(a, (uint32_t)i);
+		if (!cpu)
+			return PP_ENOMEM;
+		if (cpu->last < c->cpu_last[i])
+			cpu->last = c->cpu_last[i];
+	}
 	for (size_t i = 0; c && i < c->n; i++) {
 		const struct acct_carried *cf = &c->t[i];
 		struct acct_thread *th = acct_thread_get(a, cf->pid, cf->tid, t);

@@ -335,7 +335,7 @@ struct acct_carry;
  * acct_carry_take() - what a next window's accounting needs of @a's
  * threads at its end: each live thread's open off-CPU interval (its
  * state, the evidence so far, its stack, copied out of @a's tree) or that
- * it is running. Call before acct_finish(). *@out is the caller's
+ * it is running, and each CPU's last record. Call before acct_finish(). *@out is the caller's
  * (acct_carry_free()). Return: 0 or PP_ENOMEM.
  */
 int acct_carry_take(const struct account *a, struct acct_carry **out);
@@ -343,7 +343,7 @@ int acct_carry_take(const struct account *a, struct acct_carry **out);
 /**
  * acct_carry_put() - open in @a (a new window's, just set up) the
  * intervals @c carries, from @t (the boundary); a running thread runs from
- * @t. Return: 0 or PP_ENOMEM.
+ * @t; each CPU's last record is the one @c says. Return: 0 or PP_ENOMEM.
  */
 int acct_carry_put(struct account *a, const struct acct_carry *c, uint64_t t);
 

@@ -1500,7 +1500,8 @@ static void test_lost_cut_closed(void **state)
 	profile_free(p);
 }
 
-/* profile_build_windows()'s consumer: thread sw_window_tid's preempted ns. */
+/* profile_build_windows()'s consumer: thread sw_window_tid's preempted
+ * and sleep ns. */
 static uint32_t sw_window_tid;
 
 static int sw_window_sum(void *ctx, struct profile *p, bool partial)
@@ -1510,9 +1511,30 @@ static int sw_window_sum(void *ctx, struct profile *p, bool partial)
 	(void)partial;
 	for (size_t i = 0; i < p->nr_threads; i++)
 		if (p->threads[i].tid == sw_window_tid)
-			*sum += p->threads[i].c.ns[CNT_PREEMPTED];
+			*sum += p->threads[i].c.ns[CNT_PREEMPTED] + p->threads[i].c.ns[CNT_SLEEP];
 	profile_free(p);
 	return 0;
+}
+
+/* Thread sw_window_tid's preempted and sleep ns in @rec's windows of @ns. */
+static uint64_t sw_windows(const struct sw_rec *rec, size_t n, uint64_t ns)
+{
+	char ks[] = "/tmp/perfport-test-kallsyms-XXXXXX", data[] = "/tmp/perfport-test-win-XXXXXX";
+	struct profile_opts o = { .jobs = 1, .sym.buildid_dir = "/nonexistent", .sym.kallsyms = ks };
+	struct pdw w = sw_file(rec, n, true);
+	uint64_t sum = 0;
+	int dfd = mkstemp(data);
+
+	assert_true(dfd >= 0);
+	sw_kallsyms(ks);
+	assert_int_equal(write(dfd, w.b, w.n), (ssize_t)w.n);
+	close(dfd);
+	assert_int_equal(profile_build_windows(data, &o, ns, sw_window_sum, &sum), 0);
+	profile_settle();
+	unlink(data);
+	unlink(ks);
+	free(w.b);
+	return sum;
 }
 
 /*
@@ -1533,28 +1555,57 @@ static void test_lost_cut_windows(void **state)
 		{ PERF_RECORD_SAMPLE, 5000, 0, 101, 'R', { KF(0) } },
 		{ PERF_RECORD_SAMPLE, 6000, 0, 0, 'R', { KF(0) } },
 	};
-	char ks[] = "/tmp/perfport-test-kallsyms-XXXXXX", data[] = "/tmp/perfport-test-win-XXXXXX";
-	struct profile_opts o = { .jobs = 1, .sym.buildid_dir = "/nonexistent", .sym.kallsyms = ks };
-	struct pdw w = sw_file(rec, sizeof(rec) / sizeof(rec[0]), true);
 	const struct profile_thread *t;
 	struct profile *whole;
-	uint64_t sum = 0;
-	int dfd = mkstemp(data);
+	uint64_t sum;
 
 	(void)state;
-	assert_true(dfd >= 0);
-	sw_kallsyms(ks);
-	assert_int_equal(write(dfd, w.b, w.n), (ssize_t)w.n);
-	close(dfd);
 	sw_window_tid = 101;
-	assert_int_equal(profile_build_windows(data, &o, 2000, sw_window_sum, &sum), 0);
-	profile_settle();
-	unlink(data);
-	unlink(ks);
-	free(w.b);
+	sum = sw_windows(rec, sizeof(rec) / sizeof(rec[0]), 2000);
 	whole = sw_profile(rec, sizeof(rec) / sizeof(rec[0]), 101, &t);
 	assert_int_equal(t->c.ns[CNT_PREEMPTED], 500);
 	assert_int_equal(sum, t->c.ns[CNT_PREEMPTED]);
+	profile_free(whole);
+}
+
+/*
+ * A window's waits wait for the CPUs silent since an earlier window too:
+ * CPU 0's last record is at 1500, in the first window (windows of 2000 ns
+ * from 100), and its LOST record at 3000. Thread 101, asleep on CPU 1 at
+ * 2200-2600 and 2700-2800, in the second window, within the gap: nothing
+ * charged, in the windows as in the whole recording. The second window
+ * knew no record of CPU 0 and charged the first wait whole (400 ns) once
+ * CPU 1 had a record after it.
+ */
+static void test_lost_cut_windows_silent_cpu(void **state)
+{
+	static const struct sw_rec rec[] = {
+		{ PERF_RECORD_SAMPLE, 100, 0, 0, 'R', { KF(0) } },
+		{ PERF_RECORD_SAMPLE, 150, 0, 0, 'R', { KF(0) } },
+		{ PERF_RECORD_SAMPLE, 1500, 0, 0, 'R', { KF(0) } },
+		{ PERF_RECORD_SAMPLE, 2200, 101, 0, 'S', { KF(0), KF(5) } },
+		{ PERF_RECORD_SAMPLE, 2600, 0, 101, 'R', { KF(0) } },
+		{ PERF_RECORD_SAMPLE, 2700, 101, 0, 'S', { KF(0), KF(5) } },
+		{ PERF_RECORD_SAMPLE, 2800, 0, 101, 'R', { KF(0) } },
+		{ PERF_RECORD_LOST, 3000, 5, 0, 0, { 0 } },
+		{ PERF_RECORD_SAMPLE, 3000, 0, 0, 'R', { KF(0) } },
+		{ PERF_RECORD_SAMPLE, 5000, 0, 0, 'R', { KF(0) } },
+	};
+	static const uint32_t cpus[] = { 0, 1, 0, 1, 1, 1, 1, 0, 0, 1 };
+	const struct profile_thread *t;
+	struct profile *whole;
+	uint64_t sum;
+
+	(void)state;
+	sw_window_tid = 101;
+	sw_cpus = cpus;
+	sum = sw_windows(rec, sizeof(rec) / sizeof(rec[0]), 2000);
+	sw_cpus = cpus;
+	whole = sw_profile(rec, sizeof(rec) / sizeof(rec[0]), 101, &t);
+	assert_int_equal(t->c.ns[CNT_SLEEP], 0);
+	assert_int_equal(t->c.count[CNT_SLEEP], 2);
+	assert_int_equal(whole->meta.iv_lost_cut, 2);
+	assert_int_equal(sum, 0);
 	profile_free(whole);
 }
 
@@ -1643,6 +1694,7 @@ int main(void)
 		cmocka_unit_test(test_lost_cut_no_cpu),
 		cmocka_unit_test(test_lost_cut_closed),
 		cmocka_unit_test(test_lost_cut_windows),
+		cmocka_unit_test(test_lost_cut_windows_silent_cpu),
 		cmocka_unit_test(test_released_task),
 		cmocka_unit_test(test_mode_key),
 		cmocka_unit_test(test_syscall_evidence),
