@@ -1500,6 +1500,51 @@ static void test_lost_cut_closed(void **state)
 	profile_free(p);
 }
 
+/*
+ * The waits held for a loss are bounded: CPU 1 silent from 150 holds every
+ * wait of thread 101 on CPU 0 (9,000 preemptions of 10 ns, 1000 + 20 i to
+ * 1010 + 20 i); beyond 8,192 held, the oldest is charged as it is, and
+ * CPU 1's LOST record at the end cuts the 8,192 still held (at their
+ * switch-out: CPU 1's last record is before them all).
+ */
+static void test_lost_cut_held_bound(void **state)
+{
+	const size_t waits = 9000, held = 8192, n = 2 * waits + 5;
+	struct sw_rec *rec = calloc(n, sizeof(*rec));
+	uint32_t *cpus = calloc(n, sizeof(*cpus));
+	const struct profile_thread *t;
+	struct profile *p;
+	uint64_t end = 1000 + 20 * waits;
+	size_t k = 0;
+
+	(void)state;
+	assert_non_null(rec);
+	assert_non_null(cpus);
+	rec[k++] = (struct sw_rec){ PERF_RECORD_SAMPLE, 100, 0, 0, 'R', { KF(0) } };
+	cpus[k] = 1;
+	rec[k++] = (struct sw_rec){ PERF_RECORD_SAMPLE, 150, 0, 0, 'R', { KF(0) } };
+	for (size_t i = 0; i < waits; i++) {
+		rec[k++] = (struct sw_rec){ PERF_RECORD_SAMPLE, 1000 + 20 * i, 101, 0, 'R',
+					    { KF(0), KF(3) } };
+		rec[k++] = (struct sw_rec){ PERF_RECORD_SAMPLE, 1010 + 20 * i, 0, 101, 'R', { KF(0) } };
+	}
+	cpus[k] = 1;
+	rec[k++] = (struct sw_rec){ PERF_RECORD_LOST, end, 5, 0, 0, { 0 } };
+	cpus[k] = 1;
+	rec[k++] = (struct sw_rec){ PERF_RECORD_SAMPLE, end, 0, 0, 'R', { KF(0) } };
+	rec[k++] = (struct sw_rec){ PERF_RECORD_SAMPLE, end + 100, 0, 0, 'R', { KF(0) } };
+	assert_int_equal(k, n);
+	sw_cpus = cpus;
+	p = sw_profile(rec, n, 101, &t);
+	assert_int_equal(t->c.count[CNT_PREEMPTED], waits);
+	assert_int_equal(t->c.ns[CNT_PREEMPTED], 10 * (waits - held));
+	assert_int_equal(p->meta.iv_lost_cut, held);
+	assert_int_equal(p->meta.iv_lost_cut_ns, 10 * held);
+	profile_free(p);
+	free(cpus);
+	free(rec);
+}
+
 /* profile_build_windows()'s consumer: thread sw_window_tid's preempted
  * and sleep ns. */
 static uint32_t sw_window_tid;
@@ -1693,6 +1738,7 @@ int main(void)
 		cmocka_unit_test(test_lost_cut),
 		cmocka_unit_test(test_lost_cut_no_cpu),
 		cmocka_unit_test(test_lost_cut_closed),
+		cmocka_unit_test(test_lost_cut_held_bound),
 		cmocka_unit_test(test_lost_cut_windows),
 		cmocka_unit_test(test_lost_cut_windows_silent_cpu),
 		cmocka_unit_test(test_released_task),
