@@ -275,7 +275,8 @@ struct account {
 	struct profile_meta *meta;         /* counts go here */
 	/* off-CPU intervals closed whose charge waits until no LOST record
 	 * can cut them any more (account-intervals.c), oldest first from
-	 * closed_head; closed_safe: no CPU seen has its last record before it */
+	 * closed_head; closed_safe: no CPU seen had its last record before it
+	 * when last looked at */
 	struct acct_closed *closed;
 	size_t closed_head, nr_closed, cap_closed;
 	uint64_t closed_safe;
@@ -335,8 +336,8 @@ struct acct_carry;
  * acct_carry_take() - what a next window's accounting needs of @a's
  * threads at its end: each live thread's open off-CPU interval (its
  * state, the evidence so far, its stack, copied out of @a's tree) or that
- * it is running, and each CPU's last record. Call before acct_finish(). *@out is the caller's
- * (acct_carry_free()). Return: 0 or PP_ENOMEM.
+ * it is running, and each CPU's last record. Call before acct_finish().
+ * *@out is the caller's (acct_carry_free()). Return: 0 or PP_ENOMEM.
  */
 int acct_carry_take(const struct account *a, struct acct_carry **out);
 
@@ -504,7 +505,8 @@ void acct_iv_open(struct account *a, struct acct_thread *th, uint64_t t, uint32_
 /**
  * acct_iv_close() - @th's open off-CPU interval, if any, ends at @end
  * (known @how): its time charged, cut at a loss, under the counter its
- * evidence decides; its run begins at @end.
+ * evidence decides - now, or once no loss reported later can cut it
+ * (acct_iv_settle()); its run begins at @end.
  */
 void acct_iv_close(struct account *a, struct acct_thread *th, uint64_t end,
 		   enum acct_iv_end how);
