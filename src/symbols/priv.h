@@ -342,6 +342,58 @@ void shared_unlock(struct sym_shared *sh);
 void shared_wait(struct sym_shared *sh);
 void shared_wake(struct sym_shared *sh);
 
+/* dwwalk.c */
+/* A unit's DIEs read in order (dwwalk_open()): where its bytes and
+ * abbreviations are; the abbreviations learnt are its own (dwwalk_close()). */
+struct dwwalk {
+	Dwarf_CU *cu;
+	const unsigned char *cu_addr;   /* the unit's DIE, at offset cu_off */
+	const unsigned char *end;       /* past the unit's last byte */
+	Dwarf_Off cu_off;
+	uint8_t version, addr_size, off_size;
+	struct walk_abbrev *ab;         /* by code, learnt from libdw */
+	size_t nab;
+	struct walk_attr *at;
+	size_t nat, cap_at;
+};
+/* A DIE as the walk read it. */
+struct dwwalk_die {
+	const unsigned char *addr;      /* its first byte */
+	int tag;
+	bool children;                  /* its abbreviation says it has */
+	const unsigned char *lo, *hi;   /* DW_AT_low_pc's, DW_AT_high_pc's value, or NULL */
+	uint16_t lo_form, hi_form;
+	bool ranges;                    /* it has DW_AT_ranges */
+};
+/*
+ * dwwalk_open() - @w set to read the unit of @cu (its DIE) in order.
+ * Return: 0, or -1 where the walk cannot read it as libdw would (another
+ * byte order, a unit other than a compile or partial one): walk with libdw.
+ */
+int dwwalk_open(struct dwwalk *w, Dwarf_Die *cu);
+/* dwwalk_close() - let go of what @w learnt. */
+void dwwalk_close(struct dwwalk *w);
+/*
+ * dwwalk_next() - the entry at *@pp into *@d, and *@pp past it.
+ * Return: 1 a DIE; 0 the end of a list of children (a null entry); -1 what
+ * the walk cannot read (a form it does not know, bytes past the unit's
+ * end): the caller walks with libdw instead.
+ */
+int dwwalk_next(struct dwwalk *w, const unsigned char **pp, struct dwwalk_die *d);
+/*
+ * dwwalk_pc() - @d's ranges as dwarf_ranges() gives them, where that is
+ * none (no DW_AT_low_pc, DW_AT_high_pc or DW_AT_ranges) or one from its own
+ * DW_AT_low_pc (an address) and DW_AT_high_pc (an address or a constant),
+ * into *@lo and *@hi. Not for the unit's own DIE. Return: 1 that one
+ * range, 0 none, -1 ask dwarf_ranges().
+ */
+int dwwalk_pc(const struct dwwalk *w, const struct dwwalk_die *d, uint64_t *lo, uint64_t *hi);
+/* dwwalk_die() - libdw's handle of @d, in @w's Dwarf. */
+void dwwalk_die(const struct dwwalk *w, const struct dwwalk_die *d, Dwarf_Die *out);
+/* dwwalk_off() - the offset of the byte at @addr; dwwalk_at() - the byte
+ * at offset @off of the unit (NULL outside it). */
+Dwarf_Off dwwalk_off(const struct dwwalk *w, const unsigned char *addr);
+const unsigned char *dwwalk_at(const struct dwwalk *w, Dwarf_Off off);
 /* inlidx.c */
 struct inl_index;
 /* A range of an entry, as the sweep reads them. */
@@ -387,6 +439,14 @@ extern size_t inlidx_part_min_span;
  * for the shared table), not counting those it found built (NULL: 0). */
 size_t inlidx_units_built(const struct inl_index *x);
 void inlidx_free(struct inl_index *x);
+/*
+ * For tests: a digest of the index of unit @cu built on this thread by
+ * libdw's walk (@how 0), read in order (1), or read in order in parts as
+ * the lanes gather a big unit (2: every unit with two top-level DIEs or
+ * more whose span reaches inlidx_part_min_span); *@walked: read in order
+ * all through. Return: the digest, 0 when no index was built.
+ */
+uint64_t inlidx_unit_digest(Dwarf_Die *cu, int how, bool *walked);
 /* lineidx.c */
 struct line_index;
 /*
