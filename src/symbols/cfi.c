@@ -29,6 +29,7 @@
 #include "cfi.h"
 
 #define NEG_SLOTS 64 /* addresses without an FDE, direct-mapped */
+#define HIT_SLOTS 128 /* addresses found in a row, direct-mapped */
 
 struct cfi_table {
 	unsigned nregs;
@@ -42,6 +43,13 @@ struct cfi_table {
 	struct cfi_rule *rules;
 	size_t nr_rules, cap_rules;
 	uint64_t neg[NEG_SLOTS];   /* address + 1 of a lookup that found no FDE */
+	/* the row of an address found before (a frame's pc: the same few
+	 * return addresses, sample after sample), cleared when a row is
+	 * added (the rows after it move) */
+	struct {
+		uint64_t addr;     /* + 1; 0: empty */
+		uint32_t row;
+	} hit[HIT_SLOTS];
 	size_t last;               /* the row found last (a hint) */
 	size_t asked;              /* addresses asked of libdw */
 };
@@ -235,6 +243,7 @@ const struct cfi_row *cfi_table_add(struct cfi_table *t, const struct cfi_row *r
 	t->nr_rules += row->nr_rules;
 	t->nr_rows++;
 	t->last = at;
+	memset(t->hit, 0, sizeof(t->hit));
 	return &t->rows[at];
 }
 
@@ -344,13 +353,21 @@ const struct cfi_row *cfi_table_find(struct cfi_table *t, uint64_t addr,
 	Dwarf_Frame *fr = NULL;
 	size_t at;
 	uint64_t *neg;
+	__typeof__(&t->hit[0]) hit;
 
 	*rules = t->rules;
 	if (t->last < t->nr_rows && t->rows[t->last].start <= addr && addr < t->rows[t->last].end)
 		return &t->rows[t->last];
+	hit = &t->hit[(addr ^ (addr >> 7) ^ (addr >> 14)) % HIT_SLOTS];
+	if (hit->addr == addr + 1) {
+		t->last = hit->row;
+		return &t->rows[hit->row];
+	}
 	at = rows_at_or_below(t, addr);
 	if (at && addr < t->rows[at - 1].end) {
 		t->last = at - 1;
+		hit->addr = addr + 1;
+		hit->row = (uint32_t)(at - 1);
 		return &t->rows[at - 1];
 	}
 	neg = &t->neg[(addr ^ (addr >> 6)) % NEG_SLOTS];
@@ -380,8 +397,9 @@ static inline void reg_put(uint64_t *regs, uint64_t *set, unsigned reg, uint64_t
 	set[reg / 64] |= 1ULL << (reg % 64);
 }
 
-/* A word of the stack copy, as libdwfl's memory_read callback reads it (unwind.c). */
-static bool stack_read(struct cfi_walk *w, uint64_t addr, uint64_t *v)
+/* A word of the stack copy, as libdwfl's memory_read callback reads it
+ * (unwind.c); in its callers: a few instructions, ~4 a frame. */
+static inline __attribute__((always_inline)) bool stack_read(struct cfi_walk *w, uint64_t addr, uint64_t *v)
 {
 	uint64_t at = addr - w->sp;
 

@@ -452,6 +452,44 @@ static void test_open_refuses(void **state)
 	assert_null(cfi_table_open("/proc/self/exe", 97, EM_AARCH64 == EM_X86_64 ? 0 : EM_AARCH64));
 	assert_null(cfi_table_new(CFI_MAX_REGS + 1));
 }
+/*
+ * A row found once is found again from the table's cache of addresses
+ * (cfi_table_find()), and still after rows are added before it (their
+ * places move: the cache is cleared): each address gives its own row,
+ * over rounds of lookups between adds, the last address of a row and
+ * the first past it included.
+ */
+static void test_find_after_adds(void **state)
+{
+	struct cfi_table *t = cfi_table_new(17);
+	const struct cfi_rule *rules;
+	const struct cfi_rule rule = { .reg = RSP, .kind = CFI_VAL_OFFSET, .off = 0 };
+
+	(void)state;
+	assert_non_null(t);
+	/* rows [0x10000 - 0x100 k, + 0x80), added from the highest down */
+	for (int k = 0; k < 300; k++) {
+		struct cfi_row r = { .start = 0x10000 - 0x100 * (uint64_t)k, .cfa_reg = RSP,
+				     .cfa_off = k, .ra = RIP, .nr_rules = 1 };
+
+		r.end = r.start + 0x80;
+		assert_non_null(cfi_table_add(t, &r, &rule));
+		for (int round = 0; round < 2; round++)
+			for (int i = 0; i <= k; i++) {
+				uint64_t lo = 0x10000 - 0x100 * (uint64_t)i;
+				const struct cfi_row *f = cfi_table_find(t, lo + 0x7f, &rules);
+
+				assert_non_null(f);
+				assert_int_equal(f->start, lo);
+				assert_int_equal(f->cfa_off, i);
+				f = cfi_table_find(t, lo, &rules);
+				assert_non_null(f);
+				assert_int_equal(f->cfa_off, i);
+				assert_null(cfi_table_find(t, lo + 0x80, &rules));
+			}
+	}
+	cfi_table_free(t);
+}
 
 int main(void)
 {
@@ -463,6 +501,7 @@ int main(void)
 		cmocka_unit_test(test_walk_frame_pointer_step_aarch64),
 		cmocka_unit_test(test_rows_of_a_file),
 		cmocka_unit_test(test_open_refuses),
+		cmocka_unit_test(test_find_after_adds),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
