@@ -346,6 +346,21 @@ static bool value_skip(const struct dwwalk *w, const struct walk_attr *a,
 	return true;
 }
 
+long dwwalk_form_size(unsigned form, unsigned addr_size, unsigned off_size,
+		      const unsigned char *p, const unsigned char *end)
+{
+	struct dwwalk w = { .end = end, .version = 5, .addr_size = (uint8_t)addr_size,
+			    .off_size = (uint8_t)off_size };
+	struct walk_attr a;
+	const unsigned char *q = p;
+	unsigned f;
+
+	if (!attr_resolve(&w, form, &a) || a.kind == FK_INDIRECT || form == DW_FORM_implicit_const ||
+	    !value_skip(&w, &a, &q, &f))
+		return -1;
+	return (long)(q - p);
+}
+
 int dwwalk_next(struct dwwalk *w, const unsigned char **pp, struct dwwalk_die *d)
 {
 	const unsigned char *p = *pp;

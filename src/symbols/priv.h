@@ -388,12 +388,45 @@ int dwwalk_next(struct dwwalk *w, const unsigned char **pp, struct dwwalk_die *d
  * range, 0 none, -1 ask dwarf_ranges().
  */
 int dwwalk_pc(const struct dwwalk *w, const struct dwwalk_die *d, uint64_t *lo, uint64_t *hi);
+/*
+ * dwwalk_form_size() - the bytes of a value of @form at @p (before @end)
+ * in a unit of @addr_size and @off_size, DWARF 5. Return: -1 for a form
+ * the walk does not know, an indirect or implicit one, or past @end.
+ */
+long dwwalk_form_size(unsigned form, unsigned addr_size, unsigned off_size,
+		      const unsigned char *p, const unsigned char *end);
 /* dwwalk_die() - libdw's handle of @d, in @w's Dwarf. */
 void dwwalk_die(const struct dwwalk *w, const struct dwwalk_die *d, Dwarf_Die *out);
 /* dwwalk_off() - the offset of the byte at @addr; dwwalk_at() - the byte
  * at offset @off of the unit (NULL outside it). */
 Dwarf_Off dwwalk_off(const struct dwwalk *w, const unsigned char *addr);
 const unsigned char *dwwalk_at(const struct dwwalk *w, Dwarf_Off off);
+/* dwline.c */
+/* A row of a unit's line table, as libdw's (dwarf_getsrclines()). */
+struct dwline_row {
+	uint64_t addr;
+	int32_t line;
+	uint32_t file;                  /* an index into the names, as the program says */
+	uint32_t seq;                   /* its place in the program */
+	bool end;                       /* it ends a sequence */
+};
+/* A unit's line table: rows in libdw's order, its files' names as
+ * libdw's dwarf_filesrc() gives them (index 0 included). */
+struct dwline {
+	struct dwline_row *rows;
+	size_t nrows;
+	const char **names;             /* each malloc()ed */
+	size_t nnames;
+};
+/*
+ * dwline_read() - unit @cu's line table read from its line program, as
+ * libdw 0.188 reads it, into *@out (free with dwline_free()). Return: 0,
+ * or -1 where libdw should read it (something it reads otherwise, or
+ * refuses, or a file this does not read: *@out is then empty).
+ */
+int dwline_read(Dwarf_Die *cu, struct dwline *out);
+void dwline_free(struct dwline *l);
+
 /* inlidx.c */
 struct inl_index;
 /* A range of an entry, as the sweep reads them. */
@@ -470,6 +503,9 @@ size_t lineidx_bytes(const struct line_index *x);
 /* lineidx_end_dwarf() - end the Dwarf @x parses line programs in (on its
  * module's Elf): before the module's Dwfl ends (NULL: nothing). */
 void lineidx_end_dwarf(struct line_index *x);
+/* For tests: true, every unit's line program is parsed by libdw (else
+ * read by dwline.c where it can). */
+extern bool lineidx_by_libdw;
 /* For tests: false, a unit's line program is parsed in its module's Dwarf,
  * which keeps libdw's table (else in a Dwarf of its own, ended after). */
 extern bool lineidx_own_dwarf;
