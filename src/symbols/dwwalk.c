@@ -176,6 +176,7 @@ int dwwalk_open(struct dwwalk *w, Dwarf_Die *cu)
 	    next <= off)
 		return -1;
 	w->cu = cu->cu;
+	w->cudie = *cu;
 	w->cu_addr = cu->addr;
 	w->cu_off = off;
 	w->end = w->cu_addr + (next - off);
@@ -382,6 +383,8 @@ int dwwalk_next(struct dwwalk *w, const unsigned char **pp, struct dwwalk_die *d
 	d->lo = d->hi = NULL;
 	d->lo_form = d->hi_form = 0;
 	d->ranges = false;
+	d->rng = NULL;
+	d->rng_form = 0;
 	if (ab->fixed >= 0 && !ab->pcs) {
 		if ((size_t)(w->end - p) < (size_t)ab->fixed)
 			return -1;
@@ -400,8 +403,10 @@ int dwwalk_next(struct dwwalk *w, const unsigned char **pp, struct dwwalk_die *d
 			} else if (a->name == DW_AT_high_pc && !d->hi) {
 				d->hi = at;
 				d->hi_form = (uint16_t)form;
-			} else if (a->name == DW_AT_ranges) {
+			} else if (a->name == DW_AT_ranges && !d->ranges) {
 				d->ranges = true;
+				d->rng = at;
+				d->rng_form = (uint16_t)form;
 			}
 		}
 	}
@@ -459,6 +464,151 @@ int dwwalk_pc(const struct dwwalk *w, const struct dwwalk_die *d, uint64_t *lo, 
 	*lo = l;
 	*hi = h;
 	return 1;
+}
+
+/* The section named @want of @elf, as libdw reads it: NULL where it is
+ * compressed, absent or unreadable. */
+static const Elf_Data *section_named(Elf *elf, const char *want)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
+		const char *name = sh ? elf_strptr(elf, shstrndx, sh->sh_name) : NULL;
+
+		if (!name || strcmp(name, want))
+			continue;
+		if (sh->sh_type == SHT_NOBITS || (sh->sh_flags & SHF_COMPRESSED))
+			return NULL;
+		return elf_getdata(scn, NULL);
+	}
+	return NULL;
+}
+
+/* Where @w's unit's range lists are, and its base address as libdw's
+ * __libdw_cu_base_address() takes it (DW_AT_low_pc, else DW_AT_entry_pc,
+ * else 0); false where libdw should read them (a relocatable file, a
+ * unit with a base of its lists' offsets). */
+static bool lists_open(struct dwwalk *w)
+{
+	Dwarf *dbg = dwarf_cu_getdwarf(w->cu);
+	Elf *elf = dbg ? dwarf_getelf(dbg) : NULL;
+	const Elf_Data *data;
+	Dwarf_Attribute mem;
+	GElf_Ehdr eh;
+	Dwarf_Addr base;
+
+	if (w->rl_state)
+		return w->rl_state > 0;
+	w->rl_state = -1;
+	if (!elf || !gelf_getehdr(elf, &eh) || eh.e_type == ET_REL ||
+	    dwarf_hasattr(&w->cudie, DW_AT_rnglists_base) ||
+	    dwarf_hasattr(&w->cudie, DW_AT_GNU_ranges_base) ||
+	    !(data = section_named(elf, w->version < 5 ? ".debug_ranges" : ".debug_rnglists")) ||
+	    !data->d_buf)
+		return false;
+	if (dwarf_lowpc(&w->cudie, &base) != 0 &&
+	    dwarf_formaddr(dwarf_attr(&w->cudie, DW_AT_entry_pc, &mem), &base) != 0)
+		base = 0;
+	if (base == (Dwarf_Addr)-1)
+		return false;
+	w->rl = data->d_buf;
+	w->rl_size = data->d_size;
+	w->rl_base = base;
+	w->rl_state = 1;
+	return true;
+}
+
+int dwwalk_ranges(struct dwwalk *w, const struct dwwalk_die *d, uint64_t *lo, uint64_t *hi,
+		  int max)
+{
+	const unsigned char *p, *end;
+	uint64_t off, base, b, e;
+	unsigned as = w->addr_size;
+	int n = 0;
+
+	if (d->lo || d->hi || !d->ranges || !lists_open(w))
+		return -1;
+	/* initial_offset(): an offset into the section (DWARF 5's index
+	 * form is libdw's) */
+	if (d->rng_form == DW_FORM_sec_offset)
+		off = read_le(d->rng, w->off_size);
+	else if (w->version < 4 && d->rng_form == DW_FORM_data4)
+		off = read_le(d->rng, 4);
+	else if (w->version < 4 && d->rng_form == DW_FORM_data8)
+		off = read_le(d->rng, 8);
+	else
+		return -1;
+	if (off >= w->rl_size)
+		return -1;
+	p = w->rl + off;
+	end = w->rl + w->rl_size;
+	base = w->rl_base;
+	for (;;) {
+		/* dwarf_ranges()'s check before each entry */
+		if ((size_t)(end - p) < 2 * (size_t)as)
+			return -1;
+		if (w->version < 5) {
+			uint64_t escape = as == 8 ? UINT64_MAX : UINT32_MAX;
+
+			b = read_le(p, as);
+			e = read_le(p + as, as);
+			p += 2 * as;
+			if (b == escape) {
+				if (e == escape)
+					return -1;
+				base = e;
+				continue;
+			}
+			if (!b && !e)
+				return n;
+			b += base;
+			e += base;
+		} else {
+			const unsigned char *q = p + 1;
+			uint64_t v1, v2;
+
+			switch (*p) {
+			case DW_RLE_end_of_list:
+				return n;
+			case DW_RLE_base_address:
+				base = read_le(q, as);
+				p = q + as;
+				continue;
+			case DW_RLE_offset_pair:
+				if (!leb(&q, end, &v1) || !leb(&q, end, &v2))
+					return -1;
+				b = base + v1;
+				e = base + v2;
+				break;
+			case DW_RLE_start_end:
+				if ((size_t)(end - q) < 2 * (size_t)as)
+					return -1;
+				b = read_le(q, as);
+				e = read_le(q + as, as);
+				q += 2 * as;
+				break;
+			case DW_RLE_start_length:
+				b = read_le(q, as);
+				q += as;
+				if (!leb(&q, end, &v1))
+					return -1;
+				e = b + v1;
+				break;
+			default:        /* the address-index entries: libdw's */
+				return -1;
+			}
+			p = q;
+		}
+		if (n == max)
+			return -1;
+		lo[n] = b;
+		hi[n] = e;
+		n++;
+	}
 }
 
 void dwwalk_die(const struct dwwalk *w, const struct dwwalk_die *d, Dwarf_Die *out)

@@ -123,6 +123,8 @@ static bool range_add(struct gather *g, Dwarf_Off off, int tag, uint32_t parent,
 	return true;
 }
 
+#define RANGES_MAX 64      /* a DIE's ranges read by the walk; more: libdw's */
+
 /*
  * @d (at @off, of @tag, with children or not) with its parent
  * (@die_index), as an entry if it holds code (nested in entry @parent);
@@ -131,7 +133,7 @@ static bool range_add(struct gather *g, Dwarf_Off off, int tag, uint32_t parent,
  * entry they nest in; g->oom set out of memory.
  */
 static uint32_t visit_one(struct gather *g, Dwarf_Die *d, Dwarf_Off off, int tag, bool children,
-			  const struct dwwalk *w, const struct dwwalk_die *wd, uint32_t parent,
+			  struct dwwalk *w, const struct dwwalk_die *wd, uint32_t parent,
 			  uint32_t depth, uint32_t die_index, uint32_t *me)
 {
 	/* kept: what a scope is asked of (a function) and what can hold one
@@ -158,6 +160,7 @@ static uint32_t visit_one(struct gather *g, Dwarf_Die *d, Dwarf_Off off, int tag
 		bool code = false;
 
 		int known = w ? dwwalk_pc(w, wd, &lo, &hi) : -1;
+		uint64_t los[RANGES_MAX], his[RANGES_MAX];
 
 		if (known >= 0) {
 			/* no ranges, or dwarf_ranges()'s one of a low and high pc */
@@ -166,6 +169,16 @@ static uint32_t visit_one(struct gather *g, Dwarf_Die *d, Dwarf_Off off, int tag
 				g->oom = true;
 			return in;
 		}
+		/* a list of ranges, as dwarf_ranges() gives them */
+		known = w ? dwwalk_ranges(w, wd, los, his, RANGES_MAX) : -1;
+		for (int i = 0; i < known; i++)
+			if (his[i] > los[i] &&
+			    !range_add(g, off, tag, parent, depth, los[i], his[i], &code, &in)) {
+				g->oom = true;
+				return in;
+			}
+		if (known >= 0)
+			return in;
 		while ((at = dwarf_ranges(d, at, &base, &lo, &hi)) > 0) {
 			if (hi <= lo)
 				continue;

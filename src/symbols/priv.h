@@ -355,6 +355,12 @@ struct dwwalk {
 	size_t nab;
 	struct walk_attr *at;
 	size_t nat, cap_at;
+	Dwarf_Die cudie;
+	/* the unit's range lists (dwwalk_ranges()): read once asked */
+	const unsigned char *rl;        /* .debug_rnglists, or .debug_ranges before DWARF 5 */
+	size_t rl_size;
+	uint64_t rl_base;               /* the unit's base address, as libdw takes it */
+	int8_t rl_state;                /* 0 not looked at, 1 readable, -1 libdw's */
 };
 /* A DIE as the walk read it. */
 struct dwwalk_die {
@@ -364,6 +370,8 @@ struct dwwalk_die {
 	const unsigned char *lo, *hi;   /* DW_AT_low_pc's, DW_AT_high_pc's value, or NULL */
 	uint16_t lo_form, hi_form;
 	bool ranges;                    /* it has DW_AT_ranges */
+	const unsigned char *rng;       /* DW_AT_ranges's value */
+	uint16_t rng_form;
 };
 /*
  * dwwalk_open() - @w set to read the unit of @cu (its DIE) in order.
@@ -395,6 +403,16 @@ int dwwalk_pc(const struct dwwalk *w, const struct dwwalk_die *d, uint64_t *lo, 
  */
 long dwwalk_form_size(unsigned form, unsigned addr_size, unsigned off_size,
 		      const unsigned char *p, const unsigned char *end);
+/*
+ * dwwalk_ranges() - the ranges dwarf_ranges() gives, one after the other,
+ * of @d (no DW_AT_low_pc or DW_AT_high_pc, a DW_AT_ranges at an offset
+ * into the unit's range lists) into @lo and @hi (room for @max each).
+ * Return: how many, or -1 where libdw should read them (a form or an
+ * entry not read here, more than @max, a list libdw would stop reading
+ * before its end).
+ */
+int dwwalk_ranges(struct dwwalk *w, const struct dwwalk_die *d, uint64_t *lo, uint64_t *hi,
+		  int max);
 /* dwwalk_die() - libdw's handle of @d, in @w's Dwarf. */
 void dwwalk_die(const struct dwwalk *w, const struct dwwalk_die *d, Dwarf_Die *out);
 /* dwwalk_off() - the offset of the byte at @addr; dwwalk_at() - the byte

@@ -2,7 +2,8 @@
 /*
  * test_inlidx.c - the inline index's order of ranges (inlidx.c): the radix
  * sort gives qsort()'s order; a unit's DIEs read in order (dwwalk.c) give
- * the index libdw's walk gives, whole and in parts.
+ * the index libdw's walk gives, whole and in parts, their ranges as
+ * dwarf_ranges() gives them.
  */
 #include <elfutils/libdw.h>
 #include <fcntl.h>
@@ -163,10 +164,23 @@ static void test_walk_as_libdw(void **state)
 	snprintf(tool, sizeof(tool), "%s/../perfport", self);
 	if (!units_as_libdw(tool, &units, &walked))
 		print_message("no %s: this program's units only\n", tool);
-	inlidx_part_min_span = span;
 	print_message("%zu units, %zu read in order\n", units, walked);
 	assert_true(units > 5);
 	assert_int_equal(walked, units);
+	/* by hand: other producers, DWARF 4's .debug_ranges (':' between) */
+	if (getenv("PERFPORT_TEST_DWARF")) {
+		char *list = strdup(getenv("PERFPORT_TEST_DWARF")), *save = NULL;
+
+		assert_non_null(list);
+		for (char *f = strtok_r(list, ":", &save); f; f = strtok_r(NULL, ":", &save)) {
+			size_t u = 0, w = 0;
+
+			assert_true(units_as_libdw(f, &u, &w));
+			print_message("%s: %zu units, %zu read in order\n", f, u, w);
+		}
+		free(list);
+	}
+	inlidx_part_min_span = span;
 }
 
 int main(void)
