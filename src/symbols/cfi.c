@@ -238,9 +238,16 @@ const struct cfi_row *cfi_table_add(struct cfi_table *t, const struct cfi_row *r
 	memmove(&t->rows[at + 1], &t->rows[at], (t->nr_rows - at) * sizeof(*t->rows));
 	t->rows[at] = *row;
 	t->rows[at].first_rule = (uint32_t)t->nr_rules;
-	if (row->nr_rules)
-		memcpy(&t->rules[t->nr_rules], rules, row->nr_rules * sizeof(*rules));
-	t->nr_rules += row->nr_rules;
+	t->rows[at].nr_rules = 0;
+	t->rows[at].same = row->same;
+	for (uint32_t i = 0; i < row->nr_rules; i++) {
+		if (rules[i].kind == CFI_SAME && rules[i].reg < 64) {
+			t->rows[at].same |= 1ULL << rules[i].reg;
+			continue;
+		}
+		t->rules[t->nr_rules++] = rules[i];
+		t->rows[at].nr_rules++;
+	}
 	t->nr_rows++;
 	t->last = at;
 	memset(t->hit, 0, sizeof(t->hit));
@@ -516,6 +523,12 @@ enum cfi_walk_end cfi_walk(struct cfi_walk *w, uint64_t pc, uint64_t *pcs, size_
 		cfa_ok = row->cfa_reg < w->nregs && reg_known(set, row->cfa_reg);
 		if (cfa_ok)
 			cfa = regs[row->cfa_reg] + (uint64_t)row->cfa_off;
+		if (row->same) {
+			/* the same-valued registers known: all of the low ones
+			 * copied (an unknown one's value is never read) */
+			memcpy(nregs_v, regs, (w->nregs < 64 ? w->nregs : 64) * sizeof(*regs));
+			nset[0] = set[0] & row->same;
+		}
 		for (uint32_t i = 0; i < row->nr_rules; i++) {
 			const struct cfi_rule *r = &rules[row->first_rule + i];
 			uint64_t v;

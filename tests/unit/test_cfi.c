@@ -130,6 +130,61 @@ static void test_walk_three_frames(void **state)
 	cfi_table_free(f.t);
 }
 
+/*
+ * A same-valued register is the callee's in the caller, known where it
+ * was (the row keeps it as a mask: cfi_table_add()): A at 0x1000 (CFA =
+ * rsp + 8, rbx the same), B at 0x2000 whose CFA is rbx + 8. With rbx
+ * known in A, B's frame is found and its caller 0x3000 read; unknown, B
+ * has no CFA and the walk ends at B.
+ */
+static void test_walk_same_value(void **state)
+{
+	enum { RBX = 3 };
+	const struct cfi_rule a_rules[] = {
+		{ .reg = RBX, .kind = CFI_SAME },
+		{ .reg = RSP, .kind = CFI_VAL_OFFSET, .off = 0 },
+		{ .reg = RIP, .kind = CFI_OFFSET, .off = -8 },
+	};
+	const struct cfi_rule b_rules[] = {
+		{ .reg = RIP, .kind = CFI_OFFSET, .off = -8 },
+	};
+	struct cfi_row a = { .start = 0x1000, .end = 0x1100, .cfa_reg = RSP, .cfa_off = 8,
+			     .ra = RIP, .nr_rules = 3 };
+	struct cfi_row b = { .start = 0x2000, .end = 0x2100, .cfa_reg = RBX, .cfa_off = 8,
+			     .ra = RIP, .nr_rules = 1 };
+	const struct cfi_rule *rules;
+	struct fixture f;
+	struct cfi_walk w;
+	uint64_t pcs[8];
+	size_t n;
+
+	(void)state;
+	memset(&f, 0, sizeof(f));
+	f.t = cfi_table_new(17);
+	assert_non_null(f.t);
+	assert_non_null(cfi_table_add(f.t, &a, a_rules));
+	assert_non_null(cfi_table_add(f.t, &b, b_rules));
+	assert_int_equal(cfi_table_find(f.t, 0x1010, &rules)->same, 1u << RBX);
+	assert_int_equal(cfi_table_find(f.t, 0x1010, &rules)->nr_rules, 2);
+	f.sp = 0x7fff0000;
+	put(&f, f.sp, 0x2010);          /* A returns into B */
+	put(&f, f.sp + 64, 0x3010);     /* B's return address, at rbx */
+	for (int known = 1; known >= 0; known--) {
+		walk_init(&w, &f, sizeof(f.stack));
+		w.regs[RBX] = f.sp + 64;
+		w.set[0] = 1u << RSP | (known ? 1u << RBX : 0);
+		cfi_walk(&w, 0x1010, pcs, 8, &n);
+		if (known) {
+			assert_int_equal(n, 3);
+			assert_int_equal(pcs[1], 0x2010);
+			assert_int_equal(pcs[2], 0x3010);
+		} else {
+			assert_int_equal(n, 2);
+		}
+	}
+	cfi_table_free(f.t);
+}
+
 static void test_walk_limits(void **state)
 {
 	struct fixture f;
@@ -376,13 +431,17 @@ static void same_as_libdw(struct cfi_table *t, Dwarf_CFI *cfi, uint64_t addr, si
 				r = &rules[row->first_rule + k];
 		if (nops == 0 && rops) {
 			assert_null(r); /* undefined */
+			assert_false((row->same >> regs[i]) & 1);
+			continue;
+		}
+		if (nops == 0) {
+			/* same value: in the row's mask, not its rules */
+			assert_null(r);
+			assert_true((row->same >> regs[i]) & 1);
 			continue;
 		}
 		assert_non_null(r);
-		if (nops == 0) {
-			assert_int_equal(r->kind, CFI_SAME);
-			continue;
-		}
+		assert_false((row->same >> regs[i]) & 1);
 		if (nops >= 2 && rops[1].atom == DW_OP_plus_uconst)
 			off = (int64_t)rops[1].number;
 		assert_int_equal(rops[0].atom, DW_OP_call_frame_cfa);
@@ -495,6 +554,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_walk_three_frames),
+		cmocka_unit_test(test_walk_same_value),
 		cmocka_unit_test(test_walk_limits),
 		cmocka_unit_test(test_walk_no_rule),
 		cmocka_unit_test(test_walk_frame_pointer_step),
