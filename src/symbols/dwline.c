@@ -13,8 +13,8 @@
  * a radix sort), the last row made an end of sequence as libdw makes it;
  * file names are made as libdw makes them (a name that is not absolute
  * after its directory and a '/', DWARF 2-4's directory 0 the unit's
- * DW_AT_comp_dir and its file 0 "???"), their strings read by libdw's
- * dwarf_formstring().
+ * DW_AT_comp_dir and its file 0 "???"), DWARF 5's strings read from
+ * .debug_str and .debug_line_str as dwarf_formstring() reads them.
  *
  * What libdw would refuse or read another way is left to it (dwline_read()
  * returns -1 and the caller asks libdw): a row a field of libdw's table
@@ -109,28 +109,6 @@ static const char *lp_string(struct lp *l)
 	}
 	l->p = z + 1;
 	return s;
-}
-
-/* The section named @want of @elf: its data, as libdw reads it; NULL
- * where it is compressed, absent or unreadable. */
-static Elf_Data *section_data(Elf *elf, const char *want)
-{
-	size_t shstrndx;
-	Elf_Scn *scn = NULL;
-
-	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
-		const char *name = sh ? elf_strptr(elf, shstrndx, sh->sh_name) : NULL;
-
-		if (!name || strcmp(name, want))
-			continue;
-		if (sh->sh_type == SHT_NOBITS || (sh->sh_flags & SHF_COMPRESSED))
-			return NULL;
-		return elf_getdata(scn, NULL);
-	}
-	return NULL;
 }
 
 /* A name as libdw makes it: @f after @dir and a '/' unless absolute (or no @dir). */
@@ -293,8 +271,8 @@ static bool files_read(struct lp *l, unsigned version, Dwarf_Die *cudie, Elf *el
 		return !l->bad;
 	}
 	/* DWARF 5: directories, then files, each in the formats given */
-	str = section_data(elf, ".debug_str");
-	line_str = section_data(elf, ".debug_line_str");
+	str = dwwalk_section(elf, ".debug_str");
+	line_str = dwwalk_section(elf, ".debug_line_str");
 	if (!formats_read(l, &nforms, forms, &path, &idx) || (nforms && path < 0))
 		return false;
 	d->n = (size_t)lp_uleb(l);
@@ -584,7 +562,7 @@ int dwline_read(Dwarf_Die *cudie, struct dwline *out)
 	struct dirs d = { 0 };
 	Dwarf_Word off;
 	GElf_Ehdr eh;
-	Elf_Data *data;
+	const Elf_Data *data;
 	struct lp l;
 	int line_base;
 	uint64_t len, hlen;
@@ -599,7 +577,7 @@ int dwline_read(Dwarf_Die *cudie, struct dwline *out)
 	    dwarf_cu_info(cudie->cu, &cu_version, &unit_type, NULL, NULL, NULL, &addr_size,
 			  &off_size) != 0 ||
 	    (unit_type != DW_UT_compile && unit_type != DW_UT_partial) ||
-	    !(data = section_data(elf, ".debug_line")) || !data->d_buf || off >= data->d_size)
+	    !(data = dwwalk_section(elf, ".debug_line")) || !data->d_buf || off >= data->d_size)
 		return -1;
 	start = (const unsigned char *)data->d_buf + off;
 	l = (struct lp){ .p = start, .end = (const unsigned char *)data->d_buf + data->d_size,

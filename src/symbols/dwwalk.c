@@ -466,9 +466,7 @@ int dwwalk_pc(const struct dwwalk *w, const struct dwwalk_die *d, uint64_t *lo, 
 	return 1;
 }
 
-/* The section named @want of @elf, as libdw reads it: NULL where it is
- * compressed, absent or unreadable. */
-static const Elf_Data *section_named(Elf *elf, const char *want)
+const Elf_Data *dwwalk_section(Elf *elf, const char *want)
 {
 	size_t shstrndx;
 	Elf_Scn *scn = NULL;
@@ -507,7 +505,7 @@ static bool lists_open(struct dwwalk *w)
 	if (!elf || !gelf_getehdr(elf, &eh) || eh.e_type == ET_REL ||
 	    dwarf_hasattr(&w->cudie, DW_AT_rnglists_base) ||
 	    dwarf_hasattr(&w->cudie, DW_AT_GNU_ranges_base) ||
-	    !(data = section_named(elf, w->version < 5 ? ".debug_ranges" : ".debug_rnglists")) ||
+	    !(data = dwwalk_section(elf, w->version < 5 ? ".debug_ranges" : ".debug_rnglists")) ||
 	    !data->d_buf)
 		return false;
 	if (dwarf_lowpc(&w->cudie, &base) != 0 &&

@@ -413,6 +413,9 @@ long dwwalk_form_size(unsigned form, unsigned addr_size, unsigned off_size,
  */
 int dwwalk_ranges(struct dwwalk *w, const struct dwwalk_die *d, uint64_t *lo, uint64_t *hi,
 		  int max);
+/* dwwalk_section() - the data of @elf's section named @want as libdw
+ * reads it (NULL: none, no bits, or compressed: left to libdw). */
+const Elf_Data *dwwalk_section(Elf *elf, const char *want);
 /* dwwalk_die() - libdw's handle of @d, in @w's Dwarf. */
 void dwwalk_die(const struct dwwalk *w, const struct dwwalk_die *d, Dwarf_Die *out);
 /* dwwalk_off() - the offset of the byte at @addr; dwwalk_at() - the byte
