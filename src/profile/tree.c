@@ -62,13 +62,23 @@ void tree_release(struct tree *t)
 
 const char *tree_intern(struct tree *t, const char *s, int *err)
 {
+	uintptr_t k = (uintptr_t)s;
+	__typeof__(&t->interned[0]) c = &t->interned[((k >> 3) ^ (k >> 11)) % TREE_INTERN_SLOTS];
 	const char *r;
 
 	if (!s)
 		return NULL;
+	/* the same names come frame after frame, from the symbolizers'
+	 * tables: a compare where interning hashes the whole text */
+	if (c->src == s && strcmp(c->dst, s) == 0)
+		return c->dst;
 	r = strtab_intern_text(&t->strings, s);
-	if (!r)
+	if (!r) {
 		*err = PP_ENOMEM;
+		return NULL;
+	}
+	c->src = s;
+	c->dst = r;
 	return r;
 }
 

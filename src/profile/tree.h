@@ -21,8 +21,16 @@ struct tree_node {
 	uint32_t first_child, next_sibling;
 };
 
+#define TREE_INTERN_SLOTS 256
+
 struct tree {
 	struct strtab strings;
+	/* tree_intern()'s last answers by the caller's pointer (its text
+	 * compared: a pointer may be reused), direct-mapped; they move with
+	 * the strings */
+	struct {
+		const char *src, *dst;
+	} interned[TREE_INTERN_SLOTS];
 	struct profile_frame *frames;
 	size_t nr_frames, cap_frames;
 	uint32_t *frame_slots;          /* open addressing: frame index + 1, 0 empty */

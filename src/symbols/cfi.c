@@ -29,6 +29,7 @@
 #include "cfi.h"
 
 #define NEG_SLOTS 64 /* addresses without an FDE, direct-mapped */
+#define HIT_SLOTS 128 /* addresses found in a row, direct-mapped */
 
 struct cfi_table {
 	unsigned nregs;
@@ -42,6 +43,13 @@ struct cfi_table {
 	struct cfi_rule *rules;
 	size_t nr_rules, cap_rules;
 	uint64_t neg[NEG_SLOTS];   /* address + 1 of a lookup that found no FDE */
+	/* the row of an address found before (a frame's pc: the same few
+	 * return addresses, sample after sample), cleared when a row is
+	 * added (the rows after it move) */
+	struct {
+		uint64_t addr;     /* + 1; 0: empty */
+		uint32_t row;
+	} hit[HIT_SLOTS];
 	size_t last;               /* the row found last (a hint) */
 	size_t asked;              /* addresses asked of libdw */
 };
@@ -230,11 +238,19 @@ const struct cfi_row *cfi_table_add(struct cfi_table *t, const struct cfi_row *r
 	memmove(&t->rows[at + 1], &t->rows[at], (t->nr_rows - at) * sizeof(*t->rows));
 	t->rows[at] = *row;
 	t->rows[at].first_rule = (uint32_t)t->nr_rules;
-	if (row->nr_rules)
-		memcpy(&t->rules[t->nr_rules], rules, row->nr_rules * sizeof(*rules));
-	t->nr_rules += row->nr_rules;
+	t->rows[at].nr_rules = 0;
+	t->rows[at].same = row->same;
+	for (uint32_t i = 0; i < row->nr_rules; i++) {
+		if (rules[i].kind == CFI_SAME && rules[i].reg < 64) {
+			t->rows[at].same |= 1ULL << rules[i].reg;
+			continue;
+		}
+		t->rules[t->nr_rules++] = rules[i];
+		t->rows[at].nr_rules++;
+	}
 	t->nr_rows++;
 	t->last = at;
+	memset(t->hit, 0, sizeof(t->hit));
 	return &t->rows[at];
 }
 
@@ -344,13 +360,21 @@ const struct cfi_row *cfi_table_find(struct cfi_table *t, uint64_t addr,
 	Dwarf_Frame *fr = NULL;
 	size_t at;
 	uint64_t *neg;
+	__typeof__(&t->hit[0]) hit;
 
 	*rules = t->rules;
 	if (t->last < t->nr_rows && t->rows[t->last].start <= addr && addr < t->rows[t->last].end)
 		return &t->rows[t->last];
+	hit = &t->hit[(addr ^ (addr >> 7) ^ (addr >> 14)) % HIT_SLOTS];
+	if (hit->addr == addr + 1) {
+		t->last = hit->row;
+		return &t->rows[hit->row];
+	}
 	at = rows_at_or_below(t, addr);
 	if (at && addr < t->rows[at - 1].end) {
 		t->last = at - 1;
+		hit->addr = addr + 1;
+		hit->row = (uint32_t)(at - 1);
 		return &t->rows[at - 1];
 	}
 	neg = &t->neg[(addr ^ (addr >> 6)) % NEG_SLOTS];
@@ -380,8 +404,9 @@ static inline void reg_put(uint64_t *regs, uint64_t *set, unsigned reg, uint64_t
 	set[reg / 64] |= 1ULL << (reg % 64);
 }
 
-/* A word of the stack copy, as libdwfl's memory_read callback reads it (unwind.c). */
-static bool stack_read(struct cfi_walk *w, uint64_t addr, uint64_t *v)
+/* A word of the stack copy, as libdwfl's memory_read callback reads it
+ * (unwind.c); in its callers: a few instructions, ~4 a frame. */
+static inline __attribute__((always_inline)) bool stack_read(struct cfi_walk *w, uint64_t addr, uint64_t *v)
 {
 	uint64_t at = addr - w->sp;
 
@@ -498,6 +523,12 @@ enum cfi_walk_end cfi_walk(struct cfi_walk *w, uint64_t pc, uint64_t *pcs, size_
 		cfa_ok = row->cfa_reg < w->nregs && reg_known(set, row->cfa_reg);
 		if (cfa_ok)
 			cfa = regs[row->cfa_reg] + (uint64_t)row->cfa_off;
+		if (row->same) {
+			/* the same-valued registers known: all of the low ones
+			 * copied (an unknown one's value is never read) */
+			memcpy(nregs_v, regs, (w->nregs < 64 ? w->nregs : 64) * sizeof(*regs));
+			nset[0] = set[0] & row->same;
+		}
 		for (uint32_t i = 0; i < row->nr_rules; i++) {
 			const struct cfi_rule *r = &rules[row->first_rule + i];
 			uint64_t v;

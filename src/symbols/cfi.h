@@ -59,6 +59,10 @@ struct cfi_row {
 	uint8_t cfa_reg;
 	uint8_t ra;          /* the return address column */
 	uint8_t flags;
+	/* the registers below 64 whose rule is CFI_SAME, as a mask (set by
+	 * cfi_table_add(): those rules are not in the pool; the walk copies
+	 * the known ones in one step) */
+	uint64_t same;
 };
 
 struct cfi_table;
@@ -82,7 +86,8 @@ struct cfi_table *cfi_table_new(unsigned nregs);
 
 /**
  * cfi_table_add() - put @row (and its @row->nr_rules @rules; first_rule is
- * set here) in @t. Return: the row as the table holds it, NULL out of
+ * set here, and the CFI_SAME rules of registers below 64 become its
+ * same mask) in @t. Return: the row as the table holds it, NULL out of
  * memory or when it overlaps a row already there.
  */
 const struct cfi_row *cfi_table_add(struct cfi_table *t, const struct cfi_row *row,

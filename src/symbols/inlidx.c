@@ -104,58 +104,176 @@ static bool grow(void **p, size_t *cap, size_t need, size_t size)
 static void gather(struct gather *g, Dwarf_Die *die, uint32_t parent, uint32_t depth,
 		   uint32_t die_index);
 
-/* @d with its parent (@die_index), as an entry if it holds code (nested
- * in entry @parent), and what is below it. */
-static void visit(struct gather *g, Dwarf_Die *d, uint32_t parent, uint32_t depth,
-		  uint32_t die_index)
+/* Range [@lo, @hi) of the entry @in (made now if it is @d's first: *@code) at @depth. */
+static bool range_add(struct gather *g, Dwarf_Off off, int tag, uint32_t parent, uint32_t depth,
+		      uint64_t lo, uint64_t hi, bool *code, uint32_t *in)
 {
-	int tag = dwarf_tag(d);
+	if (!*code) {
+		if (!grow((void **)&g->e, &g->cap_e, g->ne + 1, sizeof(*g->e)))
+			return false;
+		g->e[g->ne] = (struct inl_entry){
+			.die = off, .parent = parent,
+			.inlined = tag == DW_TAG_inlined_subroutine };
+		*in = (uint32_t)++g->ne;
+		*code = true;
+	}
+	if (!grow((void **)&g->r, &g->cap_r, g->nr + 1, sizeof(*g->r)))
+		return false;
+	g->r[g->nr++] = (struct inl_range){ lo, hi, *in, depth };
+	return true;
+}
+
+#define RANGES_MAX 64      /* a DIE's ranges read by the walk; more: libdw's */
+
+/*
+ * @d (at @off, of @tag, with children or not) with its parent
+ * (@die_index), as an entry if it holds code (nested in entry @parent);
+ * its own ranges from @w's read of it (@wd) where that has them, else
+ * libdw's. *@me: the DIE index its children have for parent. Return: the
+ * entry they nest in; g->oom set out of memory.
+ */
+static uint32_t visit_one(struct gather *g, Dwarf_Die *d, Dwarf_Off off, int tag, bool children,
+			  struct dwwalk *w, const struct dwwalk_die *wd, uint32_t parent,
+			  uint32_t depth, uint32_t die_index, uint32_t *me)
+{
 	/* kept: what a scope is asked of (a function) and what can hold one
 	 * (a DIE with children); a leaf - a member, a parameter, an
 	 * enumerator, a base type, most of a C++ unit's DIEs - is never
 	 * asked of, and one that were would be walked for by libdw */
-	bool keep = tag == DW_TAG_subprogram || dwarf_haschildren(d) > 0;
-	uint32_t in = parent, me = keep ? (uint32_t)g->nd : die_index;
+	bool keep = tag == DW_TAG_subprogram || children;
+	uint32_t in = parent;
 
+	*me = keep ? (uint32_t)g->nd : die_index;
 	if (keep) {
 		if (!grow((void **)&g->off, &g->cap_off, g->nd + 1, sizeof(*g->off)) ||
 		    !grow((void **)&g->parent, &g->cap_par, g->nd + 1, sizeof(*g->parent))) {
 			g->oom = true;
-			return;
+			return in;
 		}
-		g->off[g->nd] = dwarf_dieoffset(d);
+		g->off[g->nd] = off;
 		g->parent[g->nd++] = die_index;
 	}
 
 	if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
 		Dwarf_Addr base, lo, hi;
-		ptrdiff_t off = 0;
+		ptrdiff_t at = 0;
 		bool code = false;
 
-		while ((off = dwarf_ranges(d, off, &base, &lo, &hi)) > 0) {
+		int known = w ? dwwalk_pc(w, wd, &lo, &hi) : -1;
+		uint64_t los[RANGES_MAX], his[RANGES_MAX];
+
+		if (known >= 0) {
+			/* no ranges, or dwarf_ranges()'s one of a low and high pc */
+			if (known && hi > lo &&
+			    !range_add(g, off, tag, parent, depth, lo, hi, &code, &in))
+				g->oom = true;
+			return in;
+		}
+		/* a list of ranges, as dwarf_ranges() gives them */
+		known = w ? dwwalk_ranges(w, wd, los, his, RANGES_MAX) : -1;
+		for (int i = 0; i < known; i++)
+			if (his[i] > los[i] &&
+			    !range_add(g, off, tag, parent, depth, los[i], his[i], &code, &in)) {
+				g->oom = true;
+				return in;
+			}
+		if (known >= 0)
+			return in;
+		while ((at = dwarf_ranges(d, at, &base, &lo, &hi)) > 0) {
 			if (hi <= lo)
 				continue;
-			if (!code) {
-				if (!grow((void **)&g->e, &g->cap_e, g->ne + 1, sizeof(*g->e))) {
-					g->oom = true;
-					return;
-				}
-				g->e[g->ne] = (struct inl_entry){
-					.die = dwarf_dieoffset(d), .parent = parent,
-					.inlined = tag == DW_TAG_inlined_subroutine };
-				in = (uint32_t)++g->ne;
-				code = true;
-			}
-			if (!grow((void **)&g->r, &g->cap_r, g->nr + 1, sizeof(*g->r))) {
+			if (!range_add(g, off, tag, parent, depth, lo, hi, &code, &in)) {
 				g->oom = true;
-				return;
+				return in;
 			}
-			g->r[g->nr++] = (struct inl_range){ lo, hi, in, depth };
 		}
 	}
+	return in;
+}
+
+/* @d with its parent (@die_index), as an entry if it holds code (nested
+ * in entry @parent), and what is below it: libdw's walk. */
+static void visit(struct gather *g, Dwarf_Die *d, uint32_t parent, uint32_t depth,
+		  uint32_t die_index)
+{
+	uint32_t me, in = visit_one(g, d, dwarf_dieoffset(d), dwarf_tag(d),
+				     dwarf_haschildren(d) > 0, NULL, NULL, parent, depth,
+				     die_index, &me);
+
+	if (g->oom)
+		return;
 	/* a function's or a block's body, a namespace, a class: what holds
 	 * code may lie anywhere below */
 	gather(g, d, in, depth + 1, me);
+}
+
+/* Children below this depth are not gathered (gather()'s bound). */
+#define DEPTH_MAX 256
+
+/*
+ * What visit() (@one: the DIE at @pos and all below it) or gather() (a
+ * list of children starting at @pos) gather, read in order by @w
+ * (dwwalk.c): the same DIEs in the same order with the same parents, each
+ * read once. Return: false where @w cannot read them (@g is then as it
+ * was, for libdw's walk), true else (g->oom set out of memory).
+ */
+static bool walk_gather(struct gather *g, struct dwwalk *w, const unsigned char *pos, bool one,
+			uint32_t parent, uint32_t depth, uint32_t die_index)
+{
+	struct frame {
+		uint32_t in, me, depth;
+		bool skip;              /* below DEPTH_MAX: read, not gathered */
+	} *st = NULL;
+	size_t ns = 0, cap = 0, ne = g->ne, nr = g->nr, nd = g->nd;
+	bool ok = false;
+
+	if (!grow((void **)&st, &cap, 64, sizeof(*st)))
+		goto out;
+	st[ns++] = (struct frame){ parent, die_index, depth, !one && depth > DEPTH_MAX };
+	while (ns) {
+		struct dwwalk_die wd;
+		struct frame f = st[ns - 1];
+		uint32_t in = 0, me = 0;
+		int r = dwwalk_next(w, &pos, &wd);
+
+		if (r < 0 || (r == 0 && one && ns == 1))
+			goto out;
+		if (r == 0) {
+			/* a list's end; one DIE's walk ends with its own list */
+			if (--ns == 1 && one)
+				break;
+			continue;
+		}
+		if (!f.skip) {
+			Dwarf_Die d;
+
+			dwwalk_die(w, &wd, &d);
+			in = visit_one(g, &d, dwwalk_off(w, wd.addr), wd.tag, wd.children, w, &wd,
+				       f.in, f.depth, f.me, &me);
+			if (g->oom) {
+				ok = true;
+				goto out;
+			}
+		}
+		if (wd.children) {
+			if (!grow((void **)&st, &cap, ns + 1, sizeof(*st)))
+				goto out;
+			st[ns++] = (struct frame){ in, me, f.depth + 1,
+						   f.skip || f.depth + 1 > DEPTH_MAX };
+		} else if (one && ns == 1) {
+			break;
+		}
+	}
+	ok = true;
+out:
+	free(st);
+	if (!ok) {
+		g->ne = ne;
+		g->nr = nr;
+		g->nd = nd;
+		g->oom = false;
+	}
+	return ok;
 }
 
 /* The entries and ranges below @die (its children, recursively), and
@@ -165,7 +283,7 @@ static void gather(struct gather *g, Dwarf_Die *die, uint32_t parent, uint32_t d
 {
 	Dwarf_Die child;
 
-	if (depth > 256 || dwarf_child(die, &child) != 0)
+	if (depth > DEPTH_MAX || dwarf_child(die, &child) != 0)
 		return;
 	do {
 		visit(g, &child, parent, depth, die_index);
@@ -390,17 +508,37 @@ static bool gather_root(struct gather *g, Dwarf_Die *cu)
 	return true;
 }
 
-/* Index unit @cu on this thread alone. Return: as unit_sweep(). */
-static struct inl_built *unit_build(Dwarf_Die *cu)
+/* Index unit @cu on this thread alone; @by_libdw: with libdw's walk
+ * (tests), else read in order where it can be; *@walked: it was. Return:
+ * as unit_sweep(). */
+static struct inl_built *unit_build_by(Dwarf_Die *cu, bool by_libdw, bool *walked)
 {
 	struct gather g = { 0 };
+	struct dwwalk w;
+	Dwarf_Die child;
 
-	if (!gather_root(&g, cu))
+	*walked = false;
+	if (!gather_root(&g, cu)) {
 		g.oom = true;
-	else
+	} else if (!by_libdw && dwwalk_open(&w, cu) == 0) {
+		if (dwarf_child(cu, &child) == 0) {
+			*walked = walk_gather(&g, &w, child.addr, false, 0, 0, 0);
+			if (!*walked)
+				gather(&g, cu, 0, 0, 0);
+		}
+		dwwalk_close(&w);
+	} else {
 		gather(&g, cu, 0, 0, 0);
+	}
 	dwpages_drop(dwarf_cu_getdwarf(cu->cu)); /* what the walk read is in the index now */
 	return unit_sweep(&g, false);
+}
+
+static struct inl_built *unit_build(Dwarf_Die *cu)
+{
+	bool walked;
+
+	return unit_build_by(cu, false, &walked);
 }
 
 /*
@@ -499,17 +637,33 @@ none:
 	return NULL;
 }
 
-/* Gather part @pt of @j with @dbg, a Dwarf of the unit's file. */
-static void part_gather(const struct inl_job *j, struct inl_part *pt, Dwarf *dbg)
+/* Gather part @pt of @j with @dbg, a Dwarf of the unit's file; each of
+ * its DIEs read in order where it can be (*@walked: all were). */
+static void part_gather(const struct inl_job *j, struct inl_part *pt, Dwarf *dbg, bool *walked)
 {
-	for (size_t i = pt->first; i < pt->first + pt->count && !pt->g.oom; i++) {
-		Dwarf_Die d;
+	struct dwwalk w;
+	bool walk = false;
 
-		if (!dwarf_offdie(dbg, j->top[i], &d))
+	*walked = true;
+	for (size_t i = pt->first; i < pt->first + pt->count && !pt->g.oom; i++) {
+		const unsigned char *at;
+		Dwarf_Die d, cu;
+
+		if (!dwarf_offdie(dbg, j->top[i], &d)) {
 			pt->g.oom = true; /* a DIE one walk met and another not: no index */
-		else
+			break;
+		}
+		if (i == pt->first)
+			walk = dwarf_cu_die(d.cu, &cu, NULL, NULL, NULL, NULL, NULL, NULL) &&
+			       dwwalk_open(&w, &cu) == 0;
+		if (!walk || !(at = dwwalk_at(&w, j->top[i])) ||
+		    !walk_gather(&pt->g, &w, at, true, 0, 0, CU_INDEX)) {
 			visit(&pt->g, &d, 0, 0, CU_INDEX);
+			*walked = false;
+		}
 	}
+	if (walk)
+		dwwalk_close(&w);
 	dwpages_drop(dbg);
 }
 
@@ -518,9 +672,10 @@ static void part_gather(const struct inl_job *j, struct inl_part *pt, Dwarf *dbg
 static void part_take(struct sym_shared *sh, struct inl_job *j, Dwarf *dbg)
 {
 	struct inl_part *pt = &j->parts[j->next++];
+	bool walked;
 
 	shared_unlock(sh);
-	part_gather(j, pt, dbg);
+	part_gather(j, pt, dbg, &walked);
 	if (pt->g.nr)
 		inlidx_range_sort(pt->g.r, pt->g.nr);
 	shared_lock(sh);
@@ -825,6 +980,58 @@ int inlidx_scopes(struct inl_index *x, Dwarf_Die *die, Dwarf_Die **scopes)
 	}
 	*scopes = sc;
 	return (int)n;
+}
+
+/* FNV-1a of @n bytes at @p, on @h. */
+static uint64_t digest(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *c = p;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ c[i]) * 0x100000001b3ull;
+	return h;
+}
+
+uint64_t inlidx_unit_digest(Dwarf_Die *cu, int how, bool *walked)
+{
+	struct inl_built *b = NULL;
+	struct inl_job *j;
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	*walked = false;
+	if (how == 2 && (j = job_make(cu))) {
+		*walked = true;
+		for (size_t i = 0; i < j->nparts; i++) {
+			bool w;
+
+			part_gather(j, &j->parts[i], dwarf_cu_getdwarf(cu->cu), &w);
+			*walked &= w;
+			if (j->parts[i].g.nr)
+				inlidx_range_sort(j->parts[i].g.r, j->parts[i].g.nr);
+		}
+		b = job_merge(j, cu);
+		job_free(j);
+	} else {
+		b = unit_build_by(cu, how == 0, walked);
+	}
+	if (!b)
+		return 0;
+	for (size_t i = 0; i < b->ne; i++) {
+		h = digest(h, &b->e[i].die, sizeof(b->e[i].die));
+		h = digest(h, &b->e[i].parent, sizeof(b->e[i].parent));
+		h = digest(h, &b->e[i].inlined, sizeof(b->e[i].inlined));
+	}
+	for (size_t i = 0; i < b->nseg; i++) {
+		h = digest(h, &b->seg[i].lo, sizeof(b->seg[i].lo));
+		h = digest(h, &b->seg[i].entry, sizeof(b->seg[i].entry));
+	}
+	h = digest(h, b->die_off, b->ndie * sizeof(*b->die_off));
+	h = digest(h, b->die_parent, b->ndie * sizeof(*b->die_parent));
+	h = digest(h, &b->ne, sizeof(b->ne));
+	h = digest(h, &b->nseg, sizeof(b->nseg));
+	h = digest(h, &b->ndie, sizeof(b->ndie));
+	built_free(b);
+	return h;
 }
 
 size_t inlidx_bytes(const struct inl_index *x)

@@ -279,14 +279,76 @@ static bool unit_copy(struct line_unit *u, struct strtab *strings, Dwarf_Die *cu
 	return true;
 }
 
-/* unit_copy() for @x, the table parsed in its own Dwarf (scratch_get()),
- * else in the module's, which keeps it (@u->in_libdw). */
+/* @cu's table as dwline.c read it (@l, emptied) into @u, as unit_copy()
+ * copies libdw's: false out of memory. */
+static bool unit_take(struct line_unit *u, struct strtab *strings, struct dwline *l)
+{
+	bool ok = false;
+
+	u->names = calloc(l->nnames ? l->nnames : 1, sizeof(*u->names));
+	if (!u->names)
+		goto out;
+	u->nnames = l->nnames;
+	if (!strings) {
+		/* a block of its own, as names_own() makes it */
+		size_t len = 0;
+		char *at;
+
+		for (size_t i = 0; i < l->nnames; i++)
+			len += strlen(l->names[i]) + 1;
+		u->name_block = at = malloc(len ? len : 1);
+		if (!at)
+			goto out;
+		for (size_t i = 0; i < l->nnames; i++) {
+			u->names[i] = at;
+			at = stpcpy(at, l->names[i]) + 1;
+		}
+	}
+	for (size_t i = 0; i < l->nnames && strings; i++)
+		if (!(u->names[i] = strtab_intern_text(strings, l->names[i])))
+			goto out;
+	if (l->nrows) {
+		u->rows = malloc(l->nrows * sizeof(*u->rows));
+		if (!u->rows)
+			goto out;
+	}
+	for (size_t i = 0; i < l->nrows; i++) {
+		const struct dwline_row *r = &l->rows[i];
+
+		u->rows[i] = (struct line_row){
+			.addr = r->addr, .line = r->line > 0 ? (uint32_t)r->line : 0,
+			.file = (r->file < l->nnames ? r->file : ROW_NO_FILE) |
+				(r->end ? ROW_END : 0) };
+	}
+	u->nrows = l->nrows;
+	ok = true;
+out:
+	dwline_free(l);
+	return ok;
+}
+
+bool lineidx_by_libdw;
+
+/* unit_copy() for @x: the table read by dwline.c, else parsed by libdw
+ * in @x's own Dwarf (scratch_get()), else in the module's, which keeps it
+ * (@u->in_libdw). */
 static bool unit_build(struct line_index *x, struct line_unit *u, struct strtab *strings,
 		       Dwarf_Die *cu)
 {
 	Dwarf_Die scu;
-	Dwarf *own = scratch_get(x, cu, &scu);
-	bool ok = unit_copy(u, strings, own ? &scu : cu);
+	Dwarf *own;
+	struct dwline l;
+	bool ok;
+
+	if (!lineidx_by_libdw && dwline_read(cu, &l) == 0) {
+		ok = unit_take(u, strings, &l);
+		u->in_libdw = false;
+		x->rows += u->nrows;
+		dwpages_drop(dwarf_cu_getdwarf(cu->cu));
+		return ok;
+	}
+	own = scratch_get(x, cu, &scu);
+	ok = unit_copy(u, strings, own ? &scu : cu);
 
 	u->in_libdw = !own;
 	x->rows += u->nrows;

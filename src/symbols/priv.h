@@ -342,6 +342,112 @@ void shared_unlock(struct sym_shared *sh);
 void shared_wait(struct sym_shared *sh);
 void shared_wake(struct sym_shared *sh);
 
+/* dwwalk.c */
+/* A unit's DIEs read in order (dwwalk_open()): where its bytes and
+ * abbreviations are; the abbreviations learnt are its own (dwwalk_close()). */
+struct dwwalk {
+	Dwarf_CU *cu;
+	const unsigned char *cu_addr;   /* the unit's DIE, at offset cu_off */
+	const unsigned char *end;       /* past the unit's last byte */
+	Dwarf_Off cu_off;
+	uint8_t version, addr_size, off_size;
+	struct walk_abbrev *ab;         /* by code, learnt from libdw */
+	size_t nab;
+	struct walk_attr *at;
+	size_t nat, cap_at;
+	Dwarf_Die cudie;
+	/* the unit's range lists (dwwalk_ranges()): read once asked */
+	const unsigned char *rl;        /* .debug_rnglists, or .debug_ranges before DWARF 5 */
+	size_t rl_size;
+	uint64_t rl_base;               /* the unit's base address, as libdw takes it */
+	int8_t rl_state;                /* 0 not looked at, 1 readable, -1 libdw's */
+};
+/* A DIE as the walk read it. */
+struct dwwalk_die {
+	const unsigned char *addr;      /* its first byte */
+	int tag;
+	bool children;                  /* its abbreviation says it has */
+	const unsigned char *lo, *hi;   /* DW_AT_low_pc's, DW_AT_high_pc's value, or NULL */
+	uint16_t lo_form, hi_form;
+	bool ranges;                    /* it has DW_AT_ranges */
+	const unsigned char *rng;       /* DW_AT_ranges's value */
+	uint16_t rng_form;
+};
+/*
+ * dwwalk_open() - @w set to read the unit of @cu (its DIE) in order.
+ * Return: 0, or -1 where the walk cannot read it as libdw would (another
+ * byte order, a unit other than a compile or partial one): walk with libdw.
+ */
+int dwwalk_open(struct dwwalk *w, Dwarf_Die *cu);
+/* dwwalk_close() - let go of what @w learnt. */
+void dwwalk_close(struct dwwalk *w);
+/*
+ * dwwalk_next() - the entry at *@pp into *@d, and *@pp past it.
+ * Return: 1 a DIE; 0 the end of a list of children (a null entry); -1 what
+ * the walk cannot read (a form it does not know, bytes past the unit's
+ * end): the caller walks with libdw instead.
+ */
+int dwwalk_next(struct dwwalk *w, const unsigned char **pp, struct dwwalk_die *d);
+/*
+ * dwwalk_pc() - @d's ranges as dwarf_ranges() gives them, where that is
+ * none (no DW_AT_low_pc, DW_AT_high_pc or DW_AT_ranges) or one from its own
+ * DW_AT_low_pc (an address) and DW_AT_high_pc (an address or a constant),
+ * into *@lo and *@hi. Not for the unit's own DIE. Return: 1 that one
+ * range, 0 none, -1 ask dwarf_ranges().
+ */
+int dwwalk_pc(const struct dwwalk *w, const struct dwwalk_die *d, uint64_t *lo, uint64_t *hi);
+/*
+ * dwwalk_form_size() - the bytes of a value of @form at @p (before @end)
+ * in a unit of @addr_size and @off_size, DWARF 5. Return: -1 for a form
+ * the walk does not know, an indirect or implicit one, or past @end.
+ */
+long dwwalk_form_size(unsigned form, unsigned addr_size, unsigned off_size,
+		      const unsigned char *p, const unsigned char *end);
+/*
+ * dwwalk_ranges() - the ranges dwarf_ranges() gives, one after the other,
+ * of @d (no DW_AT_low_pc or DW_AT_high_pc, a DW_AT_ranges at an offset
+ * into the unit's range lists) into @lo and @hi (room for @max each).
+ * Return: how many, or -1 where libdw should read them (a form or an
+ * entry not read here, more than @max, a list libdw would stop reading
+ * before its end).
+ */
+int dwwalk_ranges(struct dwwalk *w, const struct dwwalk_die *d, uint64_t *lo, uint64_t *hi,
+		  int max);
+/* dwwalk_section() - the data of @elf's section named @want as libdw
+ * reads it (NULL: none, no bits, or compressed: left to libdw). */
+const Elf_Data *dwwalk_section(Elf *elf, const char *want);
+/* dwwalk_die() - libdw's handle of @d, in @w's Dwarf. */
+void dwwalk_die(const struct dwwalk *w, const struct dwwalk_die *d, Dwarf_Die *out);
+/* dwwalk_off() - the offset of the byte at @addr; dwwalk_at() - the byte
+ * at offset @off of the unit (NULL outside it). */
+Dwarf_Off dwwalk_off(const struct dwwalk *w, const unsigned char *addr);
+const unsigned char *dwwalk_at(const struct dwwalk *w, Dwarf_Off off);
+/* dwline.c */
+/* A row of a unit's line table, as libdw's (dwarf_getsrclines()). */
+struct dwline_row {
+	uint64_t addr;
+	int32_t line;
+	uint32_t file;                  /* an index into the names, as the program says */
+	uint32_t seq;                   /* its place in the program */
+	bool end;                       /* it ends a sequence */
+};
+/* A unit's line table: rows in libdw's order, its files' names as
+ * libdw's dwarf_filesrc() gives them (index 0 included). */
+struct dwline {
+	struct dwline_row *rows;
+	size_t nrows;
+	const char **names;             /* each malloc()ed */
+	size_t nnames;
+};
+/*
+ * dwline_read() - unit @cu's line table read from its line program, as
+ * libdw 0.188 reads it, into *@out (free with dwline_free()). Return: 0,
+ * or -1 where libdw should read it (something it reads otherwise, or
+ * refuses, or a file this does not read: *@out is then empty).
+ */
+int dwline_read(Dwarf_Die *cu, struct dwline *out);
+void dwline_free(struct dwline *l);
+
 /* inlidx.c */
 struct inl_index;
 /* A range of an entry, as the sweep reads them. */
@@ -387,6 +493,14 @@ extern size_t inlidx_part_min_span;
  * for the shared table), not counting those it found built (NULL: 0). */
 size_t inlidx_units_built(const struct inl_index *x);
 void inlidx_free(struct inl_index *x);
+/*
+ * For tests: a digest of the index of unit @cu built on this thread by
+ * libdw's walk (@how 0), read in order (1), or read in order in parts as
+ * the lanes gather a big unit (2: every unit with two top-level DIEs or
+ * more whose span reaches inlidx_part_min_span); *@walked: read in order
+ * all through. Return: the digest, 0 when no index was built.
+ */
+uint64_t inlidx_unit_digest(Dwarf_Die *cu, int how, bool *walked);
 /* lineidx.c */
 struct line_index;
 /*
@@ -410,6 +524,9 @@ size_t lineidx_bytes(const struct line_index *x);
 /* lineidx_end_dwarf() - end the Dwarf @x parses line programs in (on its
  * module's Elf): before the module's Dwfl ends (NULL: nothing). */
 void lineidx_end_dwarf(struct line_index *x);
+/* For tests: true, every unit's line program is parsed by libdw (else
+ * read by dwline.c where it can). */
+extern bool lineidx_by_libdw;
 /* For tests: false, a unit's line program is parsed in its module's Dwarf,
  * which keeps libdw's table (else in a Dwarf of its own, ended after). */
 extern bool lineidx_own_dwarf;

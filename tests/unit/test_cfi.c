@@ -130,6 +130,61 @@ static void test_walk_three_frames(void **state)
 	cfi_table_free(f.t);
 }
 
+/*
+ * A same-valued register is the callee's in the caller, known where it
+ * was (the row keeps it as a mask: cfi_table_add()): A at 0x1000 (CFA =
+ * rsp + 8, rbx the same), B at 0x2000 whose CFA is rbx + 8. With rbx
+ * known in A, B's frame is found and its caller 0x3000 read; unknown, B
+ * has no CFA and the walk ends at B.
+ */
+static void test_walk_same_value(void **state)
+{
+	enum { RBX = 3 };
+	const struct cfi_rule a_rules[] = {
+		{ .reg = RBX, .kind = CFI_SAME },
+		{ .reg = RSP, .kind = CFI_VAL_OFFSET, .off = 0 },
+		{ .reg = RIP, .kind = CFI_OFFSET, .off = -8 },
+	};
+	const struct cfi_rule b_rules[] = {
+		{ .reg = RIP, .kind = CFI_OFFSET, .off = -8 },
+	};
+	struct cfi_row a = { .start = 0x1000, .end = 0x1100, .cfa_reg = RSP, .cfa_off = 8,
+			     .ra = RIP, .nr_rules = 3 };
+	struct cfi_row b = { .start = 0x2000, .end = 0x2100, .cfa_reg = RBX, .cfa_off = 8,
+			     .ra = RIP, .nr_rules = 1 };
+	const struct cfi_rule *rules;
+	struct fixture f;
+	struct cfi_walk w;
+	uint64_t pcs[8];
+	size_t n;
+
+	(void)state;
+	memset(&f, 0, sizeof(f));
+	f.t = cfi_table_new(17);
+	assert_non_null(f.t);
+	assert_non_null(cfi_table_add(f.t, &a, a_rules));
+	assert_non_null(cfi_table_add(f.t, &b, b_rules));
+	assert_int_equal(cfi_table_find(f.t, 0x1010, &rules)->same, 1u << RBX);
+	assert_int_equal(cfi_table_find(f.t, 0x1010, &rules)->nr_rules, 2);
+	f.sp = 0x7fff0000;
+	put(&f, f.sp, 0x2010);          /* A returns into B */
+	put(&f, f.sp + 64, 0x3010);     /* B's return address, at rbx */
+	for (int known = 1; known >= 0; known--) {
+		walk_init(&w, &f, sizeof(f.stack));
+		w.regs[RBX] = f.sp + 64;
+		w.set[0] = 1u << RSP | (known ? 1u << RBX : 0);
+		cfi_walk(&w, 0x1010, pcs, 8, &n);
+		if (known) {
+			assert_int_equal(n, 3);
+			assert_int_equal(pcs[1], 0x2010);
+			assert_int_equal(pcs[2], 0x3010);
+		} else {
+			assert_int_equal(n, 2);
+		}
+	}
+	cfi_table_free(f.t);
+}
+
 static void test_walk_limits(void **state)
 {
 	struct fixture f;
@@ -376,13 +431,17 @@ static void same_as_libdw(struct cfi_table *t, Dwarf_CFI *cfi, uint64_t addr, si
 				r = &rules[row->first_rule + k];
 		if (nops == 0 && rops) {
 			assert_null(r); /* undefined */
+			assert_false((row->same >> regs[i]) & 1);
+			continue;
+		}
+		if (nops == 0) {
+			/* same value: in the row's mask, not its rules */
+			assert_null(r);
+			assert_true((row->same >> regs[i]) & 1);
 			continue;
 		}
 		assert_non_null(r);
-		if (nops == 0) {
-			assert_int_equal(r->kind, CFI_SAME);
-			continue;
-		}
+		assert_false((row->same >> regs[i]) & 1);
 		if (nops >= 2 && rops[1].atom == DW_OP_plus_uconst)
 			off = (int64_t)rops[1].number;
 		assert_int_equal(rops[0].atom, DW_OP_call_frame_cfa);
@@ -452,17 +511,57 @@ static void test_open_refuses(void **state)
 	assert_null(cfi_table_open("/proc/self/exe", 97, EM_AARCH64 == EM_X86_64 ? 0 : EM_AARCH64));
 	assert_null(cfi_table_new(CFI_MAX_REGS + 1));
 }
+/*
+ * A row found once is found again from the table's cache of addresses
+ * (cfi_table_find()), and still after rows are added before it (their
+ * places move: the cache is cleared): each address gives its own row,
+ * over rounds of lookups between adds, the last address of a row and
+ * the first past it included.
+ */
+static void test_find_after_adds(void **state)
+{
+	struct cfi_table *t = cfi_table_new(17);
+	const struct cfi_rule *rules;
+	const struct cfi_rule rule = { .reg = RSP, .kind = CFI_VAL_OFFSET, .off = 0 };
+
+	(void)state;
+	assert_non_null(t);
+	/* rows [0x10000 - 0x100 k, + 0x80), added from the highest down */
+	for (int k = 0; k < 300; k++) {
+		struct cfi_row r = { .start = 0x10000 - 0x100 * (uint64_t)k, .cfa_reg = RSP,
+				     .cfa_off = k, .ra = RIP, .nr_rules = 1 };
+
+		r.end = r.start + 0x80;
+		assert_non_null(cfi_table_add(t, &r, &rule));
+		for (int round = 0; round < 2; round++)
+			for (int i = 0; i <= k; i++) {
+				uint64_t lo = 0x10000 - 0x100 * (uint64_t)i;
+				const struct cfi_row *f = cfi_table_find(t, lo + 0x7f, &rules);
+
+				assert_non_null(f);
+				assert_int_equal(f->start, lo);
+				assert_int_equal(f->cfa_off, i);
+				f = cfi_table_find(t, lo, &rules);
+				assert_non_null(f);
+				assert_int_equal(f->cfa_off, i);
+				assert_null(cfi_table_find(t, lo + 0x80, &rules));
+			}
+	}
+	cfi_table_free(t);
+}
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_walk_three_frames),
+		cmocka_unit_test(test_walk_same_value),
 		cmocka_unit_test(test_walk_limits),
 		cmocka_unit_test(test_walk_no_rule),
 		cmocka_unit_test(test_walk_frame_pointer_step),
 		cmocka_unit_test(test_walk_frame_pointer_step_aarch64),
 		cmocka_unit_test(test_rows_of_a_file),
 		cmocka_unit_test(test_open_refuses),
+		cmocka_unit_test(test_find_after_adds),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

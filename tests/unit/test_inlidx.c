@@ -1,14 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_inlidx.c - the inline index's order of ranges (inlidx.c): the radix
- * sort gives qsort()'s order.
+ * sort gives qsort()'s order; a unit's DIEs read in order (dwwalk.c) give
+ * the index libdw's walk gives, whole and in parts, their ranges as
+ * dwarf_ranges() gives them.
  */
+#include <elfutils/libdw.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 #include "../../src/symbols/priv.h"
 
@@ -93,10 +99,95 @@ static void test_ranges_sorted_as_qsort(void **state)
 	free(v);
 }
 
+/* Every unit of @path indexed three ways (test_walk_as_libdw()); *@units,
+ * *@walked: how many there are, and how many were read in order through,
+ * whole and in parts. False where @path cannot be read. */
+static bool units_as_libdw(const char *path, size_t *units, size_t *walked)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Dwarf *dbg = fd >= 0 ? dwarf_begin(fd, DWARF_C_READ) : NULL;
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+
+	if (!dbg) {
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	while (dwarf_nextcu(dbg, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu;
+		uint64_t d0, d1, d2;
+		bool w0, w1, w2;
+
+		assert_non_null(dwarf_offdie(dbg, off + hsize, &cu));
+		d0 = inlidx_unit_digest(&cu, 0, &w0);
+		d1 = inlidx_unit_digest(&cu, 1, &w1);
+		d2 = inlidx_unit_digest(&cu, 2, &w2);
+		assert_false(w0);
+		assert_true(d0 != 0);
+		assert_int_equal(d1, d0);
+		assert_int_equal(d2, d0);
+		(*units)++;
+		*walked += w1 && w2;
+		off = next;
+	}
+	dwarf_end(dbg);
+	close(fd);
+	return true;
+}
+
+/*
+ * Every unit of this test's program and of perfport beside it (-O2 -g:
+ * inlined calls, lexical blocks, DWARF 5 forms of gcc or clang) indexed
+ * three ways - by libdw's walk, read in order by dwwalk.c, and read in
+ * order in parts of its top-level DIEs as the lanes gather a big unit -
+ * gives one index: the same entries, segments, DIEs and parents. The walk
+ * reads every unit through (no form it does not know), and the parts are
+ * taken (a span of 0 cuts every unit of two top-level DIEs or more).
+ */
+static void test_walk_as_libdw(void **state)
+{
+	char self[4096], tool[4200];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	size_t span = inlidx_part_min_span, units = 0, walked = 0;
+	char *slash;
+
+	(void)state;
+	assert_true(n > 0);
+	self[n] = 0;
+	inlidx_part_min_span = 0;
+	assert_true(units_as_libdw(self, &units, &walked));
+	/* build/tests/test_inlidx: build/perfport, where it was built */
+	slash = strrchr(self, '/');
+	assert_non_null(slash);
+	*slash = 0;
+	snprintf(tool, sizeof(tool), "%s/../perfport", self);
+	if (!units_as_libdw(tool, &units, &walked))
+		print_message("no %s: this program's units only\n", tool);
+	print_message("%zu units, %zu read in order\n", units, walked);
+	assert_true(units > 5);
+	assert_int_equal(walked, units);
+	/* by hand: other producers, DWARF 4's .debug_ranges (':' between) */
+	if (getenv("PERFPORT_TEST_DWARF")) {
+		char *list = strdup(getenv("PERFPORT_TEST_DWARF")), *save = NULL;
+
+		assert_non_null(list);
+		for (char *f = strtok_r(list, ":", &save); f; f = strtok_r(NULL, ":", &save)) {
+			size_t u = 0, w = 0;
+
+			assert_true(units_as_libdw(f, &u, &w));
+			print_message("%s: %zu units, %zu read in order\n", f, u, w);
+		}
+		free(list);
+	}
+	inlidx_part_min_span = span;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ranges_sorted_as_qsort),
+		cmocka_unit_test(test_walk_as_libdw),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

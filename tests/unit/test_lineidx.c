@@ -2,14 +2,18 @@
 /*
  * test_lineidx.c - where the line index has libdw parse a unit's line
  * program (lineidx.c): a file's first tables in the module's own Dwarf,
- * the rest in one of the index's own, the lines the same either way.
+ * the rest in one of the index's own, the lines the same either way; and
+ * a unit's line table read by dwline.c is libdw's, row for row.
  */
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 #include <elfutils/libdwfl.h>
 #include "../../src/symbols/priv.h"
@@ -39,6 +43,7 @@ static void test_first_tables_in_module(void **state)
 
 	(void)state;
 	assert_non_null(dwfl);
+	lineidx_by_libdw = true;        /* where libdw parses, this test's subject */
 	lineidx_module_max = room;
 	mod = dwfl_report_offline(dwfl, "self", "/proc/self/exe", -1);
 	assert_non_null(mod);
@@ -84,6 +89,7 @@ static void test_first_tables_in_module(void **state)
 	strtab_free(&names);
 	dwfl_end(dwfl);
 	lineidx_module_max = 1u << 20;
+	lineidx_by_libdw = false;
 	/* libdw, the oracle, looks units up in .debug_aranges only (0.188) */
 	if (!units)
 		skip();
@@ -96,10 +102,116 @@ static void test_first_tables_in_module(void **state)
 	assert_true(fresh_total * row_bytes >= room);
 }
 
+/* Every unit of @path: dwline_read()'s table is libdw's (rows: address,
+ * line, file, end of sequence, in order; the files' names). *@units,
+ * *@read: how many, and how many dwline.c read (not left to libdw). */
+static bool tables_as_libdw(const char *path, size_t *units, size_t *read, size_t *rows)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Dwarf *dbg = fd >= 0 ? dwarf_begin(fd, DWARF_C_READ) : NULL;
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+
+	if (!dbg) {
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	while (dwarf_nextcu(dbg, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu;
+		Dwarf_Lines *lines;
+		Dwarf_Files *files;
+		size_t n = 0, nf = 0;
+		struct dwline mine;
+		int rc;
+
+		assert_non_null(dwarf_offdie(dbg, off + hsize, &cu));
+		off = next;
+		(*units)++;
+		rc = dwline_read(&cu, &mine);
+		if (rc != 0)
+			continue;
+		(*read)++;
+		assert_int_equal(dwarf_getsrclines(&cu, &lines, &n), 0);
+		assert_int_equal(dwarf_getsrcfiles(&cu, &files, &nf), 0);
+		assert_int_equal(mine.nrows, n);
+		assert_int_equal(mine.nnames, nf);
+		for (size_t i = 0; i < nf; i++)
+			assert_string_equal(mine.names[i], dwarf_filesrc(files, i, NULL, NULL));
+		for (size_t i = 0; i < n; i++) {
+			Dwarf_Line *l = dwarf_onesrcline(lines, i);
+			Dwarf_Files *lf;
+			Dwarf_Addr a;
+			size_t fi;
+			bool end;
+			int ln;
+
+			assert_non_null(l);
+			assert_int_equal(dwarf_lineaddr(l, &a), 0);
+			assert_int_equal(dwarf_lineno(l, &ln), 0);
+			assert_int_equal(dwarf_lineendsequence(l, &end), 0);
+			assert_int_equal(dwarf_line_file(l, &lf, &fi), 0);
+			assert_int_equal(mine.rows[i].addr, a);
+			assert_int_equal(mine.rows[i].line, ln);
+			assert_int_equal(mine.rows[i].file, fi);
+			assert_int_equal(mine.rows[i].end, end);
+		}
+		*rows += n;
+		dwline_free(&mine);
+	}
+	dwarf_end(dbg);
+	close(fd);
+	return true;
+}
+
+/*
+ * dwline.c's tables against libdw's over every unit of this test's
+ * program and of perfport beside it (DWARF 5 of gcc or clang, the build's
+ * compiler), and of the files PERFPORT_TEST_DWARF names (':' between; to
+ * try other producers and DWARF 4 by hand): the same rows in the same
+ * order, the same names; every unit of the two programs is read (none
+ * left to libdw).
+ */
+static void test_tables_as_libdw(void **state)
+{
+	char self[4096], tool[4200], *extra = getenv("PERFPORT_TEST_DWARF");
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	size_t units = 0, read = 0, rows = 0;
+	char *slash;
+
+	(void)state;
+	assert_true(n > 0);
+	self[n] = 0;
+	assert_true(tables_as_libdw(self, &units, &read, &rows));
+	slash = strrchr(self, '/');
+	assert_non_null(slash);
+	*slash = 0;
+	snprintf(tool, sizeof(tool), "%s/../perfport", self);
+	if (!tables_as_libdw(tool, &units, &read, &rows))
+		print_message("no %s: this program's units only\n", tool);
+	print_message("%zu units, %zu read (%zu rows)\n", units, read, rows);
+	assert_true(units > 5);
+	assert_int_equal(read, units);
+	assert_true(rows > 1000);
+	if (extra) {
+		char *list = strdup(extra), *save = NULL;
+
+		assert_non_null(list);
+		for (char *f = strtok_r(list, ":", &save); f; f = strtok_r(NULL, ":", &save)) {
+			size_t u = 0, r = 0, k = 0;
+
+			assert_true(tables_as_libdw(f, &u, &r, &k));
+			print_message("%s: %zu units, %zu read (%zu rows)\n", f, u, r, k);
+		}
+		free(list);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_first_tables_in_module),
+		cmocka_unit_test(test_tables_as_libdw),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -299,8 +299,10 @@ static void test_reset_and_trim(void **state)
 
 	(void)state;
 	/* libdw's part as big as the indexes' (its line tables kept in the
-	 * module's Dwarf), so that a budget can be past by less than it */
+	 * module's Dwarf: parsed by libdw, not dwline.c), so that a budget
+	 * can be past by less than it */
 	lineidx_own_dwarf = false;
+	lineidx_by_libdw = true;
 	m = machine_with_self(&start, &end);
 	for (size_t i = 0; i < NR; i++)
 		addrs[i] = start + (end - start) * i / NR;
@@ -403,6 +405,7 @@ static void test_reset_and_trim(void **state)
 	}
 	machine_free(m);
 	lineidx_own_dwarf = true;
+	lineidx_by_libdw = false;
 }
 
 /* The state of the file with the most symbols @s has open: this binary. */
@@ -440,6 +443,7 @@ static void test_names_made_when_used(void **state)
 	uint64_t dw, idx, nm, tabs;
 
 	(void)state;
+	lineidx_by_libdw = true;        /* libdw's part holds its line tables */
 	m = machine_with_self(&start, &end);
 	for (size_t i = 0; i < FEW; i++)
 		few[i] = start + (end - start) * (2 * i + 1) / (2 * FEW);
@@ -491,6 +495,7 @@ static void test_names_made_when_used(void **state)
 	sym_free(s);
 	sym_free(ref_s);
 	machine_free(m);
+	lineidx_by_libdw = false;
 }
 
 /* dl_iterate_phdr(): the program's load bias into *@data. */
@@ -1392,6 +1397,7 @@ static void test_lines_not_kept_by_libdw(void **state)
 	}
 	assert_true(ncu > 10);
 	assert_true(lineidx_own_dwarf);
+	lineidx_by_libdw = true;        /* where libdw parses, this test's subject */
 	lineidx_module_max = 0; /* every table in a Dwarf of lineidx's own */
 	before = mallinfo2().uordblks;
 	for (size_t i = 0; i < ncu; i++) {
@@ -1423,6 +1429,7 @@ static void test_lines_not_kept_by_libdw(void **state)
 		free(cus);
 		dwfl_end(dwfl);
 		lineidx_module_max = 1u << 20;
+		lineidx_by_libdw = false;
 		skip();
 	}
 	print_message("%zu units, %zu rows: lineidx added %zu bytes, libdw's tables %zu\n", ncu,
@@ -1435,6 +1442,7 @@ static void test_lines_not_kept_by_libdw(void **state)
 	free(cus);
 	dwfl_end(dwfl);
 	lineidx_module_max = 1u << 20;
+	lineidx_by_libdw = false;
 #else
 	(void)state;
 	skip();
