@@ -11,25 +11,34 @@
 #include "../util/error.h"
 
 /*
- * Where the recording begins: its first sample (the header says when, in
- * a file; else the first seen so far), 0 while none is known. perf enables
- * its side-band records (switches) before its sampling events: a
- * system-wide recording's first switch records come some 60 ms before its
- * first sample, without the stacks the samples give. A recording without
- * any sample (switch records alone) begins at its first record.
+ * Where the recording begins: its first sample, as the header says; 0
+ * where it does not say (a pipe). perf enables its side-band records
+ * (switches) before its sampling events: a system-wide recording's first
+ * switch records come some 60 ms before its first sample, without the
+ * stacks the samples give. Without the header's time, what was charged
+ * before the first sample was seen cannot be taken back, and nothing is
+ * cut: the profile spans its records then (span_to_records() in build.c).
  */
 static uint64_t window_start(const struct account *a)
 {
-	return a->hdr_first ? a->hdr_first : a->first_time;
+	return a->hdr_first;
 }
 
-/* The part of [b, e] inside the --time window. */
+/*
+ * The part of [b, e] inside the recording and the --time window. The
+ * recording ends at its last sample, as it begins at its first (the
+ * profile spans its samples, where the header says when they were): a
+ * task's switch and exit records after it (a per-task recording's last
+ * child runs on to its exit) are not charged, as its lifetime ends there.
+ */
 static uint64_t clip(const struct account *a, uint64_t b, uint64_t e)
 {
 	uint64_t lo = window_start(a);
 
 	if (b < lo)
 		b = lo;
+	if (a->hdr_last && e > a->hdr_last)
+		e = a->hdr_last;
 	if (a->filter.has_time) {
 		if (b < a->filter.t0)
 			b = a->filter.t0;
