@@ -11,17 +11,16 @@
 #include "../util/error.h"
 
 /*
- * Where the recording begins: its first sample, as the header says; 0
- * where it does not say (a pipe). perf enables its side-band records
- * (switches) before its sampling events: a system-wide recording's first
- * switch records come some 60 ms before its first sample, without the
- * stacks the samples give. Without the header's time, what was charged
- * before the first sample was seen cannot be taken back, and nothing is
- * cut: the profile spans its records then (span_to_records() in build.c).
+ * Where the recording begins: its first sample (the header says when, in
+ * a file; else the first seen so far), 0 while none is known. perf enables
+ * its side-band records (switches) before its sampling events: a
+ * system-wide recording's first switch records come some 60 ms before its
+ * first sample, without the stacks the samples give. A recording without
+ * any sample (switch records alone) begins at its first record.
  */
 static uint64_t window_start(const struct account *a)
 {
-	return a->hdr_first;
+	return a->hdr_first ? a->hdr_first : a->first_time;
 }
 
 /*
@@ -30,6 +29,10 @@ static uint64_t window_start(const struct account *a)
  * profile spans its samples, where the header says when they were): a
  * task's switch and exit records after it (a per-task recording's last
  * child runs on to its exit) are not charged, as its lifetime ends there.
+ * Where the header does not say (a pipe; perf record -B writes 0), the
+ * last sample is not known when a record after it is charged, and what is
+ * charged is not taken back; the span stays the samples' (e2e 36 holds a
+ * rotated file's window to it).
  */
 static uint64_t clip(const struct account *a, uint64_t b, uint64_t e)
 {

@@ -662,34 +662,6 @@ static int finish_runtimes(struct profile *p, struct profile_priv *pv, const str
 	return err;
 }
 
-/*
- * A recording whose header does not say when its samples began and ended
- * (a pipe; a file whose SAMPLE_TIME is absent, or 0 where perf did not
- * read its samples for their build-ids) was charged, while it was read,
- * the records before its first sample (a system-wide recording's switch
- * records, some 60 ms before it) and after its last (a per-task
- * recording's last child runs on to its exit): no one knew then where the
- * samples would begin or end. It spans its threads' records, so that each
- * thread's lifetime holds what it was charged. With the header's times
- * nothing is charged outside them (clip() in account-intervals.c), and the
- * profile spans its samples.
- */
-static void span_to_records(struct account *a)
-{
-	if (!a->first_time)
-		return;
-	if (!a->hdr_first && a->rec_first && a->rec_first < a->first_time)
-		a->first_time = a->rec_first;
-	if (a->hdr_last)
-		return;
-	for (size_t i = 0; i < a->nr_threads; i++) {
-		const struct acct_thread *t = &a->threads[i];
-
-		if (!t->filtered && !thread_empty(t) && t->end > a->last_time)
-			a->last_time = t->end;
-	}
-}
-
 static int finish(struct profile *p, struct profile_priv *pv, struct build_ctx *c,
 		  struct perf_reader *r, const struct profile_opts *o, const char *path)
 {
@@ -700,7 +672,6 @@ static int finish(struct profile *p, struct profile_priv *pv, struct build_ctx *
 	int ret, err = 0;
 
 	acct_finish(a);
-	span_to_records(a);
 	/* --no-kernel: the states were decided on whole stacks; the kernel's
 	 * frames leave only now (the off-wake tree's frame strings are the
 	 * main tree's, which keeps them) */

@@ -140,6 +140,7 @@ static uint64_t lt_off(const struct profile_thread *t)
 	return off;
 }
 
+/* The profile of lt_rec, its header's SAMPLE_TIME @first to @last. */
 static struct profile *lt_profile(uint64_t first, uint64_t last)
 {
 	struct profile_opts o = { .jobs = 1, .sym.buildid_dir = "/nonexistent" };
@@ -192,37 +193,10 @@ static void test_lifetime_header(void **state)
 	profile_free(p);
 }
 
-/*
- * Without SAMPLE_TIME (a pipe, or a file perf did not read for build-ids)
- * the records were charged when read, before the first sample and after
- * the last: the profile spans its records, 400 to 3500. 101: run 1300 +
- * 300, asleep 300 + 1200; 102: 500 preempted, run 1000. Before, the span
- * was the samples' (1000-2500) and the threads' ends were cut to it.
- */
-static void test_lifetime_no_header(void **state)
-{
-	struct profile *p = lt_profile(0, 0);
-	const struct profile_thread *a = &p->threads[0], *b = &p->threads[1];
-
-	(void)state;
-	assert_int_equal(p->meta.first_time, 400);
-	assert_int_equal(p->meta.last_time, 3500);
-	assert_int_equal(a->start, 400);
-	assert_int_equal(a->end, 3500);
-	assert_int_equal(a->run_ns, 1300 + 300);
-	assert_int_equal(a->c.ns[CNT_SLEEP], 300 + 1200);
-	assert_int_equal(b->start, 1500);
-	assert_int_equal(b->end, 3000);
-	assert_int_equal(b->run_ns, 1000);
-	assert_int_equal(b->c.ns[CNT_PREEMPTED], 500);
-	profile_free(p);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lifetime_header),
-		cmocka_unit_test(test_lifetime_no_header),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
