@@ -57,4 +57,29 @@ void advice_no_stack(const struct profile_meta *m, char *buf, size_t len);
  */
 uint64_t advice_offcpu_ns(const struct profile_meta *m);
 
+/*
+ * The off-CPU waits of a runtime's park (HotSpot's Unsafe_Park, where all
+ * of java.util.concurrent waits) whose callers no name tells apart: the
+ * innermost code above the park is the interpreter's (a perf map names it
+ * "Interpreter", not the method) or a JIT's code without a map. No rule for
+ * the runtime's locks can match them: what decided their state was the
+ * system call's arguments, the kernel's default or the wakeup.
+ */
+struct advice_parks {
+	const char *runtime;        /* whose park (the first that had any) */
+	const char *park;           /* its function */
+	const char *decide;         /* what names the callers: verified by a test */
+	uint64_t count[CNT_COUNT];  /* intervals under interpreted callers, by state */
+	uint64_t ns[CNT_COUNT];
+	uint64_t nomap_count, nomap_ns; /* under a JIT's code without a perf map */
+};
+
+/**
+ * advice_parks() - count @p's off-CPU waits in a runtime's park whose
+ * callers are interpreted or unnamed JIT code, by state, into @out (zeroed
+ * first; its strings are static). The waiting states only (not preempted).
+ * Return: whether there are any.
+ */
+bool advice_parks(const struct profile *p, struct advice_parks *out);
+
 #endif /* CLI_ADVICE_H */
