@@ -315,3 +315,15 @@ out:
 	free(park);
 	return any;
 }
+
+const char *advice_interpreted(const char *function, const char *module, const char **decide)
+{
+	if (!function || !anonymous(module))
+		return NULL;
+	for (size_t s = 0; s < sizeof(park_sites) / sizeof(park_sites[0]); s++)
+		if (!strcmp(function, park_sites[s].interpreted)) {
+			*decide = park_sites[s].decide;
+			return park_sites[s].runtime;
+		}
+	return NULL;
+}

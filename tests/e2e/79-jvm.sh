@@ -175,7 +175,11 @@ print("-Xint: %.3f s of parks under interpreted callers (%d), the lock threads' 
 if not 0 < locked <= ns:
     sys.exit("the lock threads' sleep %.3f s is not among the %.3f s of interpreted parks" % (locked / 1e9, ns / 1e9))
 PY
+# info names the interpreter's frames and their share
+"$PERFPORT" -q info -i "$WORK/xint.data" >"$WORK/xint.info" || fail "info -Xint: exit $?"
+has "^  HotSpot's interpreter: [1-9][0-9]* frames ([0-9.]*%), named as one ('Interpreter').*-Xcomp" "$WORK/xint.info" ||
+	fail "info does not name the interpreter's frames: $(grep -A4 '^frames' "$WORK/xint.info")"
 if [ -f "$WORK/juc.txt" ] && has "^# off-CPU waits under interpreted code" "$WORK/juc.txt"; then
 	fail "-Xcomp's recording has waits under interpreted code: $(grep '^# off-CPU waits under' "$WORK/juc.txt")"
 fi
-echo "ok: report says which parks interpreted callers left to the default, and what names them"
+echo "ok: report says which parks interpreted callers left to the default, info the interpreter's frames, and what names them"
