@@ -249,11 +249,19 @@ static const struct park_site {
 
 enum { PARK_NONE, PARK_NAMED, PARK_INTERP, PARK_NOMAP };
 
+/* Whether a frame is a JIT's code: named from a perf map or jitdump, or in
+ * anonymous memory. */
+static bool jit_code(const char *module, unsigned flags)
+{
+	return !(flags & FRAME_F_KERNEL) &&
+	       ((flags & FRAME_F_JIT) || anonymous(module) || (module && !strcmp(module, "[jit]")));
+}
+
 /* What the JIT frame @f is, for @site: interpreted, unnamed, named; NONE
- * for a frame outside anonymous memory (the runtime's own, a library's). */
+ * for a frame that is no JIT's code (the runtime's own, a library's). */
 static int jit_kind(const struct profile_frame *f, const struct park_site *site)
 {
-	if (f->flags & FRAME_F_KERNEL || !anonymous(f->module))
+	if (!jit_code(f->module, f->flags))
 		return PARK_NONE;
 	if (!strcmp(f->function, site->interpreted))
 		return PARK_INTERP;
@@ -316,9 +324,10 @@ out:
 	return any;
 }
 
-const char *advice_interpreted(const char *function, const char *module, const char **decide)
+const char *advice_interpreted(const char *function, const char *module, unsigned flags,
+			       const char **decide)
 {
-	if (!function || !anonymous(module))
+	if (!function || !jit_code(module, flags))
 		return NULL;
 	for (size_t s = 0; s < sizeof(park_sites) / sizeof(park_sites[0]); s++)
 		if (!strcmp(function, park_sites[s].interpreted)) {

@@ -83,11 +83,12 @@ struct advice_parks {
 bool advice_parks(const struct profile *p, struct advice_parks *out);
 
 /**
- * advice_interpreted() - whether the frame @function in @module is a
- * runtime's interpreted code that its perf map names as a whole (HotSpot's
- * "Interpreter"), not by the method: its runtime's name (static), with
- * what names the methods in *@decide; NULL when it is not.
+ * advice_interpreted() - whether the frame @function in @module (FRAME_F_*
+ * @flags) is a runtime's interpreted code that its perf map names as a
+ * whole (HotSpot's "Interpreter"), not by the method: its runtime's name
+ * (static), with what names the methods in *@decide; NULL when it is not.
  */
-const char *advice_interpreted(const char *function, const char *module, const char **decide);
+const char *advice_interpreted(const char *function, const char *module, unsigned flags,
+			       const char **decide);
 
 #endif /* CLI_ADVICE_H */

@@ -119,7 +119,7 @@ static int symbolize(void *ctx, const struct perf_event *ev, const uint64_t *pcs
 
 		for (size_t j = 0; j < k && !end; j++) {
 			const char *rt = advice_interpreted(f[j].function, f[j].module,
-							    &c->interp_decide);
+							    f[j].flags, &c->interp_decide);
 
 			if (rt) {
 				interp++;
