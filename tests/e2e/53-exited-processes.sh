@@ -92,4 +92,24 @@ if len(th) != len(r["threads"]) or abs(mine - samples) > 2 + samples // 100 or s
 if not 0.5 * ns <= run <= 2 * ns:
     sys.exit("report --comm true: run %.1f ms where perf's samples say %.1f ms" % (run / 1e6, ns / 1e6))
 PY
+echo "ok: report --comm true has perf's samples of comm true"
+# every thread's run and off-CPU time inside its lifetime, inside the
+# profile's span: the storm's shell runs on after its last child's exit,
+# past the last sample (charged 137 us past its end once)
+"$PERFPORT" -q report -i "$WORK/storm.data" --json --no-tree >"$WORK/all.json" || fail "report: exit $?"
+$PY - "$WORK/all.json" <<'PY' || fail "a thread charged time outside its lifetime"
+import json, sys
+r = json.load(open(sys.argv[1]))
+m = r["meta"]
+bad = []
+for t in r["threads"]:
+    off = sum(v["ns"] for c, v in t["counters"].items() if c not in ("on-cpu", "idle"))
+    if not m["first_time"] <= t["start"] <= t["end"] <= m["last_time"] or \
+       (t["run_ns"] or 0) + off > t["end"] - t["start"]:
+        bad.append("%s %d: run %d + off %d ns in %d" % (t["comm"], t["tid"], t["run_ns"] or 0, off,
+                                                         t["end"] - t["start"]))
+print("%d threads, %d charged outside their lifetime" % (len(r["threads"]), len(bad)))
+if bad:
+    sys.exit("; ".join(bad[:5]))
+PY
 echo "PASS"
