@@ -235,16 +235,13 @@ void advice_of_profile(const struct profile *p, struct advice_list *out)
  * below its locks are lock and its latch, condition and queue sleep, as
  * JDK Flight Recorder's parks say.
  */
-static const struct park_site {
-	const char *runtime;
-	const char *park;            /* the function the waits park in */
-	const char *interpreted;     /* the perf map's name of interpreted code */
-	const char *decide;
-} park_sites[] = {
-	{ "HotSpot", "Unsafe_Park", "Interpreter",
+static const struct advice_park_site park_sites[] = {
+	{ "HotSpot", "Unsafe_Park", "Interpreter", "java.util.concurrent's",
 	  "have the JIT compile the callers before they wait, with a perf map: java -Xcomp "
 	  "-XX:TieredStopAtLevel=1 -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit "
-	  "(-XX:+PreserveFramePointer), recorded with --call-graph dwarf" },
+	  "(-XX:+PreserveFramePointer), recorded with --call-graph dwarf",
+	  "have the JVM write its perf map: java -XX:+UnlockDiagnosticVMOptions "
+	  "-XX:+DumpPerfMapAtExit (-XX:+PreserveFramePointer), recorded with --call-graph dwarf" },
 };
 
 enum { PARK_NONE, PARK_NAMED, PARK_INTERP, PARK_NOMAP };
@@ -259,7 +256,7 @@ static bool jit_code(const char *module, unsigned flags)
 
 /* What the JIT frame @f is, for @site: interpreted, unnamed, named; NONE
  * for a frame that is no JIT's code (the runtime's own, a library's). */
-static int jit_kind(const struct profile_frame *f, const struct park_site *site)
+static int jit_kind(const struct profile_frame *f, const struct advice_park_site *site)
 {
 	if (!jit_code(f->module, f->flags))
 		return PARK_NONE;
@@ -281,7 +278,7 @@ bool advice_parks(const struct profile *p, struct advice_parks *out)
 	if (!above || !park)
 		goto out;
 	for (size_t s = 0; s < sizeof(park_sites) / sizeof(park_sites[0]) && !any; s++) {
-		const struct park_site *site = &park_sites[s];
+		const struct advice_park_site *site = &park_sites[s];
 
 		memset(above, 0, p->nr_nodes);
 		memset(park, 0, p->nr_nodes);
@@ -312,11 +309,8 @@ bool advice_parks(const struct profile *p, struct advice_parks *out)
 				}
 			}
 		}
-		if (any) {
-			out->runtime = site->runtime;
-			out->park = site->park;
-			out->decide = site->decide;
-		}
+		if (any)
+			out->site = site;
 	}
 out:
 	free(above);
@@ -324,15 +318,13 @@ out:
 	return any;
 }
 
-const char *advice_interpreted(const char *function, const char *module, unsigned flags,
-			       const char **decide)
+const struct advice_park_site *advice_interpreted(const char *function, const char *module,
+						  unsigned flags)
 {
 	if (!function || !jit_code(module, flags))
 		return NULL;
 	for (size_t s = 0; s < sizeof(park_sites) / sizeof(park_sites[0]); s++)
-		if (!strcmp(function, park_sites[s].interpreted)) {
-			*decide = park_sites[s].decide;
-			return park_sites[s].runtime;
-		}
+		if (!strcmp(function, park_sites[s].interpreted))
+			return &park_sites[s];
 	return NULL;
 }

@@ -52,7 +52,7 @@ struct info_ctx {
 	struct sym_stats repeats;     /* frames and causes of the repeats */
 	uint64_t outside;             /* stacks that left every mapping (FRAME_F_OUTSIDE) */
 	uint64_t interp;              /* frames of a runtime's interpreter (advice_interpreted()) */
-	const char *interp_rt, *interp_decide; /* whose, and what names its methods */
+	const struct advice_park_site *interp_site; /* whose */
 	/* the off-CPU intervals counted as report counts them, without
 	 * stacks (offcpu_account()); NULL: no switches recorded, or a pipe */
 	struct profile *offcpu;
@@ -118,12 +118,12 @@ static int symbolize(void *ctx, const struct perf_event *ev, const uint64_t *pcs
 		size_t k = sym_resolve(c->sym, &c->frames[i], machine_kernel_text(c->m), f, 16);
 
 		for (size_t j = 0; j < k && !end; j++) {
-			const char *rt = advice_interpreted(f[j].function, f[j].module,
-							    f[j].flags, &c->interp_decide);
+			const struct advice_park_site *st =
+				advice_interpreted(f[j].function, f[j].module, f[j].flags);
 
-			if (rt) {
+			if (st) {
 				interp++;
-				c->interp_rt = rt;
+				c->interp_site = st;
 			}
 			end = sym_frame_ends(f[j].flags, npcs > 0);
 		}
@@ -841,7 +841,7 @@ static void print_json(const char *path, const struct perf_reader *r, const stru
 		json_object_object_add(o, "dwarf_unwind_failed", json_object_new_uint64(ss->unwind_failed));
 		json_object_object_add(o, "stacks_outside_mappings", json_object_new_uint64(c->outside));
 		json_object_object_add(o, "interpreted_frames", json_object_new_uint64(c->interp));
-		add_str(o, "interpreted_runtime", c->interp_rt);
+		add_str(o, "interpreted_runtime", c->interp_site ? c->interp_site->runtime : NULL);
 		json_object_object_add(o, "dwarf_unwind_released",
 				       json_object_new_uint64(ss->unwind_released));
 		json_object_object_add(o, "dwarf_unwind_libdw", json_object_new_uint64(ss->unwind_fallbacks));
@@ -998,12 +998,13 @@ static void print_text(const char *path, const struct perf_reader *r, const stru
 		 * advice's warnings (5%) */
 		if (c->interp && 20 * c->interp >= ss->frames)
 			printf("  %s's interpreter: %" PRIu64 " frames (%.1f%%), named as one "
-			       "('Interpreter') by its perf map, not by their methods: the waits they "
-			       "call (java.util.concurrent's parks) cannot be told apart, and report "
-			       "says which and how long ('off-CPU waits under interpreted code'); to "
-			       "name the methods, %s\n", c->interp_rt, c->interp,
+			       "('%s') by its perf map, not by their methods: %s waits under them "
+			       "(in %s) cannot be told apart, and report says which and how long "
+			       "('off-CPU waits under interpreted code'); to name the methods, %s\n",
+			       c->interp_site->runtime, c->interp,
 			       ss->frames ? 100.0 * (double)c->interp / (double)ss->frames : 0.0,
-			       c->interp_decide);
+			       c->interp_site->interpreted, c->interp_site->waits,
+			       c->interp_site->park, c->interp_site->compile);
 		printf("kernel names:  %s\n", sym_kernel_source(c->sym));
 		printf("modules (where their symbols came from):\n");
 		modules_each(c, module_text, NULL);

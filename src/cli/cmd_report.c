@@ -147,32 +147,35 @@ static void print_thin(const struct profile_meta *m)
 static void print_parks(const struct profile *p)
 {
 	struct advice_parks k;
+	const struct advice_park_site *st;
 	uint64_t n = 0, ns = 0;
 	int j = 0;
 
 	if (p->meta.offcpu_simple || !advice_parks(p, &k))
 		return;
+	st = k.site;
 	for (int c = 0; c < CNT_COUNT; c++) {
 		n += k.count[c];
 		ns += k.ns[c];
 	}
 	if (n) {
 		printf("# off-CPU waits under interpreted code: %" PRIu64 " waits in %s's %s "
-		       "(%.3f s:", n, k.runtime, k.park, secs(ns));
+		       "(%.3f s:", n, st->runtime, st->park, secs(ns));
 		for (int c = 0; c < CNT_COUNT; c++)
 			if (k.count[c])
 				printf("%s %s %.3f s, %.1f%% of it", j++ ? "," : "", counter_name(c),
 				       secs(k.ns[c]), p->total[0].ns[c] ?
 				       100.0 * (double)k.ns[c] / (double)p->total[0].ns[c] : 0.0);
-		printf(") whose callers run in the interpreter, which no perf map names: no "
-		       "rule for %s's locks could decide them, the system call's arguments or the "
-		       "kernel's default did; to decide them, %s\n", k.runtime, k.decide);
+		printf(") whose callers run in the interpreter, which its perf map names as one "
+		       "('%s'): no rule for %s waits could tell them apart, the system call's "
+		       "arguments, the kernel's default or the waker decided; to decide them, %s\n",
+		       st->interpreted, st->waits, st->compile);
 	}
 	if (k.nomap_count)
 		printf("# off-CPU waits under unnamed JIT code: %" PRIu64 " waits in %s's %s "
-		       "(%.3f s) whose callers are a JIT's code without a perf map: no rule for %s's "
-		       "locks could decide them; to decide them, %s\n", k.nomap_count, k.runtime,
-		       k.park, secs(k.nomap_ns), k.runtime, k.decide);
+		       "(%.3f s) whose callers are a JIT's code without a perf map: no rule for %s "
+		       "waits could tell them apart; to decide them, %s\n", k.nomap_count,
+		       st->runtime, st->park, secs(k.nomap_ns), st->waits, st->map);
 }
 
 static void print_header(const struct profile *p, const char *path, enum inline_rule rule)
@@ -818,13 +821,14 @@ static json_object *meta_json(const struct profile *p)
 
 			memcpy(pc.count, k.count, sizeof(pc.count));
 			memcpy(pc.ns, k.ns, sizeof(pc.ns));
-			add_str(iv, "runtime", k.runtime);
-			add_str(iv, "park", k.park);
+			add_str(iv, "runtime", k.site->runtime);
+			add_str(iv, "park", k.site->park);
 			json_object_object_add(iv, "interpreted", counts_json(&pc, ~0u));
 			json_object_object_add(iv, "jit_unnamed_count",
 					       json_object_new_uint64(k.nomap_count));
 			json_object_object_add(iv, "jit_unnamed_ns", json_object_new_uint64(k.nomap_ns));
-			add_str(iv, "decide", k.decide);
+			add_str(iv, "compile", k.site->compile);
+			add_str(iv, "map", k.site->map);
 		}
 		json_object_object_add(o, "parks_unnamed_callers", iv);
 	}

@@ -162,7 +162,6 @@ static void parks_interpreted(void **state)
 	struct profile p = { .nr_frames = 6, .frames = fr, .nr_nodes = 12, .nodes = nodes,
 			     .total = total, .self = self };
 	struct advice_parks k;
-	const char *decide = NULL;
 
 	(void)state;
 	self[4].count[CNT_SLEEP] = 2;
@@ -176,9 +175,10 @@ static void parks_interpreted(void **state)
 	self[11].count[CNT_SLEEP] = 1;
 	self[11].ns[CNT_SLEEP] = 300;
 	assert_true(advice_parks(&p, &k));
-	assert_string_equal(k.runtime, "HotSpot");
-	assert_string_equal(k.park, "Unsafe_Park");
-	assert_non_null(strstr(k.decide, "-Xcomp"));
+	assert_string_equal(k.site->runtime, "HotSpot");
+	assert_string_equal(k.site->park, "Unsafe_Park");
+	assert_non_null(strstr(k.site->compile, "-Xcomp"));
+	assert_non_null(strstr(k.site->map, "DumpPerfMapAtExit"));
 	assert_int_equal(k.count[CNT_SLEEP], 2);
 	assert_int_equal(k.ns[CNT_SLEEP], 1000);
 	assert_int_equal(k.ns[CNT_PREEMPTED], 0);
@@ -186,10 +186,9 @@ static void parks_interpreted(void **state)
 	assert_int_equal(k.nomap_count, 1);
 	assert_int_equal(k.nomap_ns, 300);
 	/* the interpreter's frame in a library is no JIT's code */
-	assert_string_equal(advice_interpreted("Interpreter", "//anon", FRAME_F_USER, &decide),
-			    "HotSpot");
-	assert_non_null(decide);
-	assert_null(advice_interpreted("Interpreter", "/usr/lib/libx.so", FRAME_F_USER, &decide));
+	assert_ptr_equal(advice_interpreted("Interpreter", "//anon", FRAME_F_USER), k.site);
+	assert_null(advice_interpreted("Interpreter", "/usr/lib/libx.so", FRAME_F_USER));
+	assert_null(advice_interpreted("Foo.bar", "//anon", FRAME_F_USER | FRAME_F_JIT));
 	/* the first park's callers compiled: only the unmapped one is left */
 	fr[1].function = "void java.util.concurrent.locks.LockSupport.park()";
 	assert_true(advice_parks(&p, &k));
