@@ -29,10 +29,10 @@ static uint64_t window_start(const struct account *a)
  * profile spans its samples, where the header says when they were): a
  * task's switch and exit records after it (a per-task recording's last
  * child runs on to its exit) are not charged, as its lifetime ends there.
- * Where the header does not say (a pipe; perf record -B writes 0), the
- * last sample is not known when a record after it is charged, and what is
- * charged is not taken back; the span stays the samples' (e2e 36 holds a
- * rotated file's window to it).
+ * Where the header does not say (perf record -B writes 0), build.c reads
+ * the times from the records first (scan_span()); of a stream on standard
+ * input, the last sample is not known when a record after it is charged,
+ * and what is charged is not taken back.
  */
 static uint64_t clip(const struct account *a, uint64_t b, uint64_t e)
 {

@@ -95,9 +95,13 @@ PY
 echo "ok: report --comm true has perf's samples of comm true"
 # every thread's run and off-CPU time inside its lifetime, inside the
 # profile's span: the storm's shell runs on after its last child's exit,
-# past the last sample (charged 137 us past its end once)
-"$PERFPORT" -q report -i "$WORK/storm.data" --json --no-tree >"$WORK/all.json" || fail "report: exit $?"
-$PY - "$WORK/all.json" <<'PY' || fail "a thread charged time outside its lifetime"
+# past the last sample (charged 137 us past its end once); also where the
+# header does not say when the samples were (perf record -B writes 0)
+record "$WORK/storm-b.data" -B -e cpu-clock -g --switch-events -e sched:sched_switch -- \
+	sh -c 'for i in $(seq 100); do /bin/true; done'
+for f in storm storm-b; do
+"$PERFPORT" -q report -i "$WORK/$f.data" --json --no-tree >"$WORK/all.json" || fail "report $f: exit $?"
+$PY - "$WORK/all.json" <<'PY' || fail "$f: a thread charged time outside its lifetime"
 import json, sys
 r = json.load(open(sys.argv[1]))
 m = r["meta"]
@@ -112,4 +116,5 @@ print("%d threads, %d charged outside their lifetime" % (len(r["threads"]), len(
 if bad:
     sys.exit("; ".join(bad[:5]))
 PY
+done
 echo "PASS"

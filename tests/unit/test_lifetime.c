@@ -193,10 +193,33 @@ static void test_lifetime_header(void **state)
 	profile_free(p);
 }
 
+/*
+ * Without SAMPLE_TIME (perf record -B writes 0 there) the samples' times
+ * are read from the records first: the same profile, charged nothing
+ * before 1000 or after 2500. Before, 101 was charged 300 ns of sleep
+ * before the first sample, run 300 and sleep 700 after the last: run 1300 +
+ * off 1500 in a lifetime of 1500.
+ */
+static void test_lifetime_no_header(void **state)
+{
+	struct profile *p = lt_profile(0, 0);
+	const struct profile_thread *a = &p->threads[0], *b = &p->threads[1];
+
+	(void)state;
+	assert_int_equal(p->meta.first_time, 1000);
+	assert_int_equal(p->meta.last_time, 2500);
+	assert_int_equal(a->run_ns, 1000);
+	assert_int_equal(a->c.ns[CNT_SLEEP], 500);
+	assert_int_equal(b->run_ns, 500);
+	assert_int_equal(b->c.ns[CNT_PREEMPTED], 500);
+	profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lifetime_header),
+		cmocka_unit_test(test_lifetime_no_header),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
