@@ -191,7 +191,8 @@ static int parse_percent(const char *s, const struct perf_header_info *hdr, uint
 		return -1;
 	if (!hdr->sample_time_last || hdr->sample_time_last < hdr->sample_time_first) {
 		pp_error("--time '%s': percentages need the recording's sample time range "
-			 "(perf's SAMPLE_TIME header); give times instead", s);
+			 "(perf's SAMPLE_TIME header, or a file to read it from: not a stream on "
+			 "standard input); give times instead", s);
 		return -2;
 	}
 	span = hdr->sample_time_last - hdr->sample_time_first;
@@ -827,8 +828,16 @@ static void check_left_out(const struct profile *p, const char *path)
 static int profile_open(struct build_ctx *c, uint64_t lo)
 {
 	struct profile_priv *pv;
+	/* the header, with the samples' times read from the records where it
+	 * has none (scan_span()): --time's percentages and the accounting's
+	 * span read them as the header's */
+	struct perf_header_info hdr = *perf_reader_header(c->r);
 	int ret;
 
+	if (c->span_last) {
+		hdr.sample_time_first = c->span_first;
+		hdr.sample_time_last = c->span_last;
+	}
 	c->p = calloc(1, sizeof(*c->p));
 	pv = calloc(1, sizeof(*pv));
 	if (!c->p || !pv) {
@@ -838,7 +847,7 @@ static int profile_open(struct build_ctx *c, uint64_t lo)
 		return PP_ENOMEM;
 	}
 	c->p->priv = pv;
-	ret = acct_init(&c->acct, c->o, c->m, c->namer, perf_reader_header(c->r), &c->p->meta);
+	ret = acct_init(&c->acct, c->o, c->m, c->namer, &hdr, &c->p->meta);
 	c->acct_ready = true;
 	if (ret)
 		return ret;
@@ -847,10 +856,6 @@ static int profile_open(struct build_ctx *c, uint64_t lo)
 		 * recording's first sample (what the header says) */
 		c->acct.hdr_first = lo;
 		c->acct.first_time = lo;
-	} else if (c->span_last) {
-		/* as the header would have said */
-		c->acct.hdr_first = c->span_first;
-		c->acct.hdr_last = c->span_last;
 	}
 	if (c->chosen) {
 		size_t nr;
@@ -1192,17 +1197,17 @@ static int span_note(void *ctx, const struct perf_event *ev)
 /*
  * The first and last sample's times of @r's recording, where its header
  * does not give them (no SAMPLE_TIME, or 0 there: perf record -B does not
- * read its samples for their build-ids; a pipe has no header): the
- * accounting charges a thread nothing outside them, as with the header's
- * (a per-task fork storm's shell runs on after its last child's exit, past
- * the last sample). One quiet pass over the records, unordered, before the
- * real one, of the recording again - at @data (@size bytes), else at
- * @path where that is a regular file (standard input, a FIFO, is read
- * once). @span is left 0 where that cannot be or fails (the real pass
- * says why).
+ * read its samples for their build-ids; a pipe-mode file has no header):
+ * the accounting charges a thread nothing outside them, as with the
+ * header's (a per-task fork storm's shell runs on after its last child's
+ * exit, past the last sample). One quiet pass over the records, unordered,
+ * before the real one, of the file at @path again where it is a regular
+ * file: a stream (standard input, a FIFO) is read once, as a recording in
+ * memory is (profile_build_mem(): a stream's bytes). @span is left 0
+ * where that cannot be or fails (the real pass says why).
  */
-static void scan_span(const struct perf_reader *r, const char *path, const void *data,
-		      size_t size, const struct profile_opts *o, uint64_t span[2])
+static void scan_span(const struct perf_reader *r, const char *path,
+		      const struct profile_opts *o, uint64_t span[2])
 {
 	struct perf_reader_opts ropts = { .stop = o->stop };
 	struct perf_reader *scan;
@@ -1210,12 +1215,11 @@ static void scan_span(const struct perf_reader *r, const char *path, const void 
 	int level = pp_log_get_level();
 
 	span[0] = span[1] = 0;
-	if (perf_reader_header(r)->sample_time_last ||
-	    (!data && (!path || strcmp(path, "-") == 0 || stat(path, &st) || !S_ISREG(st.st_mode))))
+	if (perf_reader_header(r)->sample_time_last || strcmp(path, "-") == 0 ||
+	    stat(path, &st) || !S_ISREG(st.st_mode))
 		return;
 	pp_log_set_level(-1);      /* what it meets, the real pass says */
-	if (!(data ? perf_reader_open_mem(data, size, &ropts, &scan) :
-		     perf_reader_open(path, &ropts, &scan))) {
+	if (!perf_reader_open(path, &ropts, &scan)) {
 		if (perf_reader_run(scan, span_note, span))
 			span[0] = span[1] = 0;
 		perf_reader_close(scan);
@@ -1244,7 +1248,7 @@ int profile_build(const char *path, const struct profile_opts *o, struct profile
 	 * every core (a C++ --call-graph dwarf export at -j 2 took 1.14-1.17x
 	 * as long with a cutting thread, on two cores) */
 	perf_reader_set_threaded(r, o->jobs > 1 && (o->no_stacks || !unwinds(r)));
-	scan_span(r, path, NULL, 0, o, span);
+	scan_span(r, path, o, span);
 	return build(r, path, o, 0, NULL, NULL, out, o->jobs > 1 && !o->sym_keep, span);
 }
 
@@ -1276,15 +1280,11 @@ int profile_build_mem(const void *data, size_t size, const char *name,
 {
 	struct perf_reader_opts ropts = { .ordered = true, .events = o->events };
 	struct perf_reader *r;
-	uint64_t span[2];
 	int ret;
 
 	*out = NULL;
 	ret = perf_reader_open_mem(data, size, &ropts, &r);
-	if (ret)
-		return ret;
-	scan_span(r, name, data, size, o, span);
-	return build(r, name, o, 0, NULL, NULL, out, false, span);
+	return ret ? ret : build(r, name, o, 0, NULL, NULL, out, false, NULL);
 }
 
 void profile_free(struct profile *p)

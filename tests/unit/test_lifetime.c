@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -140,14 +141,26 @@ static uint64_t lt_off(const struct profile_thread *t)
 	return off;
 }
 
-/* The profile of lt_rec, its header's SAMPLE_TIME @first to @last. */
-static struct profile *lt_profile(uint64_t first, uint64_t last)
+/* The profile of lt_rec, its header's SAMPLE_TIME @first to @last (0:
+ * none), read from memory or, with @file, from a file written for it. */
+static struct profile *lt_profile(uint64_t first, uint64_t last, bool file)
 {
 	struct profile_opts o = { .jobs = 1, .sym.buildid_dir = "/nonexistent" };
 	struct pdw w = lt_file(lt_rec, sizeof(lt_rec) / sizeof(lt_rec[0]), first, last);
 	struct profile *p = NULL;
 
-	assert_int_equal(profile_build_mem(w.b, w.n, "lifetime", &o, &p), 0);
+	if (file) {
+		char path[] = "/tmp/perfport-test-lifetime-XXXXXX";
+		int fd = mkstemp(path);
+
+		assert_true(fd >= 0);
+		assert_int_equal(write(fd, w.b, w.n), (ssize_t)w.n);
+		close(fd);
+		assert_int_equal(profile_build(path, &o, &p), 0);
+		unlink(path);
+	} else {
+		assert_int_equal(profile_build_mem(w.b, w.n, "lifetime", &o, &p), 0);
+	}
 	free(w.b);
 	assert_non_null(p);
 	assert_int_equal(p->nr_threads, 2);
@@ -176,7 +189,7 @@ static struct profile *lt_profile(uint64_t first, uint64_t last)
  */
 static void test_lifetime_header(void **state)
 {
-	struct profile *p = lt_profile(1000, 2500);
+	struct profile *p = lt_profile(1000, 2500, false);
 	const struct profile_thread *a = &p->threads[0], *b = &p->threads[1];
 
 	(void)state;
@@ -194,15 +207,16 @@ static void test_lifetime_header(void **state)
 }
 
 /*
- * Without SAMPLE_TIME (perf record -B writes 0 there) the samples' times
- * are read from the records first: the same profile, charged nothing
- * before 1000 or after 2500. Before, 101 was charged 300 ns of sleep
- * before the first sample, run 300 and sleep 700 after the last: run 1300 +
- * off 1500 in a lifetime of 1500.
+ * A file without SAMPLE_TIME (perf record -B writes 0 there) is read for
+ * the samples' times first: the same profile, charged nothing before 1000
+ * or after 2500. Before, 101 was charged 300 ns of sleep before the first
+ * sample, run 300 and sleep 700 after the last: run 1300 + off 1500 in a
+ * lifetime of 1500. (A stream, as one in memory, is read once: what came
+ * after its last sample is charged.)
  */
 static void test_lifetime_no_header(void **state)
 {
-	struct profile *p = lt_profile(0, 0);
+	struct profile *p = lt_profile(0, 0, true);
 	const struct profile_thread *a = &p->threads[0], *b = &p->threads[1];
 
 	(void)state;
