@@ -1071,7 +1071,8 @@ void profile_settle(void)
  * Build from the open reader @r (closed here, whatever happens): one
  * profile into *@out, or with @window_ns one per window handed to @fn.
  * With @defer, what the pass made is let go on a thread of its own, after
- * the return (profile_settle()).
+ * the return (profile_settle()). @span: the first and last sample's times
+ * where the header has none (scan_span(); 0 or NULL: none read).
  */
 static int build(struct perf_reader *r, const char *path, const struct profile_opts *o,
 		 uint64_t window_ns, profile_window_fn fn, void *fn_ctx, struct profile **out,
