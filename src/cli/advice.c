@@ -224,3 +224,107 @@ void advice_of_profile(const struct profile *p, struct advice_list *out)
 		    "JVM: -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit; Node: "
 		    "--perf-basic-prof; CPython 3.12: -X perf)", pct(jit, on));
 }
+
+/*
+ * The runtimes' parks whose callers only names tell apart, and what names
+ * them. HotSpot: every java.util.concurrent wait parks in Unsafe_Park, and
+ * its rules (src/profile/waits/50-hotspot.rules) tell a lock from a latch
+ * by the compiled Java frames above it; an interpreted method has no name
+ * of its own in a perf map. tests/e2e/79-jvm.sh records JucWaits both ways:
+ * with -Xint every park's callers are the interpreter's; with the line
+ * below its locks are lock and its latch, condition and queue sleep, as
+ * JDK Flight Recorder's parks say.
+ */
+static const struct advice_park_site park_sites[] = {
+	{ "HotSpot", "Unsafe_Park", "Interpreter", "java.util.concurrent's",
+	  "have the JIT compile the callers before they wait, with a perf map: java -Xcomp "
+	  "-XX:TieredStopAtLevel=1 -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit "
+	  "(-XX:+PreserveFramePointer), recorded with --call-graph dwarf",
+	  "have the JVM write its perf map: java -XX:+UnlockDiagnosticVMOptions "
+	  "-XX:+DumpPerfMapAtExit (-XX:+PreserveFramePointer), recorded with --call-graph dwarf" },
+};
+
+enum { PARK_NONE, PARK_NAMED, PARK_INTERP, PARK_NOMAP };
+
+/* Whether a frame is a JIT's code: named from a perf map or jitdump, or in
+ * anonymous memory. */
+static bool jit_code(const char *module, unsigned flags)
+{
+	return !(flags & FRAME_F_KERNEL) &&
+	       ((flags & FRAME_F_JIT) || anonymous(module) || (module && !strcmp(module, "[jit]")));
+}
+
+/* What the JIT frame @f is, for @site: interpreted, unnamed, named; NONE
+ * for a frame that is no JIT's code (the runtime's own, a library's). */
+static int jit_kind(const struct profile_frame *f, const struct advice_park_site *site)
+{
+	if (!jit_code(f->module, f->flags))
+		return PARK_NONE;
+	if (!strcmp(f->function, site->interpreted))
+		return PARK_INTERP;
+	return f->flags & FRAME_F_UNKNOWN ? PARK_NOMAP : PARK_NAMED;
+}
+
+bool advice_parks(const struct profile *p, struct advice_parks *out)
+{
+	uint8_t *above = NULL, *park = NULL;
+	bool any = false;
+
+	memset(out, 0, sizeof(*out));
+	if (p->nr_nodes < 2)
+		return false;
+	above = calloc(p->nr_nodes, 1);  /* the innermost JIT code so far */
+	park = calloc(p->nr_nodes, 1);   /* what that was at the park */
+	if (!above || !park)
+		goto out;
+	for (size_t s = 0; s < sizeof(park_sites) / sizeof(park_sites[0]) && !any; s++) {
+		const struct advice_park_site *site = &park_sites[s];
+
+		memset(above, 0, p->nr_nodes);
+		memset(park, 0, p->nr_nodes);
+		/* pre-order: a node's caller comes before it */
+		for (uint32_t i = 1; i < p->nr_nodes; i++) {
+			const struct profile_node *n = &p->nodes[i];
+			const struct profile_frame *f = &p->frames[n->frame];
+			uint32_t up = n->parent < p->nr_nodes ? n->parent : 0;
+			int k = jit_kind(f, site);
+
+			above[i] = k != PARK_NONE ? (uint8_t)k : above[up];
+			park[i] = park[up];
+			if (!park[i] && !strcmp(f->function, site->park))
+				park[i] = above[up] ? above[up] : PARK_NAMED;
+			if (park[i] != PARK_INTERP && park[i] != PARK_NOMAP)
+				continue;
+			for (int c = 0; c < CNT_COUNT; c++) {
+				if (c == CNT_ON_CPU || c == CNT_IDLE || c == CNT_PREEMPTED ||
+				    !p->self[i].count[c])
+					continue;
+				any = true;
+				if (park[i] == PARK_INTERP) {
+					out->count[c] += p->self[i].count[c];
+					out->ns[c] += p->self[i].ns[c];
+				} else {
+					out->nomap_count += p->self[i].count[c];
+					out->nomap_ns += p->self[i].ns[c];
+				}
+			}
+		}
+		if (any)
+			out->site = site;
+	}
+out:
+	free(above);
+	free(park);
+	return any;
+}
+
+const struct advice_park_site *advice_interpreted(const char *function, const char *module,
+						  unsigned flags)
+{
+	if (!function || !jit_code(module, flags))
+		return NULL;
+	for (size_t s = 0; s < sizeof(park_sites) / sizeof(park_sites[0]); s++)
+		if (!strcmp(function, park_sites[s].interpreted))
+			return &park_sites[s];
+	return NULL;
+}

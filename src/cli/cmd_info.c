@@ -51,6 +51,8 @@ struct info_ctx {
 	uint64_t key[2048 + 8];
 	struct sym_stats repeats;     /* frames and causes of the repeats */
 	uint64_t outside;             /* stacks that left every mapping (FRAME_F_OUTSIDE) */
+	uint64_t interp;              /* frames of a runtime's interpreter (advice_interpreted()) */
+	const struct advice_park_site *interp_site; /* whose */
 	/* the off-CPU intervals counted as report counts them, without
 	 * stacks (offcpu_account()); NULL: no switches recorded, or a pipe */
 	struct profile *offcpu;
@@ -59,6 +61,7 @@ struct info_ctx {
 struct named_stack {
 	uint32_t frames;              /* sym_stats.frames its naming added */
 	uint32_t by_cause[SYM_CAUSE_COUNT];
+	uint32_t interp;              /* frames of a runtime's interpreter */
 	bool outside;                 /* it ended at an address outside every mapping */
 };
 
@@ -80,7 +83,7 @@ static int symbolize(void *ctx, const struct perf_event *ev, const uint64_t *pcs
 	const struct sym_stats *after;
 	struct sym_frame f[16];
 	struct named_stack *e;
-	uint32_t id = 0;
+	uint32_t id = 0, interp = 0;
 	bool fresh = false;
 	int end = 0;
 
@@ -103,6 +106,7 @@ static int symbolize(void *ctx, const struct perf_event *ev, const uint64_t *pcs
 		for (int k = 0; k < SYM_CAUSE_COUNT; k++)
 			c->repeats.by_cause[k] += e->by_cause[k];
 		c->outside += e->outside;
+		c->interp += e->interp;
 		return 0;
 	}
 	/* a new stack: what its naming counts is kept for its repeats */
@@ -113,16 +117,26 @@ static int symbolize(void *ctx, const struct perf_event *ev, const uint64_t *pcs
 	for (size_t i = 0; i < n && !end; i++) {
 		size_t k = sym_resolve(c->sym, &c->frames[i], machine_kernel_text(c->m), f, 16);
 
-		for (size_t j = 0; j < k && !end; j++)
+		for (size_t j = 0; j < k && !end; j++) {
+			const struct advice_park_site *st =
+				advice_interpreted(f[j].function, f[j].module, f[j].flags);
+
+			if (st) {
+				interp++;
+				c->interp_site = st;
+			}
 			end = sym_frame_ends(f[j].flags, npcs > 0);
+		}
 	}
 	c->outside += end == 2;
+	c->interp += interp;
 	if (!id)
 		return 0; /* not kept: named each time it comes */
 	after = sym_stats(c->sym);
 	e = &c->named[id - 1];
 	e->frames = (uint32_t)(after->frames - before.frames);
 	e->outside = end == 2;
+	e->interp = interp;
 	for (int k = 0; k < SYM_CAUSE_COUNT; k++)
 		e->by_cause[k] = (uint32_t)(after->by_cause[k] - before.by_cause[k]);
 	return 0;
@@ -826,6 +840,8 @@ static void print_json(const char *path, const struct perf_reader *r, const stru
 		json_object_object_add(o, "dwarf_unwind_truncated", json_object_new_uint64(ss->unwind_truncated));
 		json_object_object_add(o, "dwarf_unwind_failed", json_object_new_uint64(ss->unwind_failed));
 		json_object_object_add(o, "stacks_outside_mappings", json_object_new_uint64(c->outside));
+		json_object_object_add(o, "interpreted_frames", json_object_new_uint64(c->interp));
+		add_str(o, "interpreted_runtime", c->interp_site ? c->interp_site->runtime : NULL);
 		json_object_object_add(o, "dwarf_unwind_released",
 				       json_object_new_uint64(ss->unwind_released));
 		json_object_object_add(o, "dwarf_unwind_libdw", json_object_new_uint64(ss->unwind_fallbacks));
@@ -977,6 +993,18 @@ static void print_text(const char *path, const struct perf_reader *r, const stru
 			       "Node: --perf-basic-prof; Python 3.12: -X perf; or a jitdump read by "
 			       "perf inject --jit)\n",
 			       100.0 * (double)ss->by_cause[SYM_JIT_NO_MAP] / (double)ss->frames);
+		/* a JIT's warm-up leaves some (1.6% of the frames of a -Xcomp
+		 * run): worth the line where it is a share of its own, as
+		 * advice's warnings (5%) */
+		if (c->interp && 20 * c->interp >= ss->frames)
+			printf("  %s's interpreter: %" PRIu64 " frames (%.1f%%), named as one "
+			       "('%s') by its perf map, not by their methods: %s waits under them "
+			       "(in %s) cannot be told apart, and report says which and how long "
+			       "('off-CPU waits under interpreted code'); to name the methods, %s\n",
+			       c->interp_site->runtime, c->interp,
+			       ss->frames ? 100.0 * (double)c->interp / (double)ss->frames : 0.0,
+			       c->interp_site->interpreted, c->interp_site->waits,
+			       c->interp_site->park, c->interp_site->compile);
 		printf("kernel names:  %s\n", sym_kernel_source(c->sym));
 		printf("modules (where their symbols came from):\n");
 		modules_each(c, module_text, NULL);
@@ -1007,8 +1035,10 @@ static void info_usage(FILE *out)
 		"CPUs, clock, span; each event with its sample count; records by type;\n"
 		"threads and processes; lost and skipped data; the off-CPU waits whose\n"
 		"stack was not recorded, why, and their share of the off-CPU time; how\n"
-		"many frames could be named and why the others could not; recording\n"
-		"problems, each with the perf command line that records it right.\n"
+		"many frames could be named and why the others could not (a JIT's code\n"
+		"without a perf map, a runtime's interpreter its map names as a whole);\n"
+		"recording problems, each with the perf command line that records it\n"
+		"right.\n"
 		"\n"
 		"options:\n"
 		"  -i, --input FILE        the recording: a perf.data file, a 'perf record\n"

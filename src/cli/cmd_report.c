@@ -139,6 +139,45 @@ static void print_thin(const struct profile_meta *m)
 	putchar('\n');
 }
 
+/*
+ * The waits in a runtime's park whose callers no name tells apart (the
+ * interpreter's code, a JIT's without a map): their time by state, that no
+ * rule of the runtime could decide them, and what names their callers.
+ */
+static void print_parks(const struct profile *p)
+{
+	struct advice_parks k;
+	const struct advice_park_site *st;
+	uint64_t n = 0, ns = 0;
+	int j = 0;
+
+	if (p->meta.offcpu_simple || !advice_parks(p, &k))
+		return;
+	st = k.site;
+	for (int c = 0; c < CNT_COUNT; c++) {
+		n += k.count[c];
+		ns += k.ns[c];
+	}
+	if (n) {
+		printf("# off-CPU waits under interpreted code: %" PRIu64 " waits in %s's %s "
+		       "(%.3f s:", n, st->runtime, st->park, secs(ns));
+		for (int c = 0; c < CNT_COUNT; c++)
+			if (k.count[c])
+				printf("%s %s %.3f s, %.1f%% of it", j++ ? "," : "", counter_name(c),
+				       secs(k.ns[c]), p->total[0].ns[c] ?
+				       100.0 * (double)k.ns[c] / (double)p->total[0].ns[c] : 0.0);
+		printf(") whose callers run in the interpreter, which its perf map names as one "
+		       "('%s'): no rule for %s waits could tell them apart, the system call's "
+		       "arguments, the kernel's default or the waker decided; to decide them, %s\n",
+		       st->interpreted, st->waits, st->compile);
+	}
+	if (k.nomap_count)
+		printf("# off-CPU waits under unnamed JIT code: %" PRIu64 " waits in %s's %s "
+		       "(%.3f s) whose callers are a JIT's code without a perf map: no rule for %s "
+		       "waits could tell them apart; to decide them, %s\n", k.nomap_count,
+		       st->runtime, st->park, secs(k.nomap_ns), st->waits, st->map);
+}
+
 static void print_header(const struct profile *p, const char *path, enum inline_rule rule)
 {
 	const struct profile_meta *m = &p->meta;
@@ -188,6 +227,7 @@ static void print_header(const struct profile *p, const char *path, enum inline_
 		       m->offcpu_simple ? "; states: simple" : "");
 	print_decided(m);
 	print_thin(m);
+	print_parks(p);
 	if (m->iv_no_stack) {
 		char line[1024];
 
@@ -772,6 +812,26 @@ static json_object *meta_json(const struct profile *p)
 		json_object_object_add(iv, counter_name(c), e);
 	}
 	json_object_object_add(o, "states_thin", iv);
+	{
+		struct advice_parks k;
+
+		iv = json_object_new_object();
+		if (!m->offcpu_simple && advice_parks(p, &k)) {
+			struct profile_counts pc = { { 0 }, { 0 } };
+
+			memcpy(pc.count, k.count, sizeof(pc.count));
+			memcpy(pc.ns, k.ns, sizeof(pc.ns));
+			add_str(iv, "runtime", k.site->runtime);
+			add_str(iv, "park", k.site->park);
+			json_object_object_add(iv, "interpreted", counts_json(&pc, ~0u));
+			json_object_object_add(iv, "jit_unnamed_count",
+					       json_object_new_uint64(k.nomap_count));
+			json_object_object_add(iv, "jit_unnamed_ns", json_object_new_uint64(k.nomap_ns));
+			add_str(iv, "compile", k.site->compile);
+			add_str(iv, "map", k.site->map);
+		}
+		json_object_object_add(o, "parks_unnamed_callers", iv);
+	}
 	iv = json_object_new_object();
 	for (int l = 0; l < STATE_BY_COUNT; l++) {
 		json_object *e = json_object_new_object();

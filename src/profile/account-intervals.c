@@ -26,7 +26,6 @@ static uint64_t window_start(const struct account *a)
 	return a->hdr_first ? a->hdr_first : a->first_time;
 }
 
-
 /* --- off-wake stacks --- */
 
 #define OFFWAKE_SEPARATOR "--- woken by ---"
@@ -126,11 +125,24 @@ struct acct_closed {
 /* the closed intervals held at most: beyond, the oldest is charged as cut so far */
 #define ACCT_CLOSED_MAX 8192
 
-/* The part of [b, e] inside the --time window and from @lo. */
+/*
+ * The part of [b, e] inside the recording (from @lo, the start as it was
+ * then) and the --time window. The recording ends at its last sample, as
+ * it begins at its first (the profile spans its samples, where the header
+ * says when they were): a task's switch and exit records after it (a
+ * per-task recording's last child runs on to its exit) are not charged,
+ * as its lifetime ends there. Where the header does not say (perf record
+ * -B writes 0), build.c reads the times from the records first
+ * (scan_span()); of a stream on standard input, the last sample is not
+ * known when a record after it is charged, and what is charged is not
+ * taken back.
+ */
 static uint64_t clip_from(const struct account *a, uint64_t lo, uint64_t b, uint64_t e)
 {
 	if (b < lo)
 		b = lo;
+	if (a->hdr_last && e > a->hdr_last)
+		e = a->hdr_last;
 	if (a->filter.has_time) {
 		if (b < a->filter.t0)
 			b = a->filter.t0;

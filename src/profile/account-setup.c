@@ -279,6 +279,8 @@ int acct_init(struct account *a, const struct profile_opts *opts, const struct m
 		return ret;
 	a->sys_arch = sys_arch_of(hdr->arch);
 	a->hdr_first = hdr->sample_time_first;
+	if (hdr->sample_time_last >= hdr->sample_time_first)
+		a->hdr_last = hdr->sample_time_last;
 	if (hdr->cmdline && (strstr(hdr->cmdline, " -a") || strstr(hdr->cmdline, " --all-cpus") ||
 			     strstr(hdr->cmdline, " -C")))
 		a->system_wide = true;

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "../symbols/upool.h"
@@ -48,6 +49,8 @@ struct build_ctx {
 	struct account acct;
 	bool acct_ready;
 	struct profile *p;                 /* being built (acct counts into its meta) */
+	uint64_t span_first, span_last;    /* the samples' times where the header has none
+					    * (scan_span()); 0 unknown */
 	/* profile_build_windows(): the current window ends at window_hi */
 	uint64_t window_ns, window_hi;
 	uint64_t skipped_told;             /* records skipped, told in a window before */
@@ -188,7 +191,8 @@ static int parse_percent(const char *s, const struct perf_header_info *hdr, uint
 		return -1;
 	if (!hdr->sample_time_last || hdr->sample_time_last < hdr->sample_time_first) {
 		pp_error("--time '%s': percentages need the recording's sample time range "
-			 "(perf's SAMPLE_TIME header); give times instead", s);
+			 "(perf's SAMPLE_TIME header, or a file to read it from: not a stream on "
+			 "standard input); give times instead", s);
 		return -2;
 	}
 	span = hdr->sample_time_last - hdr->sample_time_first;
@@ -824,8 +828,16 @@ static void check_left_out(const struct profile *p, const char *path)
 static int profile_open(struct build_ctx *c, uint64_t lo)
 {
 	struct profile_priv *pv;
+	/* the header, with the samples' times read from the records where it
+	 * has none (scan_span()): --time's percentages and the accounting's
+	 * span read them as the header's */
+	struct perf_header_info hdr = *perf_reader_header(c->r);
 	int ret;
 
+	if (c->span_last) {
+		hdr.sample_time_first = c->span_first;
+		hdr.sample_time_last = c->span_last;
+	}
 	c->p = calloc(1, sizeof(*c->p));
 	pv = calloc(1, sizeof(*pv));
 	if (!c->p || !pv) {
@@ -835,7 +847,7 @@ static int profile_open(struct build_ctx *c, uint64_t lo)
 		return PP_ENOMEM;
 	}
 	c->p->priv = pv;
-	ret = acct_init(&c->acct, c->o, c->m, c->namer, perf_reader_header(c->r), &c->p->meta);
+	ret = acct_init(&c->acct, c->o, c->m, c->namer, &hdr, &c->p->meta);
 	c->acct_ready = true;
 	if (ret)
 		return ret;
@@ -1059,11 +1071,12 @@ void profile_settle(void)
  * Build from the open reader @r (closed here, whatever happens): one
  * profile into *@out, or with @window_ns one per window handed to @fn.
  * With @defer, what the pass made is let go on a thread of its own, after
- * the return (profile_settle()).
+ * the return (profile_settle()). @span: the first and last sample's times
+ * where the header has none (scan_span(); 0 or NULL: none read).
  */
 static int build(struct perf_reader *r, const char *path, const struct profile_opts *o,
 		 uint64_t window_ns, profile_window_fn fn, void *fn_ctx, struct profile **out,
-		 bool defer)
+		 bool defer, const uint64_t span[2])
 {
 	struct build_ctx *c;
 	int ret;
@@ -1084,6 +1097,10 @@ static int build(struct perf_reader *r, const char *path, const struct profile_o
 	c->window_ns = window_ns;
 	c->fn = fn;
 	c->fn_ctx = fn_ctx;
+	if (span) {
+		c->span_first = span[0];
+		c->span_last = span[1];
+	}
 	c->m = machine_new(perf_reader_header(r));
 	if (o->sym_keep) {
 		/* the caller's, from the recordings before: what it made of
@@ -1165,6 +1182,52 @@ out:
 	return ret;
 }
 
+static int span_note(void *ctx, const struct perf_event *ev)
+{
+	uint64_t *span = ctx;
+
+	if (ev->type == PERF_RECORD_SAMPLE && ev->sample.time) {
+		if (!span[0] || ev->sample.time < span[0])
+			span[0] = ev->sample.time;
+		if (ev->sample.time > span[1])
+			span[1] = ev->sample.time;
+	}
+	return 0;
+}
+
+/*
+ * The first and last sample's times of @r's recording, where its header
+ * does not give them (no SAMPLE_TIME, or 0 there: perf record -B does not
+ * read its samples for their build-ids; a pipe-mode file has no header):
+ * the accounting charges a thread nothing outside them, as with the
+ * header's (a per-task fork storm's shell runs on after its last child's
+ * exit, past the last sample). One quiet pass over the records, unordered,
+ * before the real one, of the file at @path again where it is a regular
+ * file: a stream (standard input, a FIFO) is read once, as a recording in
+ * memory is (profile_build_mem(): a stream's bytes). @span is left 0
+ * where that cannot be or fails (the real pass says why).
+ */
+static void scan_span(const struct perf_reader *r, const char *path,
+		      const struct profile_opts *o, uint64_t span[2])
+{
+	struct perf_reader_opts ropts = { .stop = o->stop };
+	struct perf_reader *scan;
+	struct stat st;
+	int level = pp_log_get_level();
+
+	span[0] = span[1] = 0;
+	if (perf_reader_header(r)->sample_time_last || strcmp(path, "-") == 0 ||
+	    stat(path, &st) || !S_ISREG(st.st_mode))
+		return;
+	pp_log_set_level(-1);      /* what it meets, the real pass says */
+	if (!perf_reader_open(path, &ropts, &scan)) {
+		if (perf_reader_run(scan, span_note, span))
+			span[0] = span[1] = 0;
+		perf_reader_close(scan);
+	}
+	pp_log_set_level(level);
+}
+
 int profile_build(const char *path, const struct profile_opts *o, struct profile **out)
 {
 	/* with threads, a file's data is read ahead on a thread of the reader's */
@@ -1174,6 +1237,7 @@ int profile_build(const char *path, const struct profile_opts *o, struct profile
 		.shown = o->shown,
 	};
 	struct perf_reader *r;
+	uint64_t span[2];
 	int ret;
 
 	*out = NULL;
@@ -1185,7 +1249,8 @@ int profile_build(const char *path, const struct profile_opts *o, struct profile
 	 * every core (a C++ --call-graph dwarf export at -j 2 took 1.14-1.17x
 	 * as long with a cutting thread, on two cores) */
 	perf_reader_set_threaded(r, o->jobs > 1 && (o->no_stacks || !unwinds(r)));
-	return build(r, path, o, 0, NULL, NULL, out, o->jobs > 1 && !o->sym_keep);
+	scan_span(r, path, o, span);
+	return build(r, path, o, 0, NULL, NULL, out, o->jobs > 1 && !o->sym_keep, span);
 }
 
 int profile_build_windows(const char *path, const struct profile_opts *o, uint64_t window_ns,
@@ -1208,7 +1273,7 @@ int profile_build_windows(const char *path, const struct profile_opts *o, uint64
 	if (!window_ns || !fn)
 		return PP_EUSAGE;
 	ret = perf_reader_open(path, &ropts, &r);
-	return ret ? ret : build(r, path, o, window_ns, fn, ctx, NULL, false);
+	return ret ? ret : build(r, path, o, window_ns, fn, ctx, NULL, false, NULL);
 }
 
 int profile_build_mem(const void *data, size_t size, const char *name,
@@ -1220,7 +1285,7 @@ int profile_build_mem(const void *data, size_t size, const char *name,
 
 	*out = NULL;
 	ret = perf_reader_open_mem(data, size, &ropts, &r);
-	return ret ? ret : build(r, name, o, 0, NULL, NULL, out, false);
+	return ret ? ret : build(r, name, o, 0, NULL, NULL, out, false, NULL);
 }
 
 void profile_free(struct profile *p)

@@ -271,6 +271,7 @@ struct account {
 					    * samples: its records', at the end) */
 	uint64_t rec_first, rec_last;      /* every record's */
 	uint64_t hdr_first;                /* the first sample's, as the header says; 0 unknown */
+	uint64_t hdr_last;                 /* the last sample's, as the header says; 0 unknown */
 	uint64_t slice_origin;             /* perf clock of slice 0 (opts->slice_ns), 0 unset */
 	struct profile_meta *meta;         /* counts go here */
 	/* off-CPU intervals closed whose charge waits until no LOST record

@@ -146,3 +146,40 @@ if has "^# runtime Rust-std" "$WORK/juc.txt"; then
 	fail "Rust std's rules decided a JVM's waits: $(grep '^# runtime' "$WORK/juc.txt")"
 fi
 echo "ok: no other runtime's rules decide the JVM's frames"
+
+# The same waits with every method interpreted (-Xint): the perf map names
+# the interpreter's code "Interpreter", not the method, so no rule for
+# java.util.concurrent can tell its locks from its latches, and the futex's
+# arguments decide (sleep). report says so: the waits in Unsafe_Park under
+# interpreted callers, their time by state, and what names the callers
+# (the -Xcomp line JucWaits was recorded with above: none of its waits is
+# under interpreted code there)
+record "$WORK/xint.data" -m 8192 -e sched:sched_switch -e sched:sched_waking --switch-events \
+	--call-graph dwarf,8192 -- java -XX:-UsePerfData -Xmx64m -XX:+PreserveFramePointer -Xint \
+	-XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit -cp "$WORK" JucWaits 2
+"$PERFPORT" -q report -i "$WORK/xint.data" --no-tree --top 1 >"$WORK/xint.txt" || fail "report -Xint: exit $?"
+has "^# off-CPU waits under interpreted code: [1-9][0-9]* waits in HotSpot's Unsafe_Park (.* sleep [0-9.]* s, [0-9.]*% of it.*whose callers run in the interpreter.*-Xcomp" "$WORK/xint.txt" ||
+	fail "report does not say which waits interpreted callers left to the default: $(grep '^# off-CPU' "$WORK/xint.txt")"
+"$PERFPORT" -q report -i "$WORK/xint.data" --json --no-tree >"$WORK/xint.json" || fail "report -Xint --json: exit $?"
+$PY - "$WORK/xint.json" <<'PY' || fail "the interpreted parks are not the rlock threads' sleep"
+import json, sys
+r = json.load(open(sys.argv[1]))
+k = r["meta"]["parks_unnamed_callers"]
+ns = k["interpreted"]["sleep"]["ns"]
+# the lock waits of rlock-0, rlock-1 and reader are among them: every
+# second of their sleep is a park the interpreter's callers left undecided
+locked = sum(t["counters"].get("sleep", {}).get("ns", 0) for t in r["threads"]
+             if t["comm"] in ("rlock-0", "rlock-1", "reader"))
+print("-Xint: %.3f s of parks under interpreted callers (%d), the lock threads' sleep %.3f s"
+      % (ns / 1e9, k["interpreted"]["sleep"]["count"], locked / 1e9))
+if not 0 < locked <= ns:
+    sys.exit("the lock threads' sleep %.3f s is not among the %.3f s of interpreted parks" % (locked / 1e9, ns / 1e9))
+PY
+# info names the interpreter's frames and their share
+"$PERFPORT" -q info -i "$WORK/xint.data" >"$WORK/xint.info" || fail "info -Xint: exit $?"
+has "^  HotSpot's interpreter: [1-9][0-9]* frames ([0-9.]*%), named as one ('Interpreter').*-Xcomp" "$WORK/xint.info" ||
+	fail "info does not name the interpreter's frames: $(grep -A4 '^frames' "$WORK/xint.info")"
+if [ -f "$WORK/juc.txt" ] && has "^# off-CPU waits under interpreted code" "$WORK/juc.txt"; then
+	fail "-Xcomp's recording has waits under interpreted code: $(grep '^# off-CPU waits under' "$WORK/juc.txt")"
+fi
+echo "ok: report says which parks interpreted callers left to the default, info the interpreter's frames, and what names them"

@@ -5,7 +5,8 @@
  * (a power of two, 4096 at least, the workload's own -m ignored); broken
  * stacks are the on-CPU share under an unnamed user root, below the
  * --group-by frames, and the kernel's unnamed roots are not counted; JIT
- * code unnamed is on-CPU self time in anonymous memory without a name.
+ * code unnamed is on-CPU self time in anonymous memory without a name;
+ * the waits in a runtime's park under interpreted or unnamed JIT code.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -130,12 +131,81 @@ static void jit_unnamed(void **state)
 	assert_int_equal(a.n, 0);
 }
 
+/*
+ * The waits in HotSpot's Unsafe_Park by what the nearest JIT code above the
+ * park is: the interpreter (counted, by state, the preempted left out), a
+ * compiled method (not), a JIT's code without a map (counted apart); a
+ * wait under the interpreter in no park is none of them. The tree:
+ * call_helper > Interpreter > Unsafe_Park > __schedule (sleep 1000 in 2,
+ * preempted 50); Interpreter > __schedule (sleep 400); ReentrantLock's
+ * lock() > Unsafe_Park > __schedule (lock 700); [unknown] (anonymous) >
+ * Unsafe_Park > __schedule (sleep 300).
+ */
+static void parks_interpreted(void **state)
+{
+	struct profile_frame fr[] = {
+		{ .function = "JavaCalls::call_helper", .module = "/usr/lib/jvm/libjvm.so" },
+		{ .function = "Interpreter", .module = "//anon", .flags = FRAME_F_USER | FRAME_F_JIT },
+		{ .function = "Unsafe_Park", .module = "/usr/lib/jvm/libjvm.so" },
+		{ .function = "__schedule", .module = "[kernel.kallsyms]", .flags = FRAME_F_KERNEL },
+		{ .function = "void java.util.concurrent.locks.ReentrantLock$Sync.lock()",
+		  .module = "[jit]", .flags = FRAME_F_USER | FRAME_F_JIT },
+		{ .function = "[unknown]", .module = "//anon", .flags = FRAME_F_USER | FRAME_F_UNKNOWN },
+	};
+	struct profile_node nodes[] = {
+		{ UINT32_MAX, UINT32_MAX, 0, 12 }, { 0, 0, 1, 12 },
+		{ 1, 1, 2, 6 }, { 2, 2, 3, 5 }, { 3, 3, 4, 5 }, { 2, 3, 3, 6 },
+		{ 1, 4, 2, 9 }, { 6, 2, 3, 9 }, { 7, 3, 4, 9 },
+		{ 1, 5, 2, 12 }, { 9, 2, 3, 12 }, { 10, 3, 4, 12 },
+	};
+	struct profile_counts total[12] = { 0 }, self[12] = { 0 };
+	struct profile p = { .nr_frames = 6, .frames = fr, .nr_nodes = 12, .nodes = nodes,
+			     .total = total, .self = self };
+	struct advice_parks k;
+
+	(void)state;
+	self[4].count[CNT_SLEEP] = 2;
+	self[4].ns[CNT_SLEEP] = 1000;
+	self[4].count[CNT_PREEMPTED] = 1;
+	self[4].ns[CNT_PREEMPTED] = 50;
+	self[5].count[CNT_SLEEP] = 1;
+	self[5].ns[CNT_SLEEP] = 400;
+	self[8].count[CNT_LOCK] = 1;
+	self[8].ns[CNT_LOCK] = 700;
+	self[11].count[CNT_SLEEP] = 1;
+	self[11].ns[CNT_SLEEP] = 300;
+	assert_true(advice_parks(&p, &k));
+	assert_string_equal(k.site->runtime, "HotSpot");
+	assert_string_equal(k.site->park, "Unsafe_Park");
+	assert_non_null(strstr(k.site->compile, "-Xcomp"));
+	assert_non_null(strstr(k.site->map, "DumpPerfMapAtExit"));
+	assert_int_equal(k.count[CNT_SLEEP], 2);
+	assert_int_equal(k.ns[CNT_SLEEP], 1000);
+	assert_int_equal(k.ns[CNT_PREEMPTED], 0);
+	assert_int_equal(k.ns[CNT_LOCK], 0);
+	assert_int_equal(k.nomap_count, 1);
+	assert_int_equal(k.nomap_ns, 300);
+	/* the interpreter's frame in a library is no JIT's code */
+	assert_ptr_equal(advice_interpreted("Interpreter", "//anon", FRAME_F_USER), k.site);
+	assert_null(advice_interpreted("Interpreter", "/usr/lib/libx.so", FRAME_F_USER));
+	assert_null(advice_interpreted("Foo.bar", "//anon", FRAME_F_USER | FRAME_F_JIT));
+	/* the first park's callers compiled: only the unmapped one is left */
+	fr[1].function = "void java.util.concurrent.locks.LockSupport.park()";
+	assert_true(advice_parks(&p, &k));
+	assert_int_equal(k.ns[CNT_SLEEP], 0);
+	assert_int_equal(k.nomap_ns, 300);
+	fr[5].function = "void java.util.concurrent.CountDownLatch.await()";
+	fr[5].flags = FRAME_F_USER | FRAME_F_JIT;
+	assert_false(advice_parks(&p, &k));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(mmap_advice),
 		cmocka_unit_test(broken_stacks),
 		cmocka_unit_test(jit_unnamed),
+		cmocka_unit_test(parks_interpreted),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -103,8 +103,11 @@ def tasks(path):
 def switches(report, script):
     """Off-CPU time per thread against the file's own switch records:
     each interval runs from the switch-out (the sched_switch sample, else
-    the SWITCH OUT record) to the thread's next SWITCH IN."""
+    the SWITCH OUT record) to the thread's next SWITCH IN, counted inside
+    the profile's span (its samples': nothing is charged outside it)."""
     out, off, n = {}, {}, 0
+    rep = json.load(open(report))
+    lo, hi = rep["meta"]["first_time"], rep["meta"]["last_time"]
     for line in open(script):
         m = re.match(r"\s*(\d+)\s+([\d.]+):\s+(.*)", line)
         if not m:
@@ -113,9 +116,8 @@ def switches(report, script):
         if "sched:sched_switch" in what or "SWITCH OUT" in what:
             out.setdefault(tid, t)
         elif "SWITCH IN" in what and tid in out:
-            off[tid] = off.get(tid, 0) + t - out.pop(tid)
+            off[tid] = off.get(tid, 0) + max(0, min(t, hi) - max(out.pop(tid), lo))
             n += 1
-    rep = json.load(open(report))
     iv = rep["meta"]["offcpu_intervals"]
     got = iv["switch_in"]
     print("intervals: %d from the records, perfport %d ended by a switch-in" % (n, got))
