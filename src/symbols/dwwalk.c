@@ -160,6 +160,8 @@ int dwwalk_open(struct dwwalk *w, Dwarf_Die *cu)
 	Dwarf_Off off = dwarf_dieoffset(cu), hdr, next = 0;
 	Elf *elf = dbg ? dwarf_getelf(dbg) : NULL;
 	const char *ident = elf ? elf_getident(elf, NULL) : NULL;
+	const Elf_Data *info;
+	size_t room;
 
 	memset(w, 0, sizeof(*w));
 	/* LEB128 lengths, and values read in the host's order */
@@ -175,11 +177,19 @@ int dwwalk_open(struct dwwalk *w, Dwarf_Die *cu)
 	if (dwarf_next_unit(dbg, hdr, &next, NULL, NULL, NULL, NULL, NULL, NULL, NULL) != 0 ||
 	    next <= off)
 		return -1;
+	/* the unit's end as its length says it, within the section's bytes
+	 * (libdw gives a length past them as it is): where libdw holds the
+	 * section's bytes elsewhere than the Elf does, its walk */
+	info = dwwalk_section(elf, ".debug_info");
+	if (!info || !info->d_buf || (const char *)cu->addr < (const char *)info->d_buf ||
+	    (size_t)((const char *)cu->addr - (const char *)info->d_buf) >= info->d_size)
+		return -1;
+	room = info->d_size - (size_t)((const char *)cu->addr - (const char *)info->d_buf);
 	w->cu = cu->cu;
 	w->cudie = *cu;
 	w->cu_addr = cu->addr;
 	w->cu_off = off;
-	w->end = w->cu_addr + (next - off);
+	w->end = w->cu_addr + (next - off < room ? next - off : room);
 	w->version = (uint8_t)version;
 	w->addr_size = addr_size;
 	w->off_size = off_size;
@@ -309,6 +319,8 @@ static bool value_skip(const struct dwwalk *w, const struct walk_attr *a,
 	}
 	switch (a->kind) {
 	case FK_FIXED:
+		if ((size_t)(end - p) < a->n)
+			return false;
 		p += a->n;
 		break;
 	case FK_LEB:
