@@ -50,12 +50,11 @@ static uint64_t lp_uleb(struct lp *l)
 	unsigned shift = 0;
 
 	for (;;) {
-		if (l->p >= l->end) {
+		if (l->p >= l->end || shift >= 7 * DWWALK_LEB_MAX) {
 			l->bad = true;
 			return 0;
 		}
-		if (shift < 64)
-			v |= (uint64_t)(*l->p & 0x7f) << shift;
+		v |= (uint64_t)(*l->p & 0x7f) << shift;
 		shift += 7;
 		if (!(*l->p++ & 0x80))
 			return v;
@@ -69,13 +68,12 @@ static int64_t lp_sleb(struct lp *l)
 	unsigned char b;
 
 	do {
-		if (l->p >= l->end) {
+		if (l->p >= l->end || shift >= 7 * DWWALK_LEB_MAX) {
 			l->bad = true;
 			return 0;
 		}
 		b = *l->p++;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
+		v |= (uint64_t)(b & 0x7f) << shift;
 		shift += 7;
 	} while (b & 0x80);
 	if (shift < 64 && (b & 0x40))
@@ -609,7 +607,9 @@ int dwline_read(Dwarf_Die *cudie, struct dwline *out)
 	line_range = (unsigned)lp_fixed(&l, 1);
 	opcode_base = (unsigned)lp_fixed(&l, 1);
 	std_len = l.p - 1;
-	if (l.bad || opcode_base < 1 || (size_t)(hdr_end - l.p) < opcode_base - 1)
+	/* the fields above within the header's length, then the opcodes' */
+	if (l.bad || opcode_base < 1 || l.p > hdr_end ||
+	    (size_t)(hdr_end - l.p) < opcode_base - 1)
 		return -1;
 	l.p += opcode_base - 1;
 	{

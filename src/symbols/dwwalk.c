@@ -203,6 +203,8 @@ void dwwalk_close(struct dwwalk *w)
 	memset(w, 0, sizeof(*w));
 }
 
+/* An LEB128 number of at most DWWALK_LEB_MAX bytes (libdw reads a longer
+ * one as UINT64_MAX after its first ten: false, libdw's read). */
 static bool leb(const unsigned char **pp, const unsigned char *end, uint64_t *v)
 {
 	const unsigned char *p = *pp;
@@ -210,10 +212,9 @@ static bool leb(const unsigned char **pp, const unsigned char *end, uint64_t *v)
 	unsigned shift = 0;
 
 	for (;;) {
-		if (p >= end)
+		if (p >= end || shift >= 7 * DWWALK_LEB_MAX)
 			return false;
-		if (shift < 64)
-			r |= (uint64_t)(*p & 0x7f) << shift;
+		r |= (uint64_t)(*p & 0x7f) << shift;
 		shift += 7;
 		if (!(*p++ & 0x80))
 			break;
