@@ -24,7 +24,8 @@
  * set_discriminator, a length libdw reads otherwise (one byte of it where
  * the LEB128 has more, set_address's not the address size + 1), a form
  * in a DWARF 5 entry other than those below, a header that does not end
- * where it says, a file of another byte order, a relocatable one, a
+ * where it says (or ends before its fixed fields), an LEB128 number of
+ * more than ten bytes, a file of another byte order, a relocatable one, a
  * compressed section.
  */
 #include <dwarf.h>

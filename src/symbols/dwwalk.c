@@ -17,8 +17,11 @@
  * stepped over by its forms' sizes (the table below, DWARF 2-5 and GNU's).
  * What this cannot read exactly as libdw would - a form not in the table,
  * another byte order, a unit other than a compile or partial unit, bytes
- * past the unit's end - is said by dwwalk_open() or dwwalk_next() failing,
- * and the caller walks with libdw.
+ * past the unit's end, an LEB128 number of more than ten bytes - is said by
+ * dwwalk_open() or dwwalk_next() failing, and the caller walks with libdw.
+ * A unit ends where its length says or at .debug_info's end, the first;
+ * every read is checked against the end of the bytes it lies in (a debug
+ * file may be cut short, damaged or made to do harm: fuzz_dwarf.c).
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
