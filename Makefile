@@ -289,8 +289,9 @@ fuzz:
 
 # The DWARF readers' target (dwwalk.c, dwline.c): its input made into the
 # debug sections of an ELF in memory; seeds from a small program's gcc
-# DWARF 5 and 4 and clang's (tests/fuzz/dwarf_seeds.py). Crashes found go
-# to tests/fuzz/dwarf-regress/, which test_dwfuzz replays in make check.
+# DWARF 5, 5 in 64-bit form, 4 and 2, and clang's DWARF 5
+# (tests/fuzz/dwarf_seeds.py). Crashes found go to tests/fuzz/dwarf-regress/,
+# which test_dwfuzz replays in make check.
 FUZZ_DWARF_SECONDS ?= $(FUZZ_SECONDS)
 fuzz-dwarf:
 	$(MAKE) --no-print-directory BUILD=build-fuzz CC=clang \
@@ -300,9 +301,11 @@ fuzz-dwarf:
 	@mkdir -p build-fuzz/dwarf-seeds build-fuzz/dwarf-corpus
 	gcc -O2 -g -gdwarf-5 -o build-fuzz/dwseed-gcc5 tests/fuzz/dwarf_seed.c
 	gcc -O2 -g -gdwarf-4 -o build-fuzz/dwseed-gcc4 tests/fuzz/dwarf_seed.c
+	gcc -O2 -gdwarf-2 -o build-fuzz/dwseed-gcc2 tests/fuzz/dwarf_seed.c
+	gcc -O2 -g -gdwarf-5 -gdwarf64 -o build-fuzz/dwseed-gcc5-64 tests/fuzz/dwarf_seed.c
 	clang -O2 -g -gdwarf-5 -o build-fuzz/dwseed-clang5 tests/fuzz/dwarf_seed.c
 	tests/fuzz/dwarf_seeds.py build-fuzz/dwarf-seeds build-fuzz/dwseed-gcc5 build-fuzz/dwseed-gcc4 \
-		build-fuzz/dwseed-clang5
+		build-fuzz/dwseed-gcc2 build-fuzz/dwseed-gcc5-64 build-fuzz/dwseed-clang5
 	build-fuzz/fuzz_dwarf -max_total_time=$(FUZZ_DWARF_SECONDS) -max_len=65536 \
 		build-fuzz/dwarf-corpus build-fuzz/dwarf-seeds tests/fuzz/dwarf-regress
 
