@@ -55,7 +55,7 @@ PLUGIN_SO    := $(sort $(PLUGIN_NAMES:%=$(BUILD)/plugins/%.so))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps check unit e2e demo install uninstall asan tsan fuzz robust bench clean help \
+.PHONY: all deps check unit e2e demo install uninstall asan tsan fuzz fuzz-dwarf robust bench clean help \
 	stress stress-archive
 
 all: $(BUILD)/perfport $(PLUGIN_SO)
@@ -68,7 +68,7 @@ help:
 	@echo "make install    install (PREFIX=$(PREFIX), DESTDIR=)"
 	@echo "make asan       ASan+UBSan build in build-asan/"
 	@echo "make tsan       ThreadSanitizer build in build-tsan/ (make check runs it)"
-	@echo "make fuzz       run the libFuzzer target for the reader (FUZZ_SECONDS=60)"
+	@echo "make fuzz       run the libFuzzer targets for the reader and the DWARF readers (FUZZ_SECONDS=60 each)"
 	@echo "make bench      compare perfport with perf on a large fresh recording"
 	@echo "make stress     run chosen e2e tests again and again: TESTS='36 31' N=10 BUSY=1"
 	@echo "                (BUSY=1: every CPU kept busy meanwhile); failures per test"
@@ -285,6 +285,29 @@ fuzz:
 	tests/fuzz/seed.sh build-fuzz/seeds
 	LSAN_OPTIONS=suppressions=tests/fuzz/lsan.supp build-fuzz/fuzz_reader -max_total_time=$(FUZZ_SECONDS) -max_len=262144 \
 		build-fuzz/corpus build-fuzz/seeds
+	@$(MAKE) --no-print-directory fuzz-dwarf
+
+# The DWARF readers' target (dwwalk.c, dwline.c): its input made into the
+# debug sections of an ELF in memory; seeds from a small program's gcc
+# DWARF 5, 5 in 64-bit form, 4 and 2, and clang's DWARF 5
+# (tests/fuzz/dwarf_seeds.py). Crashes found go to tests/fuzz/dwarf-regress/,
+# which test_dwfuzz replays in make check.
+FUZZ_DWARF_SECONDS ?= $(FUZZ_SECONDS)
+fuzz-dwarf:
+	$(MAKE) --no-print-directory BUILD=build-fuzz CC=clang \
+		CFLAGS="-O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all" build-fuzz/libperfport-core.a
+	clang -std=gnu11 -D_GNU_SOURCE $(WARN) -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Iinclude -Isrc \
+		-o build-fuzz/fuzz_dwarf tests/fuzz/fuzz_dwarf.c build-fuzz/libperfport-core.a $(LIBS)
+	@mkdir -p build-fuzz/dwarf-seeds build-fuzz/dwarf-corpus
+	gcc -O2 -g -gdwarf-5 -o build-fuzz/dwseed-gcc5 tests/fuzz/dwarf_seed.c
+	gcc -O2 -g -gdwarf-4 -o build-fuzz/dwseed-gcc4 tests/fuzz/dwarf_seed.c
+	gcc -O2 -gdwarf-2 -o build-fuzz/dwseed-gcc2 tests/fuzz/dwarf_seed.c
+	gcc -O2 -g -gdwarf-5 -gdwarf64 -o build-fuzz/dwseed-gcc5-64 tests/fuzz/dwarf_seed.c
+	clang -O2 -g -gdwarf-5 -o build-fuzz/dwseed-clang5 tests/fuzz/dwarf_seed.c
+	tests/fuzz/dwarf_seeds.py build-fuzz/dwarf-seeds build-fuzz/dwseed-gcc5 build-fuzz/dwseed-gcc4 \
+		build-fuzz/dwseed-gcc2 build-fuzz/dwseed-gcc5-64 build-fuzz/dwseed-clang5
+	build-fuzz/fuzz_dwarf -max_total_time=$(FUZZ_DWARF_SECONDS) -max_len=65536 \
+		build-fuzz/dwarf-corpus build-fuzz/dwarf-seeds tests/fuzz/dwarf-regress
 
 bench: all
 	tests/bench/bench.sh

@@ -24,7 +24,8 @@
  * set_discriminator, a length libdw reads otherwise (one byte of it where
  * the LEB128 has more, set_address's not the address size + 1), a form
  * in a DWARF 5 entry other than those below, a header that does not end
- * where it says, a file of another byte order, a relocatable one, a
+ * where it says (or ends before its fixed fields), an LEB128 number of
+ * more than ten bytes, a file of another byte order, a relocatable one, a
  * compressed section.
  */
 #include <dwarf.h>
@@ -50,12 +51,11 @@ static uint64_t lp_uleb(struct lp *l)
 	unsigned shift = 0;
 
 	for (;;) {
-		if (l->p >= l->end) {
+		if (l->p >= l->end || shift >= 7 * DWWALK_LEB_MAX) {
 			l->bad = true;
 			return 0;
 		}
-		if (shift < 64)
-			v |= (uint64_t)(*l->p & 0x7f) << shift;
+		v |= (uint64_t)(*l->p & 0x7f) << shift;
 		shift += 7;
 		if (!(*l->p++ & 0x80))
 			return v;
@@ -69,13 +69,12 @@ static int64_t lp_sleb(struct lp *l)
 	unsigned char b;
 
 	do {
-		if (l->p >= l->end) {
+		if (l->p >= l->end || shift >= 7 * DWWALK_LEB_MAX) {
 			l->bad = true;
 			return 0;
 		}
 		b = *l->p++;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
+		v |= (uint64_t)(b & 0x7f) << shift;
 		shift += 7;
 	} while (b & 0x80);
 	if (shift < 64 && (b & 0x40))
@@ -609,7 +608,9 @@ int dwline_read(Dwarf_Die *cudie, struct dwline *out)
 	line_range = (unsigned)lp_fixed(&l, 1);
 	opcode_base = (unsigned)lp_fixed(&l, 1);
 	std_len = l.p - 1;
-	if (l.bad || opcode_base < 1 || (size_t)(hdr_end - l.p) < opcode_base - 1)
+	/* the fields above within the header's length, then the opcodes' */
+	if (l.bad || opcode_base < 1 || l.p > hdr_end ||
+	    (size_t)(hdr_end - l.p) < opcode_base - 1)
 		return -1;
 	l.p += opcode_base - 1;
 	{

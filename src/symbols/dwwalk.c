@@ -17,8 +17,11 @@
  * stepped over by its forms' sizes (the table below, DWARF 2-5 and GNU's).
  * What this cannot read exactly as libdw would - a form not in the table,
  * another byte order, a unit other than a compile or partial unit, bytes
- * past the unit's end - is said by dwwalk_open() or dwwalk_next() failing,
- * and the caller walks with libdw.
+ * past the unit's end, an LEB128 number of more than ten bytes - is said by
+ * dwwalk_open() or dwwalk_next() failing, and the caller walks with libdw.
+ * A unit ends where its length says or at .debug_info's end, the first;
+ * every read is checked against the end of the bytes it lies in (a debug
+ * file may be cut short, damaged or made to do harm: fuzz_dwarf.c).
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -160,6 +163,8 @@ int dwwalk_open(struct dwwalk *w, Dwarf_Die *cu)
 	Dwarf_Off off = dwarf_dieoffset(cu), hdr, next = 0;
 	Elf *elf = dbg ? dwarf_getelf(dbg) : NULL;
 	const char *ident = elf ? elf_getident(elf, NULL) : NULL;
+	const Elf_Data *info;
+	size_t room;
 
 	memset(w, 0, sizeof(*w));
 	/* LEB128 lengths, and values read in the host's order */
@@ -175,11 +180,19 @@ int dwwalk_open(struct dwwalk *w, Dwarf_Die *cu)
 	if (dwarf_next_unit(dbg, hdr, &next, NULL, NULL, NULL, NULL, NULL, NULL, NULL) != 0 ||
 	    next <= off)
 		return -1;
+	/* the unit's end as its length says it, within the section's bytes
+	 * (libdw gives a length past them as it is): where libdw holds the
+	 * section's bytes elsewhere than the Elf does, its walk */
+	info = dwwalk_section(elf, ".debug_info");
+	if (!info || !info->d_buf || (const char *)cu->addr < (const char *)info->d_buf ||
+	    (size_t)((const char *)cu->addr - (const char *)info->d_buf) >= info->d_size)
+		return -1;
+	room = info->d_size - (size_t)((const char *)cu->addr - (const char *)info->d_buf);
 	w->cu = cu->cu;
 	w->cudie = *cu;
 	w->cu_addr = cu->addr;
 	w->cu_off = off;
-	w->end = w->cu_addr + (next - off);
+	w->end = w->cu_addr + (next - off < room ? next - off : room);
 	w->version = (uint8_t)version;
 	w->addr_size = addr_size;
 	w->off_size = off_size;
@@ -193,6 +206,8 @@ void dwwalk_close(struct dwwalk *w)
 	memset(w, 0, sizeof(*w));
 }
 
+/* An LEB128 number of at most DWWALK_LEB_MAX bytes (libdw reads a longer
+ * one as UINT64_MAX after its first ten: false, libdw's read). */
 static bool leb(const unsigned char **pp, const unsigned char *end, uint64_t *v)
 {
 	const unsigned char *p = *pp;
@@ -200,10 +215,9 @@ static bool leb(const unsigned char **pp, const unsigned char *end, uint64_t *v)
 	unsigned shift = 0;
 
 	for (;;) {
-		if (p >= end)
+		if (p >= end || shift >= 7 * DWWALK_LEB_MAX)
 			return false;
-		if (shift < 64)
-			r |= (uint64_t)(*p & 0x7f) << shift;
+		r |= (uint64_t)(*p & 0x7f) << shift;
 		shift += 7;
 		if (!(*p++ & 0x80))
 			break;
@@ -309,6 +323,8 @@ static bool value_skip(const struct dwwalk *w, const struct walk_attr *a,
 	}
 	switch (a->kind) {
 	case FK_FIXED:
+		if ((size_t)(end - p) < a->n)
+			return false;
 		p += a->n;
 		break;
 	case FK_LEB:

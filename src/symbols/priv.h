@@ -343,6 +343,9 @@ void shared_wait(struct sym_shared *sh);
 void shared_wake(struct sym_shared *sh);
 
 /* dwwalk.c */
+/* The longest LEB128 number dwwalk.c and dwline.c read: libdw reads ten
+ * bytes of a longer one and takes it as UINT64_MAX (they leave it to libdw). */
+#define DWWALK_LEB_MAX 10
 /* A unit's DIEs read in order (dwwalk_open()): where its bytes and
  * abbreviations are; the abbreviations learnt are its own (dwwalk_close()). */
 struct dwwalk {

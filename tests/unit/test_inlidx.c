@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "../../src/symbols/priv.h"
+#include "dwhand.h"
 
 /* inlidx_range_sort() on @n ranges of @v equals qsort() with the sweep's
  * comparison, range for range. */
@@ -183,11 +184,77 @@ static void test_walk_as_libdw(void **state)
 	inlidx_part_min_span = span;
 }
 
+/*
+ * Bad debug information (dwhand.h: a unit's length past .debug_info's
+ * end with its DIEs cut there, abbreviation code 0 in the middle of a
+ * list, a ULEB of 20 bytes, a strp offset past .debug_str, a range list
+ * with no end, 3,000 nested blocks) read in order, whole and in parts,
+ * gives the index libdw's walk gives (the walk's read, or libdw's where it
+ * leaves the unit to it), and lookups in it come back; the unit made
+ * right, and with its nested blocks, is read in order all through, with
+ * its two inlined calls where they are. Under ASan, the walk before it
+ * kept to .debug_info's bytes read past them here.
+ */
+static void test_bad_dwarf(void **state)
+{
+	size_t span = inlidx_part_min_span;
+
+	(void)state;
+	inlidx_part_min_span = 0;
+	for (int b = 0; b < DWH_NBREAK; b++) {
+		struct dwhand h;
+		Dwarf *dbg = dwhand_open(&h, (enum dwhand_break)b);
+		Dwarf_Off off = 0, next;
+		size_t hsize, units = 0;
+
+		assert_non_null(dbg);
+		while (units < 4 && dwarf_nextcu(dbg, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+			static const uint64_t at[] = { 0x1000, 0x1015, 0x1034, 0x1044, 0x1050, 0x2000 };
+			static const size_t want[] = { 1, 2, 2, 2, 1, 0 };
+			struct inl_index *x = NULL;
+			Dwarf_Die cu;
+			uint64_t d0, d1, d2;
+			bool w0, w1, w2;
+
+			units++;
+			if (!dwarf_offdie(dbg, off + hsize, &cu))
+				break;
+			off = next;
+			d0 = inlidx_unit_digest(&cu, 0, &w0);
+			d1 = inlidx_unit_digest(&cu, 1, &w1);
+			d2 = inlidx_unit_digest(&cu, 2, &w2);
+			assert_int_equal(d1, d0);
+			assert_int_equal(d2, d0);
+			if (b == DWH_NONE || b == DWH_DEEP) {
+				assert_true(d0 != 0);
+				assert_true(w1 && w2);
+			}
+			if (b == DWH_LEB20)    /* a code libdw reads as UINT64_MAX: its walk */
+				assert_false(w1 || w2);
+			for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+				Dwarf_Die out[8], cu_out;
+				size_t n = inlidx_chain(&x, NULL, 0, &cu, at[i], out, 8, &cu_out);
+
+				assert_true(n <= 8);
+				if (b == DWH_NONE || b == DWH_DEEP)
+					assert_int_equal(n, want[i]);
+			}
+			inlidx_free(x);
+		}
+		print_message("break %d: %zu units\n", b, units);
+		if (b != DWH_CODE0)
+			assert_int_equal(units, 1);
+		dwhand_close(&h);
+	}
+	inlidx_part_min_span = span;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ranges_sorted_as_qsort),
 		cmocka_unit_test(test_walk_as_libdw),
+		cmocka_unit_test(test_bad_dwarf),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

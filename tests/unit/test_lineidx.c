@@ -17,6 +17,7 @@
 #include <cmocka.h>
 #include <elfutils/libdwfl.h>
 #include "../../src/symbols/priv.h"
+#include "dwhand.h"
 
 /*
  * At every address of this binary's code, with room for 64 KiB of libdw's
@@ -102,9 +103,49 @@ static void test_first_tables_in_module(void **state)
 	assert_true(fresh_total * row_bytes >= room);
 }
 
-/* Every unit of @path: dwline_read()'s table is libdw's (rows: address,
- * line, file, end of sequence, in order; the files' names). *@units,
- * *@read: how many, and how many dwline.c read (not left to libdw). */
+/* Unit @cu: dwline_read()'s table is libdw's (rows: address, line, file,
+ * end of sequence, in order; the files' names); *@rows counts its rows.
+ * Return: whether dwline.c read it (else it is left to libdw). */
+static bool unit_as_libdw(Dwarf_Die *cu, size_t *rows)
+{
+	Dwarf_Lines *lines;
+	Dwarf_Files *files;
+	size_t n = 0, nf = 0;
+	struct dwline mine;
+
+	if (dwline_read(cu, &mine) != 0)
+		return false;
+	assert_int_equal(dwarf_getsrclines(cu, &lines, &n), 0);
+	assert_int_equal(dwarf_getsrcfiles(cu, &files, &nf), 0);
+	assert_int_equal(mine.nrows, n);
+	assert_int_equal(mine.nnames, nf);
+	for (size_t i = 0; i < nf; i++)
+		assert_string_equal(mine.names[i], dwarf_filesrc(files, i, NULL, NULL));
+	for (size_t i = 0; i < n; i++) {
+		Dwarf_Line *l = dwarf_onesrcline(lines, i);
+		Dwarf_Files *lf;
+		Dwarf_Addr a;
+		size_t fi;
+		bool end;
+		int ln;
+
+		assert_non_null(l);
+		assert_int_equal(dwarf_lineaddr(l, &a), 0);
+		assert_int_equal(dwarf_lineno(l, &ln), 0);
+		assert_int_equal(dwarf_lineendsequence(l, &end), 0);
+		assert_int_equal(dwarf_line_file(l, &lf, &fi), 0);
+		assert_int_equal(mine.rows[i].addr, a);
+		assert_int_equal(mine.rows[i].line, ln);
+		assert_int_equal(mine.rows[i].file, fi);
+		assert_int_equal(mine.rows[i].end, end);
+	}
+	*rows += n;
+	dwline_free(&mine);
+	return true;
+}
+
+/* Every unit of @path as unit_as_libdw(). *@units, *@read: how many, and
+ * how many dwline.c read (not left to libdw). */
 static bool tables_as_libdw(const char *path, size_t *units, size_t *read, size_t *rows)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -119,45 +160,11 @@ static bool tables_as_libdw(const char *path, size_t *units, size_t *read, size_
 	}
 	while (dwarf_nextcu(dbg, off, &next, &hsize, NULL, NULL, NULL) == 0) {
 		Dwarf_Die cu;
-		Dwarf_Lines *lines;
-		Dwarf_Files *files;
-		size_t n = 0, nf = 0;
-		struct dwline mine;
-		int rc;
 
 		assert_non_null(dwarf_offdie(dbg, off + hsize, &cu));
 		off = next;
 		(*units)++;
-		rc = dwline_read(&cu, &mine);
-		if (rc != 0)
-			continue;
-		(*read)++;
-		assert_int_equal(dwarf_getsrclines(&cu, &lines, &n), 0);
-		assert_int_equal(dwarf_getsrcfiles(&cu, &files, &nf), 0);
-		assert_int_equal(mine.nrows, n);
-		assert_int_equal(mine.nnames, nf);
-		for (size_t i = 0; i < nf; i++)
-			assert_string_equal(mine.names[i], dwarf_filesrc(files, i, NULL, NULL));
-		for (size_t i = 0; i < n; i++) {
-			Dwarf_Line *l = dwarf_onesrcline(lines, i);
-			Dwarf_Files *lf;
-			Dwarf_Addr a;
-			size_t fi;
-			bool end;
-			int ln;
-
-			assert_non_null(l);
-			assert_int_equal(dwarf_lineaddr(l, &a), 0);
-			assert_int_equal(dwarf_lineno(l, &ln), 0);
-			assert_int_equal(dwarf_lineendsequence(l, &end), 0);
-			assert_int_equal(dwarf_line_file(l, &lf, &fi), 0);
-			assert_int_equal(mine.rows[i].addr, a);
-			assert_int_equal(mine.rows[i].line, ln);
-			assert_int_equal(mine.rows[i].file, fi);
-			assert_int_equal(mine.rows[i].end, end);
-		}
-		*rows += n;
-		dwline_free(&mine);
+		*read += unit_as_libdw(&cu, rows);
 	}
 	dwarf_end(dbg);
 	close(fd);
@@ -207,11 +214,69 @@ static void test_tables_as_libdw(void **state)
 	}
 }
 
+/*
+ * Bad line programs (dwhand.h: a header length past the program's end,
+ * one ending before the header's fixed fields, a DW_FORM_line_strp offset
+ * past .debug_line_str, a ULEB of 20 bytes that libdw reads as ten, and
+ * the unit's other breaks) are left to libdw by dwline.c, or read as libdw
+ * reads them; a lookup comes back either way. The unit made right is read
+ * by dwline.c: 0x1000-0x1010 line 1, 0x1010-0x1080 line 3 of /src/a.c.
+ */
+static void test_bad_line_programs(void **state)
+{
+	(void)state;
+	for (int b = 0; b < DWH_NBREAK; b++) {
+		struct dwhand h;
+		Dwarf *dbg = dwhand_open(&h, (enum dwhand_break)b);
+		Dwarf_Off off = 0, next;
+		size_t hsize, units = 0, rows = 0;
+
+		assert_non_null(dbg);
+		while (units < 4 && dwarf_nextcu(dbg, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+			static const uint64_t at[] = { 0x1000, 0x100f, 0x1010, 0x107f, 0x1080 };
+			static const unsigned want[] = { 1, 1, 3, 3, 0 };
+			struct line_index *x = NULL;
+			Dwarf_Die cu;
+			bool read;
+
+			units++;
+			if (!dwarf_offdie(dbg, off + hsize, &cu))
+				break;
+			off = next;
+			read = unit_as_libdw(&cu, &rows);
+			if (b == DWH_NONE || b == DWH_DEEP)
+				assert_true(read && rows == 3);
+			if (b == DWH_HLEN_LONG || b == DWH_HLEN_SHORT || b == DWH_STRP_PAST ||
+			    b == DWH_LEB20)
+				assert_false(read);
+			for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+				const char *file = NULL;
+				unsigned line = 0;
+				size_t fresh;
+				bool found = lineidx_find(&x, NULL, 0, NULL, &cu, at[i], &file, &line,
+							  &fresh);
+
+				if (b == DWH_NONE || b == DWH_DEEP) {
+					assert_int_equal(found, want[i] != 0);
+					assert_int_equal(line, want[i]);
+					if (found)
+						assert_string_equal(file, "/src/a.c");
+				}
+			}
+			lineidx_end_dwarf(x);
+			lineidx_free(x);
+		}
+		print_message("break %d: %zu units, %zu rows read by dwline.c\n", b, units, rows);
+		dwhand_close(&h);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_first_tables_in_module),
 		cmocka_unit_test(test_tables_as_libdw),
+		cmocka_unit_test(test_bad_line_programs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
