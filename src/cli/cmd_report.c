@@ -245,6 +245,10 @@ static void print_header(const struct profile *p, const char *path, enum inline_
 			printf("; %.3f s of %" PRIu64 " waits open across a loss is charged to no "
 			       "state (the thread may have run where the records were lost)",
 			       (double)m->iv_lost_cut_ns / 1e9, m->iv_lost_cut);
+		if (m->run_lost_cut)
+			printf("; %.3f s of %" PRIu64 " runs on a CPU whose records were lost is "
+			       "not charged as run (the thread may have left its CPU there)",
+			       (double)m->run_lost_cut_ns / 1e9, m->run_lost_cut);
 		printf(" (record with %s, %s)\n", mm,
 		       m->cmdline && strstr(m->cmdline, "dwarf") ? "a lower -F or fewer events" :
 		       "or fewer events");

@@ -431,12 +431,38 @@ void acct_iv_evidence(struct account *a, struct acct_thread *th, uint64_t t, uin
 	acct_iv_close(a, th, end, how);
 }
 
+/*
+ * @th, whose run a loss cut, is seen again at @t (running, leaving its CPU
+ * or exiting, or the recording ends): what it did from the cut to here is
+ * not known, and counted as not charged.
+ */
+static void run_uncut(struct account *a, struct acct_thread *th, uint64_t t)
+{
+	if (!th->run_cut)
+		return;
+	th->run_cut = false;
+	if (!th->filtered)
+		a->meta->run_lost_cut_ns += clip_from(a, window_start(a), th->run_cut_at, t);
+}
+
+void acct_run_begin(struct account *a, struct acct_thread *th, uint64_t t, uint32_t cpu)
+{
+	if (th->off || th->exited)
+		return;
+	th->run_cpu = cpu;
+	if (th->in_time)
+		return;
+	run_uncut(a, th, t);
+	th->in_time = t;
+}
+
 /* @th leaves the CPU at @t: what it ran since its switch-in is measured. */
 void acct_run_end(struct account *a, struct acct_thread *th, uint64_t t)
 {
 	if (th->in_time && t > th->in_time && !th->filtered)
 		th->run_ns += clip_from(a, window_start(a), th->in_time, t);
 	th->in_time = 0;
+	run_uncut(a, th, t);
 }
 
 /* The LOST records so far that may have held @cpu's events. */
@@ -546,6 +572,32 @@ void acct_lost_record(struct account *a, const struct perf_event *ev)
 			e->end = to;
 			e->cut = true;
 		}
+	}
+	/*
+	 * The runs the lost records may have ended: a thread running on that
+	 * CPU (its last switch-in, or its last sample, there; of a loss naming
+	 * no CPU, or of a thread whose CPU is not known, any running thread)
+	 * may have switched out, waited, or exited where the records were
+	 * lost. Its run is charged up to the CPU's last record before the
+	 * loss, and no further until new evidence that it runs (a sample of
+	 * it, a switch-in); what ends it then (a switch-out, its exit, the
+	 * end) leaves the time from the cut uncharged, counted
+	 * (acct_run_end()). A thread running on another CPU, whose records
+	 * are whole, is not cut: it could not have left its CPU unseen.
+	 */
+	for (size_t i = 0; ev->type == PERF_RECORD_LOST && i < a->nr_threads; i++) {
+		struct acct_thread *th = &a->threads[i];
+		uint64_t to;
+
+		if (th->off || !th->in_time || th->exited ||
+		    (c && th->run_cpu != ev->sample.cpu && th->run_cpu != UINT32_MAX))
+			continue;
+		to = from > th->in_time ? from : th->in_time;
+		acct_run_end(a, th, to);
+		th->run_cut = true;
+		th->run_cut_at = to;
+		if (!th->filtered)
+			a->meta->run_lost_cut++;
 	}
 	a->lost_all++;
 	if (c)

@@ -81,6 +81,7 @@ struct acct_thread *acct_thread_new(struct account *a, uint32_t pid, uint32_t ti
 	th->end = t;
 	th->out_node = TREE_NONE;
 	th->waker_node = TREE_NONE;
+	th->run_cpu = UINT32_MAX;
 	memset(th->verdict, -1, sizeof(th->verdict));
 	for (j = mix64(tid) & (a->tid_slots_cap - 1); a->tid_slots[j];
 	     j = (j + 1) & (a->tid_slots_cap - 1))

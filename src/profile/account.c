@@ -55,7 +55,7 @@ static void on_cpu_sample(struct account *a, struct acct_src *src, const struct 
 	} else {
 		acct_iv_evidence(a, th, s->time, s->cpu);
 		/* on CPU now, whether or not its switch-in was recorded */
-		acct_run_begin(th, s->time);
+		acct_run_begin(a, th, s->time, s->cpu);
 	}
 	if (th->filtered || !in_time(a, s->time)) {
 		a->meta->samples_filtered++;
@@ -131,7 +131,7 @@ static void switch_sample(struct account *a, struct acct_src *src, const struct 
 		next = next_pid ? acct_thread_find(a, (uint32_t)next_pid) : NULL;
 		if (next) {
 			acct_iv_close(a, next, s->time, ACCT_IV_EXACT);
-			acct_run_begin(next, s->time);
+			acct_run_begin(a, next, s->time, s->cpu);
 		}
 		acct_cpu_running(a, s->cpu, next ? next->pid : next_pid ? UINT32_MAX : 0,
 				 (uint32_t)next_pid, next);
@@ -299,7 +299,7 @@ static void switch_record(struct account *a, const struct perf_event *ev)
 		th->end = s->time;
 	if (!ev->u.sw.out) {
 		acct_iv_close(a, th, s->time, ACCT_IV_EXACT);
-		acct_run_begin(th, s->time);
+		acct_run_begin(a, th, s->time, s->cpu);
 	} else if (!th->exited && !acct_same_switch(a, th, s->cpu, true)) {
 		/* (a task's last switch-out, after its exit, opens no wait: a
 		 * system-wide recording sees it, and charged each exited
@@ -370,7 +370,7 @@ int acct_event(struct account *a, const struct perf_event *ev, const uint64_t *p
 			if (!th)
 				return a->err;
 			acct_iv_evidence(a, th, ev->sample.time, ev->sample.cpu);
-			acct_run_begin(th, ev->sample.time);
+			acct_run_begin(a, th, ev->sample.time, ev->sample.cpu);
 		} else {
 			th = acct_thread_find(a, ev->u.comm.tid);
 		}

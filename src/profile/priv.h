@@ -95,6 +95,14 @@ struct acct_thread {
 	uint64_t in_time;                  /* its last switch-in, 0 if unknown or off */
 	uint64_t run_ns, blocked_ns, delay_ns, open_at_end, bounded;
 	bool filtered;                     /* left out by --pid/--tid/--comm (at its last check) */
+	/* the CPU of its last evidence of running (a switch-in, an on-CPU
+	 * sample, an exec), UINT32_MAX unknown; run_cut: that CPU's records
+	 * were lost while it ran, and its run was charged up to run_cut_at
+	 * (the CPU's last record before the loss): it is not known to run
+	 * from there until new evidence (acct_run_begin(), acct_run_end()) */
+	uint32_t run_cpu;
+	bool run_cut;
+	uint64_t run_cut_at;
 };
 
 struct acct_filter {
@@ -520,22 +528,22 @@ void acct_iv_close(struct account *a, struct acct_thread *th, uint64_t end,
 void acct_iv_evidence(struct account *a, struct acct_thread *th, uint64_t t, uint32_t cpu);
 
 /**
- * acct_run_begin() - @th is on CPU from @t: switched in, exec'ing, or
- * sampled on CPU. After an off-CPU interval, acct_iv_close() starts the
- * run; this covers a thread seen running without having been seen
- * leaving, as a new thread on its first run (its fork is no switch-out),
- * perf record's workload at its exec, or a thread whose switch-in its CPU
- * did not record (its events were enabled later: measured once, a thread
- * forked onto the second CPU of a system-wide recording ran 187 ms there
- * before that CPU's first event), from its first on-CPU sample.
+ * acct_run_begin() - @th is on CPU @cpu at @t (UINT32_MAX: not said):
+ * switched in, exec'ing, or sampled on CPU. After an off-CPU interval,
+ * acct_iv_close() starts the run; this covers a thread seen running
+ * without having been seen leaving, as a new thread on its first run (its
+ * fork is no switch-out), perf record's workload at its exec, a thread
+ * whose switch-in its CPU did not record (its events were enabled later:
+ * measured once, a thread forked onto the second CPU of a system-wide
+ * recording ran 187 ms there before that CPU's first event), from its
+ * first on-CPU sample, or a thread whose run a loss cut (acct_lost_record()).
  */
-static inline void acct_run_begin(struct acct_thread *th, uint64_t t)
-{
-	if (!th->off && !th->in_time && !th->exited)
-		th->in_time = t;
-}
+void acct_run_begin(struct account *a, struct acct_thread *th, uint64_t t, uint32_t cpu);
 
-/** acct_run_end() - @th leaves the CPU at @t: its run since its switch-in is measured. */
+/**
+ * acct_run_end() - @th leaves the CPU at @t: its run since its switch-in
+ * is measured (after a loss cut it, what was not charged is counted).
+ */
 void acct_run_end(struct account *a, struct acct_thread *th, uint64_t t);
 
 /**
@@ -562,8 +570,8 @@ void acct_no_stack_why(struct account *a, struct acct_thread *th, uint32_t cpu, 
 
 /**
  * acct_lost_record() - a LOST or LOST_SAMPLES record @ev: counted for its
- * CPU (or none), and a LOST record cuts the open intervals at the lost
- * CPU's last record before it.
+ * CPU (or none), and a LOST record cuts the open intervals, and the runs
+ * on that CPU, at the lost CPU's last record before it.
  */
 void acct_lost_record(struct account *a, const struct perf_event *ev);
 

@@ -265,6 +265,8 @@ struct profile_meta {
 	uint64_t iv_no_stack_ns;    /* the time charged to them (of the off-CPU total) */
 	uint64_t iv_lost_cut;       /* intervals cut at a loss (records lost while they were open) */
 	uint64_t iv_lost_cut_ns;    /* their time after the loss, charged to no state */
+	uint64_t run_lost_cut;      /* runs cut at a loss of their CPU's records */
+	uint64_t run_lost_cut_ns;   /* their time from the loss to the thread's next event, not run */
 	/* intervals whose state the evidence of their system call decided
 	 * (syscall.h), and switch-outs in a call with no user registers to read */
 	uint64_t iv_by_syscall, iv_syscall_no_regs;

@@ -1501,6 +1501,83 @@ static void test_lost_cut_closed(void **state)
 }
 
 /*
+ * A loss cuts a run on the lost CPU: a thread running there may have
+ * switched out (or exited) where its records were lost, so its run is
+ * charged only up to that CPU's last record before the loss, and not
+ * again until new evidence that it runs. Thread 101 on CPU 0: asleep from
+ * 100 (102 from 150 on CPU 1), in at 1000,
+ * preempted 1400-1500, running; CPU 0's records lost after 1500 (its LOST
+ * record at 4000, with its next record, 101 asleep at 4000); in again at
+ * 6000 to the end (7000). Its run: 400 + 1000, not 400 + 2500 + 1000; the
+ * 2500 ns from the cut to its switch-out are counted. Thread 102, running
+ * on CPU 1 from 1100 to 7000, whose records are whole, is not cut. A loss
+ * naming no CPU may be any CPU's: both runs are cut at the last record of
+ * any (1500).
+ */
+static void test_lost_cut_run(void **state)
+{
+	static const struct sw_rec rec[] = {
+		{ PERF_RECORD_SAMPLE, 100, 101, 0, 'S', { KF(0), KF(5) } },
+		{ PERF_RECORD_SAMPLE, 150, 102, 0, 'S', { KF(0), KF(5) } },
+		{ PERF_RECORD_SAMPLE, 1000, 0, 101, 'R', { KF(0) } },
+		{ PERF_RECORD_SAMPLE, 1100, 0, 102, 'R', { KF(0) } },
+		{ PERF_RECORD_SAMPLE, 1400, 101, 0, 'R', { KF(0), KF(3) } },
+		{ PERF_RECORD_SAMPLE, 1500, 0, 101, 'R', { KF(0) } },
+		{ PERF_RECORD_LOST, 4000, 5, 0, 0, { 0 } },
+		{ PERF_RECORD_SAMPLE, 4000, 101, 0, 'S', { KF(0), KF(5) } },
+		{ PERF_RECORD_SAMPLE, 6000, 0, 101, 'R', { KF(0) } },
+		{ PERF_RECORD_SAMPLE, 7000, 102, 0, 'S', { KF(0), KF(5) } },
+	};
+	static const uint32_t cpus[] = { 0, 1, 0, 1, 0, 0, 0, 0, 0, 1 };
+	const size_t n = sizeof(rec) / sizeof(rec[0]);
+	struct sw_rec whole[sizeof(rec) / sizeof(rec[0])];
+	uint32_t whole_cpus[sizeof(rec) / sizeof(rec[0])];
+	const struct profile_thread *t, *u = NULL;
+	struct profile *p;
+	size_t k = 0;
+
+	(void)state;
+	sw_cpus = cpus;
+	p = sw_profile(rec, n, 101, &t);
+	assert_int_equal(t->run_ns, (1400 - 1000) + (7000 - 6000));
+	assert_int_equal(t->c.ns[CNT_PREEMPTED], 1500 - 1400);
+	assert_int_equal(t->c.ns[CNT_SLEEP], (1000 - 100) + (6000 - 4000));
+	for (size_t i = 0; i < p->nr_threads; i++)
+		if (p->threads[i].tid == 102)
+			u = &p->threads[i];
+	assert_non_null(u);
+	assert_int_equal(u->run_ns, 7000 - 1100);
+	assert_int_equal(p->meta.run_lost_cut, 1);
+	assert_int_equal(p->meta.run_lost_cut_ns, 4000 - 1500);
+	assert_int_equal(p->meta.iv_lost_cut, 0);
+	profile_free(p);
+	/* the same recording without its loss: run whole, nothing cut */
+	for (size_t i = 0; i < n; i++)
+		if (rec[i].type != PERF_RECORD_LOST) {
+			whole_cpus[k] = cpus[i];
+			whole[k++] = rec[i];
+		}
+	sw_cpus = whole_cpus;
+	p = sw_profile(whole, k, 101, &t);
+	assert_int_equal(t->run_ns, (1400 - 1000) + (4000 - 1500) + (7000 - 6000));
+	assert_int_equal(p->meta.run_lost_cut, 0);
+	assert_int_equal(p->meta.run_lost_cut_ns, 0);
+	profile_free(p);
+	/* a loss naming no CPU: both cut at the last record before it */
+	p = sw_profile_cpu(rec, n, false, 101, &t);
+	assert_int_equal(t->run_ns, (1400 - 1000) + (7000 - 6000));
+	u = NULL;
+	for (size_t i = 0; i < p->nr_threads; i++)
+		if (p->threads[i].tid == 102)
+			u = &p->threads[i];
+	assert_non_null(u);
+	assert_int_equal(u->run_ns, 1500 - 1100);
+	assert_int_equal(p->meta.run_lost_cut, 2);
+	assert_int_equal(p->meta.run_lost_cut_ns, (4000 - 1500) + (7000 - 1500));
+	profile_free(p);
+}
+
+/*
  * The waits held for a loss are bounded: CPU 1 silent from 150 holds every
  * wait of thread 101 on CPU 0 (9,000 preemptions of 10 ns, 1000 + 20 i to
  * 1010 + 20 i); beyond 8,192 held, the oldest is charged as it is, and
@@ -1738,6 +1815,7 @@ int main(void)
 		cmocka_unit_test(test_lost_cut),
 		cmocka_unit_test(test_lost_cut_no_cpu),
 		cmocka_unit_test(test_lost_cut_closed),
+		cmocka_unit_test(test_lost_cut_run),
 		cmocka_unit_test(test_lost_cut_held_bound),
 		cmocka_unit_test(test_lost_cut_windows),
 		cmocka_unit_test(test_lost_cut_windows_silent_cpu),
