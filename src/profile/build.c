@@ -897,6 +897,21 @@ static int profile_close(struct build_ctx *c, uint64_t hi)
 	}
 	if (hi && c->acct.first_time && c->acct.last_time < hi)
 		c->acct.last_time = hi; /* the window spans to its end */
+	if (!hi && c->acct.first_time) {
+		/*
+		 * The recording's last (or only) part spans its samples of
+		 * every event where the header (or scan_span()) says when they
+		 * were, not only those of the events counted: the time charged
+		 * was clipped to that span (account-intervals.c), and each
+		 * thread's lifetime is to hold it (an event left out, or a
+		 * tracepoint perf's lost features leave unknown, sampled
+		 * before the first counted sample or after the last).
+		 */
+		if (c->acct.hdr_first && c->acct.hdr_first < c->acct.first_time)
+			c->acct.first_time = c->acct.hdr_first;
+		if (c->acct.hdr_last > c->acct.last_time)
+			c->acct.last_time = c->acct.hdr_last;
+	}
 	ret = finish(p, p->priv, c, c->r, c->o, c->path);
 	acct_drop(c);
 	if (ret) {
@@ -1202,7 +1217,8 @@ static int span_note(void *ctx, const struct perf_event *ev)
  * the accounting charges a thread nothing outside them, as with the
  * header's (a per-task fork storm's shell runs on after its last child's
  * exit, past the last sample). One quiet pass over the records, unordered,
- * before the real one, of the file at @path again where it is a regular
+ * before the real one, of the file (or perf record --threads directory) at
+ * @path again where it is a regular
  * file: a stream (standard input, a FIFO) is read once, as a recording in
  * memory is (profile_build_mem(): a stream's bytes). @span is left 0
  * where that cannot be or fails (the real pass says why).
@@ -1217,7 +1233,7 @@ static void scan_span(const struct perf_reader *r, const char *path,
 
 	span[0] = span[1] = 0;
 	if (perf_reader_header(r)->sample_time_last || strcmp(path, "-") == 0 ||
-	    stat(path, &st) || !S_ISREG(st.st_mode))
+	    stat(path, &st) || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
 		return;
 	pp_log_set_level(-1);      /* what it meets, the real pass says */
 	if (!perf_reader_open(path, &ropts, &scan)) {

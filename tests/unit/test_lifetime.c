@@ -229,11 +229,41 @@ static void test_lifetime_no_header(void **state)
 	profile_free(p);
 }
 
+/*
+ * The header's samples span more than the samples counted (800 to 2700:
+ * another event's, left out of the profile, or a tracepoint a recording
+ * cut short leaves unknown): the time charged is clipped to the header's
+ * span, and so is each lifetime: the profile spans 800-2700. 101: run
+ * 1200 (of 700-2000, from 800), asleep 700 (of 2000-3200, to 2700); 102:
+ * waits 500 for its first run, runs 700 (of 2000-3000, to 2700). Before,
+ * the lifetimes spanned the counted samples (1000-2500) and 101 was
+ * charged 1900 in a lifetime of 1500.
+ */
+static void test_lifetime_header_wider(void **state)
+{
+	struct profile *p = lt_profile(800, 2700, false);
+	const struct profile_thread *a = &p->threads[0], *b = &p->threads[1];
+
+	(void)state;
+	assert_int_equal(p->meta.first_time, 800);
+	assert_int_equal(p->meta.last_time, 2700);
+	assert_int_equal(a->start, 800);
+	assert_int_equal(a->end, 2700);
+	assert_int_equal(a->run_ns, 1200);
+	assert_int_equal(a->c.ns[CNT_SLEEP], 700);
+	assert_int_equal(b->start, 1500);
+	assert_int_equal(b->end, 2700);
+	assert_int_equal(b->run_ns, 700);
+	assert_int_equal(b->c.ns[CNT_PREEMPTED], 500);
+	profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lifetime_header),
 		cmocka_unit_test(test_lifetime_no_header),
+		cmocka_unit_test(test_lifetime_header_wider),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
