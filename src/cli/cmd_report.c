@@ -805,6 +805,10 @@ static json_object *meta_json(const struct profile *p)
 			       json_object_new_uint64(m->iv_syscall_no_regs));
 	json_object_object_add(o, "offcpu_intervals", iv);
 	iv = json_object_new_object();
+	json_object_object_add(iv, "lost_cut", json_object_new_uint64(m->run_lost_cut));
+	json_object_object_add(iv, "lost_cut_ns", json_object_new_uint64(m->run_lost_cut_ns));
+	json_object_object_add(o, "runs", iv);
+	iv = json_object_new_object();
 	for (int c = 0; c < CNT_COUNT; c++) {
 		json_object *e;
 

@@ -112,6 +112,10 @@ for t in r["threads"]:
        (t["run_ns"] or 0) + off > t["end"] - t["start"]:
         bad.append("%s %d: run %d + off %d ns in %d" % (t["comm"], t["tid"], t["run_ns"] or 0, off,
                                                          t["end"] - t["start"]))
+# the runs a loss cut are counted as the waits are (0 where nothing was lost)
+runs = m.get("runs", {})
+if not isinstance(runs.get("lost_cut"), int) or not isinstance(runs.get("lost_cut_ns"), int):
+    bad.append("meta.runs.lost_cut/lost_cut_ns missing: %r" % runs)
 print("%d threads, %d charged outside their lifetime" % (len(r["threads"]), len(bad)))
 if bad:
     sys.exit("; ".join(bad[:5]))
