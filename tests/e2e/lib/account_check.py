@@ -212,12 +212,12 @@ SWITCH_ANY = re.compile(r"^\s*(-?\d+)\s+(?:\[\d+\]\s+)?([\d.]+): sched:sched_swi
                         r"prev_prio=\d+ prev_state=(\S+) ==> .*next_pid=(\d+)")
 
 
-def preempted(path, exits):
+def preempted(path, exits, lo=0, hi=math.inf):
     """tid -> (ns, intervals) preempted, from perf script's sched_switch
     lines (a switch-out while runnable: prev_state R...) to the thread's
     next switch-in (a sched_switch's next_pid, or a PERF_RECORD_SWITCH IN of
     --show-switch-events), if that is not after its exit record (exits:
-    tid -> ns)."""
+    tid -> ns), counted inside the profile's span [lo, hi] (ns)."""
     out, got = {}, {}
 
     def switch_in(tid, t):
@@ -225,7 +225,7 @@ def preempted(path, exits):
             t0 = out.pop(tid)
             if t0 is not None and t * 1e9 <= exits.get(tid, math.inf):
                 ns_, n = got.get(tid, (0, 0))
-                got[tid] = (ns_ + round((t - t0) * 1e9), n + 1)
+                got[tid] = (ns_ + max(0, round(min(t * 1e9, hi) - max(t0 * 1e9, lo))), n + 1)
     for line in open(path):
         m = SWITCH_ANY.match(line)
         if m:
@@ -359,14 +359,19 @@ def main():
     # records: the intervals from a switch-out while runnable (prev_state R,
     # or a switch-out record's preempt flag) to the switch-in, up to the
     # thread's exit record
+    # - all of it inside the profile's span, the recording's samples':
+    # perfport charges nothing after the last sample (a loaded machine
+    # left the workload's threads 0.4 s between their last sample and
+    # their exits once), nor before the first
     exits = {tid: k["exit"] for tid, k in known.items() if "exit" in k}
-    pre_ref = preempted(sched if sched else task_file, exits)
+    span_lo, span_hi = rep["meta"]["first_time"], rep["meta"]["last_time"]
+    pre_ref = preempted(sched if sched else task_file, exits, span_lo, span_hi)
     # and a new thread's wait for its first run, from its fork
     forked = fork_waits(known, sched if sched else task_file)
     for tid, (f, t_in) in forked.items():
         if t_in <= exits.get(tid, math.inf):
             ns_, n = pre_ref.get(tid, (0, 0))
-            pre_ref[tid] = (ns_ + t_in - f, n + 1)
+            pre_ref[tid] = (ns_ + max(0, min(t_in, span_hi) - max(f, span_lo)), n + 1)
     seen = set()
     for t in rep["threads"]:
         name = t["comm"]
@@ -412,7 +417,7 @@ def main():
             start = k["fork"]
         else:
             start = max(k["fork"], k.get("first", k["fork"]))
-        life = k["exit"] - start
+        life = min(k["exit"], span_hi) - max(start, span_lo)
         covered = t["run_ns"] + off
         err = abs(covered - life) / life
         print("%-7s run %.3f + off %.3f = %.3f s, lifetime %.3f s (%.2f%%), %d bounded" %
