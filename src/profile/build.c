@@ -1217,11 +1217,10 @@ static int span_note(void *ctx, const struct perf_event *ev)
  * the accounting charges a thread nothing outside them, as with the
  * header's (a per-task fork storm's shell runs on after its last child's
  * exit, past the last sample). One quiet pass over the records, unordered,
- * before the real one, of the file (or perf record --threads directory) at
- * @path again where it is a regular
- * file: a stream (standard input, a FIFO) is read once, as a recording in
- * memory is (profile_build_mem(): a stream's bytes). @span is left 0
- * where that cannot be or fails (the real pass says why).
+ * before the real one, of the regular file or perf record --threads
+ * directory at @path: a stream (standard input, a FIFO) is read once, as a
+ * recording in memory is (profile_build_mem(): a stream's bytes). @span is
+ * left 0 where that cannot be or fails (the real pass says why).
  */
 static void scan_span(const struct perf_reader *r, const char *path,
 		      const struct profile_opts *o, uint64_t span[2])

@@ -358,11 +358,10 @@ def main():
     # of the whole); that preempted time is held to perf's own switch
     # records: the intervals from a switch-out while runnable (prev_state R,
     # or a switch-out record's preempt flag) to the switch-in, up to the
-    # thread's exit record
-    # - all of it inside the profile's span, the recording's samples':
-    # perfport charges nothing after the last sample (a loaded machine
-    # left the workload's threads 0.4 s between their last sample and
-    # their exits once), nor before the first
+    # thread's exit record, and inside the profile's span (the recording's
+    # samples': perfport charges nothing after the last sample - a loaded
+    # machine left the workload's threads 0.4 s between their last sample
+    # and their exits once - nor before the first)
     exits = {tid: k["exit"] for tid, k in known.items() if "exit" in k}
     span_lo, span_hi = rep["meta"]["first_time"], rep["meta"]["last_time"]
     pre_ref = preempted(sched if sched else task_file, exits, span_lo, span_hi)
