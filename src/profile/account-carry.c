@@ -184,8 +184,10 @@ int acct_carry_put(struct account *a, const struct acct_carry *c, uint64_t t)
 		cpu = acct_cpu_at(a, (uint32_t)i);
 		if (!cpu)
 			return PP_ENOMEM;
-		if (cpu->last < c->cpu_last[i])
+		if (cpu->last < c->cpu_last[i]) {
+			a->cpu_heap_stale |= !cpu->last;
 			cpu->last = c->cpu_last[i];
+		}
 	}
 	for (size_t i = 0; c && i < c->n; i++) {
 		const struct acct_carried *cf = &c->t[i];

@@ -253,20 +253,77 @@ static void iv_charge(struct account *a, struct acct_closed *e)
 			    th->tid);
 }
 
+/* Restore the heap order below @i of a->cpu_heap. */
+static void cpu_heap_down(struct account *a, size_t i)
+{
+	struct acct_cpu_key *h = a->cpu_heap, k = h[i];
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= a->nr_cpu_heap)
+			break;
+		if (c + 1 < a->nr_cpu_heap && h[c + 1].last < h[c].last)
+			c++;
+		if (k.last <= h[c].last)
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	h[i] = k;
+}
+
+/* Make a->cpu_heap anew from every CPU seen; false: no memory. */
+static bool cpu_heap_make(struct account *a)
+{
+	struct acct_cpu_key *h = realloc(a->cpu_heap, (a->nr_cpus ? a->nr_cpus : 1) * sizeof(*h));
+	size_t n = 0;
+
+	if (!h)
+		return false;
+	for (size_t i = 0; i < a->nr_cpus; i++)
+		if (a->cpus[i].last)
+			h[n++] = (struct acct_cpu_key){ a->cpus[i].last, (uint32_t)i };
+	a->cpu_heap = h;
+	a->nr_cpu_heap = n;
+	for (size_t i = n / 2; i-- > 0;)
+		cpu_heap_down(a, i);
+	a->cpu_heap_stale = false;
+	return true;
+}
+
 /*
  * Where a LOST record still to come could cut an interval at the earliest:
  * the earliest last record of the CPUs seen (a LOST record cuts at its
  * CPU's last record before it, and each CPU's comes later). A CPU not seen
  * yet is not waited for: its first record comes after all that was taken.
+ *
+ * The heap's keys are each CPU's last record when it was last looked at,
+ * never later than its last now: while the top's key is out of date it is
+ * brought up and sunk, and a top whose key is its CPU's last is the
+ * earliest. Each refresh follows a record of that CPU, so a recording pays
+ * O(log CPUs) at most per record, not a pass over every CPU per wait.
  */
-static uint64_t cpus_seen_from(const struct account *a)
+static uint64_t cpus_seen_from(struct account *a)
 {
-	uint64_t lo = UINT64_MAX;
+	if (a->cpu_heap_stale && !cpu_heap_make(a)) {
+		uint64_t lo = UINT64_MAX;   /* no memory: the pass over every CPU */
 
-	for (size_t i = 0; i < a->nr_cpus; i++)
-		if (a->cpus[i].last && a->cpus[i].last < lo)
-			lo = a->cpus[i].last;
-	return lo;
+		for (size_t i = 0; i < a->nr_cpus; i++)
+			if (a->cpus[i].last && a->cpus[i].last < lo)
+				lo = a->cpus[i].last;
+		return lo;
+	}
+	while (a->nr_cpu_heap) {
+		struct acct_cpu_key *top = &a->cpu_heap[0];
+		uint64_t last = a->cpus[top->cpu].last;
+
+		if (top->last == last)
+			return last;
+		top->last = last;
+		cpu_heap_down(a, 0);
+	}
+	return UINT64_MAX;
 }
 
 /* The held interval @i places after the oldest. */

@@ -301,6 +301,7 @@ void acct_release(struct account *a)
 	free(a->threads);
 	free(a->tid_slots);
 	free(a->cpus);
+	free(a->cpu_heap);
 	free(a->stacks);
 	free(a->key);
 	free(a->rawf);

@@ -289,6 +289,13 @@ struct account {
 	struct acct_closed *closed;
 	size_t closed_head, nr_closed, cap_closed;
 	uint64_t closed_safe;
+	/* the CPUs seen, a min-heap by their last record as it was when last
+	 * looked at (a lower bound: a CPU's last only grows), refreshed
+	 * lazily at its top (account-intervals.c's cpus_seen_from());
+	 * cpu_heap_stale: a CPU was seen for the first time since it was made */
+	struct acct_cpu_key { uint64_t last; uint32_t cpu; } *cpu_heap;
+	size_t nr_cpu_heap;
+	bool cpu_heap_stale;
 };
 
 /**
@@ -424,8 +431,10 @@ static inline void acct_cpu_seen(struct account *a, uint32_t cpu, uint64_t t)
 {
 	struct acct_cpu *c = acct_cpu_at(a, cpu);
 
-	if (c && t > c->last)
+	if (c && t > c->last) {
+		a->cpu_heap_stale |= !c->last;
 		c->last = t;
+	}
 }
 
 /**

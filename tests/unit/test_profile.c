@@ -1796,6 +1796,121 @@ static void test_yield_is_a_wait(void **state)
 	rules_free(&rs);
 }
 
+/*
+ * Many CPUs, each seen early, advancing in a shuffled order: a closed wait
+ * is held while some CPU seen has its last record before the wait's end,
+ * so the held ones at the end are exactly those ending after the lowest
+ * CPU's last record, and a loss on that CPU cuts them all. Thread 101
+ * waits 10 ns every 20 ns on CPU 0 (1,000 waits from 1,000); CPU k of
+ * 1..255 has a record at 100 + k and one more at a time of its own in
+ * the waits' span, CPU 200 the earliest of them; then CPU 200 reports a
+ * loss. A wrong minimum of the CPUs' last records holds too few (or too
+ * many) waits, and the cut counts differ.
+ */
+static void test_lost_cut_many_cpus(void **state)
+{
+	enum { NCPU = 256, WAITS = 1000, LOW = 200 };
+	const size_t n = 2 * (NCPU - 1) + 2 * WAITS + 4;
+	struct sw_rec *rec = calloc(n, sizeof(*rec));
+	uint32_t *cpus = calloc(n, sizeof(*cpus));
+	uint64_t at[NCPU] = { 0 }, end = 1000 + 20 * WAITS;
+	const struct profile_thread *t;
+	struct profile *p;
+	size_t k = 0, held = 0;
+
+	(void)state;
+	assert_non_null(rec);
+	assert_non_null(cpus);
+	rec[k++] = (struct sw_rec){ PERF_RECORD_SAMPLE, 50, 0, 0, 'R', { KF(0) } };
+	for (uint32_t c = 1; c < NCPU; c++) {
+		cpus[k] = c;
+		rec[k++] = (struct sw_rec){ PERF_RECORD_SAMPLE, 100 + c, 0, 0, 'R', { KF(0) } };
+		/* a time of its own after wait 600's end, in a shuffled order */
+		at[c] = 1000 + 20 * 600 + 15 + 20 * (1 + (c * 97) % (NCPU - 1));
+	}
+	at[LOW] = 1000 + 20 * 600 + 15;   /* moved down: the earliest */
+	for (uint32_t c = 1; c < NCPU; c++)
+		assert_true(c == LOW || at[c] > at[LOW]);
+	for (size_t i = 0; i < WAITS; i++) {
+		uint64_t out = 1000 + 20 * i;
+
+		rec[k++] = (struct sw_rec){ PERF_RECORD_SAMPLE, out, 101, 0, 'R', { KF(0), KF(3) } };
+		rec[k++] = (struct sw_rec){ PERF_RECORD_SAMPLE, out + 10, 0, 101, 'R', { KF(0) } };
+		/* the CPUs whose own time falls in this wait's gap */
+		for (uint32_t c = 1; c < NCPU; c++)
+			if (at[c] > out + 10 && at[c] < out + 20) {
+				cpus[k] = c;
+				rec[k++] = (struct sw_rec){ PERF_RECORD_SAMPLE, at[c], 0, 0, 'R', { KF(0) } };
+			}
+		if (out + 10 > at[LOW])
+			held++;
+	}
+	assert_int_equal(held, WAITS - 601);
+	cpus[k] = LOW;
+	rec[k++] = (struct sw_rec){ PERF_RECORD_LOST, end, 5, 0, 0, { 0 } };
+	cpus[k] = LOW;
+	rec[k++] = (struct sw_rec){ PERF_RECORD_SAMPLE, end, 0, 0, 'R', { KF(0) } };
+	rec[k++] = (struct sw_rec){ PERF_RECORD_SAMPLE, end + 100, 0, 0, 'R', { KF(0) } };
+	assert_true(k <= n);
+	sw_cpus = cpus;
+	p = sw_profile(rec, k, 101, &t);
+	assert_int_equal(t->c.count[CNT_PREEMPTED], WAITS);
+	assert_int_equal(p->meta.iv_lost_cut, held);
+	assert_int_equal(t->c.ns[CNT_PREEMPTED], 10 * (WAITS - held));
+	profile_free(p);
+	free(cpus);
+	free(rec);
+}
+
+/*
+ * The cost of waiting for the CPUs seen: 1,024 CPUs seen once at the
+ * start and silent after, 100,000 waits on CPU 0. Every wait is held (the
+ * silent CPUs' last records come before it) until the 8,192 bound charges
+ * the oldest, and each closed wait asks for the CPUs' earliest last
+ * record: that must not be a pass over every CPU (it was: 2 x 1,024 reads
+ * a wait). No timing is asserted; the counts are, and the test's run time
+ * shows the cost (tests/unit's runner prints it).
+ */
+static void test_lost_cut_silent_cpus(void **state)
+{
+	enum { NCPU = 1024, WAITS = 100000, HELD = 8192 };
+	const size_t n = NCPU + 2 * WAITS + 3;
+	struct sw_rec *rec = calloc(n, sizeof(*rec));
+	uint32_t *cpus = calloc(n, sizeof(*cpus));
+	uint64_t end = 100000 + 20 * WAITS;
+	const struct profile_thread *t;
+	struct profile *p;
+	size_t k = 0;
+
+	(void)state;
+	assert_non_null(rec);
+	assert_non_null(cpus);
+	for (uint32_t c = 0; c < NCPU; c++) {
+		cpus[k] = c;
+		rec[k++] = (struct sw_rec){ PERF_RECORD_SAMPLE, 100 + c, 0, 0, 'R', { KF(0) } };
+	}
+	for (size_t i = 0; i < WAITS; i++) {
+		rec[k++] = (struct sw_rec){ PERF_RECORD_SAMPLE, 100000 + 20 * i, 101, 0, 'R',
+					    { KF(0), KF(3) } };
+		rec[k++] = (struct sw_rec){ PERF_RECORD_SAMPLE, 100010 + 20 * i, 0, 101, 'R',
+					    { KF(0) } };
+	}
+	cpus[k] = 7;
+	rec[k++] = (struct sw_rec){ PERF_RECORD_LOST, end, 5, 0, 0, { 0 } };
+	cpus[k] = 7;
+	rec[k++] = (struct sw_rec){ PERF_RECORD_SAMPLE, end, 0, 0, 'R', { KF(0) } };
+	rec[k++] = (struct sw_rec){ PERF_RECORD_SAMPLE, end + 100, 0, 0, 'R', { KF(0) } };
+	assert_int_equal(k, n);
+	sw_cpus = cpus;
+	p = sw_profile(rec, n, 101, &t);
+	assert_int_equal(t->c.count[CNT_PREEMPTED], WAITS);
+	assert_int_equal(p->meta.iv_lost_cut, HELD);
+	assert_int_equal(t->c.ns[CNT_PREEMPTED], 10 * (WAITS - HELD));
+	profile_free(p);
+	free(cpus);
+	free(rec);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1825,6 +1940,8 @@ int main(void)
 		cmocka_unit_test(test_syscall_uring),
 		cmocka_unit_test(test_stacks_made_while_reading),
 		cmocka_unit_test(test_stack_two_counters),
+		cmocka_unit_test(test_lost_cut_many_cpus),
+		cmocka_unit_test(test_lost_cut_silent_cpus),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
