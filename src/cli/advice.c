@@ -227,23 +227,9 @@ void advice_of_profile(const struct profile *p, struct advice_list *out)
 
 /*
  * The runtimes' parks whose callers only names tell apart, and what names
- * them. HotSpot: every java.util.concurrent wait parks in Unsafe_Park, and
- * its rules (src/profile/waits/50-hotspot.rules) tell a lock from a latch
- * by the compiled Java frames above it; an interpreted method has no name
- * of its own in a perf map. tests/e2e/79-jvm.sh records JucWaits both ways:
- * with -Xint every park's callers are the interpreter's; with the line
- * below its locks are lock and its latch, condition and queue sleep, as
- * JDK Flight Recorder's parks say.
+ * them, are their rules' "park" lines (profile_meta.parks): HotSpot's in
+ * src/profile/waits/50-hotspot.rules, a user's in a --state-rules file.
  */
-static const struct advice_park_site park_sites[] = {
-	{ "HotSpot", "Unsafe_Park", "Interpreter", "java.util.concurrent's",
-	  "have the JIT compile the callers before they wait, with a perf map: java -Xcomp "
-	  "-XX:TieredStopAtLevel=1 -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit "
-	  "(-XX:+PreserveFramePointer), recorded with --call-graph dwarf",
-	  "have the JVM write its perf map: java -XX:+UnlockDiagnosticVMOptions "
-	  "-XX:+DumpPerfMapAtExit (-XX:+PreserveFramePointer), recorded with --call-graph dwarf" },
-};
-
 enum { PARK_NONE, PARK_NAMED, PARK_INTERP, PARK_NOMAP };
 
 /* Whether a frame is a JIT's code: named from a perf map or jitdump, or in
@@ -256,11 +242,11 @@ static bool jit_code(const char *module, unsigned flags)
 
 /* What the JIT frame @f is, for @site: interpreted, unnamed, named; NONE
  * for a frame that is no JIT's code (the runtime's own, a library's). */
-static int jit_kind(const struct profile_frame *f, const struct advice_park_site *site)
+static int jit_kind(const struct profile_frame *f, const struct profile_park *site)
 {
 	if (!jit_code(f->module, f->flags))
 		return PARK_NONE;
-	if (!strcmp(f->function, site->interpreted))
+	if (site->interpreted && !strcmp(f->function, site->interpreted))
 		return PARK_INTERP;
 	return f->flags & FRAME_F_UNKNOWN ? PARK_NOMAP : PARK_NAMED;
 }
@@ -277,8 +263,8 @@ bool advice_parks(const struct profile *p, struct advice_parks *out)
 	park = calloc(p->nr_nodes, 1);   /* what that was at the park */
 	if (!above || !park)
 		goto out;
-	for (size_t s = 0; s < sizeof(park_sites) / sizeof(park_sites[0]) && !any; s++) {
-		const struct advice_park_site *site = &park_sites[s];
+	for (size_t s = 0; s < p->meta.nr_parks && !any; s++) {
+		const struct profile_park *site = &p->meta.parks[s];
 
 		memset(above, 0, p->nr_nodes);
 		memset(park, 0, p->nr_nodes);
@@ -318,13 +304,14 @@ out:
 	return any;
 }
 
-const struct advice_park_site *advice_interpreted(const char *function, const char *module,
-						  unsigned flags)
+const struct profile_park *advice_interpreted(const char *function, const char *module,
+					      unsigned flags, const struct profile_park *parks,
+					      size_t n)
 {
 	if (!function || !jit_code(module, flags))
 		return NULL;
-	for (size_t s = 0; s < sizeof(park_sites) / sizeof(park_sites[0]); s++)
-		if (!strcmp(function, park_sites[s].interpreted))
-			return &park_sites[s];
+	for (size_t s = 0; s < n; s++)
+		if (parks[s].interpreted && !strcmp(function, parks[s].interpreted))
+			return &parks[s];
 	return NULL;
 }

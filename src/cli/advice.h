@@ -58,19 +58,6 @@ void advice_no_stack(const struct profile_meta *m, char *buf, size_t len);
 uint64_t advice_offcpu_ns(const struct profile_meta *m);
 
 /*
- * A runtime whose waits all park in one function, told apart only by the
- * names of the code above the park (advice.c's park_sites).
- */
-struct advice_park_site {
-	const char *runtime;        /* "HotSpot" */
-	const char *park;           /* the function its waits park in */
-	const char *interpreted;    /* what its perf map names all interpreted code */
-	const char *waits;          /* whose waits park there, for a reader */
-	const char *compile;        /* what names interpreted callers: verified by a test */
-	const char *map;            /* what names a JIT's code without a map: verified */
-};
-
-/*
  * The off-CPU waits in a runtime's park whose callers no name tells apart:
  * the innermost code above the park is the interpreter's or a JIT's code
  * without a map. No rule for the runtime's waits can match them: what
@@ -78,16 +65,18 @@ struct advice_park_site {
  * default or the waker.
  */
 struct advice_parks {
-	const struct advice_park_site *site; /* the first runtime that had any */
+	const struct profile_park *site; /* the first park that had any, @p's */
 	uint64_t count[CNT_COUNT];  /* intervals under interpreted callers, by state */
 	uint64_t ns[CNT_COUNT];
 	uint64_t nomap_count, nomap_ns; /* under a JIT's code without a perf map */
 };
 
 /**
- * advice_parks() - count @p's off-CPU waits in a runtime's park whose
- * callers are interpreted or unnamed JIT code, by state, into @out (zeroed
- * first; its site is static). The waiting states only (not preempted).
+ * advice_parks() - count @p's off-CPU waits in a runtime's park (the parks
+ * of the rules @p was built with, meta.parks, the first that has any)
+ * whose callers are interpreted or unnamed JIT code, by state, into @out
+ * (zeroed first; its site is @p's, valid while @p is). The waiting states
+ * only (not preempted).
  * Return: whether there are any.
  */
 bool advice_parks(const struct profile *p, struct advice_parks *out);
@@ -95,10 +84,12 @@ bool advice_parks(const struct profile *p, struct advice_parks *out);
 /**
  * advice_interpreted() - whether the frame @function in @module (FRAME_F_*
  * @flags) is a runtime's interpreted code that its perf map names as a
- * whole (HotSpot's "Interpreter"), not by the method.
- * Return: that runtime's park site (static), or NULL.
+ * whole (HotSpot's "Interpreter"), not by the method, by the @n parks
+ * @parks (profile_parks(), or a profile's meta.parks).
+ * Return: that runtime's park (of @parks), or NULL.
  */
-const struct advice_park_site *advice_interpreted(const char *function, const char *module,
-						  unsigned flags);
+const struct profile_park *advice_interpreted(const char *function, const char *module,
+					      unsigned flags, const struct profile_park *parks,
+					      size_t n);
 
 #endif /* CLI_ADVICE_H */

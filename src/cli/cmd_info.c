@@ -52,7 +52,9 @@ struct info_ctx {
 	struct sym_stats repeats;     /* frames and causes of the repeats */
 	uint64_t outside;             /* stacks that left every mapping (FRAME_F_OUTSIDE) */
 	uint64_t interp;              /* frames of a runtime's interpreter (advice_interpreted()) */
-	const struct advice_park_site *interp_site; /* whose */
+	const struct profile_park *interp_site; /* whose */
+	const struct profile_park *parks; /* the built-in rules' (profile_parks()) */
+	size_t nr_parks;
 	/* the off-CPU intervals counted as report counts them, without
 	 * stacks (offcpu_account()); NULL: no switches recorded, or a pipe */
 	struct profile *offcpu;
@@ -118,8 +120,9 @@ static int symbolize(void *ctx, const struct perf_event *ev, const uint64_t *pcs
 		size_t k = sym_resolve(c->sym, &c->frames[i], machine_kernel_text(c->m), f, 16);
 
 		for (size_t j = 0; j < k && !end; j++) {
-			const struct advice_park_site *st =
-				advice_interpreted(f[j].function, f[j].module, f[j].flags);
+			const struct profile_park *st =
+				advice_interpreted(f[j].function, f[j].module, f[j].flags,
+						   c->parks, c->nr_parks);
 
 			if (st) {
 				interp++;
@@ -1119,6 +1122,8 @@ int cmd_info(int argc, char **argv)
 		return EXIT_NOTHING;
 	}
 	if (symbols) {
+		/* info reads no --state-rules: the built-in rules' parks */
+		ctx.parks = profile_parks(&ctx.nr_parks);
 		ctx.m = machine_new(perf_reader_header(r));
 		ctx.sym = sym_new(&sopts.o, perf_reader_header(r));
 		if (ctx.sym && symopts_jobs(&sopts) > 1)

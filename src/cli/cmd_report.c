@@ -147,7 +147,7 @@ static void print_thin(const struct profile_meta *m)
 static void print_parks(const struct profile *p)
 {
 	struct advice_parks k;
-	const struct advice_park_site *st;
+	const struct profile_park *st;
 	uint64_t n = 0, ns = 0;
 	int j = 0;
 

@@ -29,6 +29,7 @@ struct profile_priv {
 	struct profile_source *sources;
 	struct profile_module *modules;
 	struct profile_runtime *runtimes;
+	struct profile_park *parks;
 	struct profile_slice *slices;
 	struct tree wtree;           /* the off-wake tree (its frames' strings are tree's) */
 	struct profile_frame *wframes;
@@ -663,6 +664,24 @@ static int finish_runtimes(struct profile *p, struct profile_priv *pv, const str
 	free(rt_of);
 	p->meta.runtimes = pv->runtimes;
 	p->meta.nr_runtimes = rs->nrt;
+	/* the parks of the rules used (a --state-rules file's too), the
+	 * profile's own copies */
+	pv->parks = calloc(rs->nr_parks + 1, sizeof(*pv->parks));
+	if (!pv->parks)
+		return PP_ENOMEM;
+	for (size_t i = 0; i < rs->nr_parks; i++) {
+		struct profile_park *k = &pv->parks[i], v;
+
+		rules_park_view(rs, i, &v);
+		k->runtime = tree_intern(&pv->tree, v.runtime, &err);
+		k->park = tree_intern(&pv->tree, v.park, &err);
+		k->interpreted = v.interpreted ? tree_intern(&pv->tree, v.interpreted, &err) : NULL;
+		k->waits = tree_intern(&pv->tree, v.waits, &err);
+		k->compile = v.compile ? tree_intern(&pv->tree, v.compile, &err) : NULL;
+		k->map = tree_intern(&pv->tree, v.map, &err);
+	}
+	p->meta.parks = pv->parks;
+	p->meta.nr_parks = rs->nr_parks;
 	return err;
 }
 
@@ -1320,6 +1339,7 @@ void profile_free(struct profile *p)
 		free(pv->sources);
 		free(pv->modules);
 		free(pv->runtimes);
+		free(pv->parks);
 		free(pv->slices);
 		tree_release(&pv->wtree);
 		free(pv->wframes);

@@ -78,6 +78,28 @@ const char *profile_runtime_of(const char *module, const char **advice);
  */
 const char *profile_runtime_note(const char *name);
 
+/*
+ * A runtime whose waits all park in one function, told apart only by the
+ * names of the code above the park (a "park" line of its rules: HotSpot's
+ * Unsafe_Park in src/profile/waits/50-hotspot.rules).
+ */
+struct profile_park {
+	const char *runtime;        /* its runtime line's NAME: "HotSpot" */
+	const char *park;           /* the function its waits park in */
+	const char *interpreted;    /* what its perf map names all interpreted code; NULL none */
+	const char *waits;          /* whose waits park there, for a reader */
+	const char *compile;        /* what names interpreted callers (NULL with interpreted) */
+	const char *map;            /* what names a JIT's code without a map */
+};
+
+/**
+ * profile_parks() - the parks of the built-in program rules, in the order
+ * of their files, into *@n of them (0 where the rules could not be read).
+ * Static: valid until the program exits. A profile's own are
+ * profile_meta.parks (a --state-rules file's first).
+ */
+const struct profile_park *profile_parks(size_t *n);
+
 /**
  * profile_module_is_wrapper() - whether @module is a library of wrappers
  * (the C library: a "wrappers" runtime of the built-in program rules):
@@ -283,6 +305,9 @@ struct profile_meta {
 	/* the runtimes the program rules know, recognised or not */
 	const struct profile_runtime *runtimes;
 	size_t nr_runtimes;
+	/* the parks of the rules it was built with, the user's first */
+	const struct profile_park *parks;
+	size_t nr_parks;
 	bool wakers;                /* wakeups with the wakers' stacks were recorded */
 	bool freq_trap;             /* sched_switch in frequency mode: most switches unsampled */
 	bool offcpu_simple;

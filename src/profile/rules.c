@@ -279,6 +279,113 @@ static int parse_syscall(struct rules *rs, char **tok, size_t nt, enum rule_set 
 	return 0;
 }
 
+/*
+ * The next word of *@s into *@word, NUL-terminated in place: a run of
+ * non-blanks, or a "quoted text" (blanks and # in it are text). *@s moves
+ * past it. Return: 1 a word, 0 the line's end (or its # comment), -1 a
+ * quote not closed, or not followed by a blank.
+ */
+static int park_word(char **s, char **word)
+{
+	char *p = *s + strspn(*s, " \t\r"), *end;
+
+	if (!*p || *p == '#')
+		return 0;
+	if (*p == '"') {
+		end = strchr(p + 1, '"');
+		if (!end || (end[1] && !strchr(" \t\r", end[1])))
+			return -1;
+		*word = p + 1;
+	} else {
+		end = p + strcspn(p, " \t\r");
+		*word = p;
+	}
+	*s = *end ? end + 1 : end;
+	*end = '\0';
+	return 1;
+}
+
+static void park_free(struct rule_park *k)
+{
+	free(k->function);
+	free(k->interpreted);
+	free(k->waits);
+	free(k->compile);
+	free(k->map);
+}
+
+/* "park FUNCTION KEY VALUE..." for the runtime above it: @rest, the line
+ * after the word park. */
+static int parse_park(struct rules *rs, char *rest, enum rule_set set, const char *name,
+		      unsigned lineno)
+{
+	static const char *const keys[] = { "interpreted", "waits", "compile", "map" };
+	struct rule_park k = { 0 };
+	char **field[] = { &k.interpreted, &k.waits, &k.compile, &k.map };
+	char *fn = NULL, *key, *value;
+	int w, ret = PP_ERULES;
+
+	if (!rs->nrt || rs->rt[rs->nrt - 1].set != set) {
+		pp_error("'%s' line %u: a park line follows a runtime line", name, lineno);
+		return PP_ERULES;
+	}
+	if ((w = park_word(&rest, &fn)) <= 0) {
+		pp_error("'%s' line %u: %s", name, lineno, w < 0 ? "a quote is not closed" :
+			 "a park line is 'park FUNCTION waits TEXT map TEXT [interpreted NAME "
+			 "compile TEXT]'");
+		return PP_ERULES;
+	}
+	while ((w = park_word(&rest, &key)) > 0) {
+		size_t i = 0;
+
+		while (i < sizeof(keys) / sizeof(keys[0]) && strcmp(key, keys[i]))
+			i++;
+		if (i == sizeof(keys) / sizeof(keys[0])) {
+			pp_error("'%s' line %u: unknown park key '%s' (interpreted, waits, compile, "
+				 "map)", name, lineno, key);
+			goto out;
+		}
+		if (*field[i]) {
+			pp_error("'%s' line %u: park key '%s' is given twice", name, lineno, key);
+			goto out;
+		}
+		w = park_word(&rest, &value);
+		if (w <= 0 || !*value) {
+			pp_error("'%s' line %u: park key '%s' %s", name, lineno, key,
+				 w < 0 ? "has a quote not closed" : "has no value");
+			goto out;
+		}
+		if (!(*field[i] = strdup(value))) {
+			ret = PP_ENOMEM;
+			goto out;
+		}
+	}
+	if (w < 0) {
+		pp_error("'%s' line %u: a quote is not closed", name, lineno);
+		goto out;
+	}
+	for (size_t i = 1; i < sizeof(keys) / sizeof(keys[0]); i += 2)
+		if (!*field[i]) {   /* waits, map */
+			pp_error("'%s' line %u: park '%s' has no '%s'", name, lineno, fn, keys[i]);
+			goto out;
+		}
+	if (!k.interpreted != !k.compile) {
+		pp_error("'%s' line %u: park '%s': 'interpreted' and 'compile' go together", name,
+			 lineno, fn);
+		goto out;
+	}
+	ret = PP_ENOMEM;
+	if (!(k.function = strdup(fn)) ||
+	    grow((void **)&rs->parks, &rs->cap_parks, rs->nr_parks + 1, sizeof(*rs->parks)))
+		goto out;
+	k.runtime = (uint16_t)rs->nrt;
+	rs->parks[rs->nr_parks++] = k;
+	return 0;
+out:
+	park_free(&k);
+	return ret;
+}
+
 /* "interrupt PATTERN..." or "yield PATTERN...": the patterns, into @l. */
 static int parse_patterns(struct rule_patterns *l, char **tok, size_t nt, const char *name,
 			  unsigned lineno)
@@ -309,6 +416,9 @@ static int parse_line(struct rules *rs, char *line, enum rule_set set, const cha
 		return parse_text(rs, "advice", first + 6, set, name, lineno);
 	if (strncmp(first, "note", 4) == 0 && (!first[4] || strchr(" \t\r", first[4])))
 		return parse_text(rs, "note", first + 4, set, name, lineno);
+	/* a park's values may be quoted texts */
+	if (strncmp(first, "park", 4) == 0 && (!first[4] || strchr(" \t\r", first[4])))
+		return parse_park(rs, first + 4, set, name, lineno);
 	for (t = strtok_r(line, " \t\r", &save); t && t[0] != '#'; t = strtok_r(NULL, " \t\r", &save)) {
 		if (nt == sizeof(tok) / sizeof(tok[0])) {
 			pp_error("'%s' line %u: too many words", name, lineno);
@@ -468,6 +578,9 @@ void rules_free(struct rules *rs)
 	for (size_t i = 0; i < rs->nr_sys; i++)
 		free(rs->sys[i].pattern);
 	free(rs->sys);
+	for (size_t i = 0; i < rs->nr_parks; i++)
+		park_free(&rs->parks[i]);
+	free(rs->parks);
 	patterns_free(&rs->interrupts);
 	patterns_free(&rs->yields);
 	free(rs->rt);
@@ -540,8 +653,11 @@ long rules_first(const struct rules *rs, enum rule_set set, enum rule_side side,
 	return best == SIZE_MAX ? -1 : (long)best;
 }
 
-/* The built-in program rules, parsed once for profile_runtime_of(). */
+/* The built-in program rules, parsed once for profile_runtime_of(), and
+ * their parks as profile_parks() gives them. */
 static struct rules builtin_runtimes;
+static struct profile_park *builtin_parks;
+static size_t builtin_nr_parks;
 static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;
 
 static void builtin_parse(void)
@@ -550,8 +666,35 @@ static void builtin_parse(void)
 
 	for (const struct rules_text *t = profile_program_rules; !ret && t->name; t++)
 		ret = rules_parse(&builtin_runtimes, t->text, t->name, RULE_SET_PROGRAM);
-	if (ret)
+	if (ret) {
 		rules_free(&builtin_runtimes);
+		return;
+	}
+	builtin_parks = calloc(builtin_runtimes.nr_parks + 1, sizeof(*builtin_parks));
+	if (!builtin_parks)
+		return;
+	for (size_t i = 0; i < builtin_runtimes.nr_parks; i++)
+		rules_park_view(&builtin_runtimes, i, &builtin_parks[i]);
+	builtin_nr_parks = builtin_runtimes.nr_parks;
+}
+
+void rules_park_view(const struct rules *rs, size_t i, struct profile_park *out)
+{
+	const struct rule_park *k = &rs->parks[i];
+
+	out->runtime = rs->rt[k->runtime - 1].name;
+	out->park = k->function;
+	out->interpreted = k->interpreted;
+	out->waits = k->waits;
+	out->compile = k->compile;
+	out->map = k->map;
+}
+
+const struct profile_park *profile_parks(size_t *n)
+{
+	pthread_once(&builtin_once, builtin_parse);
+	*n = builtin_nr_parks;
+	return builtin_parks;
 }
 
 int rules_wrapper_call(const struct rules *rs, const char *function, const char *module)

@@ -83,6 +83,20 @@ struct rule_syscall {
 	uint16_t runtime;       /* runtimes[runtime - 1] it is for; 0 none */
 };
 
+/* "park FUNCTION KEY VALUE...": the function all of a runtime's waits park
+ * in, told apart only by the names of the code above it (HotSpot's
+ * Unsafe_Park), and what names that code where nothing does. */
+struct rule_park {
+	char *function;         /* the park: a function's name, exact */
+	char *interpreted;      /* "interpreted": the one name a perf map gives all of
+				 * the runtime's interpreted code; NULL none */
+	char *waits;            /* "waits": whose waits park there, for a reader */
+	char *compile;          /* "compile": what names interpreted callers; NULL
+				 * where interpreted is */
+	char *map;              /* "map": what names a JIT's code without a perf map */
+	uint16_t runtime;       /* runtimes[runtime - 1] it is for */
+};
+
 /* The patterns of "interrupt" or "yield" lines (fnmatch, on a function's name). */
 struct rule_patterns {
 	char **p;
@@ -96,6 +110,8 @@ struct rules {
 	size_t nrt, cap_rt;
 	struct rule_syscall *sys;  /* "syscall" lines, in order */
 	size_t nr_sys, cap_sys;
+	struct rule_park *parks;   /* "park" lines, in order */
+	size_t nr_parks, cap_parks;
 	struct rule_patterns interrupts; /* "interrupt": kernel frames of interrupt handling */
 	struct rule_patterns yields;     /* "yield": functions giving up the CPU by choice */
 	/* per set, side and state letter: the first rule without a pattern,
@@ -127,7 +143,10 @@ extern const struct rules_text profile_program_rules[];
  * NAME's rules decided should say of its waits), "wrappers" (NAME's functions wrap
  * system calls: where a program waits is its innermost frame outside
  * them), "syscall FUNCTION CALL" (NAME's function FUNCTION makes system
- * call CALL), "interrupt PATTERN..." (kernel functions of interrupt
+ * call CALL), "park FUNCTION KEY VALUE..." (NAME's waits all park in
+ * FUNCTION: keys interpreted, waits, compile and map, each once; a VALUE
+ * is a word or a "quoted text"; waits and map are required, interpreted
+ * and compile go together), "interrupt PATTERN..." (kernel functions of interrupt
  * handling), "yield PATTERN..." (functions, user or kernel, by which a
  * thread gives up its CPU and stays runnable).
  * # starts a comment. A text holds at least one rule or runtime.
@@ -188,6 +207,12 @@ bool rules_is_yield(const struct rules *rs, const char *function);
  */
 long rules_first(const struct rules *rs, enum rule_set set, enum rule_side side, char state,
 		 const uint32_t *matched, size_t n);
+
+/**
+ * rules_park_view() - park @i of @rs as a profile gives it, into @out: its
+ * strings are @rs's (valid until rules_free()).
+ */
+void rules_park_view(const struct rules *rs, size_t i, struct profile_park *out);
 
 /** rules_runtime_of() - the runtime of @rs whose module patterns match @module's file name, or NULL. */
 const struct rule_runtime *rules_runtime_of(const struct rules *rs, const char *module);

@@ -183,3 +183,20 @@ if [ -f "$WORK/juc.txt" ] && has "^# off-CPU waits under interpreted code" "$WOR
 	fail "-Xcomp's recording has waits under interpreted code: $(grep '^# off-CPU waits under' "$WORK/juc.txt")"
 fi
 echo "ok: report says which parks interpreted callers left to the default, info the interpreter's frames, and what names them"
+
+# A park site is rule-file data ("park" lines; HotSpot's in 50-hotspot.rules):
+# one that only the user's --state-rules file names - Parker::park, below
+# Unsafe_Park, that no shipped rule names - is the one report's line names
+# (the user's parks are asked first), with the user's texts
+! grep -rq "^park *Parker::park" "$TOP/src/profile/waits" ||
+	fail "a shipped rule file names Parker::park: the check below proves nothing"
+cat >"$WORK/user.rules" <<'RULES'
+# a park site of the user's own
+runtime UserVM libuservm.so
+park Parker::park interpreted Interpreter waits "UserVM's" compile "compile-them" map "map-them"
+RULES
+"$PERFPORT" -q report -i "$WORK/xint.data" --state-rules "$WORK/user.rules" --no-tree --top 1 \
+	>"$WORK/xint-user.txt" || fail "report -Xint --state-rules: exit $?"
+has "^# off-CPU waits under interpreted code: [1-9][0-9]* waits in UserVM's Parker::park (.*('Interpreter'): no rule for UserVM's waits could tell them apart.*; to decide them, compile-them\$" "$WORK/xint-user.txt" ||
+	fail "report does not name the user's park: $(grep '^# off-CPU waits under' "$WORK/xint-user.txt")"
+echo "ok: a park site of the user's rule file is named by report's line"

@@ -162,8 +162,13 @@ static void parks_interpreted(void **state)
 	struct profile p = { .nr_frames = 6, .frames = fr, .nr_nodes = 12, .nodes = nodes,
 			     .total = total, .self = self };
 	struct advice_parks k;
+	size_t np;
 
 	(void)state;
+	/* HotSpot's park, as src/profile/waits/50-hotspot.rules says it */
+	p.meta.parks = profile_parks(&np);
+	p.meta.nr_parks = np;
+	assert_true(np >= 1);
 	self[4].count[CNT_SLEEP] = 2;
 	self[4].ns[CNT_SLEEP] = 1000;
 	self[4].count[CNT_PREEMPTED] = 1;
@@ -186,9 +191,16 @@ static void parks_interpreted(void **state)
 	assert_int_equal(k.nomap_count, 1);
 	assert_int_equal(k.nomap_ns, 300);
 	/* the interpreter's frame in a library is no JIT's code */
-	assert_ptr_equal(advice_interpreted("Interpreter", "//anon", FRAME_F_USER), k.site);
-	assert_null(advice_interpreted("Interpreter", "/usr/lib/libx.so", FRAME_F_USER));
-	assert_null(advice_interpreted("Foo.bar", "//anon", FRAME_F_USER | FRAME_F_JIT));
+	assert_ptr_equal(advice_interpreted("Interpreter", "//anon", FRAME_F_USER, p.meta.parks, np),
+			 k.site);
+	assert_null(advice_interpreted("Interpreter", "/usr/lib/libx.so", FRAME_F_USER,
+				       p.meta.parks, np));
+	assert_null(advice_interpreted("Foo.bar", "//anon", FRAME_F_USER | FRAME_F_JIT,
+					p.meta.parks, np));
+	/* a profile without parks (rules that name none) counts none */
+	p.meta.nr_parks = 0;
+	assert_false(advice_parks(&p, &k));
+	p.meta.nr_parks = np;
 	/* the first park's callers compiled: only the unmapped one is left */
 	fr[1].function = "void java.util.concurrent.locks.LockSupport.park()";
 	assert_true(advice_parks(&p, &k));
