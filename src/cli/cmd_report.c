@@ -120,9 +120,10 @@ static void print_thin(const struct profile_meta *m)
 		all += m->thin_ns[c];
 	if (!all || m->offcpu_simple)
 		return;
-	printf("# off-CPU states on thin evidence (no program's rule, no system call's "
-	       "arguments, no specific waker; the kernel's default for the state, or only "
-	       "that another task woke it):");
+	printf("# off-CPU states on thin evidence (no program's rule, no specific waker, no "
+	       "system call that says what was awaited; the kernel's default for the state, "
+	       "only that another task woke it, or only that a futex or semaphore wait had "
+	       "no timeout: a lock's and an event's look alike):");
 	for (int c = 0; c < CNT_COUNT; c++)
 		if (m->thin_ns[c])
 			printf("%s %s %.3f s", n++ ? "," : "", counter_name(c), secs(m->thin_ns[c]));
@@ -134,8 +135,9 @@ static void print_thin(const struct profile_meta *m)
 		printf("; to decide them, add -e sched:sched_waking with a call graph (what "
 		       "ended each wait)");
 	else
-		printf("; a rule file for the program (--state-rules, docs/wait-states.md) "
-		       "would name its wait functions");
+		printf("; report --sort state lists where they waited (the program's innermost "
+		       "function): a rule file naming those (--state-rules, docs/wait-states.md) "
+		       "decides them");
 	putchar('\n');
 }
 

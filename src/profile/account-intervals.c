@@ -118,7 +118,7 @@ struct acct_closed {
 	char state;
 	uint8_t how;                       /* enum acct_iv_end */
 	uint8_t no_stack;                  /* enum acct_no_stack */
-	bool runnable, kernel_any, wake_generic;
+	bool runnable, kernel_any, wake_generic, args_unsaid;
 	bool cut;                          /* end is before ended: records were lost */
 };
 
@@ -228,7 +228,8 @@ static void iv_charge(struct account *a, struct acct_closed *e)
 	meta->decided_count[by]++;
 	meta->decided_ns[by] += d;
 	if (e->state != 'R' && ((by == STATE_BY_KERNEL && e->kernel_any) ||
-				(by == STATE_BY_WAKEUP && e->wake_generic))) {
+				(by == STATE_BY_WAKEUP && e->wake_generic) ||
+				(by == STATE_BY_ARGS && e->args_unsaid && cnt == CNT_SLEEP))) {
 		meta->thin_count[cnt]++;
 		meta->thin_ns[cnt] += d;
 	}
@@ -421,6 +422,7 @@ void acct_iv_close(struct account *a, struct acct_thread *th, uint64_t end,
 		.rule_prog = th->rule_prog, .rule_wake = th->rule_wake, .state = th->out_state,
 		.how = (uint8_t)how, .no_stack = th->out_no_stack, .runnable = th->out_runnable,
 		.kernel_any = th->kernel_any, .wake_generic = th->wake_generic,
+		.args_unsaid = th->args_unsaid,
 	};
 	memcpy(e.verdict, th->verdict, sizeof(e.verdict));
 	/* records were lost while it was open: charged up to the loss */

@@ -81,8 +81,10 @@ struct acct_thread {
 	uint64_t timeout_ns;
 	int8_t untimed;
 	/* the kernel's word came from a catch-all rule; the waking's from
-	 * another task's event that no program's release named */
-	bool kernel_any, wake_generic;
+	 * another task's event that no program's release named; the call's
+	 * arguments say whether it was timed, not what it awaited
+	 * (sys_awaits_unsaid()) */
+	bool kernel_any, wake_generic, args_unsaid;
 	uint16_t rule_prog, rule_wake;     /* the runtime (+1) of the program rule and
 					    * the wakeup rule that gave theirs; 0 none */
 	uint32_t out_node;                 /* TREE_NONE: not charged to the tree */

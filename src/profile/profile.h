@@ -296,9 +296,10 @@ struct profile_meta {
 	 * times add up to the off-CPU total */
 	uint64_t decided_count[STATE_BY_COUNT], decided_ns[STATE_BY_COUNT];
 	/* per counter, the off-CPU intervals (and time) decided on thin
-	 * evidence: by the kernel's catch-all for the thread's state, or only
-	 * by another task's event having woken it - no program's rule, no
-	 * system call's arguments, no specific waker said what was awaited */
+	 * evidence: by the kernel's catch-all for the thread's state, only by
+	 * another task's event having woken it, or only by a futex's or
+	 * semaphore's wait having had no timeout (sys_awaits_unsaid()) - no
+	 * program's rule, no specific waker, no call said what was awaited */
 	uint64_t thin_count[CNT_COUNT], thin_ns[CNT_COUNT];
 	bool stack_copies;          /* an event recorded user stacks (--call-graph dwarf) */
 	bool user_regs;             /* an event recorded user registers */

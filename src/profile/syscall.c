@@ -63,8 +63,9 @@ static const struct sys_call calls[] = {
 	{ "rt_sigtimedwait", NULL, TO_POINTER, 2, CNT_SLEEP, TF_TIMESPEC },
 	{ "rt_sigsuspend", NULL, TO_NONE, 0, CNT_SLEEP, TF_OPAQUE },
 	{ "pause", NULL, TO_NONE, 0, CNT_SLEEP, TF_OPAQUE },
-	{ "wait4", NULL, TO_NONE, 0, CNT_SLEEP, TF_OPAQUE },
-	{ "waitid", NULL, TO_NONE, 0, CNT_SLEEP, TF_OPAQUE },
+	/* the entry points tail-call their kernel_ function (6.x x86_64) */
+	{ "wait4", "kernel_wait4", TO_NONE, 0, CNT_SLEEP, TF_OPAQUE },
+	{ "waitid", "kernel_waitid", TO_NONE, 0, CNT_SLEEP, TF_OPAQUE },
 	{ "msgrcv", NULL, TO_NONE, 0, CNT_SLEEP, TF_OPAQUE },
 	{ "flock", NULL, TO_FLOCK, 1, CNT_LOCK, TF_OPAQUE },
 	{ "fcntl", NULL, TO_FCNTL, 1, CNT_LOCK, TF_OPAQUE },
@@ -227,6 +228,26 @@ uint64_t sys_timeout_ns(int call, const uint64_t args[6], const struct sys_mem *
 	    sec > UINT64_MAX / 2000000000 || frac >= 1000000000)
 		return 0;
 	return sec * 1000000000 + (c->form == TF_TIMEVAL ? frac * 1000 : frac);
+}
+
+bool sys_awaits_unsaid(int call, const uint64_t args[6])
+{
+	const struct sys_call *c;
+
+	if (call <= 0 || (size_t)call > NR_CALLS)
+		return false;
+	c = &calls[call - 1];
+	if (c->kind == TO_FUTEX)
+		switch (args[1] & 0x7f) {
+		case FUTEX_OP_WAIT:
+		case FUTEX_OP_WAIT_BITSET:
+		case FUTEX_OP_WAIT_REQUEUE_PI:
+			return (uint32_t)args[2] != FUTEX_LOCK_CONTENDED;
+		default:
+			return false;
+		}
+	return !strcmp(c->name, "futex_waitv") || !strcmp(c->name, "semop") ||
+	       !strcmp(c->name, "semtimedop");
 }
 
 int sys_counter(int call, const uint64_t args[6], char state, const struct sys_mem *mem)

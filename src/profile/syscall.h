@@ -77,6 +77,16 @@ bool sys_mem_of(enum sys_arch arch, uint64_t mask, const uint64_t *regs, const u
 int sys_counter(int call, const uint64_t args[6], char state, const struct sys_mem *mem);
 
 /**
+ * sys_awaits_unsaid() - whether a wait in call @call with @args says only
+ * whether it was timed, not what it awaited: a futex word (not a PI lock,
+ * not waited for 2: a condition variable's, a semaphore's, a hand-made
+ * lock's or event's alike), a set of futexes, a System V semaphore. The
+ * untimed such wait is a lock's or an event's; its arguments tell not
+ * which. A poll, a wait for a child, a file lock say what they await.
+ */
+bool sys_awaits_unsaid(int call, const uint64_t args[6]);
+
+/**
  * sys_timeout_ns() - the relative timeout, in ns, of a wait in call @call
  * with @args: a poll's milliseconds, or a relative time the arguments
  * point to in @mem (NULL: none copied). 0 when there is none, it is not

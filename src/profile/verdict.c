@@ -493,6 +493,7 @@ void acct_syscall_evidence(struct account *a, struct acct_thread *th,
 
 	th->verdict[STATE_BY_ARGS] = -1;
 	th->timeout_ns = 0;
+	th->args_unsaid = false;
 	if (a->opts->offcpu_simple || node == TREE_NONE || (state != 'S' && state != 'I') ||
 	    !(call = node_syscall(a, node)))
 		return;
@@ -507,4 +508,5 @@ void acct_syscall_evidence(struct account *a, struct acct_thread *th,
 	th->verdict[STATE_BY_ARGS] = (int8_t)c;
 	th->timeout_ns = c == CNT_TIMED_SLEEP ? sys_timeout_ns(call, args, have_mem ? &mem : NULL) : 0;
 	th->untimed = (int8_t)sys_untimed(call);
+	th->args_unsaid = c >= 0 && sys_awaits_unsaid(call, args);
 }

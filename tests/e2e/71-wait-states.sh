@@ -82,6 +82,32 @@ print("%s: decided by %s; %.3f s of %.3f s off CPU" % (sys.argv[2], ", ".join(
 assert got == off, (got, off)
 PY
 done
+# thin evidence: an untimed wait on a futex word or a semaphore (a
+# condition variable's, a semaphore's, a barrier's) says only that no
+# timer ends it - a lock's and an event's look alike - so its sleep is
+# called thin; a poll, a select, a wait for a child or a signal say what
+# they await and are not (each set's threads alone, --comm)
+for v in dwarf regs; do
+	"$PERFPORT" -q report -i "$WORK/$v.data" --json --no-tree \
+		--comm sem_untimed,cond_untimed,barrier,semop >"$WORK/$v-unsaid.json" &&
+	"$PERFPORT" -q report -i "$WORK/$v.data" --json --no-tree \
+		--comm poll_untimed,epoll_untimed,select_untimed,waitpid,sigwait >"$WORK/$v-said.json" ||
+		fail "report --comm $v: exit $?"
+	$PY - "$WORK/$v-unsaid.json" "$WORK/$v-said.json" "$v" <<'PY' || fail "$v: the sleep called thin"
+import json, sys
+def split(path):
+    r = json.load(open(path))
+    return (r["totals"].get("sleep", {}).get("ns", 0),
+            r["meta"]["states_thin"].get("sleep", {}).get("ns", 0))
+us, ut = split(sys.argv[1])
+ss, st = split(sys.argv[2])
+print("%s: futex and semaphore waits: sleep %.3f s, thin %.3f s; polls, waitpid, sigwait: sleep %.3f s, "
+      "thin %.3f s" % (sys.argv[3], us / 1e9, ut / 1e9, ss / 1e9, st / 1e9))
+assert us > 0.5e9 and ss > 0.5e9, "the waits did not run"
+assert ut >= 0.95 * us, "the futex and semaphore waits' sleep is not all called thin"
+assert st <= 0.05 * ss, "the polls', waitpid's or sigwait's sleep is called thin"
+PY
+done
 "$PERFPORT" -q info -i "$WORK/dwarf.data" | has "^off-CPU: .*syscall arguments (user registers) yes" ||
 	fail "info on a dwarf recording does not say it holds the syscall arguments"
 

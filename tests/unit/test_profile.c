@@ -1025,6 +1025,8 @@ static void test_syscall_evidence(void **state)
 	/* glibc's semop() is semtimedop(), seen by do_semtimedop where the
 	 * entry point tail-called it */
 	assert_int_equal(sys_call_of("do_semtimedop"), semtimedop);
+	assert_int_equal(sys_call_of("kernel_wait4"), sys_call_of("__x64_sys_wait4"));
+	assert_true(sys_call_of("kernel_wait4") > 0);
 	assert_int_equal(sys_counter(semtimedop, sem_untimed, 'S', NULL), CNT_SLEEP);
 	assert_int_equal(sys_counter(semtimedop, sem_timed, 'S', NULL), CNT_TIMED_SLEEP);
 	assert_int_equal(sys_counter(futex, futex_timed, 'S', NULL), CNT_TIMED_SLEEP);
@@ -1051,6 +1053,17 @@ static void test_syscall_evidence(void **state)
 	}
 	assert_int_equal(sys_untimed(poll), CNT_SLEEP);
 	assert_int_equal(sys_untimed(sys_call_of("__x64_sys_io_getevents")), CNT_IO);
+	/* what a wait awaited, its arguments say for a poll, a PI futex, a
+	 * lock word's 2, a file lock; not for any other futex word or a
+	 * semaphore (a lock's and an event's look alike) */
+	assert_true(sys_awaits_unsaid(futex, futex_wait));
+	assert_true(sys_awaits_unsaid(futex, futex_timed));
+	assert_true(sys_awaits_unsaid(semtimedop, sem_untimed));
+	assert_false(sys_awaits_unsaid(futex, futex_lll));
+	assert_false(sys_awaits_unsaid(futex, futex_pi));
+	assert_false(sys_awaits_unsaid(poll, poll_inf));
+	assert_false(sys_awaits_unsaid(flock, flock_ex));
+	assert_false(sys_awaits_unsaid(0, poll_inf));
 }
 
 /* io_uring_enter's timeout lies in a structure on the user stack: read from
