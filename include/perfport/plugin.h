@@ -43,7 +43,7 @@ extern "C" {
 #endif
 
 #define PERFPORT_ABI_MAJOR 1
-#define PERFPORT_ABI_MINOR 7
+#define PERFPORT_ABI_MINOR 8
 /* What a plugin puts in perfport_exporter.abi_version. */
 #define PERFPORT_ABI_VERSION ((uint32_t)(PERFPORT_ABI_MAJOR << 16 | PERFPORT_ABI_MINOR))
 
@@ -602,6 +602,11 @@ enum {
 	 * mix with other formats does not: the format merges a function's
 	 * frames itself then). */
 	PERFPORT_EXPORTER_LINES = 1 << 5,
+	/* (ABI 1.8) The format shows no frame's source file or line (the
+	 * frames' function, module and flags are all it reads): when every
+	 * format asked for sets this, the host reads no line tables, and
+	 * every frame's file is NULL and its line 0. */
+	PERFPORT_EXPORTER_NO_LINES = 1 << 6,
 };
 
 /* What check()'s @mode says the run will do (ABI 1.6). */

@@ -570,6 +570,7 @@ const struct perfport_exporter perfport_exporter = {
 	.name = "folded",
 	.description = "folded stacks (frame;frame;... value) for flamegraph.pl, inferno, speedscope",
 	.default_output = "profile.folded",
+	.flags = PERFPORT_EXPORTER_NO_LINES,
 	.options = options,
 	.nr_options = sizeof(options) / sizeof(options[0]),
 	.init = folded_init,

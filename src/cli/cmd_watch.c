@@ -1340,6 +1340,8 @@ int cmd_watch(int argc, char **argv)
 		goto out;
 	exporters_profile_opts(&w.ex, true, w.po.group_given, &w.po.o);
 	w.po.o.frames_by_line = false;  /* watch hands no lines on (its view says so) */
+	/* its symbolizer outlives a SIGHUP that may name formats showing lines */
+	w.po.o.sym.no_lines = false;
 	w.po.o.warn_estimated_time = true;
 	if (!w.input && state_load(&w)) {
 		ret = EXIT_NOTHING;

@@ -66,6 +66,7 @@ struct oqueue {
 	struct oq_run *last;    /* appended to last, in recent; NULL none */
 	unsigned nr_recent, oldest_recent;
 	struct oq_run *free_runs;
+	unsigned nr_free_big; /* of those, keeping more than RUN_KEEP items' room */
 	size_t nr;            /* items queued */
 	uint64_t seq;
 	size_t bytes;         /* held: items, copies, and buffers held whole */

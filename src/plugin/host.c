@@ -535,6 +535,14 @@ bool plugin_wants_lines(const struct plugin *pl)
 	       (pl->ex->flags & PERFPORT_EXPORTER_LINES);
 }
 
+bool plugin_shows_no_lines(const struct plugin *pl)
+{
+	/* a plugin of an ABI before 1.8 may have set bits it did not know */
+	return PERFPORT_HAS(pl->ex, struct perfport_exporter, flags) &&
+	       (pl->ex->abi_version & 0xffff) >= 8 &&
+	       (pl->ex->flags & PERFPORT_EXPORTER_NO_LINES);
+}
+
 /* Every option of @pl's table, set or defaulted, as init() and check() get
  * them (calloc'd; the values are @pl's). NULL: out of memory. */
 static struct perfport_option *options_array(struct plugin *pl)

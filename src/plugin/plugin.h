@@ -82,6 +82,9 @@ bool plugin_wants_samples(const struct plugin *pl);
 /** plugin_wants_lines() - does the format show cost per source line (PERFPORT_EXPORTER_LINES)? */
 bool plugin_wants_lines(const struct plugin *pl);
 
+/** plugin_shows_no_lines() - does the format show no frame's file or line (PERFPORT_EXPORTER_NO_LINES)? */
+bool plugin_shows_no_lines(const struct plugin *pl);
+
 /* The slice length perfport keeps for such formats: 5 s, SkyWalking Rover's
  * flush interval. */
 #define PLUGIN_SLICE_NS 5000000000ull

@@ -262,8 +262,10 @@ static uint32_t inline_chain(struct symbolizer *s, struct dso_state *st, Dwarf_D
 		in->file = file;
 		in->line = line;
 		count++;
-		/* the next frame out is at this call's site */
-		call_site(s, st, &cudie, &chain[i], &file, &line);
+		/* the next frame out is at this call's site (unless no
+		 * format shows it: its file is read from the line table) */
+		if (!s->opts.no_lines)
+			call_site(s, st, &cudie, &chain[i], &file, &line);
 	}
 	if (count) {
 		c->file = file;
@@ -515,7 +517,7 @@ static void lookup_user(struct symbolizer *s, struct dso_state *st, const char *
 	 * what sym_trim() counts */
 	if (st->mod && !symtab_in_plt(st, addr) && !(cu = unit_at(st, addr, &dbias)))
 		cu = unit_by_ranges(st, addr, &dbias);
-	if (cu) {
+	if (cu && !s->opts.no_lines) {
 		const char *file = NULL;
 		unsigned lineno = 0;
 

@@ -81,6 +81,8 @@ struct sym_opts {
 	const char *kallsyms;     /* a kallsyms file for the recorded kernel */
 	const char *vmlinux;      /* an ELF image of the recorded kernel */
 	bool no_inline;           /* do not expand inlined calls */
+	bool no_lines;            /* read no line tables: every frame's file NULL, its
+				   * line 0 (for formats that show neither) */
 	bool raw_names;           /* names as the symbol table spells them: not
 				   * demangled, Go's ".abi0" kept (--raw-names) */
 	bool trust_paths;         /* a file recorded without build id is the file at its

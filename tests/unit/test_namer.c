@@ -1449,6 +1449,75 @@ static void test_lines_not_kept_by_libdw(void **state)
 #endif
 }
 
+/* The functions of "fn file:line;..." @full, file and line left out. */
+static void functions_of(const char *full, char *out, size_t len)
+{
+	size_t at = 0;
+
+	out[0] = '\0';
+	for (const char *p = full; *p && at + 1 < len;) {
+		const char *sp = strchr(p, ' '), *semi = strchr(p, ';');
+
+		if (!sp || !semi || sp > semi)
+			break;
+		at += (size_t)snprintf(out + at, len - at, "%.*s;", (int)(sp - p), p);
+		p = semi + 1;
+	}
+}
+
+/*
+ * sym_opts.no_lines (formats that show no file or line, such as folded):
+ * every frame of every address is the function, inlined call by inlined
+ * call, that the symbolizer reading lines gives, and none has a file or
+ * a line (the line tables and call sites were not read).
+ */
+static void test_no_lines(void **state)
+{
+	uint64_t start, end, addrs[400];
+	struct machine *m;
+	struct sym_opts o = { .use_proc_kallsyms = false };
+	struct sym_opts nl = { .use_proc_kallsyms = false, .no_lines = true };
+	struct symbolizer *s, *snl;
+	struct namer *n, *nnl;
+	char **full, **bare;
+	size_t with_file = 0;
+
+	(void)state;
+	m = machine_with_self(&start, &end);
+	for (size_t i = 0; i < 400; i++)
+		addrs[i] = start + (end - start) * i / 400;
+	s = sym_new(&o, &hdr);
+	snl = sym_new(&nl, &hdr);
+	assert_non_null(s);
+	assert_non_null(snl);
+	n = namer_new(s, 0);
+	nnl = namer_new(snl, 0);
+	assert_non_null(n);
+	assert_non_null(nnl);
+	full = names_full(n, m, addrs, 400);
+	bare = names_full(nnl, m, addrs, 400);
+	for (size_t i = 0; i < 400; i++) {
+		char fa[4096], fb[4096];
+
+		functions_of(full[i], fa, sizeof(fa));
+		functions_of(bare[i], fb, sizeof(fb));
+		assert_string_equal(fa, fb);
+		assert_null(strstr(bare[i], ".c:"));
+		assert_null(strstr(bare[i], ".h:"));
+		for (const char *p = bare[i]; (p = strchr(p, ' ')); p++)
+			assert_memory_equal(p, " ?:0;", 5);
+		with_file += strstr(full[i], ".c:") != NULL;
+	}
+	assert_true(with_file > 100); /* lines were there to leave out */
+	free_names(full, 400);
+	free_names(bare, 400);
+	namer_free(n);
+	namer_free(nnl);
+	sym_free(s);
+	sym_free(snl);
+	machine_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1469,6 +1538,7 @@ int main(void)
 		cmocka_unit_test(test_unnamed_keeps_offset),
 		cmocka_unit_test(test_lines_as_libdw),
 		cmocka_unit_test(test_lines_not_kept_by_libdw),
+		cmocka_unit_test(test_no_lines),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

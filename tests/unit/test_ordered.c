@@ -166,6 +166,60 @@ static void test_bytes_count_pinned_buffers(void **state)
 	oq_free(&q);
 }
 
+/* Push @n records of times @t0, @t0 + @step, ... in that order. */
+static void push_stream(struct oqueue *q, uint64_t t0, uint64_t step, unsigned n)
+{
+	static const uint64_t rec[2] = { 1, 2 };
+
+	for (unsigned i = 0; i < n; i++)
+		assert_int_equal(oq_push(q, t0 + i * step, i, rec, sizeof(rec), NULL, NULL), 0);
+}
+
+/* Take everything, in time order; return how many. */
+static size_t pop_all(struct oqueue *q)
+{
+	uint64_t last = 0;
+	size_t n = 0;
+
+	for (; oq_peek(q); n++) {
+		assert_true(oq_peek(q)->time >= last);
+		last = oq_peek(q)->time;
+		oq_pop(q);
+	}
+	return n;
+}
+
+/*
+ * A round's runs (one per CPU buffer) keep their arrays for the next
+ * round's: perf's rounds of two CPUs, 3,000 records each, leave two big
+ * arrays kept (not counted as queued), which the next round's runs take
+ * again; many runs used up at once keep no more than OQ_RECENT of them.
+ */
+static void test_runs_kept_across_rounds(void **state)
+{
+	struct oqueue q = { 0 };
+
+	(void)state;
+	for (unsigned round = 0; round < 3; round++) {
+		uint64_t base = 100000 * (uint64_t)(round + 1);
+
+		push_stream(&q, base, 2, 3000);     /* CPU 0's buffer */
+		push_stream(&q, base + 1, 2, 3000); /* then CPU 1's */
+		/* the two runs kept from the round before are in use again */
+		assert_int_equal(q.nr_free_big, 0);
+		assert_int_equal(pop_all(&q), 6000);
+		assert_int_equal(q.nr_free_big, 2);
+		assert_true(q.bytes < 64 * 1024); /* kept arrays are not queued */
+	}
+	/* 40 runs of 300 at once (each block starts before the one before
+	 * ends): only OQ_RECENT keep their arrays */
+	for (unsigned k = 0; k < 40; k++)
+		push_stream(&q, 1000000 - 1000 * (uint64_t)k, 1, 300);
+	assert_int_equal(pop_all(&q), 12000);
+	assert_int_equal(q.nr_free_big, OQ_RECENT);
+	oq_free(&q); /* LeakSanitizer checks this under make asan */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -173,6 +227,7 @@ int main(void)
 		cmocka_unit_test(test_streams),
 		cmocka_unit_test(test_free_with_items),
 		cmocka_unit_test(test_bytes_count_pinned_buffers),
+		cmocka_unit_test(test_runs_kept_across_rounds),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
