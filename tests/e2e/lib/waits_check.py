@@ -40,6 +40,7 @@ WANT = {
     "fdatasync": "io", "msync": "io", "read_cold": "io", "read_direct": "io", "page_fault": "io",
     "mutex_adaptive": "lock", "uring_untimed": "io", "uring_timed": "timed-sleep",
     "posix_lock": "lock", "semop": "sleep", "mutex_clocklock": "lock", "vfork": "sleep",
+    "timerfd_read": "timed-sleep",
 }
 LOCKS = ("flock", "ofd_lock", "mutex", "rwlock", "mutex_recursive", "mutex_pi", "mutex_timed",
          "mutex_adaptive", "posix_lock", "mutex_clocklock")
@@ -52,7 +53,7 @@ RULES_KNOW = {"cond_untimed", "nanosleep", "sem_untimed", "poll_timed", "epoll_t
               "select_timed", "flock", "ofd_lock", "mutex", "mutex_pi", "barrier", "pipe_read",
               "socket_read", "eventfd_read", "waitpid", "fsync", "fdatasync", "msync",
               "read_cold", "read_direct", "page_fault", "mutex_adaptive", "uring_untimed",
-              "posix_lock", "vfork"}
+              "posix_lock", "vfork", "timerfd_read"}
 # and another task's event (a write to the pipe polled, a signal, a
 # semaphore's post) says an untimed wait was not ended by a timer
 WAKERS_KNOW = RULES_KNOW | {"rwlock", "mutex_timed", "mutex_clocklock", "poll_untimed",

@@ -24,6 +24,7 @@
 #include <sys/sem.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -244,6 +245,25 @@ __attribute__((noinline)) static void wait_eventfd_read(void)
 	while (running())
 		if (read(efd, &v, sizeof(v)) < 0)
 			break;
+}
+
+__attribute__((noinline)) static void wait_timerfd_read(void)
+{
+	/* its own timer: a 10 ms period, each read() waiting for the next
+	 * expiry (what woke it - the timer's interrupt, over whatever ran
+	 * there - is not in a recording of this process's threads) */
+	struct itimerspec its = { { 0, TICK_NS }, { 0, TICK_NS } };
+	int fd = timerfd_create(CLOCK_MONOTONIC, 0);
+	uint64_t n;
+
+	if (fd < 0 || timerfd_settime(fd, 0, &its, NULL)) {
+		perror("timerfd");
+		return;
+	}
+	while (running())
+		if (read(fd, &n, sizeof(n)) < 0)
+			break;
+	close(fd);
 }
 
 __attribute__((noinline)) static void wait_barrier(void)
@@ -776,7 +796,7 @@ int main(int argc, char **argv)
 		W(pipe_read), W(socket_read), W(eventfd_read), W(waitpid), W(sigwait),
 		W(sigtimedwait), W(fsync), W(fdatasync), W(msync), W(read_cold), W(read_direct),
 		W(page_fault), W(mutex_adaptive), W(uring_untimed), W(uring_timed), W(posix_lock),
-		W(semop), W(recv_timeout), W(mutex_clocklock), W(vfork),
+		W(semop), W(recv_timeout), W(mutex_clocklock), W(vfork), W(timerfd_read),
 	};
 	enum { N = sizeof(waits) / sizeof(waits[0]) };
 	pthread_t t[N + 2];
