@@ -140,6 +140,18 @@ struct dso_state {
 	uint32_t kept;           /* its key's id in symbolizer.kept (a file known by
 				  * build id or inode: kept across sym_rebind());
 				  * 0: the recording's own */
+	/* libdw's part beside dw_bytes (trim.c): its files' pages resident
+	 * and their sections' data in memory, measured when sym_held() finds
+	 * the file used since (dw_measured_at: its dw_used then) */
+	uint64_t dw_mapped;
+	uint64_t dw_measured_at;
+	bool dw_measured;        /* dw_mapped read (else the pages are estimated) */
+	/* the call frame entries libdw interned for address_name()
+	 * (dw_account_cfi()): a bit per fde_starts entry looked up, or with
+	 * libdw reading .eh_frame in order (cfi_linear > 0), the furthest */
+	uint8_t *cfi_seen;
+	size_t cfi_fdes;
+	int8_t cfi_linear;       /* 0: not known yet, 1: in order, -1: its table */
 };
 
 struct uw_proc;
@@ -290,6 +302,10 @@ void aranges_free(struct aranges *a);
 /* dw_account() - count what a lookup in unit @cu (NULL: none) makes libdw
  * keep for @st: the unit, once a Dwfl, and @rows line rows parsed. */
 void dw_account(struct dso_state *st, Dwarf_Die *cu, size_t rows);
+/* dw_account_cfi() - count what dwarf_cfi_addrframe() at @vaddr (a file
+ * address, as fde_starts; @found: it gave a frame) makes libdw keep of
+ * @st's .eh_frame: the entries it interned. */
+void dw_account_cfi(struct dso_state *st, uint64_t vaddr, bool found);
 /* dso_dwarf_release() - end what libdw holds for @st (its Dwfl); what was
  * named and the indexes made stay. */
 void dso_dwarf_release(struct dso_state *st);

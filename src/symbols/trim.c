@@ -8,23 +8,38 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <fcntl.h>
+#include <gelf.h>
 #include <inttypes.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../util/log.h"
 #include "priv.h"
 
 /*
- * What libdw keeps per unit looked up, as measured with valgrind's massif
- * on libdw 0.188 (a window stream naming libc and a C++ program): its line
- * table (Dwarf_Line, and libdwfl's index of it) and the unit itself.
+ * What libdw keeps per unit looked up, measured on libdw 0.188 (mallinfo2()
+ * around its calls): the unit's Dwarf_CU (1,034-1,069 bytes: libc's 2,063
+ * units, libpython's 146, perfport's 82) and the abbreviations read with
+ * its DIEs (1,163, 4,202 and 3,015 bytes a unit read whole), ~3 KiB; a
+ * line table libdw parsed (Dwarf_Line, and libdwfl's index of it), an
+ * address range of its table (massif, on a window stream naming libc and a
+ * C++ program).
  */
 #define DW_LINE_BYTES 64u
-#define DW_UNIT_BYTES 1024u
+#define DW_UNIT_BYTES 3072u
 #define DW_ARANGE_BYTES 48u
+/*
+ * A call frame entry libdw interned (struct dwarf_fde and its tsearch
+ * node, with the CIEs and the frame worked out): 61-72 bytes a lookup
+ * through .eh_frame_hdr's table (cc1 5,059 lookups, libc 342, libpython
+ * 571), 80 an entry read in order (libLLVM-14: 7.6 MB for its 95 k).
+ */
+#define DW_FDE_BYTES 80u
 #define DW_RELEASE_MIN (64u << 10) /* sym_trim() lets go of files holding more */
 
 /*
@@ -61,6 +76,187 @@ void dw_account(struct dso_state *st, Dwarf_Die *cu, size_t rows)
 }
 
 /*
+ * Whether libdw reads @elf's .eh_frame in order, interning every entry up
+ * to the one asked for, rather than through .eh_frame_hdr's table: its
+ * dwarf_getcfi_elf() (0.188) takes the sections in their order and uses
+ * the table only when .eh_frame_hdr comes before .eh_frame (GNU ld's
+ * order; lld puts it after: libLLVM, Chromium). A file without section
+ * names is read through PT_GNU_EH_FRAME, with the table.
+ */
+static bool cfi_in_order(Elf *elf)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	bool hdr = false;
+
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0 || !shstrndx)
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
+		const char *name = sh ? elf_strptr(elf, shstrndx, sh->sh_name) : NULL;
+
+		if (!name)
+			continue;
+		if (!strcmp(name, ".eh_frame_hdr"))
+			hdr = true;
+		else if (!strcmp(name, ".eh_frame"))
+			return sh->sh_type != SHT_NOBITS && !hdr;
+	}
+	return false;
+}
+
+void dw_account_cfi(struct dso_state *st, uint64_t vaddr, bool found)
+{
+	size_t lo = 0, hi = st->nr_fde_starts;
+
+	if (!hi || vaddr < st->fde_starts[0])
+		return; /* before the first entry: none read */
+	if (!st->cfi_linear) {
+		GElf_Addr bias;
+
+		st->cfi_linear = cfi_in_order(dwfl_module_getelf(st->mod, &bias)) ? 1 : -1;
+	}
+	/* the entry at or before @vaddr */
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (st->fde_starts[mid] <= vaddr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if (st->cfi_linear > 0) {
+		/* read up to it, or (none covers it) to the section's end */
+		size_t upto = found ? lo + 1 : st->nr_fde_starts;
+
+		if (upto > st->cfi_fdes)
+			st->cfi_fdes = upto;
+		return;
+	}
+	/* the table's entry at or before it is interned, covering it or not */
+	if (!st->cfi_seen && !(st->cfi_seen = calloc((st->nr_fde_starts + 7) / 8, 1)))
+		return;
+	if (!(st->cfi_seen[lo / 8] & (1u << (lo % 8)))) {
+		st->cfi_seen[lo / 8] |= (uint8_t)(1u << (lo % 8));
+		st->cfi_fdes++;
+	}
+}
+
+/* What libdw's call frame entries for @st hold (and the bits saying which). */
+static uint64_t dso_cfi_bytes(const struct dso_state *st)
+{
+	return st->cfi_fdes * (uint64_t)DW_FDE_BYTES +
+	       (st->cfi_seen ? (st->nr_fde_starts + 7) / 8 : 0);
+}
+
+static pthread_once_t pagemap_once = PTHREAD_ONCE_INIT;
+static int pagemap_fd = -1;
+
+static void pagemap_open(void)
+{
+	pagemap_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+}
+
+/*
+ * The bytes of [@base, @base + @size) this process has resident (each
+ * page's entry in /proc/self/pagemap: bit 63, present). Return: false
+ * where pagemap cannot be read.
+ */
+static bool resident_bytes(const void *base, size_t size, uint64_t *bytes)
+{
+	uint64_t buf[512];
+	long page = sysconf(_SC_PAGESIZE);
+	uintptr_t at, end;
+
+	*bytes = 0;
+	pthread_once(&pagemap_once, pagemap_open);
+	if (pagemap_fd < 0 || page <= 0)
+		return false;
+	at = (uintptr_t)base / (uintptr_t)page;
+	end = ((uintptr_t)base + size + (uintptr_t)page - 1) / (uintptr_t)page;
+	while (at < end) {
+		size_t want = end - at < 512 ? end - at : 512;
+		ssize_t n = pread(pagemap_fd, buf, want * sizeof(*buf), (off_t)(at * sizeof(*buf)));
+
+		if (n < (ssize_t)sizeof(*buf))
+			return false;
+		for (size_t i = 0; i < (size_t)n / sizeof(*buf); i++)
+			*bytes += (buf[i] >> 63) * (uint64_t)page;
+		at += (size_t)n / sizeof(*buf);
+	}
+	return true;
+}
+
+/*
+ * What @elf holds in this process: the pages of its file image resident
+ * (libelf maps the whole file; what libdwfl and libdw read of it stays
+ * mapped while the Dwfl lives), and with @sections, its debug sections'
+ * data that is not in the image (inflated from compressed sections by
+ * libdw, or converted). Return: false where the pages cannot be counted.
+ */
+static bool elf_held(Elf *elf, bool sections, uint64_t *bytes)
+{
+	size_t size = 0, shstrndx;
+	char *image = elf_rawfile(elf, &size);
+	Elf_Scn *scn = NULL;
+
+	if (!image || !resident_bytes(image, size, bytes))
+		return false;
+	if (!sections || elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return true;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
+		const char *name = sh ? elf_strptr(elf, shstrndx, sh->sh_name) : NULL;
+		Elf_Data *d;
+
+		/* libdw read every debug section as it opened its Dwarf */
+		if (!name || (strncmp(name, ".debug", 6) && strncmp(name, ".zdebug", 7)) ||
+		    sh->sh_type == SHT_NOBITS || !(d = elf_getdata(scn, NULL)) || !d->d_buf)
+			continue;
+		if ((char *)d->d_buf < image || (char *)d->d_buf >= image + size)
+			*bytes += d->d_size;
+	}
+	return true;
+}
+
+/*
+ * Measure what @st's open Dwfl holds in its files (elf_held(): the module's
+ * file and its debug file), again when the file was named from since.
+ */
+static void dw_measure(struct dso_state *st)
+{
+	GElf_Addr bias;
+	Dwarf_Addr dbias;
+	Elf *elf, *delf = NULL;
+	uint64_t a = 0, b = 0;
+
+	if (!st->dwfl || !st->mod) {
+		st->dw_mapped = 0;
+		st->dw_measured = false;
+		return;
+	}
+	if (st->dw_measured && st->dw_measured_at == st->dw_used)
+		return;
+	elf = dwfl_module_getelf(st->mod, &bias);
+	/* its Dwarf only once a lookup asked for it (dw_account()) */
+	if (st->dw_bytes) {
+		Dwarf *dw = dwfl_module_getdwarf(st->mod, &dbias);
+
+		delf = dw ? dwarf_getelf(dw) : NULL;
+	}
+	st->dw_measured = elf && elf_held(elf, elf == delf, &a) &&
+			  (!delf || delf == elf || elf_held(delf, true, &b));
+	st->dw_mapped = st->dw_measured ? a + b : 0;
+	st->dw_measured_at = st->dw_used;
+}
+
+/* libdw's part of @st: estimated as it was used, and measured. */
+static uint64_t dso_dw_bytes(const struct dso_state *st)
+{
+	return st->dw_bytes + dso_cfi_bytes(st) + st->dw_mapped;
+}
+
+/*
  * End what libdw holds for @st. What was named stays (the caches), and so
  * do the indexes made from its units: opened again, the module names a
  * unit seen before without libdw parsing it again.
@@ -86,6 +282,12 @@ void dso_dwarf_release(struct dso_state *st)
 	wordmap_free(&st->dw_units);
 	st->dw_units_next = 1;
 	st->dw_bytes = 0;
+	free(st->cfi_seen);
+	st->cfi_seen = NULL;
+	st->cfi_fdes = 0;
+	st->cfi_linear = 0;
+	st->dw_mapped = 0;
+	st->dw_measured = false;
 }
 
 /* Let go of the indexes made from @st's units (its Dwfl released first). */
@@ -146,14 +348,19 @@ int dso_reopen(struct dso_state *st, const char *module)
  * What a file's symbol table holds: its sorted table and the names not
  * yet made clean, and the module's .symtab and .strtab pages it read
  * (mapped: resident while the Dwfl is open; ~24 bytes an entry and ~32 a
- * name, estimated). A file without debug information holds little else,
- * but a big program's table is megabytes.
+ * name, estimated), or once its Dwfl ended, the names copied out of them.
+ * Where the module's pages are measured (dw_measure()), they are libdw's
+ * part and the names alone are counted here. A file without debug
+ * information holds little else, but a big program's table is megabytes.
  */
 #define SYMTAB_FILE_BYTES 56u
+#define SYMTAB_NAME_BYTES 32u
 
 static uint64_t dso_symtab_bytes(const struct dso_state *st)
 {
-	uint64_t b = st->nr_syms * (sizeof(*st->syms) + (uint64_t)SYMTAB_FILE_BYTES);
+	uint64_t per = st->dwfl && st->dw_measured ? 0 :
+		       st->dwfl || !st->sym_names ? SYMTAB_FILE_BYTES : SYMTAB_NAME_BYTES;
+	uint64_t b = st->nr_syms * (sizeof(*st->syms) + per);
 
 	return b + st->nr_fde_starts * sizeof(*st->fde_starts);
 }
@@ -185,7 +392,7 @@ enum trim_pass {
 /* What letting go of @st at @pass frees (what earlier passes would have). */
 static uint64_t trim_bytes(const struct dso_state *st, enum trim_pass pass)
 {
-	uint64_t b = st->dw_bytes;
+	uint64_t b = dso_dw_bytes(st);
 
 	if (pass >= TRIM_NAMES)
 		b += dso_names_bytes(st);
@@ -221,7 +428,7 @@ static struct dso_state *trim_candidate(struct symbolizer *s, enum trim_pass pas
 
 	for (size_t i = 0; i < s->nr_states; i++) {
 		struct dso_state *st = &s->states[i];
-		uint64_t b = pass == TRIM_DWARF ? st->dw_bytes :
+		uint64_t b = pass == TRIM_DWARF ? dso_dw_bytes(st) :
 			     pass == TRIM_NAMES ? dso_names_bytes(st) :
 			     pass == TRIM_INDEXES ? dso_index_bytes(st) : dso_symtab_bytes(st);
 
@@ -274,12 +481,14 @@ static size_t trim_idle(struct symbolizer *s)
 	return n;
 }
 
-void sym_held(const struct symbolizer *s, uint64_t *dwarf, uint64_t *indexes, uint64_t *names,
+void sym_held(struct symbolizer *s, uint64_t *dwarf, uint64_t *indexes, uint64_t *names,
 	      uint64_t *symtabs)
 {
 	*dwarf = *indexes = *names = *symtabs = 0;
 	for (size_t i = 0; i < s->nr_states; i++) {
-		*dwarf += s->states[i].dw_bytes;
+		if (s->opts.dwarf_max)
+			dw_measure(&s->states[i]);
+		*dwarf += dso_dw_bytes(&s->states[i]);
 		*indexes += dso_index_bytes(&s->states[i]);
 		*names += dso_names_bytes(&s->states[i]);
 		*symtabs += dso_symtab_bytes(&s->states[i]);
