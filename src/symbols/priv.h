@@ -152,6 +152,7 @@ struct dso_state {
 	uint8_t *cfi_seen;
 	size_t cfi_fdes;
 	int8_t cfi_linear;       /* 0: not known yet, 1: in order, -1: its table */
+	uint64_t dw_pages;       /* of dw_mapped, the images' pages (the rest inflated data) */
 };
 
 struct uw_proc;
@@ -647,6 +648,13 @@ int kallsyms_parse(struct symbolizer *s, const char *text, size_t len, uint64_t 
  * another byte order, an ET_REL file).
  */
 void dwpages_drop(Dwarf *dbg);
+/*
+ * dwpages_release() - let go of every page of @elf's file image this
+ * process has resident, now (sym_trim(): the Dwfl stays open, and what is
+ * read again is mapped again from the page cache). Return: whether they
+ * were (not an image of the file that may be: see dwpages.c).
+ */
+bool dwpages_release(Elf *elf);
 /* For tests: dwpages_drop() lets go once the process's file-backed
  * resident memory grew this much since the calling thread last did
  * (4 MiB; 0: at every call). */

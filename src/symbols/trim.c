@@ -190,18 +190,20 @@ static bool resident_bytes(const void *base, size_t size, uint64_t *bytes)
 /*
  * What @elf holds in this process: the pages of its file image resident
  * (libelf maps the whole file; what libdwfl and libdw read of it stays
- * mapped while the Dwfl lives), and with @sections, its debug sections'
- * data that is not in the image (inflated from compressed sections by
- * libdw, or converted). Return: false where the pages cannot be counted.
+ * mapped while the Dwfl lives: into *@pages), and with @sections, its
+ * debug sections' data that is not in the image (inflated from compressed
+ * sections by libdw, or converted), all of it into *@bytes. Return: false
+ * where the pages cannot be counted.
  */
-static bool elf_held(Elf *elf, bool sections, uint64_t *bytes)
+static bool elf_held(Elf *elf, bool sections, uint64_t *pages, uint64_t *bytes)
 {
 	size_t size = 0, shstrndx;
 	char *image = elf_rawfile(elf, &size);
 	Elf_Scn *scn = NULL;
 
-	if (!image || !resident_bytes(image, size, bytes))
+	if (!image || !resident_bytes(image, size, pages))
 		return false;
+	*bytes = *pages;
 	if (!sections || elf_getshdrstrndx(elf, &shstrndx) != 0)
 		return true;
 	while ((scn = elf_nextscn(elf, scn))) {
@@ -228,10 +230,10 @@ static void dw_measure(struct dso_state *st)
 	GElf_Addr bias;
 	Dwarf_Addr dbias;
 	Elf *elf, *delf = NULL;
-	uint64_t a = 0, b = 0;
+	uint64_t a = 0, b = 0, pa = 0, pb = 0;
 
 	if (!st->dwfl || !st->mod) {
-		st->dw_mapped = 0;
+		st->dw_mapped = st->dw_pages = 0;
 		st->dw_measured = false;
 		return;
 	}
@@ -244,10 +246,34 @@ static void dw_measure(struct dso_state *st)
 
 		delf = dw ? dwarf_getelf(dw) : NULL;
 	}
-	st->dw_measured = elf && elf_held(elf, elf == delf, &a) &&
-			  (!delf || delf == elf || elf_held(delf, true, &b));
+	st->dw_measured = elf && elf_held(elf, elf == delf, &pa, &a) &&
+			  (!delf || delf == elf || elf_held(delf, true, &pb, &b));
 	st->dw_mapped = st->dw_measured ? a + b : 0;
+	st->dw_pages = st->dw_measured ? pa + pb : 0;
 	st->dw_measured_at = st->dw_used;
+}
+
+/*
+ * Let go of the pages of @st's files that are resident, its Dwfl kept
+ * open: libdw's units, call frame entries and the module's symbol table
+ * stay, and what is read again is mapped again from the page cache (a
+ * file opened again reads its unit headers and address ranges anew).
+ */
+static void dso_pages_release(struct dso_state *st)
+{
+	GElf_Addr bias;
+	Dwarf_Addr dbias;
+	Elf *elf = dwfl_module_getelf(st->mod, &bias);
+	Dwarf *dw = st->dw_bytes ? dwfl_module_getdwarf(st->mod, &dbias) : NULL;
+	Elf *delf = dw ? dwarf_getelf(dw) : NULL;
+
+	dwpages_release(elf);
+	if (delf && delf != elf)
+		dwpages_release(delf);
+	/* none now; measured again at the next sym_held() */
+	st->dw_mapped -= st->dw_pages;
+	st->dw_pages = 0;
+	st->dw_measured_at = 0;
 }
 
 /* libdw's part of @st: estimated as it was used, and measured. */
@@ -286,7 +312,7 @@ void dso_dwarf_release(struct dso_state *st)
 	st->cfi_seen = NULL;
 	st->cfi_fdes = 0;
 	st->cfi_linear = 0;
-	st->dw_mapped = 0;
+	st->dw_mapped = st->dw_pages = 0;
 	st->dw_measured = false;
 }
 
@@ -383,6 +409,7 @@ static void dso_symtab_release(struct dso_state *st)
 
 /* What sym_trim() lets go of in a file, cheapest to make again first. */
 enum trim_pass {
+	TRIM_PAGES,   /* the files' pages resident: read again as asked */
 	TRIM_DWARF,   /* libdw's part: the indexes make it cheap to open again */
 	TRIM_NAMES,   /* the names made: looked up again in the indexes */
 	TRIM_INDEXES, /* the indexes: libdw parses the units again */
@@ -392,7 +419,7 @@ enum trim_pass {
 /* What letting go of @st at @pass frees (what earlier passes would have). */
 static uint64_t trim_bytes(const struct dso_state *st, enum trim_pass pass)
 {
-	uint64_t b = dso_dw_bytes(st);
+	uint64_t b = pass == TRIM_PAGES ? st->dw_pages : dso_dw_bytes(st);
 
 	if (pass >= TRIM_NAMES)
 		b += dso_names_bytes(st);
@@ -406,6 +433,11 @@ static uint64_t trim_bytes(const struct dso_state *st, enum trim_pass pass)
 /* Let go of what @pass lets go of in @st (and what earlier passes do). */
 static void dso_trim(struct dso_state *st, enum trim_pass pass)
 {
+	if (pass == TRIM_PAGES) {
+		if (st->dwfl && st->mod)
+			dso_pages_release(st);
+		return;
+	}
 	if (pass >= TRIM_FILE)
 		dso_symtab_release(st);
 	if (st->dwfl) {
@@ -428,7 +460,8 @@ static struct dso_state *trim_candidate(struct symbolizer *s, enum trim_pass pas
 
 	for (size_t i = 0; i < s->nr_states; i++) {
 		struct dso_state *st = &s->states[i];
-		uint64_t b = pass == TRIM_DWARF ? dso_dw_bytes(st) :
+		uint64_t b = pass == TRIM_PAGES ? st->dw_pages :
+			     pass == TRIM_DWARF ? dso_dw_bytes(st) :
 			     pass == TRIM_NAMES ? dso_names_bytes(st) :
 			     pass == TRIM_INDEXES ? dso_index_bytes(st) : dso_symtab_bytes(st);
 
@@ -498,7 +531,7 @@ void sym_held(struct symbolizer *s, uint64_t *dwarf, uint64_t *indexes, uint64_t
 size_t sym_trim(struct symbolizer *s)
 {
 	static const char *const what[] = {
-		[TRIM_DWARF] = "", [TRIM_NAMES] = ", names made too",
+		[TRIM_PAGES] = ": its files' pages only, the Dwfl kept", [TRIM_DWARF] = "", [TRIM_NAMES] = ", names made too",
 		[TRIM_INDEXES] = ", names made and indexes too",
 		[TRIM_FILE] = ", and its symbol table: all of it",
 	};
@@ -519,7 +552,7 @@ size_t sym_trim(struct symbolizer *s)
 	/* the least recently used first, down to three quarters of the budget
 	 * (a module in use is not released at every window), what is
 	 * cheapest to make again first */
-	for (enum trim_pass pass = TRIM_DWARF; pass <= TRIM_FILE; pass++) {
+	for (enum trim_pass pass = TRIM_PAGES; pass <= TRIM_FILE; pass++) {
 		struct dso_state *lru;
 
 		while (held > budget / 4 * 3 && (lru = trim_candidate(s, pass))) {

@@ -119,18 +119,57 @@ static struct dso_state *self_state(struct symbolizer *s)
 }
 
 /*
+ * Name @nr addresses between @start and @end through @n (the next ones
+ * after those named first, with @next) and check them against a
+ * symbolizer of their own that never let go.
+ */
+static void name_more(struct namer *n, struct machine *m, uint64_t start, uint64_t end,
+		      size_t nr, bool next)
+{
+	struct sym_opts o = { .use_proc_kallsyms = false };
+	struct symbolizer *ref_s = sym_new(&o, &hdr);
+	struct namer *ref = ref_s ? namer_new(ref_s, false) : NULL;
+
+	assert_non_null(ref);
+	for (size_t i = 0; i < nr; i++) {
+		uint64_t a = start + (end - start) * i / nr + (next ? 11 : 3);
+		const struct sym_frame *fr, *rf;
+		struct raw_frame f;
+		size_t k;
+
+		assert_int_equal(machine_user_frames(m, 100, &a, 1, &f, 1), 1);
+		f.ret = false;
+		assert_int_equal(namer_submit(n, &f, 0), (uint32_t)i);
+		assert_int_equal(namer_submit(ref, &f, 0), (uint32_t)i);
+		k = namer_result(n, (uint32_t)i, &fr, NULL);
+		assert_int_equal(namer_result(ref, (uint32_t)i, &rf, NULL), k);
+		for (size_t j = 0; j < k; j++) {
+			assert_string_equal(fr[j].function ? fr[j].function : "?",
+					    rf[j].function ? rf[j].function : "?");
+			assert_string_equal(fr[j].file ? fr[j].file : "?",
+					    rf[j].file ? rf[j].file : "?");
+			assert_int_equal(fr[j].line, rf[j].line);
+		}
+	}
+	namer_free(ref);
+	sym_free(ref_s);
+}
+
+/*
  * Naming 400 addresses of this binary (its lines read by dwline.c, not by
  * libdw) makes libdw map the binary and read its symbol table, units and
  * line programs: libdw's part counts at least the pages of the files it
  * mapped that the kernel says are resident, and, where malloc can say
  * (not under ASan), no more than those and the heap naming grew by. The
  * estimate before counted libdw's line tables and units only: a few KiB.
+ * A budget just short of what is held lets go of those pages alone, the
+ * Dwfl kept, and names as a symbolizer that never let go.
  */
 static void test_held_counts_files(void **state)
 {
 	enum { NR = 400 };
 	struct sym_opts o = { .use_proc_kallsyms = false, .dwarf_max = (uint64_t)1 << 40 };
-	uint64_t start, end, dw, idx, nm, tabs, files = 0, heap0, grown;
+	uint64_t start, end, dw, idx, nm, tabs, files = 0, heap0, grown, held;
 	size_t slack = dwpages_slack;
 	struct symbolizer *s;
 	struct dso_state *st;
@@ -182,6 +221,19 @@ static void test_held_counts_files(void **state)
 	assert_true(dw >= files);
 	if (grown)
 		assert_true(dw <= files + grown);
+	/* a budget just short: the pages alone are let go, the Dwfl kept,
+	 * and what is named next is named as before */
+	s->opts.dwarf_max = dw + idx + nm + tabs - 1;
+	assert_int_equal(sym_trim(s), 1);
+	assert_non_null(st->dwfl);
+	assert_true(smaps_rss(elf_rawfile(elf, &size)) < 64u << 10);
+	held = dw;
+	sym_held(s, &dw, &idx, &nm, &tabs);
+	assert_true(dw + files <= held + (64u << 10));
+	name_more(n, m, start, end, NR, false);
+	namer_reset(n);
+	name_more(n, m, start, end, NR, true);
+	namer_reset(n);
 	/* its Dwfl ended, libdw holds nothing of it */
 	s->opts.dwarf_max = 1;
 	assert_true(sym_trim(s) >= 1);
