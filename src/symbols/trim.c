@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * trim.c - what naming in a file holds (libdw's units and line tables, the
- * indexes made from them, the names made, the symbol table), counted, and
- * let go of by sym_trim(), least recently used file first, cheapest to
- * make again first.
+ * trim.c - what naming in a file holds (the pages of its files libdw
+ * mapped and what libdw keeps of them, the indexes made from its units,
+ * the names made, the symbol table), counted - measured where the process
+ * can say (resident pages), else estimated from what naming asked of
+ * libdw - and let go of by sym_trim(), least recently used file first,
+ * cheapest to make again first.
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
