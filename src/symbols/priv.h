@@ -141,11 +141,10 @@ struct dso_state {
 				  * build id or inode: kept across sym_rebind());
 				  * 0: the recording's own */
 	/* libdw's part beside dw_bytes (trim.c): its files' pages resident
-	 * and their sections' data in memory, measured when sym_held() finds
-	 * the file used since (dw_measured_at: its dw_used then) */
+	 * and their sections' data in memory, measured by sym_held() once
+	 * naming asked libdw for more since (dw_account() marks it unread) */
 	uint64_t dw_mapped;
-	uint64_t dw_measured_at;
-	bool dw_measured;        /* dw_mapped read (else the pages are estimated) */
+	bool dw_measured;        /* dw_mapped read and not asked for more since */
 	/* the call frame entries libdw interned for address_name()
 	 * (dw_account_cfi()): a bit per fde_starts entry looked up, or with
 	 * libdw reading .eh_frame in order (cfi_linear > 0), the furthest */

@@ -68,6 +68,7 @@ void dw_account(struct dso_state *st, Dwarf_Die *cu, size_t rows)
 			st->dw_bytes += nar * DW_ARANGE_BYTES;
 	}
 	st->dw_bytes += rows * DW_LINE_BYTES;
+	st->dw_measured = false; /* what it read is mapped: measured again */
 	if (!cu)
 		return;
 	key = (uint64_t)(uintptr_t)cu->cu;
@@ -111,6 +112,7 @@ void dw_account_cfi(struct dso_state *st, uint64_t vaddr, bool found)
 {
 	size_t lo = 0, hi = st->nr_fde_starts;
 
+	st->dw_measured = false; /* libdw read the module's .eh_frame */
 	if (!hi || vaddr < st->fde_starts[0])
 		return; /* before the first entry: none read */
 	if (!st->cfi_linear) {
@@ -225,7 +227,8 @@ static bool elf_held(Elf *elf, bool sections, uint64_t *pages, uint64_t *bytes)
 
 /*
  * Measure what @st's open Dwfl holds in its files (elf_held(): the module's
- * file and its debug file), again when the file was named from since.
+ * file and its debug file), again once naming asked libdw for more (a
+ * name from the file's cache reads nothing).
  */
 static void dw_measure(struct dso_state *st)
 {
@@ -239,7 +242,7 @@ static void dw_measure(struct dso_state *st)
 		st->dw_measured = false;
 		return;
 	}
-	if (st->dw_measured && st->dw_measured_at == st->dw_used)
+	if (st->dw_measured)
 		return;
 	elf = dwfl_module_getelf(st->mod, &bias);
 	/* its Dwarf only once a lookup asked for it (dw_account()) */
@@ -252,7 +255,6 @@ static void dw_measure(struct dso_state *st)
 			  (!delf || delf == elf || elf_held(delf, true, &pb, &b));
 	st->dw_mapped = st->dw_measured ? a + b : 0;
 	st->dw_pages = st->dw_measured ? pa + pb : 0;
-	st->dw_measured_at = st->dw_used;
 }
 
 /*
@@ -272,10 +274,9 @@ static void dso_pages_release(struct dso_state *st)
 	dwpages_release(elf);
 	if (delf && delf != elf)
 		dwpages_release(delf);
-	/* none now; measured again at the next sym_held() */
+	/* none now: measured again once naming asks libdw for more */
 	st->dw_mapped -= st->dw_pages;
 	st->dw_pages = 0;
-	st->dw_measured_at = 0;
 }
 
 /* libdw's part of @st: estimated as it was used, and measured. */
