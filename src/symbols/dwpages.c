@@ -34,6 +34,10 @@
  * dropped when it may be more than that, and the resident set is at most
  * that much above what it was with every call dropping, for each thread
  * that names. Where statm cannot be read, every call lets go.
+ *
+ * sym_trim() lets go of a file's pages at once (dwpages_release()), its
+ * Dwfl kept open, when the pages it counts in libdw's part go past
+ * --dwarf-max.
  */
 #include <elfutils/libdw.h>
 #include <fcntl.h>

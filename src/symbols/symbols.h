@@ -242,12 +242,13 @@ size_t sym_trim(struct symbolizer *s);
  * into *@dwarf (its units, line tables, address ranges and call frame
  * entries, estimated as they were asked for, and the pages of the files
  * it mapped that are resident with the section data it holds in memory,
- * measured here for each file named from since the last call), the
- * indexes made from the units looked up (exact) into *@indexes, the names
- * made (each file's address cache and inlined chains, exact) into
- * *@names, the symbol tables (the sorted tables, exact, and the names
- * copied out of a module, estimated) into *@symtabs. libdw's part is
- * counted only with dwarf_max set.
+ * measured here for each file libdw was asked more of since the last
+ * call), the indexes made from the units looked up (exact) into
+ * *@indexes, the names made (each file's address cache and inlined
+ * chains, exact) into *@names, the symbol tables (the sorted tables,
+ * exact, and the names copied out of a module or, where its pages cannot
+ * be measured, the pages they were read from, estimated) into *@symtabs.
+ * libdw's part is counted only with dwarf_max set.
  */
 void sym_held(struct symbolizer *s, uint64_t *dwarf, uint64_t *indexes, uint64_t *names,
 	      uint64_t *symtabs);
