@@ -270,12 +270,18 @@ static void dso_pages_release(struct dso_state *st)
 	Elf *elf = dwfl_module_getelf(st->mod, &bias);
 	Dwarf *dw = st->dw_bytes ? dwfl_module_getdwarf(st->mod, &dbias) : NULL;
 	Elf *delf = dw ? dwarf_getelf(dw) : NULL;
+	bool all = dwpages_release(elf);
 
-	dwpages_release(elf);
 	if (delf && delf != elf)
-		dwpages_release(delf);
-	/* none now: measured again once naming asks libdw for more */
-	st->dw_mapped -= st->dw_pages;
+		all = dwpages_release(delf) && all;
+	/* none now: measured again once naming asks libdw for more; where
+	 * an image may not be let go of (an ET_REL file libdwfl relocated,
+	 * another byte order), at the next sym_held(), and this pass goes
+	 * on to the next file */
+	if (all)
+		st->dw_mapped -= st->dw_pages;
+	else
+		st->dw_measured = false;
 	st->dw_pages = 0;
 }
 
@@ -534,7 +540,8 @@ void sym_held(struct symbolizer *s, uint64_t *dwarf, uint64_t *indexes, uint64_t
 size_t sym_trim(struct symbolizer *s)
 {
 	static const char *const what[] = {
-		[TRIM_PAGES] = ": its files' pages only, the Dwfl kept", [TRIM_DWARF] = "", [TRIM_NAMES] = ", names made too",
+		[TRIM_PAGES] = ": its files' pages only, the Dwfl kept",
+		[TRIM_DWARF] = "", [TRIM_NAMES] = ", names made too",
 		[TRIM_INDEXES] = ", names made and indexes too",
 		[TRIM_FILE] = ", and its symbol table: all of it",
 	};
