@@ -233,6 +233,7 @@ struct symbolizer {
 		struct ns_seen seen[NS_SEEN_MAX];
 		size_t nr_seen;
 	} ns;
+	uint64_t trim_seen;         /* dw_clock at the end of the last sym_trim() (trim.c) */
 };
 
 /* files.c */
