@@ -552,12 +552,10 @@ void sym_held(struct symbolizer *s, uint64_t *dwarf, uint64_t *indexes, uint64_t
 size_t sym_trim(struct symbolizer *s)
 {
 	/*
-	 * The passes in order: a file named from since the last trim will be
-	 * again, and what is let go of it is made again at once (its pages
-	 * read again, its Dwfl opened again), so the others' pages and libdw
-	 * part go first. A live system-wide stream (600 s, 1 s windows) let
-	 * go of the pages of files in use 3,151 times and ended 791 Dwfls
-	 * when every file's pages went before any Dwfl.
+	 * The passes in order: a file named from since the last trim is
+	 * likely to be named from in the next window, where what was let go
+	 * of it is made again at once (its pages read again, its Dwfl opened
+	 * again), so the other files' pages and libdw part go first.
 	 */
 	static const struct {
 		enum trim_pass pass;
