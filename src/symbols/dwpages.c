@@ -34,6 +34,10 @@
  * dropped when it may be more than that, and the resident set is at most
  * that much above what it was with every call dropping, for each thread
  * that names. Where statm cannot be read, every call lets go.
+ *
+ * sym_trim() lets go of a file's pages at once (dwpages_release()), its
+ * Dwfl kept open, when the pages it counts in libdw's part go past
+ * --dwarf-max.
  */
 #include <elfutils/libdw.h>
 #include <fcntl.h>
@@ -120,28 +124,49 @@ static uint64_t rss_file(long page)
 /* What rss_file() read after this thread last let go of pages. */
 static _Thread_local uint64_t dropped_at;
 
-void dwpages_drop(Dwarf *dbg)
+/*
+ * libelf's image of @elf where its pages may be let go of (a host-order
+ * file that is not ET_REL, mapped at a page): its start, its length in
+ * whole pages into *@len; NULL where not.
+ */
+static char *image_of(Elf *elf, size_t *len)
 {
-	Elf *elf = dbg ? dwarf_getelf(dbg) : NULL;
 	long page = sysconf(_SC_PAGESIZE);
 	GElf_Ehdr eh;
 	size_t size = 0;
 	char *base;
-	uintptr_t lo, hi;
-	uint64_t now;
 
 	if (!elf || page <= 0 || !gelf_getehdr(elf, &eh) || eh.e_type == ET_REL ||
 	    eh.e_ident[EI_DATA] != DWPAGES_HOST_DATA)
-		return;
+		return NULL;
 	base = elf_rawfile(elf, &size);
-	lo = (uintptr_t)base;
-	if (!base || !size || lo % (uintptr_t)page)
+	if (!base || !size || (uintptr_t)base % (uintptr_t)page)
+		return NULL;
+	*len = (size + (size_t)page - 1) / (size_t)page * (size_t)page;
+	return base;
+}
+
+bool dwpages_release(Elf *elf)
+{
+	size_t len = 0;
+	char *base = image_of(elf, &len);
+
+	return base && file_mapping((uintptr_t)base, (uintptr_t)base + len) &&
+	       madvise(base, len, MADV_DONTNEED) == 0;
+}
+
+void dwpages_drop(Dwarf *dbg)
+{
+	Elf *elf = dbg ? dwarf_getelf(dbg) : NULL;
+	long page = sysconf(_SC_PAGESIZE);
+	size_t len;
+	uint64_t now;
+
+	if (!image_of(elf, &len))
 		return;
-	hi = (lo + size + (uintptr_t)page - 1) / (uintptr_t)page * (uintptr_t)page;
 	now = rss_file(page);
 	if (now && dropped_at && now < dropped_at + dwpages_slack)
 		return;
-	if (file_mapping(lo, hi))
-		madvise(base, hi - lo, MADV_DONTNEED);
+	dwpages_release(elf);
 	dropped_at = rss_file(page);
 }

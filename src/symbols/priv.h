@@ -140,6 +140,18 @@ struct dso_state {
 	uint32_t kept;           /* its key's id in symbolizer.kept (a file known by
 				  * build id or inode: kept across sym_rebind());
 				  * 0: the recording's own */
+	/* libdw's part beside dw_bytes (trim.c): its files' pages resident
+	 * and their sections' data in memory, measured by sym_held() once
+	 * naming asked libdw for more since (dw_account() marks it unread) */
+	uint64_t dw_mapped;
+	bool dw_measured;        /* dw_mapped read and not asked for more since */
+	/* the call frame entries libdw interned for address_name()
+	 * (dw_account_cfi()): a bit per fde_starts entry looked up, or with
+	 * libdw reading .eh_frame in order (cfi_linear > 0), the furthest */
+	uint8_t *cfi_seen;
+	size_t cfi_fdes;
+	int8_t cfi_linear;       /* 0: not known yet, 1: in order, -1: its table */
+	uint64_t dw_pages;       /* of dw_mapped, the images' pages (the rest inflated data) */
 };
 
 struct uw_proc;
@@ -221,6 +233,7 @@ struct symbolizer {
 		struct ns_seen seen[NS_SEEN_MAX];
 		size_t nr_seen;
 	} ns;
+	uint64_t trim_seen;         /* dw_clock at the end of the last sym_trim() (trim.c) */
 };
 
 /* files.c */
@@ -290,6 +303,10 @@ void aranges_free(struct aranges *a);
 /* dw_account() - count what a lookup in unit @cu (NULL: none) makes libdw
  * keep for @st: the unit, once a Dwfl, and @rows line rows parsed. */
 void dw_account(struct dso_state *st, Dwarf_Die *cu, size_t rows);
+/* dw_account_cfi() - count what dwarf_cfi_addrframe() at @vaddr (a file
+ * address, as fde_starts; @found: it gave a frame) makes libdw keep of
+ * @st's .eh_frame: the entries it interned. */
+void dw_account_cfi(struct dso_state *st, uint64_t vaddr, bool found);
 /* dso_dwarf_release() - end what libdw holds for @st (its Dwfl); what was
  * named and the indexes made stay. */
 void dso_dwarf_release(struct dso_state *st);
@@ -631,6 +648,13 @@ int kallsyms_parse(struct symbolizer *s, const char *text, size_t len, uint64_t 
  * another byte order, an ET_REL file).
  */
 void dwpages_drop(Dwarf *dbg);
+/*
+ * dwpages_release() - let go of every page of @elf's file image this
+ * process has resident, now (sym_trim(): the Dwfl stays open, and what is
+ * read again is mapped again from the page cache). Return: whether they
+ * were (not an image of the file that may be: see dwpages.c).
+ */
+bool dwpages_release(Elf *elf);
 /* For tests: dwpages_drop() lets go once the process's file-backed
  * resident memory grew this much since the calling thread last did
  * (4 MiB; 0: at every call). */

@@ -339,12 +339,14 @@ static const char *address_name(struct symbolizer *s, struct dso_state *st, cons
 	Dwarf_CFI *cfi = dwfl_module_eh_cfi(st->mod, &cbias);
 	Dwarf_Frame *fr = NULL;
 	char buf[512];
+	bool found = false;
 
 	if (!st->fde_built)
 		fde_starts_build(st);
 	/* an FDE covers it: the last start at or below it is its function's */
-	if (cfi && st->nr_fde_starts &&
-	    dwarf_cfi_addrframe(cfi, vaddr + st->bias - cbias, &fr) == 0) {
+	if (cfi && st->nr_fde_starts)
+		found = dwarf_cfi_addrframe(cfi, vaddr + st->bias - cbias, &fr) == 0;
+	if (found) {
 		size_t lo = 0, hi = st->nr_fde_starts;
 
 		while (hi - lo > 1) {
@@ -359,6 +361,8 @@ static const char *address_name(struct symbolizer *s, struct dso_state *st, cons
 			start = st->fde_starts[lo];
 	}
 	free(fr);
+	if (cfi && st->nr_fde_starts && s->opts.dwarf_max)
+		dw_account_cfi(st, vaddr, found);
 	*startp = start;
 	base = base ? base + 1 : module ? module : "[unknown]";
 	snprintf(buf, sizeof(buf), "%.400s+0x%" PRIx64, base, start);

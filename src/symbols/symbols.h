@@ -240,15 +240,19 @@ static inline bool sym_unwind_wanted(const struct symbolizer *s, const struct pe
 size_t sym_trim(struct symbolizer *s);
 
 /**
- * sym_held() - what naming holds towards sym_opts.dwarf_max: libdw's line
- * tables, address ranges and units (estimated) into *@dwarf, the indexes
- * made from the units looked up (exact) into *@indexes, the names made
- * (each file's address cache and inlined chains, exact) into *@names, the
- * symbol tables (the sorted tables, exact, and the module's pages they
- * read, estimated) into *@symtabs. libdw's part is counted only with
- * dwarf_max set.
+ * sym_held() - what naming holds towards sym_opts.dwarf_max: libdw's part
+ * into *@dwarf (its units, line tables, address ranges and call frame
+ * entries, estimated as they were asked for, and the pages of the files
+ * it mapped that are resident with the section data it holds in memory,
+ * measured here for each file libdw was asked more of since the last
+ * call), the indexes made from the units looked up (exact) into
+ * *@indexes, the names made (each file's address cache and inlined
+ * chains, exact) into *@names, the symbol tables (the sorted tables,
+ * exact, and the names copied out of a module or, where its pages cannot
+ * be measured, the pages they were read from, estimated) into *@symtabs.
+ * libdw's part is counted only with dwarf_max set.
  */
-void sym_held(const struct symbolizer *s, uint64_t *dwarf, uint64_t *indexes, uint64_t *names,
+void sym_held(struct symbolizer *s, uint64_t *dwarf, uint64_t *indexes, uint64_t *names,
 	      uint64_t *symtabs);
 
 /** sym_stats() - frames resolved so far, by cause. */
