@@ -303,6 +303,25 @@ void aranges_free(struct aranges *a);
 /* dw_account() - count what a lookup in unit @cu (NULL: none) makes libdw
  * keep for @st: the unit, once a Dwfl, and @rows line rows parsed. */
 void dw_account(struct dso_state *st, Dwarf_Die *cu, size_t rows);
+/*
+ * fde_start_at() - the index of the last of @st's fde_starts at or below
+ * @vaddr (0 where all are above it); @st has at least one.
+ */
+static inline size_t fde_start_at(const struct dso_state *st, uint64_t vaddr)
+{
+	size_t lo = 0, hi = st->nr_fde_starts;
+
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (st->fde_starts[mid] <= vaddr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* dw_account_cfi() - count what dwarf_cfi_addrframe() at @vaddr (a file
  * address, as fde_starts; @found: it gave a frame) makes libdw keep of
  * @st's .eh_frame: the entries it interned. */

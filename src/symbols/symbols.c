@@ -347,16 +347,8 @@ static const char *address_name(struct symbolizer *s, struct dso_state *st, cons
 	if (cfi && st->nr_fde_starts)
 		found = dwarf_cfi_addrframe(cfi, vaddr + st->bias - cbias, &fr) == 0;
 	if (found) {
-		size_t lo = 0, hi = st->nr_fde_starts;
+		size_t lo = fde_start_at(st, vaddr);
 
-		while (hi - lo > 1) {
-			size_t mid = lo + (hi - lo) / 2;
-
-			if (st->fde_starts[mid] <= vaddr)
-				lo = mid;
-			else
-				hi = mid;
-		}
 		if (st->fde_starts[lo] <= vaddr)
 			start = st->fde_starts[lo];
 	}

@@ -117,25 +117,17 @@ static bool cfi_in_order(Elf *elf)
 
 void dw_account_cfi(struct dso_state *st, uint64_t vaddr, bool found)
 {
-	size_t lo = 0, hi = st->nr_fde_starts;
+	size_t lo;
 
 	st->dw_measured = false; /* libdw read the module's .eh_frame */
-	if (!hi || vaddr < st->fde_starts[0])
+	if (!st->nr_fde_starts || vaddr < st->fde_starts[0])
 		return; /* before the first entry: none read */
 	if (!st->cfi_linear) {
 		GElf_Addr bias;
 
 		st->cfi_linear = cfi_in_order(dwfl_module_getelf(st->mod, &bias)) ? 1 : -1;
 	}
-	/* the entry at or before @vaddr */
-	while (hi - lo > 1) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (st->fde_starts[mid] <= vaddr)
-			lo = mid;
-		else
-			hi = mid;
-	}
+	lo = fde_start_at(st, vaddr); /* the entry at or before @vaddr */
 	if (st->cfi_linear > 0) {
 		/* read up to it, or (none covers it) to the section's end */
 		size_t upto = found ? lo + 1 : st->nr_fde_starts;
