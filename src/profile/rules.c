@@ -192,11 +192,13 @@ static int parse_rule(struct rules *rs, char **tok, size_t nt, enum rule_set set
 			 lineno);
 		return PP_ERULES;
 	}
-	/* FUNCTION&ALSO: both patterns match a frame of the stack */
-	amp = strchr(tok[1], '&');
-	if (amp && (amp == tok[1] || !amp[1] || strchr(amp + 1, '&'))) {
-		pp_error("'%s' line %u: bad function '%s' (PATTERN or PATTERN&PATTERN)", name,
-			 lineno, tok[1]);
+	/* FUNCTION&ALSO: both patterns match a frame of the stack;
+	 * FUNCTION^CALLER: CALLER matches the frame that called FUNCTION's
+	 * (the next one out; not '<', which C++ templates' names hold) */
+	amp = strpbrk(tok[1], "&^");
+	if (amp && (amp == tok[1] || !amp[1] || strpbrk(amp + 1, "&^"))) {
+		pp_error("'%s' line %u: bad function '%s' (PATTERN, PATTERN&PATTERN or "
+			 "PATTERN^CALLER)", name, lineno, tok[1]);
 		return PP_ERULES;
 	}
 	defer = strcmp(tok[2], "defer") == 0;
@@ -235,8 +237,8 @@ static int parse_rule(struct rules *rs, char **tok, size_t nt, enum rule_set set
 	/* the second pattern: a rule of its own that decides nothing (no
 	 * states), looked for among the stack's matches by the first */
 	if (!rs->r[at].pattern || strcmp(amp + 1, "*") == 0) {
-		pp_error("'%s' line %u: '%s': both sides of '&' name functions", name, lineno,
-			 tok[1]);
+		pp_error("'%s' line %u: '%s': both sides of '%c' name functions", name, lineno,
+			 tok[1], *amp);
 		return PP_ERULES;
 	}
 	r = &rs->r[rs->n];
@@ -247,6 +249,8 @@ static int parse_rule(struct rules *rs, char **tok, size_t nt, enum rule_set set
 	if (ret)
 		return ret;
 	rs->r[at].also = (uint32_t)rs->n + 1;
+	if (*amp == '^')
+		rs->r[rs->n].caller_of = (uint32_t)at + 1;
 	rs->n++;
 	return 0;
 }

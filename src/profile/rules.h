@@ -53,6 +53,9 @@ struct rule {
 	uint32_t line;          /* where it was written */
 	uint32_t also;          /* FUNCTION&ALSO: r[also - 1] (ALSO's pattern, a rule
 				 * of no states) must match a frame too; 0 none */
+	uint32_t caller_of;     /* FUNCTION^CALLER: this is CALLER's rule, and counts
+				 * only at the frame just outside one r[caller_of -
+				 * 1] matched (its direct caller); 0 any frame */
 	uint16_t runtime;       /* runtimes[runtime - 1] it is for; 0 none */
 	uint8_t set;            /* enum rule_set */
 	uint8_t side;           /* enum rule_side */

@@ -111,6 +111,23 @@ static size_t frame_rules(struct account *a, uint32_t f, const uint32_t **ids)
 	return fr->n;
 }
 
+/* Whether frame @inner (UINT32_MAX: none), called by the frame whose
+ * match rule @id (a CALLER of FUNCTION^CALLER) is, matched FUNCTION. Its
+ * matches are known: the walk passed it (frame_rules()). */
+static bool caller_of(const struct account *a, uint32_t inner, uint32_t id)
+{
+	const struct acct_frame_rules *fr;
+	uint32_t of = a->rules.r[id].caller_of - 1;
+
+	if (inner == UINT32_MAX)
+		return false;
+	fr = &a->frame_rules[inner];
+	for (size_t i = 0; i < fr->n; i++)
+		if (a->rule_ids[fr->first + i] == of)
+			return true;
+	return false;
+}
+
 static int cmp_u32(const void *x, const void *y)
 {
 	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
@@ -132,6 +149,7 @@ static size_t stack_rules(struct account *a, uint32_t node, enum rule_side side,
 {
 	uint64_t key[2] = { node, side };
 	uint32_t *m = a->match_buf, id;
+	uint32_t inner = UINT32_MAX;       /* the frame inside this one, UINT32_MAX none */
 	size_t n = 0, k = 0;
 	bool fresh = false, irq = false;
 
@@ -174,7 +192,9 @@ static size_t stack_rules(struct account *a, uint32_t node, enum rule_side side,
 			break;
 		irq = irq || a->frame_rules[f].interrupt;
 		for (size_t i = 0; i < fn && n < ACCT_MAX_MATCHES; i++)
-			m[n++] = fi[i];
+			if (!a->rules.r[fi[i]].caller_of || caller_of(a, inner, fi[i]))
+				m[n++] = fi[i];
+		inner = f;
 	}
 	/* a stack matches a few rules: sorted in place, no allocation */
 	if (n > 64) {

@@ -1924,6 +1924,60 @@ static void test_lost_cut_silent_cpus(void **state)
 	free(rec);
 }
 
+/* The profile of @rec with the user's rules @text (thread 101's entry in *@t). */
+static struct profile *sw_profile_rules(const struct sw_rec *rec, size_t n, const char *text,
+					const struct profile_thread **t)
+{
+	char rules[] = "/tmp/perfport-test-rules-XXXXXX";
+	int fd = mkstemp(rules);
+	struct profile *p;
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	sw_state_rules = rules;
+	p = sw_profile(rec, n, 101, t);
+	sw_state_rules = NULL;
+	unlink(rules);
+	return p;
+}
+
+/*
+ * FUNCTION^CALLER: CALLER is FUNCTION's direct caller, the next frame
+ * out, not any frame of the stack (FUNCTION&ALSO). Thread 101 sleeps
+ * 1,000 ns in do_nanosleep called by futex_wait, then 2,000 ns in
+ * do_nanosleep called by irqentry_exit, which futex_wait called: only the
+ * first is the rule's; the second is the kernel's (a nanosleep:
+ * timed-sleep). With '&' both are; named the other way round, neither.
+ */
+static void test_rule_caller(void **state)
+{
+	static const struct sw_rec rec[] = {
+		{ PERF_RECORD_SAMPLE, 100, 0, 0, 'R', { KF(0) } },
+		{ PERF_RECORD_SAMPLE, 1000, 101, 0, 'S', { KF(0), KF(4), KF(5) } },
+		{ PERF_RECORD_SAMPLE, 2000, 0, 101, 'R', { KF(0) } },
+		{ PERF_RECORD_SAMPLE, 3000, 101, 0, 'S', { KF(0), KF(4), KF(3), KF(5) } },
+		{ PERF_RECORD_SAMPLE, 5000, 0, 101, 'R', { KF(0) } },
+		{ PERF_RECORD_SAMPLE, 6000, 0, 0, 'R', { KF(0) } },
+	};
+	const size_t n = sizeof(rec) / sizeof(rec[0]);
+	const struct profile_thread *t;
+	struct profile *p;
+
+	(void)state;
+	p = sw_profile_rules(rec, n, "S do_nanosleep^futex_wait lock\n", &t);
+	assert_int_equal(t->c.ns[CNT_LOCK], 1000);
+	assert_int_equal(t->c.ns[CNT_TIMED_SLEEP], 2000);
+	profile_free(p);
+	p = sw_profile_rules(rec, n, "S do_nanosleep&futex_wait lock\n", &t);
+	assert_int_equal(t->c.ns[CNT_LOCK], 3000);
+	profile_free(p);
+	p = sw_profile_rules(rec, n, "S futex_wait^do_nanosleep lock\n", &t);
+	assert_int_equal(t->c.ns[CNT_LOCK], 0);
+	assert_int_equal(t->c.ns[CNT_TIMED_SLEEP], 3000);
+	profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1955,6 +2009,7 @@ int main(void)
 		cmocka_unit_test(test_stack_two_counters),
 		cmocka_unit_test(test_lost_cut_many_cpus),
 		cmocka_unit_test(test_lost_cut_silent_cpus),
+		cmocka_unit_test(test_rule_caller),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
