@@ -37,39 +37,41 @@ struct sys_call {
 	int arg;                        /* the timeout's (or op's) argument */
 	enum counter untimed;           /* the counter of an untimed wait */
 	enum timeout_form form;         /* what a TO_POINTER (or futex wait) points to */
+	bool unsaid;                    /* what it awaits its arguments do not say
+					 * (sys_awaits_unsaid(); futex: by its op) */
 };
 
 static const struct sys_call calls[] = {
-	{ "futex", NULL, TO_FUTEX, 3, CNT_SLEEP, TF_TIMESPEC },
-	{ "futex_waitv", NULL, TO_POINTER, 3, CNT_SLEEP, TF_OPAQUE },
-	{ "poll", NULL, TO_MILLIS, 2, CNT_SLEEP, TF_OPAQUE },
-	{ "ppoll", NULL, TO_POINTER, 2, CNT_SLEEP, TF_TIMESPEC },
-	{ "select", NULL, TO_POINTER, 4, CNT_SLEEP, TF_TIMEVAL },
-	{ "pselect6", NULL, TO_POINTER, 4, CNT_SLEEP, TF_TIMESPEC },
-	{ "epoll_wait", NULL, TO_MILLIS, 3, CNT_SLEEP, TF_OPAQUE },
-	{ "epoll_pwait", NULL, TO_MILLIS, 3, CNT_SLEEP, TF_OPAQUE },
-	{ "epoll_pwait2", NULL, TO_POINTER, 3, CNT_SLEEP, TF_TIMESPEC },
-	{ "nanosleep", NULL, TO_ALWAYS, 0, CNT_TIMED_SLEEP, TF_OPAQUE },
-	{ "clock_nanosleep", NULL, TO_ALWAYS, 0, CNT_TIMED_SLEEP, TF_OPAQUE },
-	{ "semop", NULL, TO_NONE, 0, CNT_SLEEP, TF_OPAQUE },
+	{ "futex", NULL, TO_FUTEX, 3, CNT_SLEEP, TF_TIMESPEC, true },
+	{ "futex_waitv", NULL, TO_POINTER, 3, CNT_SLEEP, TF_OPAQUE, true },
+	{ "poll", NULL, TO_MILLIS, 2, CNT_SLEEP, TF_OPAQUE, false },
+	{ "ppoll", NULL, TO_POINTER, 2, CNT_SLEEP, TF_TIMESPEC, false },
+	{ "select", NULL, TO_POINTER, 4, CNT_SLEEP, TF_TIMEVAL, false },
+	{ "pselect6", NULL, TO_POINTER, 4, CNT_SLEEP, TF_TIMESPEC, false },
+	{ "epoll_wait", NULL, TO_MILLIS, 3, CNT_SLEEP, TF_OPAQUE, false },
+	{ "epoll_pwait", NULL, TO_MILLIS, 3, CNT_SLEEP, TF_OPAQUE, false },
+	{ "epoll_pwait2", NULL, TO_POINTER, 3, CNT_SLEEP, TF_TIMESPEC, false },
+	{ "nanosleep", NULL, TO_ALWAYS, 0, CNT_TIMED_SLEEP, TF_OPAQUE, false },
+	{ "clock_nanosleep", NULL, TO_ALWAYS, 0, CNT_TIMED_SLEEP, TF_OPAQUE, false },
+	{ "semop", NULL, TO_NONE, 0, CNT_SLEEP, TF_OPAQUE, true },
 	/* glibc's semop() is semtimedop(..., NULL) on 64-bit; the kernel's
 	 * entry tail-calls do_semtimedop (a libc calling semop itself leaves
 	 * the 4th register as it was: such a wait may read as timed) */
-	{ "semtimedop", "do_semtimedop", TO_POINTER, 3, CNT_SLEEP, TF_TIMESPEC },
-	{ "io_getevents", NULL, TO_POINTER, 4, CNT_IO, TF_TIMESPEC },
-	{ "io_pgetevents", NULL, TO_POINTER, 4, CNT_IO, TF_TIMESPEC },
-	{ "mq_timedreceive", NULL, TO_POINTER, 4, CNT_SLEEP, TF_OPAQUE },
-	{ "mq_timedsend", NULL, TO_POINTER, 4, CNT_SLEEP, TF_OPAQUE },
-	{ "rt_sigtimedwait", NULL, TO_POINTER, 2, CNT_SLEEP, TF_TIMESPEC },
-	{ "rt_sigsuspend", NULL, TO_NONE, 0, CNT_SLEEP, TF_OPAQUE },
-	{ "pause", NULL, TO_NONE, 0, CNT_SLEEP, TF_OPAQUE },
+	{ "semtimedop", "do_semtimedop", TO_POINTER, 3, CNT_SLEEP, TF_TIMESPEC, true },
+	{ "io_getevents", NULL, TO_POINTER, 4, CNT_IO, TF_TIMESPEC, false },
+	{ "io_pgetevents", NULL, TO_POINTER, 4, CNT_IO, TF_TIMESPEC, false },
+	{ "mq_timedreceive", NULL, TO_POINTER, 4, CNT_SLEEP, TF_OPAQUE, false },
+	{ "mq_timedsend", NULL, TO_POINTER, 4, CNT_SLEEP, TF_OPAQUE, false },
+	{ "rt_sigtimedwait", NULL, TO_POINTER, 2, CNT_SLEEP, TF_TIMESPEC, false },
+	{ "rt_sigsuspend", NULL, TO_NONE, 0, CNT_SLEEP, TF_OPAQUE, false },
+	{ "pause", NULL, TO_NONE, 0, CNT_SLEEP, TF_OPAQUE, false },
 	/* the entry points tail-call their kernel_ function (6.x x86_64) */
-	{ "wait4", "kernel_wait4", TO_NONE, 0, CNT_SLEEP, TF_OPAQUE },
-	{ "waitid", "kernel_waitid", TO_NONE, 0, CNT_SLEEP, TF_OPAQUE },
-	{ "msgrcv", NULL, TO_NONE, 0, CNT_SLEEP, TF_OPAQUE },
-	{ "flock", NULL, TO_FLOCK, 1, CNT_LOCK, TF_OPAQUE },
-	{ "fcntl", NULL, TO_FCNTL, 1, CNT_LOCK, TF_OPAQUE },
-	{ "io_uring_enter", NULL, TO_URING, 4, CNT_IO, TF_OPAQUE },
+	{ "wait4", "kernel_wait4", TO_NONE, 0, CNT_SLEEP, TF_OPAQUE, false },
+	{ "waitid", "kernel_waitid", TO_NONE, 0, CNT_SLEEP, TF_OPAQUE, false },
+	{ "msgrcv", NULL, TO_NONE, 0, CNT_SLEEP, TF_OPAQUE, false },
+	{ "flock", NULL, TO_FLOCK, 1, CNT_LOCK, TF_OPAQUE, false },
+	{ "fcntl", NULL, TO_FCNTL, 1, CNT_LOCK, TF_OPAQUE, false },
+	{ "io_uring_enter", NULL, TO_URING, 4, CNT_IO, TF_OPAQUE, false },
 };
 
 #define NR_CALLS (sizeof(calls) / sizeof(calls[0]))
@@ -246,8 +248,7 @@ bool sys_awaits_unsaid(int call, const uint64_t args[6])
 		default:
 			return false;
 		}
-	return !strcmp(c->name, "futex_waitv") || !strcmp(c->name, "semop") ||
-	       !strcmp(c->name, "semtimedop");
+	return c->unsaid;
 }
 
 int sys_counter(int call, const uint64_t args[6], char state, const struct sys_mem *mem)

@@ -29,6 +29,7 @@
 #include "../../src/symbols/roots.h"
 #include "../../src/util/error.h"
 #include "../../src/symbols/symbols.h"
+#include "symstate.h"
 
 static const struct perf_header_info hdr; /* no build ids */
 
@@ -408,18 +409,6 @@ static void test_reset_and_trim(void **state)
 	lineidx_by_libdw = false;
 }
 
-/* The state of the file with the most symbols @s has open: this binary. */
-static struct dso_state *biggest_state(struct symbolizer *s)
-{
-	struct dso_state *big = NULL;
-
-	for (size_t i = 0; i < s->nr_states; i++)
-		if (s->states[i].nr_syms && (!big || s->states[i].nr_syms > big->nr_syms))
-			big = &s->states[i];
-	assert_non_null(big);
-	return big;
-}
-
 /*
  * A symbol table's names are made clean (demangled, interned) when a frame
  * is named in their function, not when the file is opened: naming a few
@@ -456,7 +445,7 @@ static void test_names_made_when_used(void **state)
 	assert_non_null(n);
 	assert_non_null(ref_n);
 	a = names_full(n, m, few, FEW);
-	big = biggest_state(s);
+	big = symstate_biggest(s);
 	assert_true(big->nr_syms > 200);
 	/* clean: the functions named; not counted, the PLT's entries (made
 	 * whole) */
@@ -572,7 +561,7 @@ static void test_plt_frame_searches_no_unit(void **state)
 	assert_non_null(n);
 	names = names_full(n, m, &addr, 1);
 	assert_non_null(strstr(names[0], "@plt ?:0;"));
-	st = biggest_state(s);
+	st = symstate_biggest(s);
 	assert_false(st->cu_ranges_built);
 	/* a function of the text still has its unit, and so its line */
 	addr = (uint64_t)(uintptr_t)namer_test_marker;
@@ -737,10 +726,10 @@ static void test_lanes_name_as_one(void **state)
 	assert_non_null(sib);
 	inlidx_part_min_span = 0; /* built in parts, by one thread: joined as one walk */
 	a = names_in(s, m, addrs, NR);
-	assert_true(inlidx_units_built(biggest_state(s)->inlidx) >= 1);
+	assert_true(inlidx_units_built(symstate_biggest(s)->inlidx) >= 1);
 	sym_free(s);
 	b = names_in(sib, m, addrs, NR);
-	assert_int_equal(inlidx_units_built(biggest_state(sib)->inlidx), 0);
+	assert_int_equal(inlidx_units_built(symstate_biggest(sib)->inlidx), 0);
 	for (size_t i = 0; i < NR; i++) {
 		assert_string_equal(a[i], ref[i]);
 		assert_string_equal(b[i], ref[i]);

@@ -25,6 +25,7 @@
 #include "../../src/symbols/namer.h"
 #include "../../src/symbols/priv.h"
 #include "../../src/symbols/symbols.h"
+#include "symstate.h"
 
 static const struct perf_header_info hdr; /* no build ids */
 
@@ -104,18 +105,6 @@ static uint64_t heap_now(void)
 	struct mallinfo2 mi = mallinfo2();
 
 	return mi.uordblks + mi.hblkhd;
-}
-
-/* The state naming this binary: the one with the largest symbol table. */
-static struct dso_state *self_state(struct symbolizer *s)
-{
-	struct dso_state *big = NULL;
-
-	for (size_t i = 0; i < s->nr_states; i++)
-		if (s->states[i].nr_syms && (!big || s->states[i].nr_syms > big->nr_syms))
-			big = &s->states[i];
-	assert_non_null(big);
-	return big;
 }
 
 /*
@@ -201,7 +190,7 @@ static void test_held_counts_files(void **state)
 	}
 	grown = heap_now() - heap0;
 	namer_reset(n);
-	st = self_state(s);
+	st = symstate_biggest(s);
 	assert_non_null(st->dwfl);
 	assert_true(st->lineidx && lineidx_bytes(st->lineidx) > 0); /* lines were read */
 	elf = dwfl_module_getelf(st->mod, &bias);
