@@ -105,7 +105,10 @@ for m in msgs:
         on[folded] += d["dumpCount"][0]
     else:
         off[folded] += d["switchCount"][0]
-        off_ns[folded] += d["duration"][0]
+        # proto3 leaves a field at 0 out of the message: a stack whose
+        # intervals were all cut to nothing (0 ns, a count of 1 or more)
+        # comes without duration, as the folded ns export leaves it out
+        off_ns[folded] += d.get("duration", [0])[0]
 folded = read_folded
 for name, got_c, want in (("on-CPU samples", on, folded(w + "/on-cpu.folded")),
                           ("off-CPU intervals", off, folded(w + "/preempted.folded")),
