@@ -153,12 +153,16 @@ static uint64_t clip_from(const struct account *a, uint64_t lo, uint64_t b, uint
 }
 
 /* Whether an interval [@out, @end] charging @d is outside what is
- * profiled (before the recording's start @lo, or the --time window),
- * charged to no stack. */
+ * profiled (before the recording's start @lo, from its last sample on,
+ * or outside the --time window), charged to no stack and not counted:
+ * a switch-out at or after the last sample is no wait of the profile's,
+ * as one that ended before its first is not (a consumer drawing the
+ * profile's range shows no interval there). */
 static bool iv_outside(const struct account *a, uint64_t lo, uint64_t out, uint64_t end,
 		       uint64_t d)
 {
-	return !d && (end < lo || (a->filter.has_time && (end < a->filter.t0 || out > a->filter.t1)));
+	return !d && (end < lo || (a->hdr_last && out >= a->hdr_last) ||
+		      (a->filter.has_time && (end < a->filter.t0 || out > a->filter.t1)));
 }
 
 /* @th's interval without a stack ends, charged: counted, with why (whether

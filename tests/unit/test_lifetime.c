@@ -258,12 +258,53 @@ static void test_lifetime_header_wider(void **state)
 	profile_free(p);
 }
 
+/*
+ * Thread 101 waits 1500-1700 inside the span (1000-2000), then switches
+ * out at the last sample (2000-2300) and after it (2400-2600): those two
+ * are no waits of the profile's, as a wait that ended before its first
+ * sample is not, and are not counted (before, they were: 3 intervals of
+ * 200 ns in all, two of 0 ns, which a consumer drawing the profile's range
+ * has nowhere to show: the Firefox Profiler's reader listed a marker for
+ * such a thread and showed none, issue 52).
+ */
+static void test_lifetime_after_last(void **state)
+{
+	static const struct lt_rec rec[] = {
+		{ LT_SAMPLE, 1000, 101 },
+		{ LT_OUT, 1500, 101 },
+		{ LT_IN, 1700, 101 },
+		{ LT_SAMPLE, 2000, 101 },
+		{ LT_OUT, 2000, 101 },
+		{ LT_IN, 2300, 101 },
+		{ LT_OUT, 2400, 101 },
+		{ LT_IN, 2600, 101 },
+		{ LT_EXIT, 2700, 101 },
+	};
+	struct profile_opts o = { .jobs = 1, .sym.buildid_dir = "/nonexistent" };
+	struct pdw w = lt_file(rec, sizeof(rec) / sizeof(rec[0]), 1000, 2000);
+	struct profile *p = NULL;
+	uint64_t count = 0;
+
+	(void)state;
+	assert_int_equal(profile_build_mem(w.b, w.n, "after-last", &o, &p), 0);
+	free(w.b);
+	assert_non_null(p);
+	assert_int_equal(p->nr_threads, 1);
+	for (int c = 0; c < CNT_COUNT; c++)
+		if (c != CNT_ON_CPU && c != CNT_IDLE)
+			count += p->threads[0].c.count[c];
+	assert_int_equal(count, 1);
+	assert_int_equal(lt_off(&p->threads[0]), 200);
+	profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lifetime_header),
 		cmocka_unit_test(test_lifetime_no_header),
 		cmocka_unit_test(test_lifetime_header_wider),
+		cmocka_unit_test(test_lifetime_after_last),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
