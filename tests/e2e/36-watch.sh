@@ -513,21 +513,36 @@ echo "ok: SIGHUP with files: the configuration read again ($e)"
 start_server pyro pyroscope_server.py ok "$WORK/gen-pyro"
 PYRO="http://127.0.0.1:$(cat "$WORK/pyro/port")"
 conf one
+# the workload runs until two windows have been sent after the SIGHUP,
+# then is ended: not a fixed 5 s, which a busy run (issue 52) spent before
+# the watcher had read one window, every window then sent before the
+# SIGHUP came ("one one one one one one"); a 2-page buffer, so that perf's
+# rounds come every few KiB however loaded the machine (as in e2e 39)
+rm -f "$WORK/shape.pid"
 (
 	set +e
-	perf record -m 16 -k CLOCK_MONOTONIC -e cpu-clock/freq=997/ -g -o - -- "$SHAPE" 5 "$WORK" 2>"$WORK/hup2.rec" |
+	perf record -m 2 -k CLOCK_MONOTONIC -e cpu-clock/freq=997/ -g -o - -- "$SHAPE" 600 "$WORK" 2>"$WORK/hup2.rec" |
 		"$PERFPORT" watch -i - --window 1s --config "$WORK/watch.conf" >"$WORK/hup2.out" 2>"$WORK/hup2.err"
 	echo "${PIPESTATUS[1]}" >"$WORK/hup2.rc"
 ) &
 STREAM=$!
+windows() { wc -l <"$WORK/hup2.out" 2>/dev/null || echo 0; }
+# wait_windows N: until the watcher has sent N windows (10 minutes at most)
+wait_windows() {
+	for _ in $(seq 6000); do
+		[ "$(windows)" -ge "$1" ] && [ -s "$WORK/shape.pid" ] && return 0
+		kill -0 "$STREAM" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
 # a window sent with the first configuration, then the second
-for _ in $(seq 6000); do
-	[ "$(wc -l <"$WORK/hup2.out" 2>/dev/null || echo 0)" -ge 1 ] && break
-	kill -0 "$STREAM" 2>/dev/null || break
-	sleep 0.1
-done
+wait_windows 1 || fail "the stream sent no window: $(said "$WORK/hup2.err")"
 conf two
-kill -HUP $(pgrep -P "$STREAM" -x perfport) 2>/dev/null || true
+n0=$(windows)
+kill -HUP $(pgrep -P "$STREAM" -x perfport) || fail "no watcher to send SIGHUP to"
+wait_windows $((n0 + 2)) || fail "no two windows after SIGHUP: $(said "$WORK/hup2.err")"
+kill -TERM "$(cat "$WORK/shape.pid")" 2>/dev/null || true
 wait "$STREAM" || true
 [ "$(cat "$WORK/hup2.rc")" = 0 ] || { cat "$WORK/hup2.rec" "$WORK/hup2.err"; fail "watch -i - with SIGHUP: exit $(cat "$WORK/hup2.rc")"; }
 e=$(envs)
