@@ -328,7 +328,11 @@ start_server pyro pyroscope_server.py ok "$WORK/gen-pyro"
 start_server otlp otlp_server.py ok "$WORK/gen-otlp"
 PYRO="http://127.0.0.1:$(cat "$WORK/pyro/port")"
 OTLP="http://127.0.0.1:$(cat "$WORK/otlp/port")"
-# stream OUT ARGS...: shape for 4 s, piped through tee (the oracle's copy) into watch -i -
+# stream OUT ARGS...: shape for 4 s, piped through tee (the oracle's copy) into watch -i -;
+# the oracle is report of that copy read as the watcher reads it, once, on
+# standard input: of a file, report first reads when the samples ended and
+# charges nothing after the last (docs/wait-states.md), and a busy run
+# (issue 52) had the threads' ends 32 ms of off-CPU time past it
 stream() {
 	local out=$1; shift
 	rc=0
@@ -336,7 +340,7 @@ stream() {
 		--switch-events -g -o - -- "$SHAPE" 4 "$WORK" 2>"$WORK/record.log" |
 		tee "$WORK/stream.data" |
 		"$PERFPORT" watch -i - --window 1s "$@" >"$WORK/$out.out" 2>"$WORK/$out.err" || rc=$?
-	"$PERFPORT" -q report --json -i "$WORK/stream.data" >"$WORK/stream.json" ||
+	"$PERFPORT" -q report --json -i - <"$WORK/stream.data" >"$WORK/stream.json" ||
 		fail "report of the stream: exit $?"
 }
 stream pipe -f pyroscope,otlp -O pyroscope.server="$PYRO" -O otlp.endpoint="$OTLP" --label env=ci
