@@ -29,6 +29,17 @@ EXPECT = {  # thread name -> the counter its off-CPU time belongs to
     "waiter": "sleep",
     "io": "io",
 }
+# the waits a thread also makes, by the program's design, besides its main
+# one: the napper takes the lockers' mutexes and the condition's, the
+# waiter the condition's; on a quiet machine their holders let go at once,
+# on a busy one a holder is preempted holding it and the wait is a real
+# lock wait (a busy run, issue 52: the napper 0.213 s of lock while lockA
+# was preempted 0.210 s). The main state must still be most of the rest,
+# so that a misread of the main wait (nanosleep as lock) fails.
+ALSO = {
+    "napper": ("lock",),
+    "waiter": ("lock",),
+}
 OFF = ("preempted", "lock", "io", "sleep", "timed-sleep")
 
 failures = []
@@ -384,13 +395,17 @@ def main():
         if name in EXPECT:
             pre, (want, n) = ns(c, "preempted"), pre_ref.get(t["tid"], (0, 0))
             waiting = off - pre
-            share = ns(c, EXPECT[name]) / waiting if waiting else 0
+            main = ns(c, EXPECT[name]) / waiting if waiting else 0
+            also = sum(ns(c, k) for k in ALSO.get(name, ())) / waiting if waiting else 0
+            share = main + also
+            states = "/".join((EXPECT[name],) + ALSO.get(name, ()))
             print("%-7s off-CPU %.3f s: preempted %.3f s (%d times, the records %.3f s), of the "
-                  "rest %.1f%% %s" % (name, off / 1e9, pre / 1e9, n, want / 1e9, 100 * share,
-                                      EXPECT[name]))
-            if share < 0.90:
-                fail("%s: %.1f%% of its off-CPU time not preempted is %s, want >= 90%% (%s)" %
-                     (name, 100 * share, EXPECT[name],
+                  "rest %.1f%% %s (%.1f%% %s)" % (name, off / 1e9, pre / 1e9, n, want / 1e9,
+                                                 100 * share, states, 100 * main, EXPECT[name]))
+            if share < 0.90 or main < 0.5:
+                fail("%s: %.1f%% of its off-CPU time not preempted is %s (%.1f%% %s), want >= 90%% "
+                     "and most %s (%s)" %
+                     (name, 100 * share, states, 100 * main, EXPECT[name], EXPECT[name],
                       ", ".join("%s %.3f" % (k, ns(c, k) / 1e9) for k in OFF)))
             # perf script prints microseconds: 1 us an interval, and 1 %;
             # an interval whose switch-in was missing is perfport's bound
