@@ -6,7 +6,7 @@
 # (the same thread, CPU and switch, nothing lost between), not by a time
 # window: a copy of a recording whose switch-out records were moved up to
 # 2 ms later (tests/e2e/lib/perfdata_edit.py, never past the thread's next
-# record) gives the same profile, thread by thread and state by state
+# record nor its round's end) gives the same profile, thread by thread and state by state
 # (within 0.5%), with no wait left without its stack. A recording without any sched_switch
 # event says why its waits have no stack, and info counts them as report
 # does (and one whose sched_switch samples were all lost); one whose sched_switch records
@@ -46,9 +46,14 @@ assert iv["switch_in"] > 1000, iv
 for name, r in zip(("0.2 ms", "2 ms"), delayed):
     div = r["meta"]["offcpu_intervals"]
     assert div["without_stack"] == iv["without_stack"], (name, div, iv)
-    # the same within 0.5% of each thread's time: the editor keeps each
-    # thread's records in order, not each CPU's, and once in a few runs a
-    # moved record's neighbour moved 0.3-1.1 ms of an I/O thread's waits
+    # the same within 0.5% of each thread's time (the editor keeps each
+    # thread's records in order, not each CPU's). Its moved times once
+    # passed their round's end, as no recording's can: the reader, taking
+    # that time for the next round's start, as perf does, delivered a
+    # switch-in of another CPU too late, and a thread's three waits each
+    # took the next one's end (10 ms of timed-sleep counted as lock). The
+    # editor now keeps each time within its round, and that recording
+    # gives the same profile to the nanosecond
     a, b = per_thread(base), per_thread(r)
     off = [(t, a[t], b.get(t)) for t in a if b.get(t) is None or
            sum(abs(a[t].get(c, 0) - b[t].get(c, 0)) for c in set(a[t]) | set(b[t])) >

@@ -11,6 +11,13 @@ or loaded host (measured there: 40 us to 1.7 ms), never up to the thread's
 next record (its switch-in, its next sample) or a sched_switch sample that
 switches it in (next_pid, at the offset this machine's tracefs format
 gives: the file must be recorded here): the same events, written later.
+Nor past the last time of its round (the records before its
+FINISHED_ROUND): the record stays where it is in the file, and a real one
+written later would lie later in its CPU's buffer, in that round or a later
+one. A time past its round's last would move the round's end, which a
+reader of the file takes (as perf does) for the time before which the next
+round holds nothing, and the reader would deliver the next round's earlier
+records too late to put them in order - something no recording does.
 
 short-raw: every tracepoint sample's raw data says it holds only BYTES
 bytes (its record is unchanged): fields past them are out of reach, as in
@@ -22,7 +29,7 @@ import random
 import struct
 import sys
 
-SAMPLE, SWITCH, SWITCH_CPU_WIDE = 9, 14, 15
+SAMPLE, SWITCH, SWITCH_CPU_WIDE, FINISHED_ROUND = 9, 14, 15, 68
 MISC_SWITCH_OUT = 1 << 13
 S_IP, S_TID, S_TIME, S_ADDR, S_READ, S_CALLCHAIN, S_ID = 1, 2, 4, 8, 16, 32, 64
 S_CPU, S_PERIOD, S_STREAM_ID, S_RAW, S_IDENTIFIER = 128, 256, 512, 1024, 1 << 16
@@ -65,6 +72,8 @@ class Recording:
                 sys.exit("record of size %d at %d" % (size, at))
             if typ == SAMPLE or typ < 64:
                 yield typ, misc, at, size, self.attr_of(at, size, typ == SAMPLE)
+            elif typ == FINISHED_ROUND:
+                yield typ, misc, at, size, None
             at += size
 
     def sample_fields(self, at, st):
@@ -105,7 +114,10 @@ def trailer_fields(sample_type):
 def delay_switches(rec, max_ns, rng):
     np_off, np_size = next_pid_field()
     buf, recs = rec.buf, []
+    rounds = [0]  # each round's last time, as written
     for typ, misc, at, size, a in rec.records():
+        if typ == FINISHED_ROUND:
+            rounds.append(0)
         if not a:
             continue
         st = a[0]
@@ -114,7 +126,8 @@ def delay_switches(rec, max_ns, rng):
             if st & S_TID and st & S_TIME:
                 _, tid = struct.unpack_from("<II", buf, p)
                 t, = struct.unpack_from("<Q", buf, p + 8)
-                recs.append((tid, t, "sample", None))
+                recs.append((tid, t, "sample", None, None))
+                rounds[-1] = max(rounds[-1], t)
                 r = rec.raw_at(p, st)
                 if r is not None:
                     raw_size, = struct.unpack_from("<I", buf, r)
@@ -122,7 +135,7 @@ def delay_switches(rec, max_ns, rng):
                         nxt = int.from_bytes(buf[r + 4 + np_off:r + 4 + np_off + np_size],
                                              "little", signed=True)
                         if nxt:
-                            recs.append((nxt, t, "in", None))
+                            recs.append((nxt, t, "in", None, None))
         elif a[1]:  # a kernel record: its sample_id trailer
             fields = trailer_fields(st)
             p = at + size - 8 * len(fields)
@@ -131,18 +144,19 @@ def delay_switches(rec, max_ns, rng):
                 tpos = p + 8 * fields.index(S_TIME)
                 t, = struct.unpack_from("<Q", buf, tpos)
                 out = typ in (SWITCH, SWITCH_CPU_WIDE) and misc & MISC_SWITCH_OUT
-                recs.append((tid, t, "out" if out else "other", tpos))
+                recs.append((tid, t, "out" if out else "other", tpos, len(rounds) - 1))
+                rounds[-1] = max(rounds[-1], t)
     per_tid = {}
     for r in recs:
         per_tid.setdefault(r[0], []).append(r)
     moved, largest = 0, 0
     for tid, rs in per_tid.items():
         rs.sort(key=lambda r: r[1])
-        for i, (_, t, kind, tpos) in enumerate(rs):
+        for i, (_, t, kind, tpos, rnd) in enumerate(rs):
             if kind != "out" or not tid:
                 continue
             room = rs[i + 1][1] - t - 1 if i + 1 < len(rs) else max_ns
-            d = min(max_ns, room)
+            d = min(max_ns, room, rounds[rnd] - t)
             if d <= 0:
                 continue
             d = rng.randint(d // 2, d)
