@@ -88,9 +88,16 @@ done
 has "\.abi0" "$WORK/raw.folded" || fail "--raw-names: no .abi0 name: $(head -c 300 "$WORK/raw.folded")"
 
 # On-CPU shares beside Go's own CPU profile of the same run, with -g and
-# with --call-graph dwarf: each function's own time (flat, the innermost
-# user frame) within 3 points, or three standard errors of the two
-# shares where that is wider (Go's profile holds some hundreds of samples)
+# with --call-graph dwarf: each loop's own time (flat, the innermost user
+# frame) as a share of the three loops' within 3 points, or three standard
+# errors of the two shares where that is wider (Go's profile holds some
+# hundreds of samples). The three loops' work is fixed, 3:2:1, and both
+# profilers see all of it; the rest of the process is where they differ by
+# construction: perf sees the kernel delivering Go's own signals (SIGPROF,
+# the preemption's SIGURG: rt_sigreturn, get_signal), which Go's handler,
+# sampling the code its signal interrupted, never can. That rest was 7-10 %
+# of perf's samples on a fresh 2-vCPU guest, and as a share of the whole
+# process it put main.heavy 3-7 points below Go's.
 go build -o "$WORK/gocpu" "$TOP/tests/e2e/progs/gocpu.go" || fail "go build gocpu"
 for mode in fp dwarf; do
 	cg="--call-graph dwarf,8192"
@@ -130,15 +137,21 @@ for line in open(sys.argv[2]):
     user = [f for f in stack.split(";") if not f.endswith("_[k]")]
     if user:
         pp[user[-1].removesuffix("_[i]")] += int(val)
-ng = sum(go.values()) - sum(go[f] for f in list(go) if f.startswith("runtime.asyncPreempt"))
-npp = sum(pp.values())
+loops = ("main.heavy", "main.medium", "main.light")
+ng, npp = sum(go[f] for f in loops), sum(pp[f] for f in loops)
+# the loops are nearly all of Go's profile (its SIGPROF cannot land in its
+# own signal delivery) and most of perf's: a loop perfport did not name,
+# or named as another frame, would leave them far short of it
+print("%s: the three loops %.1f%% of Go's profile (%d samples), %.1f%% of perfport's (%d)"
+      % (sys.argv[3], 100 * ng / max(1, sum(go.values())), sum(go.values()),
+         100 * npp / max(1, sum(pp.values())), sum(pp.values())))
 assert ng > 100 and npp > 500, (ng, npp)
-worst = 0
-for fn in ("main.heavy", "main.medium", "main.light"):
+assert npp >= 0.75 * sum(pp.values()), "the loops are not most of perfport's samples"
+for fn in loops:
     a, b = go[fn] / ng, pp[fn] / npp
     se = math.sqrt(a * (1 - a) / ng + b * (1 - b) / npp)
     tol = max(0.03, 3 * se)
-    print("%s: %s Go's profile %.1f%% (%d samples), perfport %.1f%% (%d): %+.1f points (allowed %.1f)"
+    print("%s: %s Go's profile %.1f%% of the loops (%d samples), perfport %.1f%% (%d): %+.1f points (allowed %.1f)"
           % (sys.argv[3], fn, 100 * a, ng, 100 * b, npp, 100 * (b - a), 100 * tol))
     assert abs(a - b) <= tol, fn
 PY
