@@ -79,8 +79,38 @@ PY
 		fail "$mode: info does not name Go: $(sed -n '/^runtimes/,$p' "$WORK/$mode.info")"
 	! has "debug symbols would name\|no debug info" "$WORK/$mode.info" ||
 		fail "$mode: info advises debug symbols for a binary its own DWARF names: $(grep -B1 'debug symbols would' "$WORK/$mode.info")"
-	! has "unknown, no map" "$WORK/$mode.info" ||
-		fail "$mode: frames outside every mapping: $(grep -A1 'unknown, no map' "$WORK/$mode.info")"
+	# No frame outside every mapping, but the one a sample inside execve
+	# may have: perf enables the events at the exec, and until
+	# load_elf_binary starts the new image the user registers are the old
+	# image's, whose mappings are gone and never recorded (perf script
+	# draws no user frame there). One sample in ~30 recordings has it: a
+	# waking from an interrupt during the exec.
+	if has "unknown, no map" "$WORK/$mode.info"; then
+		"$PERFPORT" -q stacks -i "$WORK/$mode.data" >"$WORK/$mode.stacks" 2>&1 ||
+			fail "stacks $mode: exit $?: $(said "$WORK/$mode.stacks")"
+		$PY - "$WORK/$mode.stacks" "$mode" <<'PY' || fail "$mode: frames outside every mapping: $(grep -A1 'unknown, no map' "$WORK/$mode.info")"
+import re, sys
+samples, cur = [], None
+for line in open(sys.argv[1]):
+    if not line.strip():
+        continue
+    if not line.startswith("\t"):
+        cur = [line.rstrip()]
+        samples.append(cur)
+    elif cur is not None:
+        cur.append(line.strip())
+exec_fns = ("load_elf_binary", "bprm_execve", "__x64_sys_execve", "__arm64_sys_execve",
+            "do_execveat_common")
+unmapped = [s for s in samples if any(f.endswith("[unknown] ([unknown])") for f in s[1:])]
+bad = [s for s in unmapped
+       if not any(re.search(r"\s(%s)[+.]" % "|".join(exec_fns), f) for f in s[1:])]
+print("%s: %d samples with a frame outside every mapping, %d of them inside execve"
+      % (sys.argv[2], len(unmapped), len(unmapped) - len(bad)))
+for s in bad[:3]:
+    print("  " + " | ".join(s)[:400])
+assert unmapped and not bad
+PY
+	fi
 done
 # --raw-names: the ELF symbol's own name, with its ABI suffix
 "$PERFPORT" -q export -i "$WORK/fp.data" --raw-names -f folded -O counter=idle -O annotate=false \
