@@ -127,7 +127,7 @@ has "\.abi0" "$WORK/raw.folded" || fail "--raw-names: no .abi0 name: $(head -c 3
 # the preemption's SIGURG: rt_sigreturn, get_signal), which Go's handler,
 # sampling the code its signal interrupted, never can. That rest was 7-10 %
 # of perf's samples on a fresh 2-vCPU guest, and as a share of the whole
-# process it put main.heavy 3-7 points below Go's.
+# process it put main.heavy up to 7 points below Go's.
 go build -o "$WORK/gocpu" "$TOP/tests/e2e/progs/gocpu.go" || fail "go build gocpu"
 for mode in fp dwarf; do
 	cg="--call-graph dwarf,8192"
