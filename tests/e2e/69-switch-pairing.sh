@@ -6,8 +6,8 @@
 # (the same thread, CPU and switch, nothing lost between), not by a time
 # window: a copy of a recording whose switch-out records were moved up to
 # 2 ms later (tests/e2e/lib/perfdata_edit.py, never past the thread's next
-# record nor its round's end) gives the same profile, thread by thread and state by state
-# (within 0.5%), with no wait left without its stack. A recording without any sched_switch
+# record nor its round's end) gives the same profile, thread by thread
+# and state by state (within 0.5%), with no wait left without its stack. A recording without any sched_switch
 # event says why its waits have no stack, and info counts them as report
 # does (and one whose sched_switch samples were all lost); one whose sched_switch records
 # hold prev_state out of reach warns and takes its waits for waits, not

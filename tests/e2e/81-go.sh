@@ -89,25 +89,18 @@ PY
 		"$PERFPORT" -q stacks -i "$WORK/$mode.data" >"$WORK/$mode.stacks" 2>&1 ||
 			fail "stacks $mode: exit $?: $(said "$WORK/$mode.stacks")"
 		$PY - "$WORK/$mode.stacks" "$mode" <<'PY' || fail "$mode: frames outside every mapping: $(grep -A1 'unknown, no map' "$WORK/$mode.info")"
-import re, sys
-samples, cur = [], None
-for line in open(sys.argv[1]):
-    if not line.strip():
-        continue
-    if not line.startswith("\t"):
-        cur = [line.rstrip()]
-        samples.append(cur)
-    elif cur is not None:
-        cur.append(line.strip())
-exec_fns = ("load_elf_binary", "bprm_execve", "__x64_sys_execve", "__arm64_sys_execve",
-            "do_execveat_common")
-unmapped = [s for s in samples if any(f.endswith("[unknown] ([unknown])") for f in s[1:])]
-bad = [s for s in unmapped
-       if not any(re.search(r"\s(%s)[+.]" % "|".join(exec_fns), f) for f in s[1:])]
+import os, sys
+sys.path.insert(0, os.environ["TOP"] + "/tests/e2e/lib")
+import check
+blocks = check.stack_blocks(sys.argv[1], r"-?\d+/(-?\d+) (\d+\.\d{6}):")
+exec_fns = {"load_elf_binary", "bprm_execve", "__x64_sys_execve", "__arm64_sys_execve",
+            "do_execveat_common", "do_execveat_common.isra.0"}
+unmapped = {k: fr for k, fr in blocks.items() if any(d == "[unknown]" for _, _, d in fr)}
+bad = {k: fr for k, fr in unmapped.items() if not any(n in exec_fns for _, n, _ in fr)}
 print("%s: %d samples with a frame outside every mapping, %d of them inside execve"
       % (sys.argv[2], len(unmapped), len(unmapped) - len(bad)))
-for s in bad[:3]:
-    print("  " + " | ".join(s)[:400])
+for k, fr in list(bad.items())[:3]:
+    print("  %s/%s: %s" % (k[0], k[1], " | ".join("%x %s (%s)" % f for f in fr))[:400])
 assert unmapped and not bad
 PY
 	fi

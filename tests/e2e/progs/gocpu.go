@@ -6,6 +6,7 @@
 package main
 
 import (
+	"math/rand"
 	"os"
 	"runtime"
 	"runtime/pprof"
@@ -69,12 +70,9 @@ func main() {
 	// round after round (a CI run: main.heavy 42.6 % of Go's samples for
 	// 50 % of the work, light 24.2 % for 16.7 %, where perf's 1000 Hz gave
 	// 50.0 and 16.7). The pause is off CPU, so neither profiler counts it.
-	seed := uint32(2463534242)
+	pause := rand.New(rand.NewSource(1))
 	for i := 0; i < rounds; i++ {
-		seed ^= seed << 13
-		seed ^= seed >> 17
-		seed ^= seed << 5
-		time.Sleep(time.Duration(seed%10000) * time.Microsecond)
+		time.Sleep(time.Duration(pause.Intn(10000)) * time.Microsecond)
 		heavy()
 		medium()
 		light()
